@@ -1,0 +1,73 @@
+//! The OpenAPI 3.1 rendition of the 3.0.3 source, for readers and tools that prefer 3.1: JSON
+//! Schema 2020-12 schemas and a real `webhooks` section (3.0 can only carry `x-webhooks`). It is
+//! read back through utoipa's typed 3.1 model, so what we publish is a well-formed 3.1 document.
+
+use serde_json::{Map, Value};
+
+use crate::{Error, Result, json_schema::to_json_schema, spec::Spec};
+
+pub fn openapi_31(spec_text: &str) -> Result<String> {
+    let spec = Spec::parse(spec_text)?;
+    let mut doc = spec.raw.clone();
+    convert_schemas(&mut doc);
+    let object = doc.as_object_mut().expect("an OpenAPI document is an object");
+    object.insert("openapi".into(), Value::String("3.1.0".into()));
+    if let Some(webhooks) = object.remove("x-webhooks") {
+        object.insert("webhooks".into(), webhooks);
+    }
+    let typed: utoipa::openapi::OpenApi = serde_json::from_value(doc.clone())
+        .map_err(|e| Error(format!("the 3.1 rendition does not fit utoipa's model: {e}{}", locate_misfit(&doc))))?;
+    let mut text = serde_json::to_string_pretty(&typed)
+        .map_err(|e| Error(format!("serialising the 3.1 rendition: {e}")))?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Converts every schema object in the document (the component schemas and every `schema` of a
+/// parameter, header or media type) and spells out parameters' `required`.
+fn convert_schemas(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            // utoipa's model wants `required` spelled out on parameters (3.x defaults it to false).
+            if map.contains_key("in") && map.contains_key("name") && !map.contains_key("required") {
+                map.insert("required".into(), Value::Bool(false));
+            }
+            for (key, child) in map.iter_mut() {
+                if key == "schema" {
+                    *child = to_json_schema(child);
+                } else if key == "schemas" && is_schema_map(child) {
+                    if let Value::Object(schemas) = child {
+                        for schema in schemas.values_mut() {
+                            *schema = to_json_schema(schema);
+                        }
+                    }
+                } else {
+                    convert_schemas(child);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(convert_schemas),
+        _ => {}
+    }
+}
+
+fn is_schema_map(value: &Value) -> bool {
+    value.as_object().is_some_and(|m: &Map<String, Value>| m.values().all(Value::is_object))
+}
+
+/// Names the first component schema or path utoipa cannot read, to make the error actionable.
+fn locate_misfit(doc: &Value) -> String {
+    let schemas = doc.pointer("/components/schemas").and_then(Value::as_object);
+    for (name, schema) in schemas.into_iter().flatten() {
+        if let Err(e) = serde_json::from_value::<utoipa::openapi::RefOr<utoipa::openapi::Schema>>(schema.clone()) {
+            return format!(" (in components/schemas/{name}: {e})");
+        }
+    }
+    let paths = doc.get("paths").and_then(Value::as_object);
+    for (path, item) in paths.into_iter().flatten() {
+        if let Err(e) = serde_json::from_value::<utoipa::openapi::PathItem>(item.clone()) {
+            return format!(" (in paths/{path}: {e})");
+        }
+    }
+    String::new()
+}

@@ -1,0 +1,28 @@
+//! The server side of the Payments API. `cargo xtask codegen` generates, from
+//! `openapi/payments.yaml`, the [`Api`] trait (one method per operation, typed with the shared
+//! `payments-types` models) and [`router`], the axum router around it. Implement [`Api`]; the
+//! router does the HTTP work: it authenticates every request through [`Api::authenticate`],
+//! parses and validates path, query and body against the document, picks the status code, and
+//! answers every failure — its own and yours ([`ApiError`]) — with the error object
+//! `{"request":"error","code":<status>,"message":"..."}`.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! # struct MyService;
+//! # fn service() -> MyService { MyService }
+//! // impl payments_server::Api for MyService { ... }
+//! # fn router<A>(_: Arc<A>) -> axum::Router { axum::Router::new() }
+//! # async fn demo() {
+//! let app: axum::Router = router(Arc::new(service()));
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await.unwrap();
+//! axum::serve(listener, app).await.unwrap();
+//! # }
+//! ```
+
+#[allow(clippy::all, clippy::pedantic)]
+mod generated;
+pub mod runtime;
+
+pub use generated::*;
+pub use runtime::ApiError;
+pub use payments_types as types;

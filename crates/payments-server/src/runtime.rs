@@ -1,0 +1,304 @@
+//! The hand-written half of the server: the error type every operation returns, and the
+//! helpers the generated handlers call to authenticate, parse and validate a request. Nothing
+//! here knows the document; the generated code passes in what it needs.
+
+use axum::body::Bytes;
+use axum::extract::RawPathParams;
+use axum::extract::rejection::BytesRejection;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// The largest request body accepted; larger ones are refused with `413`.
+pub const BODY_LIMIT: usize = 64 * 1024;
+
+/// A failed request: an HTTP status and a message, answered as the error object
+/// `{"request":"error","code":<status>,"message":"..."}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+    retry_after: Option<u64>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self { status, message: message.into(), retry_after: None }
+    }
+
+    /// `400`: the request breaks a rule; `message` says which.
+    pub fn bad_request(message: impl std::fmt::Display) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, format!("Invalid request: {message}"))
+    }
+
+    /// `401`: no credential, or one that is not valid.
+    pub fn unauthorized() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "Missing or invalid credential: send Authorization: Bearer <token>",
+        )
+    }
+
+    /// `404`: no such resource for this caller.
+    pub fn not_found(message: impl std::fmt::Display) -> Self {
+        Self::new(StatusCode::NOT_FOUND, format!("Not found: {message}"))
+    }
+
+    /// `409`: an id already used by a different request, or a state change the state forbids.
+    pub fn conflict(message: impl std::fmt::Display) -> Self {
+        Self::new(StatusCode::CONFLICT, format!("Conflict: {message}"))
+    }
+
+    /// `429`: rate limited; the caller may retry after `seconds`.
+    pub fn too_many_requests(seconds: u64) -> Self {
+        let unit = if seconds == 1 { "second" } else { "seconds" };
+        Self {
+            retry_after: Some(seconds),
+            ..Self::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("Too many requests: retry after {seconds} {unit}"),
+            )
+        }
+    }
+
+    /// `500`: an unexpected failure. The detail is for the server's log, not the caller.
+    pub fn internal() -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal error")
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.status.as_u16(), self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    request: &'static str,
+    code: u16,
+    message: &'a str,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody { request: "error", code: self.status.as_u16(), message: &self.message };
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"payments\""));
+        }
+        if let Some(seconds) = self.retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header.
+pub fn bearer_token(headers: &HeaderMap) -> Result<&str, ApiError> {
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .ok_or_else(ApiError::unauthorized)?;
+    let (scheme, token) = value.split_once(' ').ok_or_else(ApiError::unauthorized)?;
+    let token = token.trim();
+    if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
+        return Err(ApiError::unauthorized());
+    }
+    Ok(token)
+}
+
+/// A path parameter, parsed as its schema's type.
+pub fn path_param<T: DeserializeOwned>(path: &RawPathParams, name: &str) -> Result<T, ApiError> {
+    let raw = path
+        .iter()
+        .find_map(|(key, value)| (key == name).then_some(value))
+        .ok_or_else(|| ApiError::bad_request(format!("path parameter `{name}` is missing")))?;
+    serde_json::from_value(Value::String(raw.to_owned())).map_err(|e| {
+        ApiError::bad_request(format!("path parameter `{name}`: {raw:?} is not valid ({e})"))
+    })
+}
+
+/// The query string, parsed into the operation's query type and validated against the
+/// parameters' schemas.
+pub fn query<T: DeserializeOwned + Serialize>(uri: &Uri, validator: &Validator) -> Result<T, ApiError> {
+    let raw = uri.query().unwrap_or_default();
+    let deserializer = serde_urlencoded::Deserializer::new(form_urlencoded::parse(raw.as_bytes()));
+    let query: T = serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let field = e.path().to_string();
+        if field == "." {
+            ApiError::bad_request(format!("query: {}", e.inner()))
+        } else {
+            ApiError::bad_request(format!("query parameter `{field}`: {}", e.inner()))
+        }
+    })?;
+    let value = serde_json::to_value(&query).map_err(|_| ApiError::internal())?;
+    validator.check(&value, "query parameter ")?;
+    Ok(query)
+}
+
+/// A required JSON body: checked for content type, parsed, validated against its schema, and
+/// converted into the model.
+pub fn json_body<T: DeserializeOwned>(
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+    validator: &Validator,
+) -> Result<T, ApiError> {
+    let bytes = body.map_err(body_rejection)?;
+    if bytes.is_empty() && headers.get(header::CONTENT_TYPE).is_none() {
+        return Err(ApiError::bad_request("a JSON request body is required"));
+    }
+    parse_json(headers, &bytes, validator)
+}
+
+/// An optional JSON body: an empty body without a content type is `None`.
+pub fn optional_json_body<T: DeserializeOwned>(
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+    validator: &Validator,
+) -> Result<Option<T>, ApiError> {
+    let bytes = body.map_err(body_rejection)?;
+    if bytes.is_empty() && headers.get(header::CONTENT_TYPE).is_none() {
+        return Ok(None);
+    }
+    parse_json(headers, &bytes, validator).map(Some)
+}
+
+fn parse_json<T: DeserializeOwned>(headers: &HeaderMap, bytes: &[u8], validator: &Validator) -> Result<T, ApiError> {
+    if !is_json(headers) {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json",
+        ));
+    }
+    let value: Value = serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::bad_request(format!("malformed JSON: {e}")))?;
+    validator.check(&value, "")?;
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        ApiError::bad_request(format!("{}: {}", e.path(), e.inner()))
+    })
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    let Some(content_type) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+fn body_rejection(rejection: BytesRejection) -> ApiError {
+    match rejection.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Request body larger than {BODY_LIMIT} bytes"),
+        ),
+        status => ApiError::new(status, rejection.body_text()),
+    }
+}
+
+/// A success response with a JSON body.
+pub fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
+    (status, axum::Json(body)).into_response()
+}
+
+/// A success response without a body.
+pub fn empty_response(status: StatusCode) -> Response {
+    status.into_response()
+}
+
+/// The document's schemas (JSON Schema 2020-12), from which validators are compiled.
+pub struct SchemaSet {
+    components: Value,
+}
+
+impl SchemaSet {
+    /// Parses the generated `schemas.json`. It is generated, so failing here is a bug.
+    pub fn parse(document: &str) -> Self {
+        let document: Value = serde_json::from_str(document).expect("schemas.json is valid JSON");
+        Self { components: document["components"].clone() }
+    }
+
+    /// Compiles a validator for `schema` (JSON text), whose `$ref`s point into the document.
+    pub fn validator(&self, schema: &str) -> Validator {
+        let mut root: Value = serde_json::from_str(schema).expect("a generated schema is valid JSON");
+        root["components"] = self.components.clone();
+        let inner = jsonschema::draft202012::options()
+            .should_validate_formats(true)
+            .build(&root)
+            .unwrap_or_else(|e| panic!("a generated schema compiles: {e}"));
+        Validator { inner }
+    }
+}
+
+/// Checks request values against one schema.
+pub struct Validator {
+    inner: jsonschema::Validator,
+}
+
+impl Validator {
+    /// `Ok` when `value` is valid; otherwise a `400` naming up to three problems, each prefixed
+    /// with the field it concerns.
+    pub fn check(&self, value: &Value, prefix: &str) -> Result<(), ApiError> {
+        let problems: Vec<String> = self
+            .inner
+            .iter_errors(value)
+            .take(3)
+            .map(|error| {
+                let path = error.instance_path().as_str().trim_start_matches('/').replace('/', ".");
+                if path.is_empty() { error.to_string() } else { format!("{prefix}{path}: {error}") }
+            })
+            .collect();
+        if problems.is_empty() { Ok(()) } else { Err(ApiError::bad_request(problems.join("; "))) }
+    }
+}
+
+/// What the generated `router` adds around the operations: `404` for unknown paths, the body
+/// limit, and a last line of defence that turns any error response not already in the error
+/// object (axum's plain-text `405`, for one) into it, keeping its status and headers.
+pub fn finish_router(router: axum::Router) -> axum::Router {
+    router
+        .fallback(|uri: Uri| async move { ApiError::not_found(format!("no such path {}", uri.path())) })
+        .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::map_response(uniform_errors))
+}
+
+async fn uniform_errors(response: Response) -> Response {
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, BODY_LIMIT).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_string();
+    let message = match status {
+        StatusCode::METHOD_NOT_ALLOWED => {
+            let allowed = parts.headers.get(header::ALLOW).and_then(|v| v.to_str().ok()).unwrap_or("");
+            format!("Method not allowed; this path allows {allowed}")
+        }
+        StatusCode::PAYLOAD_TOO_LARGE => format!("Request body larger than {BODY_LIMIT} bytes"),
+        _ if !text.is_empty() => text,
+        _ => status.canonical_reason().unwrap_or("Error").to_string(),
+    };
+    parts.headers.remove(header::CONTENT_TYPE);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let mut converted = ApiError::new(status, message).into_response();
+    for (name, value) in parts.headers.iter() {
+        converted.headers_mut().entry(name).or_insert(value.clone());
+    }
+    converted
+}
