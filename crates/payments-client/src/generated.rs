@@ -142,6 +142,8 @@ impl ClientHooks<()> for &Client {}
 impl Client {
     /**List balances
 
+Balances of the caller, newest first, optionally filtered by currency.
+
 Sends a `GET` request to `/balances`
 
 Arguments:
@@ -181,6 +183,8 @@ let response = client.create_balance()
     }
     /**Get a balance
 
+The balance with this id, with its current funds.
+
 Sends a `GET` request to `/balances/{id}`
 
 Arguments:
@@ -195,6 +199,8 @@ let response = client.get_balance()
         builder::GetBalance::new(self)
     }
     /**Rename a balance
+
+Sets the balance's `name`.
 
 Sends a `PATCH` request to `/balances/{id}`
 
@@ -244,6 +250,8 @@ let response = client.list_countries()
         builder::ListCountries::new(self)
     }
     /**List currencies
+
+Currencies balances can hold, with what each supports.
 
 Sends a `GET` request to `/currencies`
 
@@ -305,6 +313,8 @@ let response = client.create_payment_request()
     }
     /**Get a payment request
 
+The payment request with this id.
+
 Sends a `GET` request to `/paymentrequests/{id}`
 
 Arguments:
@@ -338,6 +348,8 @@ let response = client.cancel_payment_request()
         builder::CancelPaymentRequest::new(self)
     }
     /**List recipients
+
+Recipients of the caller, newest first. Deleted recipients are not listed.
 
 Sends a `GET` request to `/recipients`
 
@@ -393,6 +405,8 @@ let response = client.validate_recipient()
         builder::ValidateRecipient::new(self)
     }
     /**Get a recipient
+
+The recipient with this id; a deleted recipient answers `404`.
 
 Sends a `GET` request to `/recipients/{id}`
 
@@ -630,6 +644,8 @@ let response = client.create_transaction()
     }
     /**Get a transaction
 
+The transaction with this id.
+
 Sends a `GET` request to `/transactions/{id}`
 
 Arguments:
@@ -644,6 +660,8 @@ let response = client.get_transaction()
         builder::GetTransaction::new(self)
     }
     /**List virtual accounts
+
+Virtual accounts of the caller, newest first, optionally filtered.
 
 Sends a `GET` request to `/virtualaccounts`
 
@@ -692,6 +710,8 @@ let response = client.create_virtual_account()
         builder::CreateVirtualAccount::new(self)
     }
     /**Get a virtual account
+
+The virtual account with this id.
 
 Sends a `GET` request to `/virtualaccounts/{id}`
 
@@ -841,6 +861,8 @@ let response = client.rotate_webhook_endpoint_secret()
     }
     /**List stored notifications
 
+Notifications recorded for the caller's endpoints, with their delivery outcome, optionally filtered.
+
 Sends a `GET` request to `/webhooks`
 
 Arguments:
@@ -882,6 +904,8 @@ let response = client.send_test_webhook()
         builder::SendTestWebhook::new(self)
     }
     /**Get a stored notification
+
+The stored notification with this id, with its delivery outcome.
 
 Sends a `GET` request to `/webhooks/{id}`
 

@@ -55,8 +55,9 @@ fn exclusive_bound(schema: &mut Map<String, Value>, exclusive: &str, inclusive: 
 }
 
 fn make_nullable(mut schema: Map<String, Value>) -> Value {
+    let composed = ["$ref", "allOf", "anyOf", "oneOf"].iter().any(|k| schema.contains_key(*k));
     match schema.get("type").cloned() {
-        Some(Value::String(t)) => {
+        Some(Value::String(t)) if !composed => {
             schema.insert("type".into(), json!([t, "null"]));
             if let Some(Value::Array(values)) = schema.get_mut("enum") {
                 values.push(Value::Null);
@@ -110,10 +111,11 @@ mod tests {
 
     #[test]
     fn nullable_ref_becomes_any_of_null() {
-        let schema = json!({"allOf": [{"$ref": "#/x"}], "nullable": true, "description": "d"});
+        let schema =
+            json!({"type": "object", "allOf": [{"$ref": "#/x"}], "nullable": true, "description": "d"});
         assert_eq!(
             to_json_schema(&schema),
-            json!({"description": "d", "anyOf": [{"allOf": [{"$ref": "#/x"}]}, {"type": "null"}]})
+            json!({"description": "d", "anyOf": [{"type": "object", "allOf": [{"$ref": "#/x"}]}, {"type": "null"}]})
         );
     }
 

@@ -22,6 +22,8 @@ pub trait Api: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Self::Principal, ApiError>> + Send;
     /// List balances
     ///
+    /// Balances of the caller, newest first, optionally filtered by currency.
+    ///
     /// `GET /balances` (listBalances)
     fn list_balances(
         &self,
@@ -42,6 +44,8 @@ pub trait Api: Send + Sync + 'static {
     ) -> impl Future<Output = Result<types::Balance, ApiError>> + Send;
     /// Get a balance
     ///
+    /// The balance with this id, with its current funds.
+    ///
     /// `GET /balances/{id}` (getBalance)
     fn get_balance(
         &self,
@@ -49,6 +53,8 @@ pub trait Api: Send + Sync + 'static {
         id: ::uuid::Uuid,
     ) -> impl Future<Output = Result<types::Balance, ApiError>> + Send;
     /// Rename a balance
+    ///
+    /// Sets the balance's `name`.
     ///
     /// `PATCH /balances/{id}` (updateBalance)
     fn update_balance(
@@ -80,6 +86,8 @@ pub trait Api: Send + Sync + 'static {
         principal: Self::Principal,
     ) -> impl Future<Output = Result<::std::vec::Vec<types::Country>, ApiError>> + Send;
     /// List currencies
+    ///
+    /// Currencies balances can hold, with what each supports.
     ///
     /// `GET /currencies` (listCurrencies)
     fn list_currencies(
@@ -113,6 +121,8 @@ pub trait Api: Send + Sync + 'static {
     ) -> impl Future<Output = Result<types::PaymentRequest, ApiError>> + Send;
     /// Get a payment request
     ///
+    /// The payment request with this id.
+    ///
     /// `GET /paymentrequests/{id}` (getPaymentRequest)
     fn get_payment_request(
         &self,
@@ -131,6 +141,8 @@ pub trait Api: Send + Sync + 'static {
         id: ::uuid::Uuid,
     ) -> impl Future<Output = Result<types::ResultOk, ApiError>> + Send;
     /// List recipients
+    ///
+    /// Recipients of the caller, newest first. Deleted recipients are not listed.
     ///
     /// `GET /recipients` (listRecipients)
     fn list_recipients(
@@ -165,6 +177,8 @@ pub trait Api: Send + Sync + 'static {
         body: types::RecipientValidate,
     ) -> impl Future<Output = Result<types::RecipientValidation, ApiError>> + Send;
     /// Get a recipient
+    ///
+    /// The recipient with this id; a deleted recipient answers `404`.
     ///
     /// `GET /recipients/{id}` (getRecipient)
     fn get_recipient(
@@ -290,6 +304,8 @@ pub trait Api: Send + Sync + 'static {
     ) -> impl Future<Output = Result<types::Transaction, ApiError>> + Send;
     /// Get a transaction
     ///
+    /// The transaction with this id.
+    ///
     /// `GET /transactions/{id}` (getTransaction)
     fn get_transaction(
         &self,
@@ -297,6 +313,8 @@ pub trait Api: Send + Sync + 'static {
         id: ::uuid::Uuid,
     ) -> impl Future<Output = Result<types::Transaction, ApiError>> + Send;
     /// List virtual accounts
+    ///
+    /// Virtual accounts of the caller, newest first, optionally filtered.
     ///
     /// `GET /virtualaccounts` (listVirtualAccounts)
     fn list_virtual_accounts(
@@ -320,6 +338,8 @@ pub trait Api: Send + Sync + 'static {
         body: types::VirtualAccountCreate,
     ) -> impl Future<Output = Result<types::VirtualAccount, ApiError>> + Send;
     /// Get a virtual account
+    ///
+    /// The virtual account with this id.
     ///
     /// `GET /virtualaccounts/{id}` (getVirtualAccount)
     fn get_virtual_account(
@@ -407,6 +427,8 @@ pub trait Api: Send + Sync + 'static {
     ) -> impl Future<Output = Result<types::WebhookEndpointWithSecret, ApiError>> + Send;
     /// List stored notifications
     ///
+    /// Notifications recorded for the caller's endpoints, with their delivery outcome, optionally filtered.
+    ///
     /// `GET /webhooks` (listWebhooks)
     fn list_webhooks(
         &self,
@@ -425,6 +447,8 @@ pub trait Api: Send + Sync + 'static {
         body: types::WebhookPing,
     ) -> impl Future<Output = Result<types::Notification, ApiError>> + Send;
     /// Get a stored notification
+    ///
+    /// The stored notification with this id, with its delivery outcome.
     ///
     /// `GET /webhooks/{id}` (getWebhook)
     fn get_webhook(
