@@ -26,6 +26,18 @@ pub struct Config {
     pub source: String,
 }
 
+impl Config {
+    /// For a self-contained module tree where `types`, `client` and `server` are sibling modules
+    /// (the snapshot samples): the server's runtime comes from the `payments-server` crate.
+    pub fn sibling_modules(source: &str) -> Self {
+        Self {
+            types_path: "super::types".into(),
+            server_runtime_path: "payments_server::runtime".into(),
+            source: source.into(),
+        }
+    }
+}
+
 /// The generated files' contents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Generated {

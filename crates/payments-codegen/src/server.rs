@@ -70,11 +70,14 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
             let schema = schema.to_string();
             quote! { #name: schemas.validator(#schema), }
         });
+    let load_schemas = ops.iter().any(|op| !validator_names(op).is_empty()).then(|| {
+        quote! { let schemas = #rt::SchemaSet::parse(include_str!("schemas.json")); }
+    });
     let routes = routes(&ops);
     let title = spec.openapi.info.title.clone();
-    let trait_doc = format!(
-        " The operations of {title}, one method per operation. Implement it and serve it with\n [`router`], which authenticates every request with [`Api::authenticate`], parses and\n validates path, query and body against the document, and turns every failure into the\n error object."
-    );
+    let trait_doc = doc_lines(&format!(
+        "The operations of {title}, one method per operation. Implement it and serve it with\n[`router`], which authenticates every request with [`Api::authenticate`], parses and\nvalidates path, query and body against the document, and turns every failure into the\nerror object."
+    ));
 
     Ok(quote! {
         use std::sync::Arc;
@@ -85,7 +88,7 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
         use axum::response::Response;
         use #rt::ApiError;
 
-        #[doc = #trait_doc]
+        #(#trait_doc)*
         pub trait Api: Send + Sync + 'static {
             /// Who is calling, as [`Api::authenticate`] found out from the bearer token.
             type Principal: Send + 'static;
@@ -109,7 +112,7 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
 
         impl Validators {
             fn new() -> Self {
-                let schemas = #rt::SchemaSet::parse(include_str!("schemas.json"));
+                #load_schemas
                 Self { #(#validator_inits)* }
             }
         }
@@ -592,13 +595,19 @@ fn handler(op: &Op, rt: &syn::Path) -> TokenStream {
         }
         args.push(quote!(body));
     }
-    let status = op.status;
+    let status = match op.status {
+        200 => quote!(StatusCode::OK),
+        201 => quote!(StatusCode::CREATED),
+        202 => quote!(StatusCode::ACCEPTED),
+        204 => quote!(StatusCode::NO_CONTENT),
+        code => quote!(StatusCode::from_u16(#code).expect("a valid status")),
+    };
     let respond = if op.response.is_some() {
-        quote!(Ok(#rt::json_response(StatusCode::from_u16(#status).expect("a valid status"), &output)))
+        quote!(Ok(#rt::json_response(#status, &output)))
     } else {
         quote! {
             let () = output;
-            Ok(#rt::empty_response(StatusCode::from_u16(#status).expect("a valid status")))
+            Ok(#rt::empty_response(#status))
         }
     };
     quote! {

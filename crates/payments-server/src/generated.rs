@@ -7,10 +7,10 @@ use axum::extract::{RawPathParams, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use crate::runtime::ApiError;
-/** The operations of Payments API, one method per operation. Implement it and serve it with
- [`router`], which authenticates every request with [`Api::authenticate`], parses and
- validates path, query and body against the document, and turns every failure into the
- error object.*/
+/// The operations of Payments API, one method per operation. Implement it and serve it with
+/// [`router`], which authenticates every request with [`Api::authenticate`], parses and
+/// validates path, query and body against the document, and turns every failure into the
+/// error object.
 pub trait Api: Send + Sync + 'static {
     /// Who is calling, as [`Api::authenticate`] found out from the bearer token.
     type Principal: Send + 'static;
@@ -853,12 +853,7 @@ async fn list_balances<A: Api>(
         &shared.validators.list_balances_query,
     )?;
     let output = shared.api.list_balances(principal, query).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `POST /balances`
 async fn create_balance<A: Api>(
@@ -876,12 +871,7 @@ async fn create_balance<A: Api>(
         &shared.validators.create_balance_body,
     )?;
     let output = shared.api.create_balance(principal, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(201u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
 }
 /// `GET /balances/{id}`
 async fn get_balance<A: Api>(
@@ -895,12 +885,7 @@ async fn get_balance<A: Api>(
         .await?;
     let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
     let output = shared.api.get_balance(principal, id).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `PATCH /balances/{id}`
 async fn update_balance<A: Api>(
@@ -920,12 +905,7 @@ async fn update_balance<A: Api>(
         &shared.validators.update_balance_body,
     )?;
     let output = shared.api.update_balance(principal, id, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `GET /bankfields`
 async fn list_bank_fields<A: Api>(
@@ -942,12 +922,7 @@ async fn list_bank_fields<A: Api>(
         &shared.validators.list_bank_fields_query,
     )?;
     let output = shared.api.list_bank_fields(principal, query).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `GET /countries`
 async fn list_countries<A: Api>(
@@ -959,12 +934,7 @@ async fn list_countries<A: Api>(
         .authenticate(crate::runtime::bearer_token(&headers)?)
         .await?;
     let output = shared.api.list_countries(principal).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `GET /currencies`
 async fn list_currencies<A: Api>(
@@ -976,12 +946,7 @@ async fn list_currencies<A: Api>(
         .authenticate(crate::runtime::bearer_token(&headers)?)
         .await?;
     let output = shared.api.list_currencies(principal).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `GET /paymentrequests`
 async fn list_payment_requests<A: Api>(
@@ -998,12 +963,7 @@ async fn list_payment_requests<A: Api>(
         &shared.validators.list_payment_requests_query,
     )?;
     let output = shared.api.list_payment_requests(principal, query).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `POST /paymentrequests`
 async fn create_payment_request<A: Api>(
@@ -1021,12 +981,7 @@ async fn create_payment_request<A: Api>(
         &shared.validators.create_payment_request_body,
     )?;
     let output = shared.api.create_payment_request(principal, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(201u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
 }
 /// `GET /paymentrequests/{id}`
 async fn get_payment_request<A: Api>(
@@ -1040,12 +995,7 @@ async fn get_payment_request<A: Api>(
         .await?;
     let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
     let output = shared.api.get_payment_request(principal, id).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `DELETE /paymentrequests/{id}`
 async fn cancel_payment_request<A: Api>(
@@ -1059,12 +1009,7 @@ async fn cancel_payment_request<A: Api>(
         .await?;
     let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
     let output = shared.api.cancel_payment_request(principal, id).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `GET /recipients`
 async fn list_recipients<A: Api>(
@@ -1081,12 +1026,7 @@ async fn list_recipients<A: Api>(
         &shared.validators.list_recipients_query,
     )?;
     let output = shared.api.list_recipients(principal, query).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `POST /recipients`
 async fn create_recipient<A: Api>(
@@ -1104,12 +1044,7 @@ async fn create_recipient<A: Api>(
         &shared.validators.create_recipient_body,
     )?;
     let output = shared.api.create_recipient(principal, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(201u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
 }
 /// `POST /recipients/validate`
 async fn validate_recipient<A: Api>(
@@ -1127,12 +1062,7 @@ async fn validate_recipient<A: Api>(
         &shared.validators.validate_recipient_body,
     )?;
     let output = shared.api.validate_recipient(principal, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `GET /recipients/{id}`
 async fn get_recipient<A: Api>(
@@ -1146,12 +1076,7 @@ async fn get_recipient<A: Api>(
         .await?;
     let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
     let output = shared.api.get_recipient(principal, id).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `DELETE /recipients/{id}`
 async fn delete_recipient<A: Api>(
@@ -1165,12 +1090,7 @@ async fn delete_recipient<A: Api>(
         .await?;
     let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
     let output = shared.api.delete_recipient(principal, id).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `PATCH /recipients/{id}`
 async fn update_recipient<A: Api>(
@@ -1190,12 +1110,7 @@ async fn update_recipient<A: Api>(
         &shared.validators.update_recipient_body,
     )?;
     let output = shared.api.update_recipient(principal, id, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `POST /sandbox/advance`
 async fn advance_sandbox<A: Api>(
@@ -1207,12 +1122,7 @@ async fn advance_sandbox<A: Api>(
         .authenticate(crate::runtime::bearer_token(&headers)?)
         .await?;
     let output = shared.api.advance_sandbox(principal).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `POST /sandbox/paymentrequests/{id}/pay`
 async fn simulate_payment<A: Api>(
@@ -1232,12 +1142,7 @@ async fn simulate_payment<A: Api>(
         &shared.validators.simulate_payment_body,
     )?;
     let output = shared.api.simulate_payment(principal, id, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `POST /sandbox/transactions/{id}/status`
 async fn simulate_transaction_status<A: Api>(
@@ -1257,12 +1162,7 @@ async fn simulate_transaction_status<A: Api>(
         &shared.validators.simulate_transaction_status_body,
     )?;
     let output = shared.api.simulate_transaction_status(principal, id, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `POST /sandbox/virtualaccounts/{id}/status`
 async fn simulate_virtual_account_status<A: Api>(
@@ -1282,12 +1182,7 @@ async fn simulate_virtual_account_status<A: Api>(
         &shared.validators.simulate_virtual_account_status_body,
     )?;
     let output = shared.api.simulate_virtual_account_status(principal, id, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `POST /sandbox/virtualaccounts/{id}/transfers`
 async fn simulate_inbound_transfer<A: Api>(
@@ -1307,12 +1202,7 @@ async fn simulate_inbound_transfer<A: Api>(
         &shared.validators.simulate_inbound_transfer_body,
     )?;
     let output = shared.api.simulate_inbound_transfer(principal, id, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(201u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
 }
 /// `GET /transactions`
 async fn list_transactions<A: Api>(
@@ -1329,12 +1219,7 @@ async fn list_transactions<A: Api>(
         &shared.validators.list_transactions_query,
     )?;
     let output = shared.api.list_transactions(principal, query).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `POST /transactions`
 async fn create_transaction<A: Api>(
@@ -1352,12 +1237,7 @@ async fn create_transaction<A: Api>(
         &shared.validators.create_transaction_body,
     )?;
     let output = shared.api.create_transaction(principal, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(201u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
 }
 /// `GET /transactions/{id}`
 async fn get_transaction<A: Api>(
@@ -1371,12 +1251,7 @@ async fn get_transaction<A: Api>(
         .await?;
     let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
     let output = shared.api.get_transaction(principal, id).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `GET /virtualaccounts`
 async fn list_virtual_accounts<A: Api>(
@@ -1393,12 +1268,7 @@ async fn list_virtual_accounts<A: Api>(
         &shared.validators.list_virtual_accounts_query,
     )?;
     let output = shared.api.list_virtual_accounts(principal, query).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `POST /virtualaccounts`
 async fn create_virtual_account<A: Api>(
@@ -1416,12 +1286,7 @@ async fn create_virtual_account<A: Api>(
         &shared.validators.create_virtual_account_body,
     )?;
     let output = shared.api.create_virtual_account(principal, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(201u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
 }
 /// `GET /virtualaccounts/{id}`
 async fn get_virtual_account<A: Api>(
@@ -1435,12 +1300,7 @@ async fn get_virtual_account<A: Api>(
         .await?;
     let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
     let output = shared.api.get_virtual_account(principal, id).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `DELETE /virtualaccounts/{id}`
 async fn close_virtual_account<A: Api>(
@@ -1454,12 +1314,7 @@ async fn close_virtual_account<A: Api>(
         .await?;
     let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
     let output = shared.api.close_virtual_account(principal, id).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `PATCH /virtualaccounts/{id}`
 async fn update_virtual_account<A: Api>(
@@ -1479,12 +1334,7 @@ async fn update_virtual_account<A: Api>(
         &shared.validators.update_virtual_account_body,
     )?;
     let output = shared.api.update_virtual_account(principal, id, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `GET /webhook-endpoints`
 async fn list_webhook_endpoints<A: Api>(
@@ -1501,12 +1351,7 @@ async fn list_webhook_endpoints<A: Api>(
         &shared.validators.list_webhook_endpoints_query,
     )?;
     let output = shared.api.list_webhook_endpoints(principal, query).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `POST /webhook-endpoints`
 async fn create_webhook_endpoint<A: Api>(
@@ -1524,12 +1369,7 @@ async fn create_webhook_endpoint<A: Api>(
         &shared.validators.create_webhook_endpoint_body,
     )?;
     let output = shared.api.create_webhook_endpoint(principal, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(201u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
 }
 /// `GET /webhook-endpoints/{id}`
 async fn get_webhook_endpoint<A: Api>(
@@ -1543,12 +1383,7 @@ async fn get_webhook_endpoint<A: Api>(
         .await?;
     let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
     let output = shared.api.get_webhook_endpoint(principal, id).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `DELETE /webhook-endpoints/{id}`
 async fn delete_webhook_endpoint<A: Api>(
@@ -1562,12 +1397,7 @@ async fn delete_webhook_endpoint<A: Api>(
         .await?;
     let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
     let output = shared.api.delete_webhook_endpoint(principal, id).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `POST /webhook-endpoints/{id}/rotate-secret`
 async fn rotate_webhook_endpoint_secret<A: Api>(
@@ -1581,12 +1411,7 @@ async fn rotate_webhook_endpoint_secret<A: Api>(
         .await?;
     let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
     let output = shared.api.rotate_webhook_endpoint_secret(principal, id).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `GET /webhooks`
 async fn list_webhooks<A: Api>(
@@ -1603,12 +1428,7 @@ async fn list_webhooks<A: Api>(
         &shared.validators.list_webhooks_query,
     )?;
     let output = shared.api.list_webhooks(principal, query).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
 /// `POST /webhooks`
 async fn send_test_webhook<A: Api>(
@@ -1626,12 +1446,7 @@ async fn send_test_webhook<A: Api>(
         &shared.validators.send_test_webhook_body,
     )?;
     let output = shared.api.send_test_webhook(principal, body).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(201u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
 }
 /// `GET /webhooks/{id}`
 async fn get_webhook<A: Api>(
@@ -1645,10 +1460,5 @@ async fn get_webhook<A: Api>(
         .await?;
     let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
     let output = shared.api.get_webhook(principal, id).await?;
-    Ok(
-        crate::runtime::json_response(
-            StatusCode::from_u16(200u16).expect("a valid status"),
-            &output,
-        ),
-    )
+    Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }

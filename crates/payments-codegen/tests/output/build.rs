@@ -1,0 +1,23 @@
+//! Generates every sample of `../samples` into `OUT_DIR`, exactly as the snapshot test does;
+//! `src/lib.rs` includes the result, so a snapshot that would not compile fails the build.
+
+use std::path::Path;
+
+fn main() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+    println!("cargo::rerun-if-changed={}", samples.display());
+    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).to_path_buf();
+    for entry in std::fs::read_dir(&samples).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let config = payments_codegen::Config::sibling_modules(&format!("tests/samples/{name}.yaml"));
+        let generated = payments_codegen::generate(&text, &config).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let dir = out.join(&name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("types.rs"), generated.types).unwrap();
+        std::fs::write(dir.join("client.rs"), generated.client).unwrap();
+        std::fs::write(dir.join("server.rs"), generated.server).unwrap();
+        std::fs::write(dir.join("schemas.json"), generated.server_schemas).unwrap();
+    }
+}

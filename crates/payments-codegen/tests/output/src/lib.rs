@@ -1,0 +1,23 @@
+//! The generator's output for each sample document, compiled.
+
+macro_rules! sample {
+    ($name:ident) => {
+        #[allow(clippy::all, dead_code, unused_imports)]
+        pub mod $name {
+            pub mod types {
+                include!(concat!(env!("OUT_DIR"), "/", stringify!($name), "/types.rs"));
+            }
+            pub mod client {
+                include!(concat!(env!("OUT_DIR"), "/", stringify!($name), "/client.rs"));
+            }
+            pub mod server {
+                include!(concat!(env!("OUT_DIR"), "/", stringify!($name), "/server.rs"));
+            }
+        }
+    };
+}
+
+sample!(bounds);
+sample!(nullable_and_enums);
+sample!(parameters_and_responses);
+sample!(webhooks);
