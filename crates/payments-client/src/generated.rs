@@ -152,7 +152,7 @@ Arguments:
 - `starting_after`: The `id` of the last item of the previous page; the page starts with the next older item.
 An id that is not in the list is refused with `400`.
 
-```ignore
+```text
 let response = client.list_balances()
     .currency(currency)
     .limit(limit)
@@ -172,7 +172,7 @@ number) that receives Faster Payments, BACS and CHAPS.
 
 Sends a `POST` request to `/balances`
 
-```ignore
+```text
 let response = client.create_balance()
     .body(body)
     .send()
@@ -189,7 +189,7 @@ Sends a `GET` request to `/balances/{id}`
 
 Arguments:
 - `id`: The resource's identifier.
-```ignore
+```text
 let response = client.get_balance()
     .id(id)
     .send()
@@ -207,7 +207,7 @@ Sends a `PATCH` request to `/balances/{id}`
 Arguments:
 - `id`: The resource's identifier.
 - `body`
-```ignore
+```text
 let response = client.update_balance()
     .id(id)
     .body(body)
@@ -225,7 +225,7 @@ The keys a recipient's `bank_account` needs for this country and currency, besid
 
 Sends a `GET` request to `/bankfields`
 
-```ignore
+```text
 let response = client.list_bank_fields()
     .country(country)
     .currency(currency)
@@ -241,7 +241,7 @@ Countries recipients can be in, with the currencies each supports.
 
 Sends a `GET` request to `/countries`
 
-```ignore
+```text
 let response = client.list_countries()
     .send()
     .await;
@@ -255,7 +255,7 @@ Currencies balances can hold, with what each supports.
 
 Sends a `GET` request to `/currencies`
 
-```ignore
+```text
 let response = client.list_currencies()
     .send()
     .await;
@@ -278,7 +278,7 @@ Arguments:
 An id that is not in the list is refused with `400`.
 
 - `status`: Only requests in this status.
-```ignore
+```text
 let response = client.list_payment_requests()
     .currency(currency)
     .limit(limit)
@@ -302,7 +302,7 @@ requests (`GET /currencies`). Emits `paymentrequest.initiated`.
 
 Sends a `POST` request to `/paymentrequests`
 
-```ignore
+```text
 let response = client.create_payment_request()
     .body(body)
     .send()
@@ -319,7 +319,7 @@ Sends a `GET` request to `/paymentrequests/{id}`
 
 Arguments:
 - `id`: The resource's identifier.
-```ignore
+```text
 let response = client.get_payment_request()
     .id(id)
     .send()
@@ -338,7 +338,7 @@ Sends a `DELETE` request to `/paymentrequests/{id}`
 
 Arguments:
 - `id`: The resource's identifier.
-```ignore
+```text
 let response = client.cancel_payment_request()
     .id(id)
     .send()
@@ -358,7 +358,7 @@ Arguments:
 - `starting_after`: The `id` of the last item of the previous page; the page starts with the next older item.
 An id that is not in the list is refused with `400`.
 
-```ignore
+```text
 let response = client.list_recipients()
     .limit(limit)
     .starting_after(starting_after)
@@ -377,7 +377,7 @@ sort-code format, IBAN check digits). Emits `recipient.created`.
 
 Sends a `POST` request to `/recipients`
 
-```ignore
+```text
 let response = client.create_recipient()
     .body(body)
     .send()
@@ -395,7 +395,7 @@ elsewhere it echoes the name given, or is `null`.
 
 Sends a `POST` request to `/recipients/validate`
 
-```ignore
+```text
 let response = client.validate_recipient()
     .body(body)
     .send()
@@ -412,7 +412,7 @@ Sends a `GET` request to `/recipients/{id}`
 
 Arguments:
 - `id`: The resource's identifier.
-```ignore
+```text
 let response = client.get_recipient()
     .id(id)
     .send()
@@ -431,7 +431,7 @@ Sends a `DELETE` request to `/recipients/{id}`
 
 Arguments:
 - `id`: The resource's identifier.
-```ignore
+```text
 let response = client.delete_recipient()
     .id(id)
     .send()
@@ -449,7 +449,7 @@ Sends a `PATCH` request to `/recipients/{id}`
 Arguments:
 - `id`: The resource's identifier.
 - `body`
-```ignore
+```text
 let response = client.update_recipient()
     .id(id)
     .body(body)
@@ -468,7 +468,7 @@ become `active`; `initiated` payments move to `processing`, and `processing` one
 
 Sends a `POST` request to `/sandbox/advance`
 
-```ignore
+```text
 let response = client.advance_sandbox()
     .send()
     .await;
@@ -490,7 +490,7 @@ Sends a `POST` request to `/sandbox/paymentrequests/{id}/pay`
 Arguments:
 - `id`: The resource's identifier.
 - `body`
-```ignore
+```text
 let response = client.simulate_payment()
     .id(id)
     .body(body)
@@ -513,7 +513,7 @@ Sends a `POST` request to `/sandbox/transactions/{id}/status`
 Arguments:
 - `id`: The resource's identifier.
 - `body`
-```ignore
+```text
 let response = client.simulate_transaction_status()
     .id(id)
     .body(body)
@@ -535,7 +535,7 @@ Sends a `POST` request to `/sandbox/virtualaccounts/{id}/status`
 Arguments:
 - `id`: The resource's identifier.
 - `body`
-```ignore
+```text
 let response = client.simulate_virtual_account_status()
     .id(id)
     .body(body)
@@ -560,7 +560,7 @@ Sends a `POST` request to `/sandbox/virtualaccounts/{id}/transfers`
 Arguments:
 - `id`: The resource's identifier.
 - `body`
-```ignore
+```text
 let response = client.simulate_inbound_transfer()
     .id(id)
     .body(body)
@@ -598,7 +598,7 @@ An id that is not in the list is refused with `400`.
 - `to_datetime`: Only transactions created before this instant.
 - `transaction_type`
 - `virtual_account_id`
-```ignore
+```text
 let response = client.list_transactions()
     .balance_id(balance_id)
     .currency(currency)
@@ -633,7 +633,7 @@ Emits `transaction.initiated`.
 
 Sends a `POST` request to `/transactions`
 
-```ignore
+```text
 let response = client.create_transaction()
     .body(body)
     .send()
@@ -650,7 +650,7 @@ Sends a `GET` request to `/transactions/{id}`
 
 Arguments:
 - `id`: The resource's identifier.
-```ignore
+```text
 let response = client.get_transaction()
     .id(id)
     .send()
@@ -675,7 +675,7 @@ Arguments:
 An id that is not in the list is refused with `400`.
 
 - `status`
-```ignore
+```text
 let response = client.list_virtual_accounts()
     .currency(currency)
     .limit(limit)
@@ -700,7 +700,7 @@ or at once with `POST /sandbox/advance`). Emits `virtualaccount.initiated`.
 
 Sends a `POST` request to `/virtualaccounts`
 
-```ignore
+```text
 let response = client.create_virtual_account()
     .body(body)
     .send()
@@ -717,7 +717,7 @@ Sends a `GET` request to `/virtualaccounts/{id}`
 
 Arguments:
 - `id`: The resource's identifier.
-```ignore
+```text
 let response = client.get_virtual_account()
     .id(id)
     .send()
@@ -736,7 +736,7 @@ Sends a `DELETE` request to `/virtualaccounts/{id}`
 
 Arguments:
 - `id`: The resource's identifier.
-```ignore
+```text
 let response = client.close_virtual_account()
     .id(id)
     .send()
@@ -754,7 +754,7 @@ Sends a `PATCH` request to `/virtualaccounts/{id}`
 Arguments:
 - `id`: The resource's identifier.
 - `body`
-```ignore
+```text
 let response = client.update_virtual_account()
     .id(id)
     .body(body)
@@ -775,7 +775,7 @@ Arguments:
 - `starting_after`: The `id` of the last item of the previous page; the page starts with the next older item.
 An id that is not in the list is refused with `400`.
 
-```ignore
+```text
 let response = client.list_webhook_endpoints()
     .limit(limit)
     .starting_after(starting_after)
@@ -795,7 +795,7 @@ The response carries the signing `secret`; it is not shown again.
 
 Sends a `POST` request to `/webhook-endpoints`
 
-```ignore
+```text
 let response = client.create_webhook_endpoint()
     .body(body)
     .send()
@@ -812,7 +812,7 @@ Sends a `GET` request to `/webhook-endpoints/{id}`
 
 Arguments:
 - `id`: The resource's identifier.
-```ignore
+```text
 let response = client.get_webhook_endpoint()
     .id(id)
     .send()
@@ -829,7 +829,7 @@ Sends a `DELETE` request to `/webhook-endpoints/{id}`
 
 Arguments:
 - `id`: The resource's identifier.
-```ignore
+```text
 let response = client.delete_webhook_endpoint()
     .id(id)
     .send()
@@ -848,7 +848,7 @@ Sends a `POST` request to `/webhook-endpoints/{id}/rotate-secret`
 
 Arguments:
 - `id`: The resource's identifier.
-```ignore
+```text
 let response = client.rotate_webhook_endpoint_secret()
     .id(id)
     .send()
@@ -873,7 +873,7 @@ Arguments:
 An id that is not in the list is refused with `400`.
 
 - `to_datetime`: Only notifications created before this instant.
-```ignore
+```text
 let response = client.list_webhooks()
     .endpoint_id(endpoint_id)
     .from_datetime(from_datetime)
@@ -894,7 +894,7 @@ to check an endpoint after setting it up.
 
 Sends a `POST` request to `/webhooks`
 
-```ignore
+```text
 let response = client.send_test_webhook()
     .body(body)
     .send()
@@ -911,7 +911,7 @@ Sends a `GET` request to `/webhooks/{id}`
 
 Arguments:
 - `id`: The resource's identifier.
-```ignore
+```text
 let response = client.get_webhook()
     .id(id)
     .send()

@@ -28,11 +28,56 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         .map_err(|e| Error(format!("progenitor: {e}")))?;
     let type_space = generator.get_type_space();
     let type_names = type_space.iter_types().map(|t| t.name()).collect();
-    let types = type_space.to_stream();
+    let mut types = type_space.to_stream();
+    types.extend(component_registry(spec, &type_names)?);
     Ok(Models {
         types,
         client: replace_types_module(client, &config.types_path)?,
         type_names,
+    })
+}
+
+/// A table of every component schema's model, so tests can hold the types against the document
+/// (schemars schema, example round trips, bounds) without a hand-kept list that could drift.
+fn component_registry(spec: &Spec, type_names: &BTreeSet<String>) -> Result<TokenStream> {
+    let entries = spec
+        .component_schemas()
+        .map(|(name, _)| {
+            let rust_name = heck::ToUpperCamelCase::to_upper_camel_case(name.as_str());
+            if !type_names.contains(&rust_name) {
+                return Err(Error(format!("component {name} produced no model named {rust_name}")));
+            }
+            let ty = quote::format_ident!("{}", rust_name);
+            Ok(quote::quote! {
+                Component {
+                    name: #name,
+                    schema: || ::schemars::schema_for!(#ty),
+                    round_trip: |value| {
+                        let model: #ty = ::serde_json::from_value(value)?;
+                        ::serde_json::to_value(model)
+                    },
+                },
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(quote::quote! {
+        /// Every component schema of the document and its model.
+        pub mod components {
+            use super::*;
+
+            /// A component schema's model, seen from outside.
+            pub struct Component {
+                /// The schema's name under `components/schemas`.
+                pub name: &'static str,
+                /// The model's JSON Schema, as schemars derives it.
+                pub schema: fn() -> ::schemars::schema::RootSchema,
+                /// Deserialises a value into the model and serialises it back.
+                pub round_trip: fn(::serde_json::Value) -> ::serde_json::Result<::serde_json::Value>,
+            }
+
+            /// All of them, sorted by name.
+            pub const ALL: &[Component] = &[#(#entries)*];
+        }
     })
 }
 

@@ -9565,3 +9565,463 @@ pub mod error {
         }
     }
 }
+/// Every component schema of the document and its model.
+pub mod components {
+    use super::*;
+    /// A component schema's model, seen from outside.
+    pub struct Component {
+        /// The schema's name under `components/schemas`.
+        pub name: &'static str,
+        /// The model's JSON Schema, as schemars derives it.
+        pub schema: fn() -> ::schemars::schema::RootSchema,
+        /// Deserialises a value into the model and serialises it back.
+        pub round_trip: fn(
+            ::serde_json::Value,
+        ) -> ::serde_json::Result<::serde_json::Value>,
+    }
+    /// All of them, sorted by name.
+    pub const ALL: &[Component] = &[
+        Component {
+            name: "AccountDetails",
+            schema: || ::schemars::schema_for!(AccountDetails),
+            round_trip: |value| {
+                let model: AccountDetails = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "AddressDetails",
+            schema: || ::schemars::schema_for!(AddressDetails),
+            round_trip: |value| {
+                let model: AddressDetails = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "AddressType",
+            schema: || ::schemars::schema_for!(AddressType),
+            round_trip: |value| {
+                let model: AddressType = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "Amount",
+            schema: || ::schemars::schema_for!(Amount),
+            round_trip: |value| {
+                let model: Amount = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "Balance",
+            schema: || ::schemars::schema_for!(Balance),
+            round_trip: |value| {
+                let model: Balance = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "BalanceAddress",
+            schema: || ::schemars::schema_for!(BalanceAddress),
+            round_trip: |value| {
+                let model: BalanceAddress = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "BalanceCreate",
+            schema: || ::schemars::schema_for!(BalanceCreate),
+            round_trip: |value| {
+                let model: BalanceCreate = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "BalanceUpdate",
+            schema: || ::schemars::schema_for!(BalanceUpdate),
+            round_trip: |value| {
+                let model: BalanceUpdate = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "BankAccount",
+            schema: || ::schemars::schema_for!(BankAccount),
+            round_trip: |value| {
+                let model: BankAccount = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "BankField",
+            schema: || ::schemars::schema_for!(BankField),
+            round_trip: |value| {
+                let model: BankField = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "BankFieldType",
+            schema: || ::schemars::schema_for!(BankFieldType),
+            round_trip: |value| {
+                let model: BankFieldType = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "Country",
+            schema: || ::schemars::schema_for!(Country),
+            round_trip: |value| {
+                let model: Country = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "CountryCode",
+            schema: || ::schemars::schema_for!(CountryCode),
+            round_trip: |value| {
+                let model: CountryCode = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "Currency",
+            schema: || ::schemars::schema_for!(Currency),
+            round_trip: |value| {
+                let model: Currency = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "CurrencyCode",
+            schema: || ::schemars::schema_for!(CurrencyCode),
+            round_trip: |value| {
+                let model: CurrencyCode = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "DeliveryStatus",
+            schema: || ::schemars::schema_for!(DeliveryStatus),
+            round_trip: |value| {
+                let model: DeliveryStatus = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "Error",
+            schema: || ::schemars::schema_for!(Error),
+            round_trip: |value| {
+                let model: Error = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "ExchangeRate",
+            schema: || ::schemars::schema_for!(ExchangeRate),
+            round_trip: |value| {
+                let model: ExchangeRate = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "Notification",
+            schema: || ::schemars::schema_for!(Notification),
+            round_trip: |value| {
+                let model: Notification = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "PaymentMethod",
+            schema: || ::schemars::schema_for!(PaymentMethod),
+            round_trip: |value| {
+                let model: PaymentMethod = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "PaymentRequest",
+            schema: || ::schemars::schema_for!(PaymentRequest),
+            round_trip: |value| {
+                let model: PaymentRequest = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "PaymentRequestCreate",
+            schema: || ::schemars::schema_for!(PaymentRequestCreate),
+            round_trip: |value| {
+                let model: PaymentRequestCreate = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "PaymentRequestNotification",
+            schema: || ::schemars::schema_for!(PaymentRequestNotification),
+            round_trip: |value| {
+                let model: PaymentRequestNotification = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "PaymentRequestStatus",
+            schema: || ::schemars::schema_for!(PaymentRequestStatus),
+            round_trip: |value| {
+                let model: PaymentRequestStatus = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "Ping",
+            schema: || ::schemars::schema_for!(Ping),
+            round_trip: |value| {
+                let model: Ping = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "PingNotification",
+            schema: || ::schemars::schema_for!(PingNotification),
+            round_trip: |value| {
+                let model: PingNotification = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "Recipient",
+            schema: || ::schemars::schema_for!(Recipient),
+            round_trip: |value| {
+                let model: Recipient = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "RecipientCreate",
+            schema: || ::schemars::schema_for!(RecipientCreate),
+            round_trip: |value| {
+                let model: RecipientCreate = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "RecipientNotification",
+            schema: || ::schemars::schema_for!(RecipientNotification),
+            round_trip: |value| {
+                let model: RecipientNotification = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "RecipientType",
+            schema: || ::schemars::schema_for!(RecipientType),
+            round_trip: |value| {
+                let model: RecipientType = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "RecipientUpdate",
+            schema: || ::schemars::schema_for!(RecipientUpdate),
+            round_trip: |value| {
+                let model: RecipientUpdate = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "RecipientValidate",
+            schema: || ::schemars::schema_for!(RecipientValidate),
+            round_trip: |value| {
+                let model: RecipientValidate = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "RecipientValidation",
+            schema: || ::schemars::schema_for!(RecipientValidation),
+            round_trip: |value| {
+                let model: RecipientValidation = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "ResultOk",
+            schema: || ::schemars::schema_for!(ResultOk),
+            round_trip: |value| {
+                let model: ResultOk = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "SandboxAdvance",
+            schema: || ::schemars::schema_for!(SandboxAdvance),
+            round_trip: |value| {
+                let model: SandboxAdvance = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "SimulateInboundTransfer",
+            schema: || ::schemars::schema_for!(SimulateInboundTransfer),
+            round_trip: |value| {
+                let model: SimulateInboundTransfer = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "SimulatePayment",
+            schema: || ::schemars::schema_for!(SimulatePayment),
+            round_trip: |value| {
+                let model: SimulatePayment = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "SimulateTransactionStatus",
+            schema: || ::schemars::schema_for!(SimulateTransactionStatus),
+            round_trip: |value| {
+                let model: SimulateTransactionStatus = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "SimulateVirtualAccountStatus",
+            schema: || ::schemars::schema_for!(SimulateVirtualAccountStatus),
+            round_trip: |value| {
+                let model: SimulateVirtualAccountStatus = ::serde_json::from_value(
+                    value,
+                )?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "Transaction",
+            schema: || ::schemars::schema_for!(Transaction),
+            round_trip: |value| {
+                let model: Transaction = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "TransactionCreate",
+            schema: || ::schemars::schema_for!(TransactionCreate),
+            round_trip: |value| {
+                let model: TransactionCreate = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "TransactionNotification",
+            schema: || ::schemars::schema_for!(TransactionNotification),
+            round_trip: |value| {
+                let model: TransactionNotification = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "TransactionStatus",
+            schema: || ::schemars::schema_for!(TransactionStatus),
+            round_trip: |value| {
+                let model: TransactionStatus = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "TransactionType",
+            schema: || ::schemars::schema_for!(TransactionType),
+            round_trip: |value| {
+                let model: TransactionType = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "VirtualAccount",
+            schema: || ::schemars::schema_for!(VirtualAccount),
+            round_trip: |value| {
+                let model: VirtualAccount = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "VirtualAccountCreate",
+            schema: || ::schemars::schema_for!(VirtualAccountCreate),
+            round_trip: |value| {
+                let model: VirtualAccountCreate = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "VirtualAccountNotification",
+            schema: || ::schemars::schema_for!(VirtualAccountNotification),
+            round_trip: |value| {
+                let model: VirtualAccountNotification = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "VirtualAccountStatus",
+            schema: || ::schemars::schema_for!(VirtualAccountStatus),
+            round_trip: |value| {
+                let model: VirtualAccountStatus = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "VirtualAccountUpdate",
+            schema: || ::schemars::schema_for!(VirtualAccountUpdate),
+            round_trip: |value| {
+                let model: VirtualAccountUpdate = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "Webhook",
+            schema: || ::schemars::schema_for!(Webhook),
+            round_trip: |value| {
+                let model: Webhook = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "WebhookEndpoint",
+            schema: || ::schemars::schema_for!(WebhookEndpoint),
+            round_trip: |value| {
+                let model: WebhookEndpoint = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "WebhookEndpointCreate",
+            schema: || ::schemars::schema_for!(WebhookEndpointCreate),
+            round_trip: |value| {
+                let model: WebhookEndpointCreate = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "WebhookEndpointWithSecret",
+            schema: || ::schemars::schema_for!(WebhookEndpointWithSecret),
+            round_trip: |value| {
+                let model: WebhookEndpointWithSecret = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "WebhookEvent",
+            schema: || ::schemars::schema_for!(WebhookEvent),
+            round_trip: |value| {
+                let model: WebhookEvent = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "WebhookPing",
+            schema: || ::schemars::schema_for!(WebhookPing),
+            round_trip: |value| {
+                let model: WebhookPing = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+    ];
+}
