@@ -38,12 +38,7 @@ enum Mode {
 fn codegen(mode: Mode) -> Result<(), String> {
     let root = workspace_root();
     let spec = std::fs::read_to_string(root.join(SPEC)).map_err(|e| format!("{SPEC}: {e}"))?;
-    let config = Config {
-        types_path: "payments_types".into(),
-        server_runtime_path: "crate::runtime".into(),
-        source: SPEC.into(),
-    };
-    let generated = payments_codegen::generate(&spec, &config).map_err(|e| format!("{SPEC}: {e}"))?;
+    let generated = payments_codegen::generate(&spec, &Config::workspace(SPEC)).map_err(|e| format!("{SPEC}: {e}"))?;
     let rendition = payments_codegen::openapi_31(&spec).map_err(|e| format!("{SPEC}: {e}"))?;
 
     let files = [

@@ -27,6 +27,16 @@ pub struct Config {
 }
 
 impl Config {
+    /// For this workspace's crates: client and server use the `payments-types` crate, and the
+    /// server's hand-written runtime is its own `runtime` module.
+    pub fn workspace(source: &str) -> Self {
+        Self {
+            types_path: "payments_types".into(),
+            server_runtime_path: "crate::runtime".into(),
+            source: source.into(),
+        }
+    }
+
     /// For a self-contained module tree where `types`, `client` and `server` are sibling modules
     /// (the snapshot samples): the server's runtime comes from the `payments-server` crate.
     pub fn sibling_modules(source: &str) -> Self {

@@ -29,12 +29,7 @@ fn sample_outputs() {
 fn payments_surface() {
     let path = format!("{}/../../openapi/payments.yaml", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(path).unwrap();
-    let config = Config {
-        types_path: "payments_types".into(),
-        server_runtime_path: "crate::runtime".into(),
-        source: "openapi/payments.yaml".into(),
-    };
-    let out = generate(&text, &config).unwrap();
+    let out = generate(&text, &Config::workspace("openapi/payments.yaml")).unwrap();
     let server: syn::File = syn::parse_file(&out.server).unwrap();
     let mut surface = server.clone();
     surface.items.retain(|item| matches!(item, syn::Item::Trait(t) if t.ident == "Api"));
