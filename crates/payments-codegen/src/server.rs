@@ -60,17 +60,15 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
     let trait_methods = ops.iter().map(trait_method);
     let query_structs = ops.iter().filter_map(query_struct);
     let handlers = ops.iter().map(|op| handler(op, &rt));
-    let validator_fields = ops.iter().flat_map(validator_names).map(|(name, _)| {
+    let validators: Vec<(Ident, Value)> = ops.iter().flat_map(validator_names).collect();
+    let validator_fields = validators.iter().map(|(name, _)| {
         quote! { #name: #rt::Validator, }
     });
-    let validator_inits = ops
-        .iter()
-        .flat_map(validator_names)
-        .map(|(name, schema)| {
-            let schema = schema.to_string();
-            quote! { #name: schemas.validator(#schema), }
-        });
-    let load_schemas = ops.iter().any(|op| !validator_names(op).is_empty()).then(|| {
+    let validator_inits = validators.iter().map(|(name, schema)| {
+        let schema = schema.to_string();
+        quote! { #name: schemas.validator(#schema), }
+    });
+    let load_schemas = (!validators.is_empty()).then(|| {
         quote! { let schemas = #rt::SchemaSet::parse(include_str!("schemas.json")); }
     });
     let routes = routes(&ops);
@@ -148,8 +146,20 @@ fn operations(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Vec<Op>> {
                 .parameters
                 .iter()
                 .chain(operation.parameters.iter())
-                .map(|p| resolve_parameter(openapi, p))
+                .map(|p| resolve(openapi, p, "parameters", |c, n| c.parameters.get(n)))
                 .collect::<Result<Vec<_>>>()?;
+            // An operation's parameter overrides the path item's one of the same name and place.
+            let params: Vec<&Parameter> = params
+                .iter()
+                .enumerate()
+                .filter(|(i, p)| {
+                    !params[i + 1..].iter().any(|later| {
+                        later.parameter_data_ref().name == p.parameter_data_ref().name
+                            && std::mem::discriminant(*later) == std::mem::discriminant(**p)
+                    })
+                })
+                .map(|(_, p)| *p)
+                .collect();
             ops.push(operation_model(openapi, type_names, path, method, operation, &params)?);
         }
     }
@@ -194,7 +204,7 @@ fn operation_model(
     });
     let (status, response) = match (success.next(), success.next()) {
         (Some((StatusCode::Code(code), response)), None) => {
-            let response = resolve_response(openapi, response)?;
+            let response = resolve(openapi, response, "responses", |c, n| c.responses.get(n))?;
             (*code, response_type(type_names, &context, response)?)
         }
         _ => bail!("{context}: needs exactly one 2xx response"),
@@ -230,29 +240,22 @@ fn operation_model(
     })
 }
 
-fn resolve_parameter<'a>(openapi: &'a OpenAPI, p: &'a ReferenceOr<Parameter>) -> Result<&'a Parameter> {
-    match p {
-        ReferenceOr::Item(p) => Ok(p),
+/// An item, or the component a `#/components/<kind>/<name>` reference names.
+fn resolve<'a, T>(
+    openapi: &'a OpenAPI,
+    item: &'a ReferenceOr<T>,
+    kind: &str,
+    lookup: impl Fn(&'a openapiv3::Components, &str) -> Option<&'a ReferenceOr<T>>,
+) -> Result<&'a T> {
+    match item {
+        ReferenceOr::Item(item) => Ok(item),
         ReferenceOr::Reference { reference } => {
-            let name = reference
-                .strip_prefix("#/components/parameters/")
-                .ok_or_else(|| Error(format!("unsupported parameter reference {reference}")))?;
-            match openapi.components.as_ref().and_then(|c| c.parameters.get(name)) {
-                Some(ReferenceOr::Item(p)) => Ok(p),
-                _ => bail!("parameter reference {reference} does not resolve to a parameter"),
-            }
-        }
-    }
-}
-
-fn resolve_response<'a>(openapi: &'a OpenAPI, r: &'a ReferenceOr<Response>) -> Result<&'a Response> {
-    match r {
-        ReferenceOr::Item(r) => Ok(r),
-        ReferenceOr::Reference { reference } => {
-            let name = reference.strip_prefix("#/components/responses/").unwrap_or(reference);
-            match openapi.components.as_ref().and_then(|c| c.responses.get(name)) {
-                Some(ReferenceOr::Item(r)) => Ok(r),
-                _ => bail!("response reference {reference} does not resolve to a response"),
+            let found = reference
+                .strip_prefix(&format!("#/components/{kind}/"))
+                .and_then(|name| lookup(openapi.components.as_ref()?, name));
+            match found {
+                Some(ReferenceOr::Item(item)) => Ok(item),
+                _ => bail!("reference {reference} does not resolve to one of components/{kind}"),
             }
         }
     }
@@ -289,16 +292,7 @@ fn body_model(
     context: &str,
     body: &ReferenceOr<RequestBody>,
 ) -> Result<Body> {
-    let body = match body {
-        ReferenceOr::Item(b) => b,
-        ReferenceOr::Reference { reference } => {
-            let name = reference.strip_prefix("#/components/requestBodies/").unwrap_or(reference);
-            match openapi.components.as_ref().and_then(|c| c.request_bodies.get(name)) {
-                Some(ReferenceOr::Item(b)) => b,
-                _ => bail!("{context}: request body {reference} does not resolve"),
-            }
-        }
-    };
+    let body = resolve(openapi, body, "requestBodies", |c, n| c.request_bodies.get(n))?;
     let Some(media) = body.content.get("application/json") else {
         bail!("{context}: the request body must be application/json");
     };
