@@ -1,5 +1,7 @@
 //! Shared pieces of the end-to-end tests.
 
+pub mod sandbox;
+
 use std::net::SocketAddr;
 
 /// Serves `app` on an ephemeral loopback port for the rest of the test process.

@@ -165,14 +165,14 @@ pub fn json_body<T: DeserializeOwned>(
     parse_json(headers, &bytes, validator)
 }
 
-/// An optional JSON body: an empty body without a content type is `None`.
+/// An optional JSON body: an empty body is `None`, whatever the content type says.
 pub fn optional_json_body<T: DeserializeOwned>(
     headers: &HeaderMap,
     body: Result<Bytes, BytesRejection>,
     validator: &Validator,
 ) -> Result<Option<T>, ApiError> {
     let bytes = body.map_err(body_rejection)?;
-    if bytes.is_empty() && headers.get(header::CONTENT_TYPE).is_none() {
+    if bytes.is_empty() {
         return Ok(None);
     }
     parse_json(headers, &bytes, validator).map(Some)

@@ -1,0 +1,68 @@
+//! The payments sandbox: a real payments service implementing the generated
+//! `payments_server::Api` on an embedded SQLite database, with simulated payment rails, the
+//! hosted payment page and webhook delivery. `main.rs` is the command line around [`run`].
+
+pub mod paypage;
+pub mod rails;
+pub mod reference;
+pub mod service;
+pub mod store;
+pub mod webhooks;
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::HeaderName;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+pub use service::{Sandbox, Tenant};
+pub use store::Store;
+pub use webhooks::TargetPolicy;
+
+/// How a sandbox behaves, besides where its database is.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Base of pay links, e.g. `http://127.0.0.1:8080`.
+    pub public_url: String,
+    /// Requests per second per tenant (bursts of twice that); `None` for no limit.
+    pub rate_limit: Option<NonZeroU32>,
+    /// How often the simulated rails move things on by themselves; `None` leaves it to
+    /// `POST /sandbox/advance`.
+    pub rail_interval: Option<Duration>,
+    pub webhook_policy: TargetPolicy,
+}
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The whole HTTP surface: the generated API router around `sandbox`, the hosted payment page,
+/// and a request id and trace span for every request.
+pub fn app(sandbox: Sandbox) -> axum::Router {
+    paypage::routes(sandbox.clone())
+        .merge(payments_server::router(Arc::new(sandbox)))
+        .layer(
+            tower::ServiceBuilder::new()
+                .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+                .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
+                    let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+                    tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())
+                }))
+                .layer(PropagateRequestIdLayer::new(REQUEST_ID)),
+        )
+}
+
+/// Serves `store` on `listener` until `shutdown` resolves, then finishes the requests in flight.
+/// The background rails run alongside.
+pub async fn run(
+    store: Store,
+    options: Options,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let sandbox = Sandbox::new(store.clone(), &options);
+    if let Some(interval) = options.rail_interval {
+        tokio::spawn(rails::run(store.clone(), interval));
+    }
+    axum::serve(listener, app(sandbox)).with_graceful_shutdown(shutdown).await
+}

@@ -1,0 +1,163 @@
+//! `payments-sandbox`: the command line. Opens (creating on first start) the database, makes
+//! sure the tenants asked for exist, and serves the API until SIGINT or SIGTERM.
+
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use payments_sandbox::service::{Now, new_token, token_hash};
+use payments_sandbox::{Options, Store, TargetPolicy};
+
+#[derive(Parser)]
+#[command(version, about = "The payments sandbox: the Payments API on an embedded database.")]
+struct Cli {
+    /// The SQLite database file, created and migrated on first start (`sqlite::memory:` for
+    /// an in-memory one).
+    #[arg(long, global = true, default_value = "payments-sandbox.db", env = "PAYMENTS_SANDBOX_DATABASE")]
+    database: String,
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: Serve,
+}
+
+#[derive(clap::Args)]
+struct Serve {
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080", env = "PAYMENTS_SANDBOX_LISTEN")]
+    listen: SocketAddr,
+    /// Base URL of pay links; defaults to `http://<listen address>`.
+    #[arg(long, env = "PAYMENTS_SANDBOX_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// Tokens that must each have a tenant (comma-separated); missing ones are created.
+    #[arg(long, env = "PAYMENTS_SANDBOX_TOKENS", value_delimiter = ',', hide_env_values = true)]
+    tokens: Vec<String>,
+    /// Requests per second per tenant, bursts of twice that; 0 for no limit.
+    #[arg(long, default_value_t = 100)]
+    rate_limit: u32,
+    /// Seconds between moves of the simulated rails (accounts activate, payments settle);
+    /// 0 leaves it to `POST /sandbox/advance`.
+    #[arg(long, default_value_t = 5)]
+    rail_interval: u64,
+    /// Allow webhook endpoints on loopback, over plain http too (local development).
+    #[arg(long)]
+    webhook_allow_loopback: bool,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create a tenant and print its token.
+    CreateTenant {
+        /// A name for the tenant.
+        #[arg(long, default_value = "Sandbox tenant")]
+        name: String,
+    },
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "payments_sandbox=info,tower_http=info".into()),
+        )
+        .init();
+    let cli = Cli::parse();
+    match start(cli) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("payments-sandbox: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn start(cli: Cli) -> Result<(), String> {
+    let store = Store::open(&cli.database)?;
+    if let Some(Command::CreateTenant { name }) = cli.command {
+        let token = create_tenant(&store, &name, None)?;
+        println!("{token}");
+        return Ok(());
+    }
+    let serve = cli.serve;
+    let mut new_tokens = vec![];
+    for token in serve.tokens.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+        let hash = token_hash(token);
+        if store.run_blocking(|tx| tx.tenant_by_token_hash(&hash)).map_err(|e| e.to_string())?.is_none() {
+            create_tenant(&store, "Sandbox tenant", Some(token))?;
+        }
+    }
+    if store.run_blocking(|tx| tx.tenant_count()).map_err(|e| e.to_string())? == 0 {
+        new_tokens.push(create_tenant(&store, "Sandbox tenant", None)?);
+    }
+    let unreconciled = store.run_blocking(|tx| tx.unreconciled_balances()).map_err(|e| e.to_string())?;
+    if !unreconciled.is_empty() {
+        return Err(format!("balances disagree with their ledger entries: {unreconciled:?}"));
+    }
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(serve.listen)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", serve.listen))?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        let public_url = serve.public_url.unwrap_or_else(|| format!("http://{address}"));
+        let options = Options {
+            public_url: public_url.clone(),
+            rate_limit: NonZeroU32::new(serve.rate_limit),
+            rail_interval: (serve.rail_interval > 0).then(|| Duration::from_secs(serve.rail_interval)),
+            webhook_policy: TargetPolicy { allow_loopback: serve.webhook_allow_loopback },
+        };
+        announce(&public_url, &cli.database, &new_tokens);
+        tracing::info!(%address, database = %cli.database, "listening");
+        payments_sandbox::run(store, options, listener, shutdown_signal())
+            .await
+            .map_err(|e| e.to_string())?;
+        tracing::info!("stopped");
+        Ok(())
+    })
+}
+
+fn create_tenant(store: &Store, name: &str, token: Option<&str>) -> Result<String, String> {
+    let token = token.map_or_else(new_token, str::to_owned);
+    let hash = token_hash(&token);
+    let now = Now::new().text();
+    store.run_blocking(|tx| tx.create_tenant(name, &hash, &now)).map_err(|e| e.to_string())?;
+    Ok(token)
+}
+
+fn announce(url: &str, database: &str, new_tokens: &[String]) {
+    println!("Payments sandbox on {url} (database {database})");
+    match new_tokens.first() {
+        Some(token) => {
+            println!("Created a tenant. Its token (shown once, stored hashed): {token}");
+            println!("Try:  curl -H 'Authorization: Bearer {token}' {url}/currencies");
+        }
+        None => println!(
+            "Use a token of this database, or add one: payments-sandbox --database {database} create-tenant"
+        ),
+    }
+    println!("API reference: {url}/docs    Stop with Ctrl-C.");
+}
+
+/// Resolves on SIGINT or SIGTERM; the server then stops accepting and finishes what is in flight.
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}

@@ -1,0 +1,195 @@
+//! The payer's side: the hosted payment page behind `payment_url` and the QR code behind
+//! `qr_code_url`. No bearer token here: the request's random id is what the payer is given.
+
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::get;
+use payments_types as types;
+use uuid::Uuid;
+
+use crate::reference;
+use crate::service::{Now, Sandbox, pay};
+use crate::store::Kind;
+
+pub fn routes(sandbox: Sandbox) -> axum::Router {
+    axum::Router::new()
+        .route("/pay/{id}", get(page).post(submit))
+        .route("/pay/{id}/qr.svg", get(qr_code))
+        .with_state(sandbox)
+}
+
+async fn find(sandbox: &Sandbox, id: &str) -> Option<(Uuid, types::PaymentRequest)> {
+    let id: Uuid = id.parse().ok()?;
+    sandbox.store().run(move |tx| tx.find_any(Kind::PaymentRequest, id)).await.ok().flatten()
+}
+
+async fn page(State(sandbox): State<Sandbox>, Path(id): Path<String>) -> Response {
+    match find(&sandbox, &id).await {
+        Some((_, request)) => Html(render(&request, None)).into_response(),
+        None => not_found(),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct PayForm {
+    #[serde(default)]
+    payer_name: String,
+}
+
+async fn submit(State(sandbox): State<Sandbox>, Path(id): Path<String>, form: Result<axum::Form<PayForm>, axum::extract::rejection::FormRejection>) -> Response {
+    let Some((tenant, request)) = find(&sandbox, &id).await else { return not_found() };
+    let payer_name = form.ok().map(|f| f.0.payer_name.trim().to_owned()).filter(|n| !n.is_empty() && n.chars().count() <= 140);
+    let paid = sandbox.store().run(move |tx| pay(tx, Now::new(), tenant, request.id, true, payer_name)).await;
+    match paid {
+        Ok(request) => match &request.return_url {
+            Some(url) => Redirect::to(url).into_response(),
+            None => Redirect::to(&format!("/pay/{}", request.id)).into_response(),
+        },
+        Err(error) => {
+            let current = find(&sandbox, &id).await.map(|(_, r)| r).unwrap_or(request);
+            (error.status(), Html(render(&current, Some(error.message())))).into_response()
+        }
+    }
+}
+
+async fn qr_code(State(sandbox): State<Sandbox>, Path(id): Path<String>) -> Response {
+    let Some((_, request)) = find(&sandbox, &id).await else { return not_found() };
+    let Ok(code) = qrcode::QrCode::new(request.payment_url.as_bytes()) else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let svg = code
+        .render::<qrcode::render::svg::Color>()
+        .min_dimensions(240, 240)
+        .quiet_zone(true)
+        .build();
+    ([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "public, max-age=86400")], svg).into_response()
+}
+
+fn not_found() -> Response {
+    (StatusCode::NOT_FOUND, Html(shell("Payment not found", "<p class=\"muted\">This payment link is not valid.</p>"))).into_response()
+}
+
+/// `amount` minor units of `currency` for people: symbol, thousands separators and exactly the
+/// currency's decimals (`2500` GBP is `£25.00`).
+pub fn format_amount(amount: u64, currency: &str) -> String {
+    let decimals = reference::currency(currency).map_or(2, |c| c.minor_units);
+    let scale = 10u64.pow(decimals);
+    let whole = (amount / scale).to_string();
+    let mut grouped = String::new();
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    let fraction = if decimals > 0 { format!(".{:0width$}", amount % scale, width = decimals as usize) } else { String::new() };
+    let symbol = match currency {
+        "GBP" => "£",
+        "EUR" => "€",
+        "USD" => "$",
+        "NGN" => "₦",
+        "INR" => "₹",
+        _ => "",
+    };
+    if symbol.is_empty() { format!("{grouped}{fraction} {currency}") } else { format!("{symbol}{grouped}{fraction}") }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+}
+
+fn render(request: &types::PaymentRequest, error: Option<&str>) -> String {
+    let amount = format_amount(request.amount.get(), &request.currency);
+    let reference = request.reference.as_ref().map(|r| r.to_string()).unwrap_or_default();
+    let status = request.status.to_string();
+    let action = match request.status {
+        types::PaymentRequestStatus::Initiated => format!(
+            r#"<form method="post" action="/pay/{id}">
+  <label for="payer_name">Your name</label>
+  <input id="payer_name" name="payer_name" autocomplete="name" maxlength="140" placeholder="Name on your account">
+  <button type="submit" id="pay">Pay {amount}</button>
+</form>"#,
+            id = request.id
+        ),
+        types::PaymentRequestStatus::Processed => {
+            r#"<p class="done" id="outcome">Paid. Thank you.</p>"#.to_owned()
+        }
+        _ => format!(r#"<p class="muted" id="outcome">This payment request is {status}.</p>"#),
+    };
+    let error = error.map(|e| format!(r#"<p class="error" role="alert">{}</p>"#, escape(e))).unwrap_or_default();
+    let body = format!(
+        r#"<p class="muted">Payment request</p>
+<p class="amount" id="amount">{amount}</p>
+<p class="reference" id="reference">{reference}</p>
+<p class="status status-{status}" id="status">{status}</p>
+{error}
+{action}
+<figure>
+  <img src="/pay/{id}/qr.svg" width="200" height="200" alt="QR code of this payment link">
+  <figcaption>Scan to pay on another device</figcaption>
+</figure>"#,
+        reference = escape(&reference),
+        id = request.id,
+    );
+    shell(&format!("Pay {amount}"), &body)
+}
+
+fn shell(title: &str, body: &str) -> String {
+    format!(
+        r#"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+  :root {{ color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }}
+  body {{ margin: 0; background: #f3f4f7; color: #1c1e26; }}
+  main {{ max-width: 420px; margin: 0 auto; padding: 24px 16px; }}
+  .card {{ background: #fff; border-radius: 16px; box-shadow: 0 4px 24px rgba(20, 24, 40, .08); padding: 28px 24px; text-align: center; }}
+  .brand {{ font-weight: 600; letter-spacing: .02em; color: #4b5bdc; margin: 0 0 20px; }}
+  .muted {{ color: #6b6f80; margin: 0; }}
+  .amount {{ font-size: 2.6rem; font-weight: 700; margin: 4px 0; font-variant-numeric: tabular-nums; }}
+  .reference {{ margin: 0 0 12px; color: #3a3d4a; word-wrap: break-word; }}
+  .status {{ display: inline-block; padding: 2px 10px; border-radius: 999px; background: #eef0fb; color: #4b5bdc; font-size: .85rem; margin: 0 0 20px; }}
+  .status-processed {{ background: #e5f6ec; color: #1d7a45; }}
+  .status-failed, .status-cancelled {{ background: #fdecec; color: #b42323; }}
+  form {{ display: grid; gap: 8px; text-align: left; }}
+  label {{ font-size: .9rem; color: #3a3d4a; }}
+  input {{ font: inherit; padding: 12px; border: 1px solid #c9ccd8; border-radius: 10px; }}
+  button {{ font: inherit; font-weight: 600; padding: 14px; border: 0; border-radius: 10px; background: #4b5bdc; color: #fff; cursor: pointer; margin-top: 8px; }}
+  button:hover {{ background: #3a49c4; }}
+  .done {{ font-weight: 600; color: #1d7a45; }}
+  .error {{ color: #b42323; }}
+  figure {{ margin: 24px 0 0; }}
+  figure img {{ width: 200px; height: 200px; }}
+  figcaption {{ color: #6b6f80; font-size: .85rem; }}
+  footer {{ text-align: center; color: #8a8ea0; font-size: .8rem; margin-top: 16px; }}
+</style>
+</head>
+<body>
+<main>
+<div class="card">
+<p class="brand">Payments sandbox</p>
+{body}
+</div>
+<footer>Sandbox checkout: no real money moves.</footer>
+</main>
+</body>
+</html>
+"#
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_amount;
+
+    #[test]
+    fn amounts_show_minor_units() {
+        assert_eq!(format_amount(2500, "GBP"), "£25.00");
+        assert_eq!(format_amount(5, "USD"), "$0.05");
+        assert_eq!(format_amount(123_456_789, "NGN"), "₦1,234,567.89");
+    }
+}

@@ -1,0 +1,191 @@
+//! The sandbox as the tests run it: in this process on an ephemeral port with a database file
+//! in a fresh directory, or as the real binary in a child process.
+
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use payments_client::{Client, types};
+use payments_sandbox::{Options, Store, TargetPolicy};
+
+pub const ALICE: &str = "tok_alice";
+pub const BOB: &str = "tok_bob";
+
+/// A sandbox served in this process. Dropping it stops the server; the directory (and the
+/// database in it) goes with it.
+pub struct TestSandbox {
+    pub url: String,
+    pub addr: SocketAddr,
+    pub database: PathBuf,
+    _dir: tempfile::TempDir,
+    _shutdown: tokio::sync::oneshot::Sender<()>,
+}
+
+/// Options the tests start from: rails left to `POST /sandbox/advance`, no rate limit.
+pub fn test_options() -> Options {
+    Options {
+        public_url: String::new(),
+        rate_limit: None,
+        rail_interval: None,
+        webhook_policy: TargetPolicy::default(),
+    }
+}
+
+/// A sandbox with tenants for [`ALICE`] and [`BOB`].
+pub async fn start_sandbox() -> TestSandbox {
+    start_sandbox_with(test_options()).await
+}
+
+pub async fn start_sandbox_with(mut options: Options) -> TestSandbox {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let database = dir.path().join("sandbox.db");
+    let store = Store::open(database.to_str().expect("a UTF-8 path")).expect("the database opens");
+    for token in [ALICE, BOB] {
+        let hash = payments_sandbox::service::token_hash(token);
+        let now = payments_sandbox::service::Now::new().text();
+        store.run_blocking(|tx| tx.create_tenant("Test tenant", &hash, &now)).expect("a tenant");
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("an ephemeral port");
+    let addr = listener.local_addr().expect("a bound address");
+    let url = format!("http://{addr}");
+    if options.public_url.is_empty() {
+        options.public_url = url.clone();
+    }
+    let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(payments_sandbox::run(store, options, listener, async move {
+        let _ = stop.await;
+    }));
+    TestSandbox { url, addr, database, _dir: dir, _shutdown: shutdown }
+}
+
+impl TestSandbox {
+    pub fn client(&self, token: &str) -> Client {
+        payments_client::with_token(&self.url, token)
+    }
+}
+
+/// Status and message of an error response; panics on anything else.
+pub fn client_error<T: std::fmt::Debug>(result: Result<T, payments_client::Error<types::Error>>) -> (u16, String) {
+    match result {
+        Err(payments_client::Error::ErrorResponse(response)) => {
+            let status = response.status().as_u16();
+            let body = response.into_inner();
+            assert_eq!(body.request, types::ErrorRequest::Error);
+            assert_eq!(i64::from(body.code), i64::from(status));
+            (status, body.message)
+        }
+        other => panic!("expected an error response, got {other:?}"),
+    }
+}
+
+/// Asserts an error response with `status` whose message mentions `needle`.
+#[track_caller]
+pub fn assert_refused<T: std::fmt::Debug>(result: Result<T, payments_client::Error<types::Error>>, status: u16, needle: &str) {
+    let (got, message) = client_error(result);
+    assert_eq!(got, status, "status; message {message:?}");
+    assert!(
+        message.to_lowercase().contains(&needle.to_lowercase()),
+        "message {message:?} should mention {needle:?}"
+    );
+}
+
+pub fn code<T: std::str::FromStr>(value: &str) -> T
+where
+    T::Err: std::fmt::Debug,
+{
+    value.parse().expect("a valid value")
+}
+
+pub fn amount(value: u64) -> types::Amount {
+    types::Amount::new(value).expect("a positive amount")
+}
+
+pub fn limit(value: u32) -> NonZeroU32 {
+    NonZeroU32::new(value).expect("a positive limit")
+}
+
+pub async fn open_balance(client: &Client, currency: &str) -> types::Balance {
+    client
+        .create_balance()
+        .body(types::BalanceCreate::builder().currency(code::<types::CurrencyCode>(currency)))
+        .send()
+        .await
+        .expect("a balance")
+        .into_inner()
+}
+
+/// Puts `value` into `balance` the way money arrives: a payment request, paid.
+pub async fn fund(client: &Client, balance: &types::Balance, value: u64) {
+    let request = client
+        .create_payment_request()
+        .body(types::PaymentRequestCreate::builder().amount(amount(value)).settlement_balance_id(Some(balance.id)))
+        .send()
+        .await
+        .expect("a payment request")
+        .into_inner();
+    let paid = client.simulate_payment().id(request.id).send().await.expect("paid").into_inner();
+    assert_eq!(paid.status, types::PaymentRequestStatus::Processed);
+}
+
+pub async fn balance_of(client: &Client, id: uuid::Uuid) -> i64 {
+    client.get_balance().id(id).send().await.expect("the balance").into_inner().balance
+}
+
+pub async fn gb_recipient(client: &Client) -> types::Recipient {
+    client
+        .create_recipient()
+        .body(
+            types::RecipientCreate::builder()
+                .type_(types::RecipientType::Personal)
+                .country(code::<types::CountryCode>("GB"))
+                .bank_account(
+                    types::BankAccount::builder()
+                        .currency(code::<types::CurrencyCode>("GBP"))
+                        .account_name(Some(code("Ada Lovelace")))
+                        .sort_code(Some(code("04-00-04")))
+                        .account_number(Some(code("12345678"))),
+                ),
+        )
+        .send()
+        .await
+        .expect("a recipient")
+        .into_inner()
+}
+
+pub fn payment(balance: uuid::Uuid, recipient: uuid::Uuid, value: u64) -> types::builder::TransactionCreate {
+    types::TransactionCreate::builder()
+        .transaction_type(types::TransactionCreateTransactionType::Payment)
+        .amount(Some(amount(value)))
+        .balance_id(balance)
+        .recipient_id(recipient)
+}
+
+/// Every balance equals the sum of its ledger entries, read from the database file itself.
+pub fn assert_ledger_reconciles(database: &std::path::Path) {
+    let conn = rusqlite::Connection::open_with_flags(database, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("the database opens read-only");
+    let mismatched: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM balances b
+             WHERE b.amount != COALESCE((SELECT SUM(delta) FROM ledger l WHERE l.balance_id = b.id), 0)",
+            [],
+            |row| row.get(0),
+        )
+        .expect("a count");
+    assert_eq!(mismatched, 0, "balances that differ from their ledger");
+}
+
+/// Waits until `condition` holds, checking every 50 ms, for at most `within`.
+pub async fn eventually<F: Future<Output = bool>>(within: Duration, mut condition: impl FnMut() -> F) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        if condition().await {
+            return true;
+        }
+        if tokio::time::Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
