@@ -297,7 +297,8 @@ let response = client.list_payment_requests()
 Creates a request for `amount` and returns its pay link and QR code. Give
 `settlement_balance_id`, `currency`, or both (they must then agree): without a balance the
 request settles into your oldest balance in `currency`. The currency must support payment
-requests (`GET /currencies`). Emits `paymentrequest.initiated`.
+requests (`GET /currencies`). An unknown `settlement_balance_id` answers `404`. Emits
+`paymentrequest.initiated`.
 
 
 Sends a `POST` request to `/paymentrequests`
@@ -628,6 +629,7 @@ the balance's currency) or `to_amount` (what the recipient receives, in the reci
 currency); the other is computed at the current rate. `amount` plus `fees` is taken from the
 balance at once, atomically; a balance that does not cover it is refused with `400` and
 nothing changes. The transaction starts `initiated` and is moved on by the payment rail.
+An unknown `balance_id` or `recipient_id` (a deleted recipient included) answers `404`.
 Emits `transaction.initiated`.
 
 
@@ -695,7 +697,8 @@ let response = client.list_virtual_accounts()
 Issues bank details in a currency that supports virtual accounts (`GET /currencies`). Give
 `settlement_balance_id`, `currency`, or both (they must agree). The account starts
 `initiated` and becomes `active` when the bank confirms it (in the sandbox within seconds,
-or at once with `POST /sandbox/advance`). Emits `virtualaccount.initiated`.
+or at once with `POST /sandbox/advance`). An unknown `settlement_balance_id` answers `404`.
+Emits `virtualaccount.initiated`.
 
 
 Sends a `POST` request to `/virtualaccounts`
@@ -1979,6 +1982,13 @@ pub mod builder {
                     )
                 }
                 401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
                     Err(
                         Error::ErrorResponse(
                             ResponseValue::from_response(response).await?,
@@ -4120,6 +4130,13 @@ pub mod builder {
                         ),
                     )
                 }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
                 409u16 => {
                     Err(
                         Error::ErrorResponse(
@@ -4568,6 +4585,13 @@ pub mod builder {
                     )
                 }
                 401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
                     Err(
                         Error::ErrorResponse(
                             ResponseValue::from_response(response).await?,

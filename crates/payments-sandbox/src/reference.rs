@@ -400,6 +400,12 @@ pub fn amount_for(to_amount: u128, rate: u128, from: &CurrencyInfo, to: &Currenc
     numerator.div_ceil(denominator)
 }
 
+/// `amount` minor units of `from` at the exact mid-market cross rate (not rounded to six
+/// decimals), rounded down: what a balance is worth in the default currency.
+pub fn value_in(amount: u128, from: &CurrencyInfo, to: &CurrencyInfo) -> u128 {
+    amount * to.per_usd_micros * 10u128.pow(to.minor_units) / (from.per_usd_micros * 10u128.pow(from.minor_units))
+}
+
 /// The largest amount accepted anywhere (the spec's `Amount` maximum).
 pub const MAX_AMOUNT: u128 = 100_000_000_000;
 

@@ -148,11 +148,10 @@ fn load_balance(tx: &Tx, tenant: &Tenant, id: Uuid) -> Result<types::Balance, Ap
 fn with_amount(tx: &Tx, tenant: &Tenant, mut balance: types::Balance) -> Result<types::Balance, ApiError> {
     let held = tx.balance_amount(balance.id)?;
     let currency = reference::currency(&balance.currency.to_string()).ok_or_else(ApiError::internal)?;
-    let rate = reference::mid_rate(currency, tenant.default_currency);
     balance.balance = held;
     balance.default_currency = typed(tenant.default_currency.code)?;
     balance.default_currency_balance =
-        i64::try_from(reference::convert(held as u128, rate, currency, tenant.default_currency)).map_err(db_error)?;
+        i64::try_from(reference::value_in(held as u128, currency, tenant.default_currency)).map_err(db_error)?;
     Ok(balance)
 }
 

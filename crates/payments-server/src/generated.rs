@@ -111,7 +111,8 @@ pub trait Api: Send + Sync + 'static {
     /// Creates a request for `amount` and returns its pay link and QR code. Give
     /// `settlement_balance_id`, `currency`, or both (they must then agree): without a balance the
     /// request settles into your oldest balance in `currency`. The currency must support payment
-    /// requests (`GET /currencies`). Emits `paymentrequest.initiated`.
+    /// requests (`GET /currencies`). An unknown `settlement_balance_id` answers `404`. Emits
+    /// `paymentrequest.initiated`.
     ///
     /// `POST /paymentrequests` (createPaymentRequest)
     fn create_payment_request(
@@ -294,6 +295,7 @@ pub trait Api: Send + Sync + 'static {
     /// currency); the other is computed at the current rate. `amount` plus `fees` is taken from the
     /// balance at once, atomically; a balance that does not cover it is refused with `400` and
     /// nothing changes. The transaction starts `initiated` and is moved on by the payment rail.
+    /// An unknown `balance_id` or `recipient_id` (a deleted recipient included) answers `404`.
     /// Emits `transaction.initiated`.
     ///
     /// `POST /transactions` (createTransaction)
@@ -329,7 +331,8 @@ pub trait Api: Send + Sync + 'static {
     /// Issues bank details in a currency that supports virtual accounts (`GET /currencies`). Give
     /// `settlement_balance_id`, `currency`, or both (they must agree). The account starts
     /// `initiated` and becomes `active` when the bank confirms it (in the sandbox within seconds,
-    /// or at once with `POST /sandbox/advance`). Emits `virtualaccount.initiated`.
+    /// or at once with `POST /sandbox/advance`). An unknown `settlement_balance_id` answers `404`.
+    /// Emits `virtualaccount.initiated`.
     ///
     /// `POST /virtualaccounts` (createVirtualAccount)
     fn create_virtual_account(

@@ -1345,8 +1345,9 @@ impl<'de> ::serde::Deserialize<'de> for CurrencyCode {
             })
     }
 }
-/**`pending`: not yet acknowledged, a delivery or redelivery is due; `delivered`: an attempt was
-answered 2xx; `discarded`: the 24 hourly redeliveries all failed, or the endpoint was deleted.
+/**`pending`: not attempted yet, the first delivery is due at `next_attempt`; `failed`: the last
+attempt failed and a redelivery is due at `next_attempt`; `delivered`: an attempt was answered
+2xx; `discarded`: the 24 hourly redeliveries all failed, or the endpoint was deleted.
 */
 #[derive(
     ::serde::Deserialize,
