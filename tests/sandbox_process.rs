@@ -1,1 +1,243 @@
-fn main(){}
+//! The real `payments-sandbox` binary in a child process: first start, tokens from the
+//! environment, the `create-tenant` subcommand, a graceful stop that finishes the request in
+//! flight, and a `kill -9` in the middle of writes that loses nothing acknowledged.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use payments_client::types;
+use payments_tests::sandbox::*;
+
+/// Builds the binary once per test process (a no-op when `cargo test` already built it).
+fn binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        escargot::CargoBuild::new()
+            .package("payments-sandbox")
+            .bin("payments-sandbox")
+            .current_target()
+            .run()
+            .expect("payments-sandbox builds")
+            .path()
+            .to_path_buf()
+    })
+}
+
+/// A running sandbox process and what it has printed so far.
+struct Process {
+    child: Child,
+    url: String,
+    stdout: Arc<Mutex<Vec<String>>>,
+}
+
+fn spawn(database: &Path, tokens: Option<&str>) -> Process {
+    let mut command = Command::new(binary());
+    command
+        .args(["--listen", "127.0.0.1:0", "--rail-interval", "0", "--rate-limit", "0", "--database"])
+        .arg(database)
+        .env_remove("PAYMENTS_SANDBOX_TOKENS")
+        .env("RUST_LOG", "payments_sandbox=info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(tokens) = tokens {
+        command.env("PAYMENTS_SANDBOX_TOKENS", tokens);
+    }
+    let mut child = command.spawn().expect("the sandbox starts");
+    let stdout = Arc::new(Mutex::new(Vec::new()));
+    let (url_sender, url_receiver) = std::sync::mpsc::channel();
+    let lines = stdout.clone();
+    let out = child.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let announced = line.starts_with("API reference: ");
+            lines.lock().unwrap().push(line);
+            // The announcement ends with the docs line; the URL is on its first line.
+            if announced {
+                let lines = lines.lock().unwrap();
+                let url = lines.iter().find_map(|l| l.strip_prefix("Payments sandbox on ")).unwrap_or_default();
+                let _ = url_sender.send(url.split(' ').next().unwrap_or_default().to_owned());
+            }
+        }
+    });
+    let mut err = child.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        let mut log = String::new();
+        let _ = err.read_to_string(&mut log);
+        eprint!("{log}");
+    });
+    let url = url_receiver.recv_timeout(Duration::from_secs(60)).expect("the sandbox announces its address");
+    Process { child, url, stdout }
+}
+
+impl Process {
+    fn printed(&self) -> String {
+        self.stdout.lock().unwrap().join("\n")
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill").args([signal, &self.child.id().to_string()]).status().expect("kill runs");
+        assert!(status.success());
+    }
+
+    fn wait(&mut self, within: Duration) -> std::process::ExitStatus {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("the child's status") {
+                return status;
+            }
+            assert!(std::time::Instant::now() < deadline, "the sandbox did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn first_start_prints_a_token_and_create_tenant_adds_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("fresh.db");
+    let mut process = spawn(&database, None);
+    let printed = process.printed();
+    let token = printed
+        .lines()
+        .find_map(|line| line.split("stored hashed): ").nth(1))
+        .unwrap_or_else(|| panic!("a token is printed on first start:\n{printed}"))
+        .to_owned();
+    assert!(printed.contains(&format!("curl -H 'Authorization: Bearer {token}' {}/currencies", process.url)));
+    let first = payments_client::with_token(&process.url, &token);
+    let balance = open_balance(&first, "GBP").await;
+    // The token is stored only as its hash.
+    let stored = std::fs::read(&database).unwrap();
+    assert!(!stored.windows(token.len()).any(|w| w == token.as_bytes()), "the raw token is not in the database file");
+
+    // A second tenant, made by the subcommand while the server runs.
+    let output = Command::new(binary()).arg("--database").arg(&database).arg("create-tenant").output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let second_token = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    assert!(second_token.starts_with("sk_sandbox_") && second_token != token);
+    let second = payments_client::with_token(&process.url, &second_token);
+    assert_refused(second.get_balance().id(balance.id).send().await, 404, "balance");
+    assert!(second.list_balances().send().await.unwrap().into_inner().is_empty());
+
+    // SIGTERM stops it cleanly.
+    process.signal("-TERM");
+    assert!(process.wait(Duration::from_secs(10)).success());
+
+    // A restart creates no new tenant: the old token still works and none is printed.
+    let again = spawn(&database, None);
+    assert!(!again.printed().contains("stored hashed"));
+    let first = payments_client::with_token(&again.url, &token);
+    assert_eq!(first.get_balance().id(balance.id).send().await.unwrap().into_inner().id, balance.id);
+}
+
+#[tokio::test]
+async fn sigterm_finishes_the_request_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut process = spawn(&dir.path().join("graceful.db"), Some("tok_graceful"));
+    let address = process.url.trim_start_matches("http://").to_owned();
+    // Half a request: headers and part of the body.
+    let body = br#"{"currency":"GBP","name":"In flight"}"#;
+    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+    write!(
+        stream,
+        "POST /balances HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer tok_graceful\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(&body[..10]).unwrap();
+    stream.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    process.signal("-TERM");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(process.child.try_wait().unwrap().is_none(), "still running while a request is in flight");
+    stream.write_all(&body[10..]).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 201"), "{response}");
+    assert!(response.contains("In flight"));
+    assert!(process.wait(Duration::from_secs(10)).success());
+    // New connections are refused once it has stopped.
+    assert!(std::net::TcpStream::connect(&address).is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn acknowledged_writes_survive_kill_9_and_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("durable.db");
+    let process = spawn(&database, Some("tok_durable"));
+    let client = payments_client::with_token(&process.url, "tok_durable");
+    let balance = open_balance(&client, "GBP").await;
+    let recipient = gb_recipient(&client).await;
+    fund(&client, &balance, 1_000_000).await;
+
+    // Four writers pay as fast as they can; each acknowledged payment is remembered.
+    let acknowledged = Arc::new(Mutex::new(Vec::<types::Transaction>::new()));
+    let writers: Vec<_> = (0..4)
+        .map(|writer| {
+            let client = client.clone();
+            let acknowledged = acknowledged.clone();
+            tokio::spawn(async move {
+                for i in 0.. {
+                    let body = payment(balance.id, recipient.id, 100 + i % 7).order_id(Some(code(&format!("w{writer}-{i}"))));
+                    match client.create_transaction().body(body).send().await {
+                        Ok(created) => acknowledged.lock().unwrap().push(created.into_inner()),
+                        Err(_) => return, // the server is gone
+                    }
+                }
+            })
+        })
+        .collect();
+    // Let them run, then kill -9 with writes in flight.
+    assert!(eventually(Duration::from_secs(60), || {
+        let count = acknowledged.lock().unwrap().len();
+        async move { count >= 200 }
+    })
+    .await);
+    let mut process = process;
+    process.signal("-KILL");
+    process.wait(Duration::from_secs(10));
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    eprintln!("acknowledged before the kill: {}", acknowledged.len());
+
+    // Restarted on the same file: the startup reconciliation passes, and every acknowledged
+    // payment is there, with the balance reflecting exactly what was stored.
+    let restarted = spawn(&database, Some("tok_durable"));
+    let client = payments_client::with_token(&restarted.url, "tok_durable");
+    for payment in &acknowledged {
+        let stored = client.get_transaction().id(payment.id).send().await.expect("an acknowledged payment survives").into_inner();
+        assert_eq!(&stored, payment);
+    }
+    let mut stored = vec![];
+    let mut after = None;
+    loop {
+        let mut request = client.list_transactions().balance_id(balance.id).transaction_type(types::TransactionType::Payment).limit(limit(100));
+        if let Some(id) = after {
+            request = request.starting_after(id);
+        }
+        let page = request.send().await.unwrap().into_inner();
+        after = page.last().map(|t: &types::Transaction| t.id);
+        let done = page.len() < 100;
+        stored.extend(page);
+        if done {
+            break;
+        }
+    }
+    assert!(stored.len() >= acknowledged.len(), "at most the unacknowledged in-flight ones are extra");
+    assert!(stored.len() <= acknowledged.len() + 4, "no more than one in flight per writer");
+    let spent: i64 = stored.iter().map(|t| t.amount.get() as i64 + t.fees).sum();
+    assert_eq!(balance_of(&client, balance.id).await, 1_000_000 - spent);
+    drop(restarted);
+    assert_ledger_reconciles(&database);
+}
