@@ -78,7 +78,7 @@ pub fn format_amount(amount: u64, currency: &str) -> String {
     let whole = (amount / scale).to_string();
     let mut grouped = String::new();
     for (i, digit) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
             grouped.push(',');
         }
         grouped.push(digit);

@@ -245,11 +245,10 @@ fn check_field(country: &str, field: &Field, value: &str) -> Result<(), String> 
     if field.number && !digits(value) {
         return Err("must be digits only".into());
     }
-    if let Some(length) = field.length {
-        if value.chars().count() != length as usize {
+    if let Some(length) = field.length
+        && value.chars().count() != length as usize {
             return Err(format!("must be exactly {length} characters"));
         }
-    }
     match (field.name, country) {
         ("account_number", "IN") if !(9..=18).contains(&value.len()) => Err("must be 9 to 18 digits".into()),
         ("account_number", "US") if !(4..=17).contains(&value.len()) => Err("must be 4 to 17 digits".into()),
@@ -267,7 +266,7 @@ fn check_field(country: &str, field: &Field, value: &str) -> Result<(), String> 
 fn aba_checksum(value: &str) -> bool {
     let d: Vec<u32> = value.bytes().map(|b| u32::from(b - b'0')).collect();
     d.len() == 9
-        && (3 * (d[0] + d[3] + d[6]) + 7 * (d[1] + d[4] + d[7]) + (d[2] + d[5] + d[8])) % 10 == 0
+        && (3 * (d[0] + d[3] + d[6]) + 7 * (d[1] + d[4] + d[7]) + (d[2] + d[5] + d[8])).is_multiple_of(10)
 }
 
 fn ifsc(value: &str) -> bool {

@@ -72,6 +72,18 @@ impl Sandbox {
 #[derive(Clone, Copy)]
 pub struct Now(pub DateTime<Utc>);
 
+impl Default for Now {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Default for Now {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Now {
     pub fn new() -> Self {
         Self(Utc::now().trunc_subsecs(3))
@@ -403,13 +415,12 @@ impl server::Api for Sandbox {
             id: id.parse().map_err(db_error)?,
             default_currency: reference::currency(&default_currency).ok_or_else(ApiError::internal)?,
         };
-        if let Some(limiter) = &self.limiter {
-            if let Err(not_until) = limiter.check_key(&tenant.id) {
+        if let Some(limiter) = &self.limiter
+            && let Err(not_until) = limiter.check_key(&tenant.id) {
                 use governor::clock::Clock;
                 let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
                 return Err(ApiError::too_many_requests(wait.as_secs_f64().ceil().max(1.0) as u64));
             }
-        }
         Ok(tenant)
     }
 
@@ -528,11 +539,10 @@ impl server::Api for Sandbox {
                     currency.code
                 ))
             })?;
-            if let Some(url) = &body.return_url {
-                if !(url.starts_with("https://") || url.starts_with("http://")) {
+            if let Some(url) = &body.return_url
+                && !(url.starts_with("https://") || url.starts_with("http://")) {
                     return Err(ApiError::bad_request("return_url must be an http or https URL"));
                 }
-            }
             let id = Uuid::new_v4();
             let payment_url = this.payment_url(id);
             let request = types::PaymentRequest {

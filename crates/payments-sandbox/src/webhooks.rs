@@ -269,11 +269,12 @@ pub fn ping(tx: &Tx, now: Now, tenant: Uuid, endpoint_id: Uuid) -> Result<types:
 const NOTIFICATION_COLUMNS: &str =
     "id, endpoint_id, event, created, data, response_code, retry_count, status, next_attempt_us";
 
-fn notification(row: &rusqlite::Row) -> rusqlite::Result<(String, String, String, String, String, Option<i32>, i32, String, Option<i64>)> {
+/// A `notifications` row in the order of [`NOTIFICATION_COLUMNS`].
+type NotificationRow = (String, String, String, String, String, Option<i32>, i32, String, Option<i64>);
+
+fn notification(row: &rusqlite::Row) -> rusqlite::Result<NotificationRow> {
     Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?, row.get(7)?, row.get(8)?))
 }
-
-type NotificationRow = (String, String, String, String, String, Option<i32>, i32, String, Option<i64>);
 
 fn webhook(row: NotificationRow) -> Result<types::Webhook, ApiError> {
     let (id, endpoint_id, event, created, data, response_code, retry_count, status, next_attempt_us) = row;
