@@ -78,12 +78,6 @@ impl Default for Now {
     }
 }
 
-impl Default for Now {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Now {
     pub fn new() -> Self {
         Self(Utc::now().trunc_subsecs(3))
