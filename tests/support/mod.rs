@@ -1,5 +1,6 @@
 //! Shared pieces of the end-to-end tests.
 
+pub mod receiver;
 pub mod sandbox;
 
 use std::net::SocketAddr;

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use payments_client::{Client, types};
-use payments_sandbox::{Options, Store, TargetPolicy};
+use payments_sandbox::{DeliveryOptions, Options, Store};
+use uuid::Uuid;
 
 pub const ALICE: &str = "tok_alice";
 pub const BOB: &str = "tok_bob";
@@ -28,7 +29,7 @@ pub fn test_options() -> Options {
         public_url: String::new(),
         rate_limit: None,
         rail_interval: None,
-        webhook_policy: TargetPolicy::default(),
+        webhooks: DeliveryOptions::default(),
     }
 }
 
@@ -188,4 +189,50 @@ pub async fn eventually<F: Future<Output = bool>>(within: Duration, mut conditio
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Drives one tenant through every state change that has an event (all but `ping`, which needs
+/// an endpoint): 18 events.
+pub async fn make_every_event(client: &Client) {
+    let gbp = open_balance(client, "GBP").await;
+    fund(client, &gbp, 100_000).await; // paymentrequest.initiated, .processed, .settled
+    let failing = client
+        .create_payment_request()
+        .body(types::PaymentRequestCreate::builder().amount(amount(1)).currency(Some(code("GBP"))))
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
+    client.simulate_payment().id(failing.id).body(types::SimulatePayment::builder().outcome(types::SimulatePaymentOutcome::Failed)).send().await.unwrap();
+    let cancelled = client
+        .create_payment_request()
+        .body(types::PaymentRequestCreate::builder().amount(amount(1)).currency(Some(code("GBP"))))
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
+    client.cancel_payment_request().id(cancelled.id).send().await.unwrap();
+    let recipient = gb_recipient(client).await;
+    let spare = gb_recipient(client).await;
+    client.delete_recipient().id(spare.id).send().await.unwrap();
+    use types::SimulateTransactionStatusStatus as To;
+    let step = |id: Uuid, to: To, reason: Option<&str>| {
+        let request = client.simulate_transaction_status().id(id).body(types::SimulateTransactionStatus::builder().status(to).failure_reason(reason.map(code)));
+        async move { request.send().await.unwrap().into_inner() }
+    };
+    let settled = client.create_transaction().body(payment(gbp.id, recipient.id, 100)).send().await.unwrap().into_inner();
+    step(settled.id, To::Pending, None).await;
+    step(settled.id, To::Processing, None).await;
+    step(settled.id, To::Processed, None).await;
+    step(settled.id, To::Refunded, None).await;
+    let failed = client.create_transaction().body(payment(gbp.id, recipient.id, 100)).send().await.unwrap().into_inner();
+    step(failed.id, To::Processing, None).await;
+    step(failed.id, To::Failed, Some("Closed")).await;
+    let stopped = client.create_transaction().body(payment(gbp.id, recipient.id, 100)).send().await.unwrap().into_inner();
+    step(stopped.id, To::Cancelled, None).await;
+    open_balance(client, "NGN").await;
+    let account = client.create_virtual_account().body(types::VirtualAccountCreate::builder().currency(Some(code("NGN")))).send().await.unwrap().into_inner();
+    client.advance_sandbox().send().await.unwrap();
+    client.simulate_virtual_account_status().id(account.id).body(types::SimulateVirtualAccountStatus::builder().status(types::SimulateVirtualAccountStatusStatus::Blocked)).send().await.unwrap();
+    client.close_virtual_account().id(account.id).send().await.unwrap();
 }

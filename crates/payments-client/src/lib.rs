@@ -18,9 +18,13 @@
 //! ```
 //!
 //! The models are the shared `payments-types` crate, re-exported as [`types`].
+//!
+//! [`webhooks`] is the receiver's kit: signature verification, typed events, duplicate and
+//! stale-notification filtering, and an axum extractor.
 
 #[allow(clippy::all, clippy::pedantic, unused_imports, dead_code)]
 mod generated;
+pub mod webhooks;
 
 pub use generated::*;
 

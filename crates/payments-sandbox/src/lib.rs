@@ -2,6 +2,7 @@
 //! `payments_server::Api` on an embedded SQLite database, with simulated payment rails, the
 //! hosted payment page and webhook delivery. `main.rs` is the command line around [`run`].
 
+pub mod delivery;
 pub mod paypage;
 pub mod rails;
 pub mod reference;
@@ -19,6 +20,7 @@ use tower_http::trace::TraceLayer;
 
 pub use service::{Sandbox, Tenant};
 pub use store::Store;
+pub use delivery::DeliveryOptions;
 pub use webhooks::TargetPolicy;
 
 /// How a sandbox behaves, besides where its database is.
@@ -31,7 +33,7 @@ pub struct Options {
     /// How often the simulated rails move things on by themselves; `None` leaves it to
     /// `POST /sandbox/advance`.
     pub rail_interval: Option<Duration>,
-    pub webhook_policy: TargetPolicy,
+    pub webhooks: DeliveryOptions,
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -52,8 +54,8 @@ pub fn app(sandbox: Sandbox) -> axum::Router {
         )
 }
 
-/// Serves `store` on `listener` until `shutdown` resolves, then finishes the requests in flight.
-/// The background rails run alongside.
+/// Serves `store` on `listener` until `shutdown` resolves, then finishes the requests in flight
+/// and the webhook deliveries under way. The rails and the delivery worker run alongside.
 pub async fn run(
     store: Store,
     options: Options,
@@ -61,8 +63,14 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let sandbox = Sandbox::new(store.clone(), &options);
+    let deliverer = delivery::Deliverer::new(store.clone(), options.webhooks.clone()).map_err(std::io::Error::other)?;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let deliveries = tokio::spawn(deliverer.run(stopped));
     if let Some(interval) = options.rail_interval {
         tokio::spawn(rails::run(store.clone(), interval));
     }
-    axum::serve(listener, app(sandbox)).with_graceful_shutdown(shutdown).await
+    let served = axum::serve(listener, app(sandbox)).with_graceful_shutdown(shutdown).await;
+    let _ = stop.send(true);
+    let _ = deliveries.await;
+    served
 }

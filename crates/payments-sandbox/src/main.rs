@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use payments_sandbox::service::{Now, new_token, token_hash};
-use payments_sandbox::{Options, Store, TargetPolicy};
+use payments_sandbox::{DeliveryOptions, Options, Store, TargetPolicy};
 
 #[derive(Parser)]
 #[command(version, about = "The payments sandbox: the Payments API on an embedded database.")]
@@ -43,6 +43,13 @@ struct Serve {
     /// Allow webhook endpoints on loopback, over plain http too (local development).
     #[arg(long)]
     webhook_allow_loopback: bool,
+    /// A PEM file of extra root certificates webhook targets may chain to (a private CA).
+    #[arg(long)]
+    webhook_root_ca: Option<std::path::PathBuf>,
+    /// Seconds between redeliveries of a failed notification, aligned to multiples of it
+    /// (3600: on the hour).
+    #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    webhook_retry_interval: u64,
 }
 
 #[derive(Subcommand)]
@@ -105,11 +112,16 @@ fn start(cli: Cli) -> Result<(), String> {
             public_url: public_url.clone(),
             rate_limit: NonZeroU32::new(serve.rate_limit),
             rail_interval: (serve.rail_interval > 0).then(|| Duration::from_secs(serve.rail_interval)),
-            webhook_policy: TargetPolicy { allow_loopback: serve.webhook_allow_loopback },
+            webhooks: DeliveryOptions {
+                retry_interval: Duration::from_secs(serve.webhook_retry_interval),
+                root_ca: serve.webhook_root_ca,
+                policy: TargetPolicy { allow_loopback: serve.webhook_allow_loopback },
+            },
         };
+        let shutdown = shutdown_signal()?;
         announce(&public_url, &cli.database, &new_tokens);
         tracing::info!(%address, database = %cli.database, "listening");
-        payments_sandbox::run(store, options, listener, shutdown_signal())
+        payments_sandbox::run(store, options, listener, shutdown)
             .await
             .map_err(|e| e.to_string())?;
         tracing::info!("stopped");
@@ -140,24 +152,27 @@ fn announce(url: &str, database: &str, new_tokens: &[String]) {
 }
 
 /// Resolves on SIGINT or SIGTERM; the server then stops accepting and finishes what is in flight.
-async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// The handlers are registered here, at once, so a signal that arrives while the server is still
+/// starting is not lost (nor left to the default action, which would kill the process).
+fn shutdown_signal() -> Result<impl Future<Output = ()>, String> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
+        let mut terminate = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+        Ok(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
             }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
+            tracing::info!("shutting down: finishing requests in flight");
+        })
     }
-    tracing::info!("shutting down: finishing requests in flight");
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+            tracing::info!("shutting down: finishing requests in flight");
+        })
+    }
 }

@@ -47,7 +47,7 @@ impl Sandbox {
             store,
             public_url: options.public_url.trim_end_matches('/').into(),
             limiter,
-            webhook_policy: options.webhook_policy,
+            webhook_policy: options.webhooks.policy,
         }
     }
 

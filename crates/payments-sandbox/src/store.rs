@@ -90,11 +90,13 @@ CREATE TABLE notifications (
     data TEXT NOT NULL,
     status TEXT NOT NULL,
     response_code INTEGER,
-    retry_count INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    -- Set while a delivery is under way, so it is not claimed twice; cleared at start-up.
+    in_flight INTEGER NOT NULL DEFAULT 0,
     next_attempt_us INTEGER
 );
 CREATE INDEX notifications_list ON notifications (tenant_id, seq);
-CREATE INDEX notifications_due ON notifications (next_attempt_us) WHERE next_attempt_us IS NOT NULL;
+CREATE INDEX notifications_due ON notifications (endpoint_id, next_attempt_us) WHERE next_attempt_us IS NOT NULL;
 "#];
 
 /// The kinds of resource, as stored in `resources.kind`.

@@ -267,7 +267,7 @@ pub fn ping(tx: &Tx, now: Now, tenant: Uuid, endpoint_id: Uuid) -> Result<types:
 }
 
 const NOTIFICATION_COLUMNS: &str =
-    "id, endpoint_id, event, created, data, response_code, retry_count, status, next_attempt_us";
+    "id, endpoint_id, event, created, data, response_code, MAX(attempts - 1, 0), status, next_attempt_us";
 
 /// A `notifications` row in the order of [`NOTIFICATION_COLUMNS`].
 type NotificationRow = (String, String, String, String, String, Option<i32>, i32, String, Option<i64>);
@@ -339,4 +339,114 @@ pub fn list_notifications(tx: &Tx, tenant: Uuid, query: &ListWebhooksQuery) -> R
     let mut statement = tx.sql().prepare_cached(&sql).map_err(db_error)?;
     let rows = statement.query_map(rusqlite::params_from_iter(values), notification).map_err(db_error)?;
     rows.map(|row| webhook(row.map_err(db_error)?)).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The delivery side of the outbox
+
+/// One notification to post, as claimed from the outbox.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    pub id: String,
+    pub endpoint_id: String,
+    pub url: String,
+    pub secret: String,
+    /// Attempts made before this one: the `X-Service-Retry-Count` to send.
+    pub retry_count: i64,
+    /// The exact body to post and sign.
+    pub body: String,
+}
+
+/// Endpoints with notifications due at `now_us`, not already being delivered.
+pub fn due_endpoints(tx: &Tx, now_us: i64) -> Result<Vec<String>, ApiError> {
+    let mut statement = tx
+        .sql()
+        .prepare_cached(
+            "SELECT DISTINCT endpoint_id FROM notifications WHERE next_attempt_us <= ? AND in_flight = 0",
+        )
+        .map_err(db_error)?;
+    let rows = statement.query_map(params![now_us], |row| row.get(0)).map_err(db_error)?;
+    rows.collect::<Result<_, _>>().map_err(db_error)
+}
+
+/// Claims up to `limit` due notifications of one endpoint, oldest due first, marking them in
+/// flight.
+pub fn claim(tx: &Tx, endpoint: &str, now_us: i64, limit: usize) -> Result<Vec<Attempt>, ApiError> {
+    let attempts: Vec<Attempt> = {
+        let mut statement = tx
+            .sql()
+            .prepare_cached(
+                "SELECT n.id, n.endpoint_id, e.url, e.secret, n.attempts, n.event, n.created, n.data
+                 FROM notifications n JOIN webhook_endpoints e ON e.id = n.endpoint_id
+                 WHERE n.endpoint_id = ? AND n.next_attempt_us <= ? AND n.in_flight = 0
+                 ORDER BY n.next_attempt_us, n.seq LIMIT ?",
+            )
+            .map_err(db_error)?;
+        let rows = statement
+            .query_map(params![endpoint, now_us, limit as i64], |row| {
+                let (id, event, created, data): (String, String, String, String) =
+                    (row.get(0)?, row.get(5)?, row.get(6)?, row.get(7)?);
+                Ok(Attempt {
+                    body: notification_body(&id, &event, &created, &data),
+                    id,
+                    endpoint_id: row.get(1)?,
+                    url: row.get(2)?,
+                    secret: row.get(3)?,
+                    retry_count: row.get(4)?,
+                })
+            })
+            .map_err(db_error)?;
+        rows.collect::<Result<_, _>>().map_err(db_error)?
+    };
+    for attempt in &attempts {
+        tx.sql()
+            .execute("UPDATE notifications SET in_flight = 1 WHERE id = ?", params![attempt.id])
+            .map_err(db_error)?;
+    }
+    Ok(attempts)
+}
+
+/// The body posted: `{"id","event","created","data"}`, with `data` exactly as stored.
+fn notification_body(id: &str, event: &str, created: &str, data: &str) -> String {
+    let text = |value: &str| serde_json::Value::String(value.to_owned()).to_string();
+    format!(r#"{{"id":{},"event":{},"created":{},"data":{data}}}"#, text(id), text(event), text(created))
+}
+
+/// What happened to one attempt: the status code if the receiver answered, and whether it was
+/// a success (`2xx`).
+pub struct Outcome {
+    pub response_code: Option<u16>,
+    pub delivered: bool,
+}
+
+/// Records an attempt. A failure is retried at `next_retry_us` until `max_retries` redeliveries
+/// have failed, then discarded. A notification discarded meanwhile (its endpoint deleted) stays so.
+pub fn record(tx: &Tx, id: &str, outcome: &Outcome, next_retry_us: i64, max_retries: i64) -> Result<(), ApiError> {
+    let code = outcome.response_code.map(i64::from);
+    if outcome.delivered {
+        tx.sql()
+            .execute(
+                "UPDATE notifications SET status = 'delivered', response_code = ?, attempts = attempts + 1,
+                 in_flight = 0, next_attempt_us = NULL WHERE id = ? AND status != 'discarded'",
+                params![code, id],
+            )
+            .map_err(db_error)?;
+    } else {
+        tx.sql()
+            .execute(
+                "UPDATE notifications SET response_code = ?, attempts = attempts + 1, in_flight = 0,
+                 status = CASE WHEN attempts + 1 > ?2 THEN 'discarded' ELSE 'failed' END,
+                 next_attempt_us = CASE WHEN attempts + 1 > ?2 THEN NULL ELSE ?3 END
+                 WHERE id = ?4 AND status != 'discarded'",
+                params![code, max_retries, next_retry_us, id],
+            )
+            .map_err(db_error)?;
+    }
+    tx.sql().execute("UPDATE notifications SET in_flight = 0 WHERE id = ?", params![id]).map_err(db_error)?;
+    Ok(())
+}
+
+/// After a restart nothing is under way: what was in flight is due again.
+pub fn release_in_flight(tx: &Tx) -> Result<usize, ApiError> {
+    tx.sql().execute("UPDATE notifications SET in_flight = 0 WHERE in_flight = 1", []).map_err(db_error)
 }

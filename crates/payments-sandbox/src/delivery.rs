@@ -1,0 +1,256 @@
+//! Posts the outbox (`notifications`) to the endpoints, as the document's delivery rules say:
+//! signed with HMAC-SHA512 over the raw body, `X-Service-Retry-Count`, 2xx within 10 seconds or
+//! it failed, then redelivered on the hour (every `retry_interval`) up to 24 times.
+//!
+//! Fairness: each endpoint has at most [`PER_ENDPOINT`] deliveries under way, so a slow or dead
+//! receiver holds only its own slots, and none of this runs on the request path (the API only
+//! writes rows). The outbox is the database: a restart picks up whatever is due.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hmac::{Hmac, Mac};
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use sha2::Sha512;
+use tokio::sync::Notify;
+
+use crate::store::Store;
+use crate::webhooks::{self, Attempt, Outcome, TargetPolicy, forbidden_address};
+
+/// Deliveries under way per endpoint at most.
+pub const PER_ENDPOINT: usize = 8;
+/// Redeliveries after the first attempt, before a notification is discarded.
+pub const MAX_RETRIES: i64 = 24;
+/// How long a receiver has to answer.
+pub const RECEIVER_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone)]
+pub struct DeliveryOptions {
+    /// Redeliveries happen at the next multiple of this since the epoch: on the hour for the
+    /// document's 3600 seconds.
+    pub retry_interval: Duration,
+    /// A PEM file of extra trusted roots (a private or test CA).
+    pub root_ca: Option<PathBuf>,
+    pub policy: TargetPolicy,
+}
+
+impl Default for DeliveryOptions {
+    fn default() -> Self {
+        Self { retry_interval: Duration::from_secs(3600), root_ca: None, policy: TargetPolicy::default() }
+    }
+}
+
+/// The HMAC-SHA512 of `body` keyed with `secret`, lowercase hex: `X-Service-Signature`.
+pub fn sign(secret: &str, body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha512>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key length");
+    mac.update(body);
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// Resolves names and drops every address the policy forbids, so a name that points (or is
+/// re-pointed) at the sandbox's own network cannot be reached: the check is on the address
+/// actually connected to.
+struct GuardedResolver {
+    policy: TargetPolicy,
+}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let policy = self.policy;
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let resolved: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> =
+                resolved.into_iter().filter(|a| forbidden_address(a.ip(), policy).is_none()).collect();
+            if allowed.is_empty() {
+                return Err(format!("{host} resolves to no address that may receive notifications").into());
+            }
+            Ok(Box::new(allowed.into_iter()) as Addrs)
+        })
+    }
+}
+
+fn http_client(options: &DeliveryOptions) -> Result<reqwest::Client, String> {
+    // reqwest is built without a default crypto provider; ring is ours.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = reqwest::Client::builder()
+        .timeout(RECEIVER_TIMEOUT)
+        .connect_timeout(RECEIVER_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .user_agent(concat!("payments-sandbox-webhooks/", env!("CARGO_PKG_VERSION")))
+        .dns_resolver(Arc::new(GuardedResolver { policy: options.policy }));
+    if let Some(path) = &options.root_ca {
+        let pem = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let certificates = reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| format!("{} is not a PEM certificate bundle: {e}", path.display()))?;
+        builder = builder.tls_certs_merge(certificates);
+    }
+    builder.build().map_err(|e| format!("cannot build the webhook client: {e}"))
+}
+
+/// The delivery worker. [`Deliverer::run`] until the shutdown signal; it then stops claiming and
+/// waits for the deliveries under way.
+pub struct Deliverer {
+    store: Store,
+    client: reqwest::Client,
+    options: DeliveryOptions,
+    wake: Arc<Notify>,
+    in_flight: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl Deliverer {
+    pub fn new(store: Store, options: DeliveryOptions) -> Result<Self, String> {
+        Ok(Self {
+            client: http_client(&options)?,
+            store,
+            options,
+            wake: Arc::new(Notify::new()),
+            in_flight: Arc::default(),
+        })
+    }
+
+    pub async fn run(self, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+        if let Err(error) = self.store.run(webhooks::release_in_flight).await {
+            tracing::error!(%error, "cannot release notifications left in flight");
+        }
+        let mut tasks = tokio::task::JoinSet::new();
+        loop {
+            if *shutdown.borrow() {
+                break;
+            }
+            if let Err(error) = self.dispatch(&mut tasks).await {
+                tracing::warn!(%error, "cannot read the outbox");
+            }
+            while tasks.try_join_next().is_some() {}
+            tokio::select! {
+                _ = self.wake.notified() => {}
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+                _ = shutdown.changed() => {}
+            }
+        }
+        let waiting = tasks.len();
+        if waiting > 0 {
+            tracing::info!(waiting, "finishing webhook deliveries under way");
+        }
+        while tasks.join_next().await.is_some() {}
+    }
+
+    /// Claims what is due for every endpoint with free slots and starts those deliveries.
+    async fn dispatch(&self, tasks: &mut tokio::task::JoinSet<()>) -> Result<(), payments_server::ApiError> {
+        let now_us = chrono::Utc::now().timestamp_micros();
+        let endpoints = self.store.run(move |tx| webhooks::due_endpoints(tx, now_us)).await?;
+        for endpoint in endpoints {
+            let busy = self.in_flight.lock().unwrap().get(&endpoint).copied().unwrap_or(0);
+            if busy >= PER_ENDPOINT {
+                continue;
+            }
+            let claimed_for = endpoint.clone();
+            let attempts = self
+                .store
+                .run(move |tx| webhooks::claim(tx, &claimed_for, now_us, PER_ENDPOINT - busy))
+                .await?;
+            *self.in_flight.lock().unwrap().entry(endpoint).or_default() += attempts.len();
+            for attempt in attempts {
+                tasks.spawn(deliver(
+                    self.store.clone(),
+                    self.client.clone(),
+                    self.options.clone(),
+                    attempt,
+                    self.wake.clone(),
+                    self.in_flight.clone(),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn deliver(
+    store: Store,
+    client: reqwest::Client,
+    options: DeliveryOptions,
+    attempt: Attempt,
+    wake: Arc<Notify>,
+    in_flight: Arc<Mutex<HashMap<String, usize>>>,
+) {
+    let outcome = post(&client, &options, &attempt).await;
+    let interval = options.retry_interval.as_micros().max(1) as i64;
+    let now_us = chrono::Utc::now().timestamp_micros();
+    let next_retry_us = (now_us / interval + 1) * interval;
+    tracing::info!(
+        notification = %attempt.id,
+        endpoint = %attempt.endpoint_id,
+        retry_count = attempt.retry_count,
+        response_code = ?outcome.response_code,
+        delivered = outcome.delivered,
+        "webhook attempt"
+    );
+    let id = attempt.id.clone();
+    if let Err(error) = store.run(move |tx| webhooks::record(tx, &id, &outcome, next_retry_us, MAX_RETRIES)).await {
+        tracing::error!(%error, notification = %attempt.id, "cannot record a webhook attempt");
+    }
+    if let Some(count) = in_flight.lock().unwrap().get_mut(&attempt.endpoint_id) {
+        *count = count.saturating_sub(1);
+    }
+    wake.notify_one();
+}
+
+async fn post(client: &reqwest::Client, options: &DeliveryOptions, attempt: &Attempt) -> Outcome {
+    // The URL is checked again at every attempt: the policy may have changed since it was saved.
+    if let Err(reason) = webhooks::check_url(&attempt.url, options.policy) {
+        tracing::warn!(url = %attempt.url, %reason, "webhook target refused");
+        return Outcome { response_code: None, delivered: false };
+    }
+    let response = client
+        .post(&attempt.url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .header("X-Service-Signature", sign(&attempt.secret, attempt.body.as_bytes()))
+        .header("X-Service-Retry-Count", attempt.retry_count.to_string())
+        .body(attempt.body.clone())
+        .send()
+        .await;
+    match response {
+        Ok(response) => {
+            let status = response.status();
+            // Only the status counts; the body is not read beyond what the connection needs.
+            drop(response);
+            Outcome { response_code: Some(status.as_u16()), delivered: status.is_success() }
+        }
+        Err(error) => {
+            tracing::debug!(%error, url = %attempt.url, "webhook attempt got no response");
+            Outcome { response_code: None, delivered: false }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use reqwest::dns::Resolve;
+
+    use super::GuardedResolver;
+    use crate::webhooks::TargetPolicy;
+
+    #[tokio::test]
+    async fn names_that_resolve_to_loopback_are_refused_unless_allowed() {
+        let strict = GuardedResolver { policy: TargetPolicy { allow_loopback: false } };
+        let refused = strict.resolve("localhost".parse().unwrap()).await;
+        assert!(refused.is_err(), "localhost resolves only to loopback");
+        let relaxed = GuardedResolver { policy: TargetPolicy { allow_loopback: true } };
+        let addresses: Vec<_> = relaxed.resolve("localhost".parse().unwrap()).await.unwrap().collect();
+        assert!(!addresses.is_empty() && addresses.iter().all(|a| a.ip().is_loopback()));
+    }
+
+    #[test]
+    fn signature_is_lowercase_hex_hmac_sha512() {
+        // RFC 4231 test case 2.
+        let signature = super::sign("Jefe", b"what do ya want for nothing?");
+        assert_eq!(
+            signature,
+            "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea2505549758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737"
+        );
+    }
+}

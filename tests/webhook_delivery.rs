@@ -1,0 +1,176 @@
+//! Webhook delivery end to end: the sandbox posts to a real HTTPS receiver (certificate from a
+//! test CA), every event kind arrives signed as the document says and verifies with the
+//! receiver kit, failures are retried at the configured interval, a hanging receiver counts as a
+//! failure, and a tampered body does not verify.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use payments_client::types;
+use payments_client::webhooks::{self, Event, Inbox, Verdict};
+use payments_sandbox::{DeliveryOptions, TargetPolicy};
+use payments_tests::receiver::{Receiver, start_receiver};
+use payments_tests::sandbox::*;
+
+async fn sandbox_delivering_to(receiver: &Receiver) -> TestSandbox {
+    let mut options = test_options();
+    options.webhooks = DeliveryOptions {
+        retry_interval: Duration::from_secs(1),
+        root_ca: Some(receiver.ca_file.clone()),
+        policy: TargetPolicy { allow_loopback: true },
+    };
+    start_sandbox_with(options).await
+}
+
+async fn endpoint(client: &payments_client::Client, url: &str) -> types::WebhookEndpointWithSecret {
+    client
+        .create_webhook_endpoint()
+        .body(types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>(url)))
+        .send()
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_event_arrives_signed_and_verifies_with_the_receiver_kit() {
+    let receiver = start_receiver().await;
+    let sandbox = sandbox_delivering_to(&receiver).await;
+    let client = sandbox.client(ALICE);
+    let endpoint = endpoint(&client, &receiver.url("ok")).await;
+    make_every_event(&client).await;
+    client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint.id)).send().await.unwrap();
+
+    // make_every_event records 24 events of 18 kinds (some kinds more than once); with the ping, 25.
+    assert!(eventually(Duration::from_secs(20), || async { receiver.received().len() >= 25 }).await, "25 notifications arrive");
+    let received = receiver.received();
+    let mut inbox = Inbox::new(1_000);
+    let mut kinds = BTreeSet::new();
+    for delivery in &received {
+        assert_eq!(delivery.retry_count, 0);
+        let notification = webhooks::verify_and_parse(&[&endpoint.secret], &delivery.body, &delivery.signature)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&delivery.body)));
+        // Deliveries run in parallel, so an older one may arrive after a newer one (Stale);
+        // none arrives twice.
+        assert_ne!(inbox.accept(&notification), Verdict::Duplicate);
+        // The body is exactly {id, event, created, data}.
+        let raw: serde_json::Value = serde_json::from_slice(&delivery.body).unwrap();
+        assert_eq!(raw.as_object().unwrap().keys().collect::<Vec<_>>(), ["created", "data", "event", "id"]);
+        match &notification.event {
+            Event::Transaction(transaction) => {
+                assert_eq!(format!("transaction.{}", transaction.status), notification.event_name);
+            }
+            Event::Ping(ping) => assert_eq!(ping.endpoint_id, endpoint.id),
+            Event::Recipient(_) | Event::VirtualAccount(_) | Event::PaymentRequest(_) => {}
+            Event::Unknown(data) => panic!("every event is known: {data}"),
+        }
+        kinds.insert(notification.event_name.clone());
+        // A body changed by one byte does not verify.
+        let mut tampered = delivery.body.clone();
+        let last = tampered.len() - 2;
+        tampered[last] ^= 1;
+        assert!(webhooks::verify(&[&endpoint.secret], &tampered, &delivery.signature).is_err());
+        // Nor does the right body under another secret.
+        assert!(webhooks::verify(&["whsec_other"], &delivery.body, &delivery.signature).is_err());
+    }
+    assert_eq!(kinds.len(), 19, "every event kind: {kinds:?}");
+
+    // The stored notifications record the outcome.
+    let stored = client.list_webhooks().endpoint_id(endpoint.id).limit(limit(100)).send().await.unwrap().into_inner();
+    assert_eq!(stored.len(), 25);
+    for webhook in stored {
+        assert_eq!((webhook.status, webhook.response_code, webhook.retry_count, webhook.next_attempt), (types::DeliveryStatus::Delivered, Some(200), 0, None));
+    }
+
+    // A rotated secret signs from then on.
+    let rotated = client.rotate_webhook_endpoint_secret().id(endpoint.id).send().await.unwrap().into_inner();
+    client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint.id)).send().await.unwrap();
+    assert!(eventually(Duration::from_secs(10), || async { receiver.received().len() >= 26 }).await);
+    let last = receiver.received().pop().unwrap();
+    assert!(webhooks::verify(&[&rotated.secret], &last.body, &last.signature).is_ok());
+    assert!(webhooks::verify(&[&endpoint.secret], &last.body, &last.signature).is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_that_fails_twice_sees_retry_counts_0_1_2_at_the_interval() {
+    let receiver = start_receiver().await;
+    let sandbox = sandbox_delivering_to(&receiver).await;
+    let client = sandbox.client(ALICE);
+    let endpoint = endpoint(&client, &receiver.url("flaky")).await;
+    let ping = client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint.id)).send().await.unwrap().into_inner();
+
+    // After the first failure: failed, its code kept, a retry due.
+    let get = || client.get_webhook().id(ping.id).send();
+    assert!(eventually(Duration::from_secs(5), || async { get().await.unwrap().into_inner().status == types::DeliveryStatus::Failed }).await);
+    let failed = get().await.unwrap().into_inner();
+    assert_eq!((failed.response_code, failed.retry_count), (Some(500), 0));
+    assert!(failed.next_attempt.is_some());
+
+    assert!(eventually(Duration::from_secs(10), || async { get().await.unwrap().into_inner().status == types::DeliveryStatus::Delivered }).await);
+    let delivered = get().await.unwrap().into_inner();
+    assert_eq!((delivered.response_code, delivered.retry_count, delivered.next_attempt), (Some(200), 2, None));
+    let attempts = receiver.received();
+    assert_eq!(attempts.iter().map(|a| a.retry_count).collect::<Vec<_>>(), [0, 1, 2]);
+    assert!(attempts.iter().all(|a| a.body == attempts[0].body), "a redelivery is the same notification");
+    for pair in attempts.windows(2) {
+        let gap = pair[1].at - pair[0].at;
+        // Retries are aligned to whole multiples of the 1 s interval.
+        assert!(gap > Duration::from_millis(50) && gap < Duration::from_millis(2_500), "gap {gap:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_that_hangs_past_ten_seconds_has_failed() {
+    let receiver = start_receiver().await;
+    let sandbox = sandbox_delivering_to(&receiver).await;
+    let client = sandbox.client(ALICE);
+    let endpoint = endpoint(&client, &receiver.url("hang")).await;
+    let ping = client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint.id)).send().await.unwrap().into_inner();
+    let get = || client.get_webhook().id(ping.id).send();
+    assert!(
+        eventually(Duration::from_secs(20), || async { get().await.unwrap().into_inner().retry_count == 1 }).await,
+        "redelivered after the hanging attempt"
+    );
+    let after = get().await.unwrap().into_inner();
+    assert_eq!(after.status, types::DeliveryStatus::Delivered);
+    let attempts = receiver.received();
+    assert_eq!(attempts.len(), 2);
+    let gap = attempts[1].at - attempts[0].at;
+    assert!(gap >= Duration::from_secs(10) && gap < Duration::from_secs(12), "gave up after 10 s: {gap:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_receiver_is_retried_24_times_then_discarded_and_slows_no_one() {
+    let receiver = start_receiver().await;
+    let sandbox = sandbox_delivering_to(&receiver).await;
+    let client = sandbox.client(ALICE);
+    // Nothing listens on this port: every attempt is refused.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_url = format!("https://localhost:{}/dead", closed.local_addr().unwrap().port());
+    drop(closed);
+    let dead = endpoint(&client, &dead_url).await;
+    let healthy = endpoint(&client, &receiver.url("ok")).await;
+    let ping = client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(dead.id)).send().await.unwrap().into_inner();
+    // Meanwhile the healthy endpoint gets its notifications at once.
+    for _ in 0..20 {
+        client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(healthy.id)).send().await.unwrap();
+    }
+    assert!(eventually(Duration::from_secs(5), || async { receiver.received().len() == 20 }).await);
+
+    let get = || client.get_webhook().id(ping.id).send();
+    assert!(
+        eventually(Duration::from_secs(40), || async { get().await.unwrap().into_inner().status == types::DeliveryStatus::Discarded }).await,
+        "discarded after the retries"
+    );
+    let discarded = get().await.unwrap().into_inner();
+    assert_eq!((discarded.retry_count, discarded.response_code, discarded.next_attempt), (24, None, None));
+
+    // Deleting an endpoint discards what was still due for it.
+    let gone = endpoint(&client, &dead_url).await;
+    let pending = client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(gone.id)).send().await.unwrap().into_inner();
+    client.delete_webhook_endpoint().id(gone.id).send().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let stopped = client.get_webhook().id(pending.id).send().await.unwrap().into_inner();
+    assert_eq!(stopped.status, types::DeliveryStatus::Discarded);
+    assert!(stopped.retry_count <= 1);
+}
