@@ -19,7 +19,6 @@ fn binary() -> &'static Path {
         escargot::CargoBuild::new()
             .package("payments-sandbox")
             .bin("payments-sandbox")
-            .current_target()
             .run()
             .expect("payments-sandbox builds")
             .path()

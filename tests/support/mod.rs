@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 
 /// Serves `app` on an ephemeral loopback port for the rest of the test process.
 pub async fn serve(app: axum::Router) -> SocketAddr {
+    payments_client::install_crypto_provider();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind an ephemeral port");
     let addr = listener.local_addr().expect("a bound address");
     tokio::spawn(async move { axum::serve(listener, app).await.expect("the server runs") });
@@ -28,6 +29,7 @@ pub async fn raw(
     content_type: Option<&str>,
     body: impl Into<reqwest::Body>,
 ) -> Raw {
+    payments_client::install_crypto_provider();
     let client = reqwest::Client::new();
     let mut request = client.request(method.parse().expect("a method"), url).body(body);
     if let Some(token) = token {

@@ -39,6 +39,7 @@ pub async fn start_sandbox() -> TestSandbox {
 }
 
 pub async fn start_sandbox_with(mut options: Options) -> TestSandbox {
+    payments_client::install_crypto_provider();
     let dir = tempfile::tempdir().expect("a temporary directory");
     let database = dir.path().join("sandbox.db");
     let store = Store::open(database.to_str().expect("a UTF-8 path")).expect("the database opens");

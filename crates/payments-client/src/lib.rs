@@ -28,8 +28,16 @@ pub mod webhooks;
 
 pub use generated::*;
 
+/// Makes ring rustls's process-wide crypto provider, unless one is already installed. reqwest is
+/// built without a provider of its own, so call this before building a `reqwest::Client` (or
+/// [`Client::new`]) yourself; [`with_token`] calls it.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// A client that sends `Authorization: Bearer <token>` with every request.
 pub fn with_token(base_url: &str, token: &str) -> Client {
+    install_crypto_provider();
     let mut headers = reqwest::header::HeaderMap::new();
     let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
         .expect("a bearer token is a valid header value");

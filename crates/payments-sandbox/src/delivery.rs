@@ -74,7 +74,7 @@ impl Resolve for GuardedResolver {
 }
 
 fn http_client(options: &DeliveryOptions) -> Result<reqwest::Client, String> {
-    // reqwest is built without a default crypto provider; ring is ours.
+    // reqwest is built without a crypto provider; ring is the workspace's.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut builder = reqwest::Client::builder()
         .timeout(RECEIVER_TIMEOUT)
