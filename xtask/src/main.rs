@@ -40,6 +40,7 @@ fn codegen(mode: Mode) -> Result<(), String> {
     let spec = std::fs::read_to_string(root.join(SPEC)).map_err(|e| format!("{SPEC}: {e}"))?;
     let generated = payments_codegen::generate(&spec, &Config::workspace(SPEC)).map_err(|e| format!("{SPEC}: {e}"))?;
     let rendition = payments_codegen::openapi_31(&spec).map_err(|e| format!("{SPEC}: {e}"))?;
+    let markdown = payments_codegen::markdown_reference(&spec, SPEC).map_err(|e| format!("{SPEC}: {e}"))?;
 
     let files = [
         ("crates/payments-types/src/generated.rs", generated.types),
@@ -47,6 +48,7 @@ fn codegen(mode: Mode) -> Result<(), String> {
         ("crates/payments-server/src/generated.rs", generated.server),
         ("crates/payments-server/src/schemas.json", generated.server_schemas),
         ("docs/openapi-3.1.json", rendition),
+        ("docs/api.md", markdown),
     ];
     let mut stale = Vec::new();
     for (path, contents) in &files {

@@ -6,6 +6,7 @@
 
 mod client;
 mod json_schema;
+mod markdown;
 mod rendition;
 mod server;
 mod spec;
@@ -90,6 +91,12 @@ pub fn generate(spec_text: &str, config: &Config) -> Result<Generated> {
         server: format_file(config, server)?,
         server_schemas: json_schema::schema_document(&spec)?,
     })
+}
+
+/// The Markdown reference (`docs/api.md`) of the document; `source` is its path from the
+/// workspace root, for the header and links.
+pub fn markdown_reference(spec_text: &str, source: &str) -> Result<String> {
+    Ok(markdown::reference(&Spec::parse(spec_text)?, source))
 }
 
 /// The header every generated Rust file starts with.

@@ -4,7 +4,7 @@
 //!
 //! Review changes with `cargo insta review` (or `INSTA_UPDATE=always cargo test` then `git diff`).
 
-use payments_codegen::{Config, generate};
+use payments_codegen::{Config, generate, markdown_reference};
 
 const SAMPLES: &[&str] = &["bounds", "nullable_and_enums", "parameters_and_responses", "webhooks"];
 
@@ -19,6 +19,8 @@ fn sample_outputs() {
         insta::assert_snapshot!(format!("{sample}__client"), out.client);
         insta::assert_snapshot!(format!("{sample}__server"), out.server);
         insta::assert_snapshot!(format!("{sample}__server_schemas"), out.server_schemas);
+        let markdown = markdown_reference(&text, &format!("tests/samples/{sample}.yaml")).unwrap();
+        insta::assert_snapshot!(format!("{sample}__markdown"), markdown);
     }
 }
 
