@@ -3,6 +3,7 @@
 //! hosted payment page and webhook delivery. `main.rs` is the command line around [`run`].
 
 pub mod delivery;
+pub mod docs;
 pub mod paypage;
 pub mod rails;
 pub mod reference;
@@ -15,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::HeaderName;
+use tower_http::cors::{Any, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
@@ -39,9 +41,11 @@ pub struct Options {
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The whole HTTP surface: the generated API router around `sandbox`, the hosted payment page,
-/// and a request id and trace span for every request.
-pub fn app(sandbox: Sandbox) -> axum::Router {
-    paypage::routes(sandbox.clone())
+/// the documentation, and a request id and trace span for every request.
+pub fn app(sandbox: Sandbox) -> Result<axum::Router, String> {
+    let docs = docs::routes(sandbox.public_url())?;
+    Ok(paypage::routes(sandbox.clone())
+        .merge(docs)
         .merge(payments_server::router(Arc::new(sandbox)))
         .layer(
             tower::ServiceBuilder::new()
@@ -50,8 +54,17 @@ pub fn app(sandbox: Sandbox) -> axum::Router {
                     let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
                     tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())
                 }))
-                .layer(PropagateRequestIdLayer::new(REQUEST_ID)),
-        )
+                .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+                // Browsers may call the API from other origins (the static reference opened from
+                // disk, a test page): credentials are bearer tokens, never cookies.
+                .layer(
+                    CorsLayer::new()
+                        .allow_origin(Any)
+                        .allow_methods(Any)
+                        .allow_headers(Any)
+                        .expose_headers([REQUEST_ID, axum::http::header::RETRY_AFTER]),
+                ),
+        ))
 }
 
 /// Serves `store` on `listener` until `shutdown` resolves, then finishes the requests in flight
@@ -69,7 +82,8 @@ pub async fn run(
     if let Some(interval) = options.rail_interval {
         tokio::spawn(rails::run(store.clone(), interval));
     }
-    let served = axum::serve(listener, app(sandbox)).with_graceful_shutdown(shutdown).await;
+    let app = app(sandbox).map_err(std::io::Error::other)?;
+    let served = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
     let _ = stop.send(true);
     let _ = deliveries.await;
     served

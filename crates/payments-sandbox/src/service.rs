@@ -55,6 +55,10 @@ impl Sandbox {
         &self.store
     }
 
+    pub fn public_url(&self) -> &str {
+        &self.public_url
+    }
+
     pub fn payment_url(&self, id: Uuid) -> String {
         format!("{}/pay/{id}", self.public_url)
     }
