@@ -75,6 +75,20 @@ async fn every_event_arrives_signed_and_verifies_with_the_receiver_kit() {
     }
     assert_eq!(kinds.len(), 19, "every event kind: {kinds:?}");
 
+    // Someone else's receiver, in another language, from the document's words alone: "the
+    // lowercase hex HMAC-SHA512 of the raw body keyed with the endpoint's signing secret".
+    let delivery = &received[0];
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("body"), &delivery.body).unwrap();
+    let python = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("import hmac, hashlib, sys; body = open(sys.argv[2], 'rb').read(); print(hmac.new(sys.argv[1].encode(), body, hashlib.sha512).hexdigest())")
+        .arg(&endpoint.secret)
+        .arg(dir.path().join("body"))
+        .output()
+        .expect("python3 runs");
+    assert_eq!(String::from_utf8(python.stdout).unwrap().trim(), delivery.signature);
+
     // The stored notifications record the outcome.
     let stored = client.list_webhooks().endpoint_id(endpoint.id).limit(limit(100)).send().await.unwrap().into_inner();
     assert_eq!(stored.len(), 25);
