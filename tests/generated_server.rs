@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use axum::http::StatusCode;
 use payments_client::{Client, types};
 use payments_server::{ApiError, Api};
+use payments_tests::sandbox::client_error;
 use payments_tests::{assert_error, raw, serve};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -315,19 +316,6 @@ fn gbp() -> types::CurrencyCode {
 }
 
 /// The status and message of an error the generated client received.
-fn client_error<T: std::fmt::Debug>(result: std::result::Result<T, payments_client::Error<types::Error>>) -> (u16, String) {
-    match result {
-        Err(payments_client::Error::ErrorResponse(response)) => {
-            let status = response.status().as_u16();
-            let body = response.into_inner();
-            assert_eq!(body.request, types::ErrorRequest::Error);
-            assert_eq!(i64::from(body.code), i64::from(status));
-            (status, body.message)
-        }
-        other => panic!("expected an error response, got {other:?}"),
-    }
-}
-
 #[tokio::test]
 async fn every_tag_through_the_generated_client() {
     let base = start().await;

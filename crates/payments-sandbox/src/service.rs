@@ -118,6 +118,46 @@ fn checked_amount(value: i64) -> Result<types::Amount, ApiError> {
         .ok_or_else(|| ApiError::bad_request(format!("amount {value} is outside 1..=100000000000")))
 }
 
+/// The filters of a list, from its optional query parameters: absent ones filter nothing.
+#[derive(Default)]
+struct Filters(Vec<Filter>);
+
+impl Filters {
+    /// `doc` field `path` equals `value`.
+    fn equal(mut self, path: &str, value: Option<String>) -> Self {
+        if let Some(value) = value {
+            self.0.push(Filter::equals(path, value));
+        }
+        self
+    }
+
+    /// `needle` is a case-insensitive substring of one of the `doc` fields at `paths`.
+    fn search(mut self, paths: &[&str], needle: Option<String>) -> Self {
+        if let Some(needle) = needle {
+            let condition =
+                paths.iter().map(|p| format!("contains_ci(json_extract(doc, '{p}'), ?)")).collect::<Vec<_>>().join(" OR ");
+            self.0.push(Filter::sql(&format!("({condition})"), vec![needle.into(); paths.len()]));
+        }
+        self
+    }
+
+    /// Created in `[from, to)`.
+    fn created(mut self, from: Option<DateTime<Utc>>, to: Option<DateTime<Utc>>) -> Self {
+        if let Some(from) = from {
+            self.0.push(Filter::sql("created_us >= ?", vec![from.timestamp_micros().into()]));
+        }
+        if let Some(to) = to {
+            self.0.push(Filter::sql("created_us < ?", vec![to.timestamp_micros().into()]));
+        }
+        self
+    }
+}
+
+/// A query parameter as the text stored in `doc`.
+fn text(value: Option<impl std::fmt::Display>) -> Option<String> {
+    value.map(|v| v.to_string())
+}
+
 fn page(limit: i32, starting_after: Option<Uuid>) -> Page {
     Page { limit, starting_after }
 }
@@ -243,37 +283,66 @@ pub fn pay(
     request.status = PrStatus::Processed;
     tx.update(Kind::PaymentRequest, id, &request)?;
     tx.record_event(tenant, "paymentrequest.processed", id, &now.text(), &request)?;
-    let reference = request.reference.as_ref().map(|r| r.to_string());
-    let collection = types::Transaction {
-        id: Uuid::new_v4(),
-        amount: request.amount.clone(),
-        fees: 0,
-        currency: request.currency.clone(),
-        to_amount: request.amount.clone(),
-        to_currency: request.currency.clone(),
-        balance_id: request.settlement_balance_id,
-        virtual_account_id: None,
-        order_id: None,
-        payment_reference: reference.as_deref().map(typed).transpose()?,
-        status: TxStatus::Processed,
-        failure_reason: None,
+    let collection = Incoming {
         transaction_type: types::TransactionType::Collection,
         payment_method: types::PaymentMethod::PaymentLink,
-        recipient: None,
-        payer_name: Some(payer_name.unwrap_or_else(|| "Sandbox Payer".into())),
-        exchange_rate: None,
-        reference: reference.as_deref().map(typed).transpose()?,
-        created: now.0,
+        amount: request.amount.clone(),
+        currency: request.currency.clone(),
+        balance_id: request.settlement_balance_id,
+        virtual_account_id: None,
+        payer_name,
+        reference: request.reference.as_ref().map(|r| r.to_string()),
     };
-    tx.insert(Kind::Transaction, tenant, collection.id, now.0, None, &collection)?;
-    let credit = i64::try_from(request.amount.get()).map_err(db_error)?;
-    tx.post(request.settlement_balance_id, collection.id, "collection", credit, &now.text())?;
+    receive(tx, now, tenant, collection)?;
     tx.record_event(tenant, "paymentrequest.settled", id, &now.text(), &request)?;
     Ok(request)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Transactions
+
+/// Money arriving in a balance: a collection (a paid payment request) or a deposit (a transfer
+/// to a virtual account). Processed at once, free.
+struct Incoming {
+    transaction_type: types::TransactionType,
+    payment_method: types::PaymentMethod,
+    amount: types::Amount,
+    currency: types::CurrencyCode,
+    balance_id: Uuid,
+    virtual_account_id: Option<Uuid>,
+    payer_name: Option<String>,
+    reference: Option<String>,
+}
+
+/// Records `incoming` as a `processed` transaction and credits its balance.
+fn receive(tx: &Tx, now: Now, tenant: Uuid, incoming: Incoming) -> Result<types::Transaction, ApiError> {
+    let transaction = types::Transaction {
+        id: Uuid::new_v4(),
+        amount: incoming.amount.clone(),
+        fees: 0,
+        currency: incoming.currency.clone(),
+        to_amount: incoming.amount.clone(),
+        to_currency: incoming.currency,
+        balance_id: incoming.balance_id,
+        virtual_account_id: incoming.virtual_account_id,
+        order_id: None,
+        payment_reference: incoming.reference.as_deref().map(typed).transpose()?,
+        status: TxStatus::Processed,
+        failure_reason: None,
+        transaction_type: incoming.transaction_type,
+        payment_method: incoming.payment_method,
+        recipient: None,
+        payer_name: Some(incoming.payer_name.unwrap_or_else(|| "Sandbox Payer".into())),
+        exchange_rate: None,
+        reference: incoming.reference.as_deref().map(typed).transpose()?,
+        created: now.0,
+    };
+    tx.insert(Kind::Transaction, tenant, transaction.id, now.0, None, &transaction)?;
+    let credit = i64::try_from(incoming.amount.get()).map_err(db_error)?;
+    let entry = if incoming.transaction_type == types::TransactionType::Deposit { "deposit" } else { "collection" };
+    tx.post(transaction.balance_id, transaction.id, entry, credit, &now.text())?;
+    Ok(transaction)
+}
 
 /// Whether the rail may move a payment from `from` to `to` (the table under *Transactions*).
 fn transition_allowed(from: TxStatus, to: TxStatus) -> bool {
@@ -426,10 +495,7 @@ impl server::Api for Sandbox {
 
     async fn list_balances(&self, tenant: Tenant, query: server::ListBalancesQuery) -> Result<Vec<types::Balance>, ApiError> {
         self.run(move |tx, _| {
-            let mut filters = vec![];
-            if let Some(currency) = &query.currency {
-                filters.push(Filter::equals("$.currency", currency.to_string()));
-            }
+            let filters = Filters::default().equal("$.currency", text(query.currency.as_deref())).0;
             let balances: Vec<types::Balance> =
                 tx.list(Kind::Balance, tenant.id, filters, &page(query.limit, query.starting_after))?;
             balances.into_iter().map(|b| with_amount(tx, &tenant, b)).collect()
@@ -499,19 +565,12 @@ impl server::Api for Sandbox {
         query: server::ListPaymentRequestsQuery,
     ) -> Result<Vec<types::PaymentRequest>, ApiError> {
         self.run(move |tx, _| {
-            let mut filters = vec![];
-            if let Some(v) = &query.reference_id {
-                filters.push(Filter::equals("$.reference_id", v.to_string()));
-            }
-            if let Some(v) = &query.currency {
-                filters.push(Filter::equals("$.currency", v.to_string()));
-            }
-            if let Some(v) = query.settlement_balance_id {
-                filters.push(Filter::equals("$.settlement_balance_id", v.to_string()));
-            }
-            if let Some(v) = query.status {
-                filters.push(Filter::equals("$.status", v.to_string()));
-            }
+            let filters = Filters::default()
+                .equal("$.reference_id", text(query.reference_id.as_deref()))
+                .equal("$.currency", text(query.currency.as_deref()))
+                .equal("$.settlement_balance_id", text(query.settlement_balance_id))
+                .equal("$.status", text(query.status))
+                .0;
             tx.list(Kind::PaymentRequest, tenant.id, filters, &page(query.limit, query.starting_after))
         })
         .await
@@ -714,31 +773,21 @@ impl server::Api for Sandbox {
                     account.status
                 )));
             }
-            let reference = body.reference.as_ref().map(|r| r.to_string());
-            let deposit = types::Transaction {
-                id: Uuid::new_v4(),
-                amount: body.amount.clone(),
-                fees: 0,
-                currency: account.currency.clone(),
-                to_amount: body.amount.clone(),
-                to_currency: account.currency.clone(),
-                balance_id: account.settlement_balance_id,
-                virtual_account_id: Some(id),
-                order_id: None,
-                payment_reference: reference.as_deref().map(typed).transpose()?,
-                status: TxStatus::Processed,
-                failure_reason: None,
-                transaction_type: types::TransactionType::Deposit,
-                payment_method: types::PaymentMethod::BankTransfer,
-                recipient: None,
-                payer_name: Some(body.payer_name.map_or_else(|| "Sandbox Payer".into(), |n| n.to_string())),
-                exchange_rate: None,
-                reference: reference.as_deref().map(typed).transpose()?,
-                created: now.0,
-            };
-            tx.insert(Kind::Transaction, tenant.id, deposit.id, now.0, None, &deposit)?;
-            let credit = i64::try_from(body.amount.get()).map_err(db_error)?;
-            tx.post(account.settlement_balance_id, deposit.id, "deposit", credit, &now.text())?;
+            let deposit = receive(
+                tx,
+                now,
+                tenant.id,
+                Incoming {
+                    transaction_type: types::TransactionType::Deposit,
+                    payment_method: types::PaymentMethod::BankTransfer,
+                    amount: body.amount,
+                    currency: account.currency.clone(),
+                    balance_id: account.settlement_balance_id,
+                    virtual_account_id: Some(id),
+                    payer_name: body.payer_name.map(|n| n.to_string()),
+                    reference: body.reference.map(|r| r.to_string()),
+                },
+            )?;
             tx.record_event(tenant.id, "transaction.processed", deposit.id, &now.text(), &deposit)?;
             Ok(deposit)
         })
@@ -753,35 +802,25 @@ impl server::Api for Sandbox {
         query: server::ListTransactionsQuery,
     ) -> Result<Vec<types::Transaction>, ApiError> {
         self.run(move |tx, _| {
-            let mut filters = vec![];
-            let mut equals = |path: &str, value: Option<String>| {
-                if let Some(value) = value {
-                    filters.push(Filter::equals(path, value));
-                }
-            };
-            equals("$.order_id", query.order_id.clone());
-            equals("$.recipient.id", query.recipient_id.map(|v| v.to_string()));
-            equals("$.recipient.country", query.recipient_country.as_ref().map(|v| v.to_string()));
-            equals("$.balance_id", query.balance_id.map(|v| v.to_string()));
-            equals("$.virtual_account_id", query.virtual_account_id.map(|v| v.to_string()));
-            equals("$.transaction_type", query.transaction_type.map(|v| v.to_string()));
-            equals("$.currency", query.currency.as_ref().map(|v| v.to_string()));
-            equals("$.to_currency", query.to_currency.as_ref().map(|v| v.to_string()));
-            equals("$.status", query.status.map(|v| v.to_string()));
+            let mut filters = Filters::default()
+                .equal("$.order_id", text(query.order_id.as_deref()))
+                .equal("$.recipient.id", text(query.recipient_id))
+                .equal("$.recipient.country", text(query.recipient_country.as_deref()))
+                .equal("$.balance_id", text(query.balance_id))
+                .equal("$.virtual_account_id", text(query.virtual_account_id))
+                .equal("$.transaction_type", text(query.transaction_type))
+                .equal("$.currency", text(query.currency.as_deref()))
+                .equal("$.to_currency", text(query.to_currency.as_deref()))
+                .equal("$.status", text(query.status))
+                .created(query.from_datetime, query.to_datetime)
+                .search(
+                    &["$.reference", "$.payment_reference", "$.order_id", "$.payer_name", "$.recipient.bank_account.account_name", "$.recipient.alias"],
+                    text(query.search.as_deref()),
+                )
+                .0;
             if query.scheduled_payment_id.is_some() {
                 // Scheduled payments are not offered, so no transaction was made by one.
                 filters.push(Filter::sql("0", vec![]));
-            }
-            if let Some(from) = query.from_datetime {
-                filters.push(Filter::sql("created_us >= ?", vec![from.timestamp_micros().into()]));
-            }
-            if let Some(to) = query.to_datetime {
-                filters.push(Filter::sql("created_us < ?", vec![to.timestamp_micros().into()]));
-            }
-            if let Some(search) = &query.search {
-                let fields = ["$.reference", "$.payment_reference", "$.order_id", "$.payer_name", "$.recipient.bank_account.account_name", "$.recipient.alias"];
-                let condition = fields.iter().map(|f| format!("contains_ci(json_extract(doc, '{f}'), ?)")).collect::<Vec<_>>().join(" OR ");
-                filters.push(Filter::sql(&format!("({condition})"), vec![search.clone().into(); fields.len()]));
             }
             tx.list(Kind::Transaction, tenant.id, filters, &page(query.limit, query.starting_after))
         })
@@ -889,24 +928,13 @@ impl server::Api for Sandbox {
         query: server::ListVirtualAccountsQuery,
     ) -> Result<Vec<types::VirtualAccount>, ApiError> {
         self.run(move |tx, _| {
-            let mut filters = vec![];
-            if let Some(v) = &query.reference_id {
-                filters.push(Filter::equals("$.reference_id", v.to_string()));
-            }
-            if let Some(v) = &query.currency {
-                filters.push(Filter::equals("$.currency", v.to_string()));
-            }
-            if let Some(v) = query.settlement_balance_id {
-                filters.push(Filter::equals("$.settlement_balance_id", v.to_string()));
-            }
-            if let Some(v) = query.status {
-                filters.push(Filter::equals("$.status", v.to_string()));
-            }
-            if let Some(search) = &query.search {
-                let fields = ["$.account_name", "$.details.account_number", "$.details.bank_name"];
-                let condition = fields.iter().map(|f| format!("contains_ci(json_extract(doc, '{f}'), ?)")).collect::<Vec<_>>().join(" OR ");
-                filters.push(Filter::sql(&format!("({condition})"), vec![search.to_string().into(); fields.len()]));
-            }
+            let filters = Filters::default()
+                .equal("$.reference_id", text(query.reference_id.as_deref()))
+                .equal("$.currency", text(query.currency.as_deref()))
+                .equal("$.settlement_balance_id", text(query.settlement_balance_id))
+                .equal("$.status", text(query.status))
+                .search(&["$.account_name", "$.details.account_number", "$.details.bank_name"], text(query.search.as_deref()))
+                .0;
             tx.list(Kind::VirtualAccount, tenant.id, filters, &page(query.limit, query.starting_after))
         })
         .await

@@ -97,20 +97,23 @@ struct EndpointRow {
     secret: String,
 }
 
+/// A row of `SELECT id, url, events, created, secret FROM webhook_endpoints`.
+fn endpoint_row(row: &rusqlite::Row) -> rusqlite::Result<EndpointRow> {
+    Ok(EndpointRow {
+        id: row.get::<_, String>(0)?.parse().unwrap_or_default(),
+        url: row.get(1)?,
+        events: row.get(2)?,
+        created: row.get(3)?,
+        secret: row.get(4)?,
+    })
+}
+
 fn find_endpoint(tx: &Tx, tenant: Uuid, id: Uuid) -> Result<EndpointRow, ApiError> {
     tx.sql()
         .query_row(
             "SELECT id, url, events, created, secret FROM webhook_endpoints WHERE id = ? AND tenant_id = ? AND deleted = 0",
             params![id.to_string(), tenant.to_string()],
-            |row| {
-                Ok(EndpointRow {
-                    id: row.get::<_, String>(0)?.parse().unwrap_or_default(),
-                    url: row.get(1)?,
-                    events: row.get(2)?,
-                    created: row.get(3)?,
-                    secret: row.get(4)?,
-                })
-            },
+            endpoint_row,
         )
         .optional()
         .map_err(db_error)?
@@ -178,15 +181,7 @@ pub fn list_endpoints(tx: &Tx, tenant: Uuid, page: &Page) -> Result<Vec<types::W
         )
         .map_err(db_error)?;
     let rows = statement
-        .query_map(params![tenant.to_string(), after, page.limit], |row| {
-            Ok(EndpointRow {
-                id: row.get::<_, String>(0)?.parse().unwrap_or_default(),
-                url: row.get(1)?,
-                events: row.get(2)?,
-                created: row.get(3)?,
-                secret: row.get(4)?,
-            })
-        })
+        .query_map(params![tenant.to_string(), after, page.limit], endpoint_row)
         .map_err(db_error)?;
     rows.map(|row| endpoint(&row.map_err(db_error)?)).collect()
 }
