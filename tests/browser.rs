@@ -70,7 +70,10 @@ async fn record_requests(page: &Page) -> Arc<Mutex<Vec<String>>> {
 fn assert_loopback_only(urls: &[String]) {
     assert!(!urls.is_empty());
     for url in urls {
-        let local = url.starts_with("http://127.0.0.1:") || url.starts_with("data:") || url.starts_with("blob:");
+        let local = url.starts_with("http://127.0.0.1:")
+            || url.starts_with("data:")
+            || url.starts_with("blob:")
+            || url.starts_with("file:");
         assert!(local, "the page fetched {url}, which is not served by the sandbox");
     }
 }
@@ -242,4 +245,31 @@ async fn a_payer_pays_on_the_hosted_page_and_the_balance_is_credited() {
     page.goto(request.payment_url.as_str()).await.unwrap();
     screenshot(&page, "payment-page-desktop.png", true).await;
     assert_loopback_only(&requests.lock().unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_static_reference_opens_from_disk() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let built = std::process::Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "--package", "xtask", "--", "docs"])
+        .current_dir(&root)
+        .status()
+        .expect("cargo runs");
+    assert!(built.success(), "cargo xtask docs");
+    let file = root.join("target/api-docs/index.html").canonicalize().unwrap();
+
+    let chromium = chromium().await;
+    let page = chromium.browser.new_page("about:blank").await.unwrap();
+    let requests = record_requests(&page).await;
+    page.goto(format!("file://{}", file.display())).await.unwrap();
+    assert!(
+        until(&page, "document.querySelectorAll('.opblock-tag-section').length >= 9", Duration::from_secs(30)).await,
+        "the operations render from the file alone"
+    );
+    let body = text(&page, "document.body.innerText").await;
+    for expected in ["Payments API", "/paymentrequests", "Webhooks", "transaction.processed", "Schemas"] {
+        assert!(body.contains(expected), "{expected} is shown");
+    }
+    let urls = requests.lock().unwrap().clone();
+    assert!(urls.iter().all(|u| u.starts_with("file:") || u.starts_with("data:") || u.starts_with("blob:")), "nothing fetched: {urls:?}");
 }
