@@ -1,7 +1,8 @@
 //! In a real browser: headless Chromium (Debian's package) against a running sandbox, with every
 //! destination but loopback unreachable. `/docs` must render the operations, schemas and
 //! webhooks from the sandbox's own files and call the API with a token; a payment page must be
-//! payable by clicking. Needs Chromium: `cargo test -p payments-tests --features browser --test
+//! payable by clicking; the static reference of `cargo xtask docs` must render from disk alone.
+//! Needs Chromium: `cargo test -p payments-tests --features browser --test
 //! browser` (.ci/run installs it). `UPDATE_SCREENSHOTS=1` rewrites the screenshots in `docs/`.
 
 use std::path::PathBuf;
