@@ -129,7 +129,7 @@ async fn a_receiver_that_fails_twice_sees_retry_counts_0_1_2_at_the_interval() {
     for pair in attempts.windows(2) {
         let gap = pair[1].at - pair[0].at;
         // Retries are aligned to whole multiples of the 1 s interval.
-        assert!(gap > Duration::from_millis(50) && gap < Duration::from_millis(2_500), "gap {gap:?}");
+        assert!(gap > Duration::from_millis(50) && gap < Duration::from_millis(3_000), "gap {gap:?}");
     }
 }
 
@@ -150,7 +150,9 @@ async fn a_receiver_that_hangs_past_ten_seconds_has_failed() {
     let attempts = receiver.received();
     assert_eq!(attempts.len(), 2);
     let gap = attempts[1].at - attempts[0].at;
-    assert!(gap >= Duration::from_secs(10) && gap < Duration::from_secs(12), "gave up after 10 s: {gap:?}");
+    // Given up after 10 s, redelivered at the next whole second (the interval), give or take a
+    // busy machine.
+    assert!(gap >= Duration::from_secs(10) && gap < Duration::from_secs(14), "gave up after 10 s: {gap:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -173,7 +175,7 @@ async fn a_dead_receiver_is_retried_24_times_then_discarded_and_slows_no_one() {
 
     let get = || client.get_webhook().id(ping.id).send();
     assert!(
-        eventually(Duration::from_secs(40), || async { get().await.unwrap().into_inner().status == types::DeliveryStatus::Discarded }).await,
+        eventually(Duration::from_secs(60), || async { get().await.unwrap().into_inner().status == types::DeliveryStatus::Discarded }).await,
         "discarded after the retries"
     );
     let discarded = get().await.unwrap().into_inner();

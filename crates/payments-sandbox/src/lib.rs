@@ -67,24 +67,47 @@ pub fn app(sandbox: Sandbox) -> Result<axum::Router, String> {
         ))
 }
 
-/// Serves `store` on `listener` until `shutdown` resolves, then finishes the requests in flight
-/// and the webhook deliveries under way. The rails and the delivery worker run alongside.
+/// A sandbox ready to serve: everything that takes time or can fail (the HTTP client for
+/// webhooks, the documentation) is done, so once this exists the address can be announced.
+pub struct Server {
+    store: Store,
+    options: Options,
+    app: axum::Router,
+    deliverer: delivery::Deliverer,
+}
+
+impl Server {
+    pub fn new(store: Store, options: Options) -> Result<Self, String> {
+        let app = app(Sandbox::new(store.clone(), &options))?;
+        let deliverer = delivery::Deliverer::new(store.clone(), options.webhooks.clone())?;
+        Ok(Self { store, options, app, deliverer })
+    }
+
+    /// Serves on `listener` until `shutdown` resolves, then finishes the requests in flight and
+    /// the webhook deliveries under way. The rails and the delivery worker run alongside.
+    pub async fn run(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let deliveries = tokio::spawn(self.deliverer.run(stopped));
+        if let Some(interval) = self.options.rail_interval {
+            tokio::spawn(rails::run(self.store.clone(), interval));
+        }
+        let served = axum::serve(listener, self.app).with_graceful_shutdown(shutdown).await;
+        let _ = stop.send(true);
+        let _ = deliveries.await;
+        served
+    }
+}
+
+/// [`Server::new`] then [`Server::run`].
 pub async fn run(
     store: Store,
     options: Options,
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let sandbox = Sandbox::new(store.clone(), &options);
-    let deliverer = delivery::Deliverer::new(store.clone(), options.webhooks.clone()).map_err(std::io::Error::other)?;
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let deliveries = tokio::spawn(deliverer.run(stopped));
-    if let Some(interval) = options.rail_interval {
-        tokio::spawn(rails::run(store.clone(), interval));
-    }
-    let app = app(sandbox).map_err(std::io::Error::other)?;
-    let served = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
-    let _ = stop.send(true);
-    let _ = deliveries.await;
-    served
+    Server::new(store, options).map_err(std::io::Error::other)?.run(listener, shutdown).await
 }

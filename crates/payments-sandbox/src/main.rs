@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use payments_sandbox::service::{Now, new_token, token_hash};
-use payments_sandbox::{DeliveryOptions, Options, Store, TargetPolicy};
+use payments_sandbox::{DeliveryOptions, Options, Server, Store, TargetPolicy};
 
 #[derive(Parser)]
 #[command(version, about = "The payments sandbox: the Payments API on an embedded database.")]
@@ -119,11 +119,11 @@ fn start(cli: Cli) -> Result<(), String> {
             },
         };
         let shutdown = shutdown_signal()?;
+        let server = Server::new(store, options)?;
+        // Announced once ready: what connects from here on is served.
         announce(&public_url, &cli.database, &new_tokens);
         tracing::info!(%address, database = %cli.database, "listening");
-        payments_sandbox::run(store, options, listener, shutdown)
-            .await
-            .map_err(|e| e.to_string())?;
+        server.run(listener, shutdown).await.map_err(|e| e.to_string())?;
         tracing::info!("stopped");
         Ok(())
     })
