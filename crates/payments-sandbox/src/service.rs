@@ -63,7 +63,7 @@ impl Sandbox {
         format!("{}/pay/{id}", self.public_url)
     }
 
-    /// Runs `work` for `tenant` in one database transaction with a timestamp for it.
+    /// Runs `work` in one database transaction, with the operation's timestamp.
     async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce(&Tx, Now) -> Result<T, ApiError> + Send + 'static,
@@ -115,7 +115,7 @@ fn checked_amount(value: i64) -> Result<types::Amount, ApiError> {
         .ok()
         .and_then(|v| (v as u128 <= reference::MAX_AMOUNT).then_some(v))
         .and_then(types::Amount::new)
-        .ok_or_else(|| ApiError::bad_request(format!("amount {value} is outside 1..=100000000000")))
+        .ok_or_else(|| ApiError::bad_request(format!("the converted amount {value} is outside 1..=100000000000")))
 }
 
 /// The filters of a list, from its optional query parameters: absent ones filter nothing.
