@@ -437,6 +437,7 @@ pub fn record(tx: &Tx, id: &str, outcome: &Outcome, next_retry_us: i64, max_retr
             )
             .map_err(db_error)?;
     }
+    // A notification discarded while under way (its endpoint deleted) matched neither update.
     tx.sql().execute("UPDATE notifications SET in_flight = 0 WHERE id = ?", params![id]).map_err(db_error)?;
     Ok(())
 }
