@@ -23,7 +23,7 @@ type Limiter = governor::DefaultKeyedRateLimiter<Uuid>;
 /// The payments service. Cheap to clone; clones share the database.
 #[derive(Clone)]
 pub struct Sandbox {
-    pub(crate) store: Store,
+    store: Store,
     /// Base of the pay links (`{public_url}/pay/{id}`).
     public_url: Arc<str>,
     limiter: Option<Arc<Limiter>>,
