@@ -18,7 +18,7 @@ use std::time::Duration;
 use axum::http::HeaderName;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 pub use service::{Sandbox, Tenant};
 pub use store::Store;
@@ -50,10 +50,15 @@ pub fn app(sandbox: Sandbox) -> Result<axum::Router, String> {
         .layer(
             tower::ServiceBuilder::new()
                 .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
-                .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
-                    let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-                    tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())
-                }))
+                .layer(
+                    TraceLayer::new_for_http()
+                        .make_span_with(|request: &axum::http::Request<_>| {
+                            let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+                            tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())
+                        })
+                        // One line per request, with its status and latency, inside its span.
+                        .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+                )
                 .layer(PropagateRequestIdLayer::new(REQUEST_ID))
                 // Browsers may call the API from other origins (the static reference opened from
                 // disk, a test page): credentials are bearer tokens, never cookies.

@@ -16,6 +16,10 @@ struct Cli {
     /// an in-memory one).
     #[arg(long, global = true, default_value = "payments-sandbox.db", env = "PAYMENTS_SANDBOX_DATABASE")]
     database: String,
+    /// How logs are written to stderr: `text` for people, `json` (one object per line) for
+    /// log collectors.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "PAYMENTS_SANDBOX_LOG_FORMAT")]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
@@ -52,6 +56,12 @@ struct Serve {
     webhook_retry_interval: u64,
 }
 
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Create a tenant and print its token.
@@ -63,13 +73,18 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "payments_sandbox=info,tower_http=info".into()),
-        )
-        .init();
     let cli = Cli::parse();
+    // Logs go to stderr (stdout carries the announcement and printed tokens); `RUST_LOG` filters.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| "payments_sandbox=info,tower_http=info".into());
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
+    match cli.log_format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().flatten_event(true).with_current_span(true).with_span_list(false).init(),
+    }
     match start(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
