@@ -1029,6 +1029,7 @@ impl server::Api for Sandbox {
         body: types::WebhookEndpointCreate,
     ) -> Result<types::WebhookEndpointWithSecret, ApiError> {
         let policy = self.webhook_policy;
+        webhooks::check_resolution(&body.url, policy).await.map_err(ApiError::bad_request)?;
         self.run(move |tx, now| webhooks::create_endpoint(tx, now, tenant.id, body, policy)).await
     }
 

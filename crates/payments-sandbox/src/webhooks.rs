@@ -85,6 +85,28 @@ pub fn check_url(raw: &str, policy: TargetPolicy) -> Result<url::Url, String> {
     Ok(url)
 }
 
+/// At registration, a name that resolves only to forbidden addresses is refused at once (the
+/// caller learns now, not from failed deliveries). A name that does not resolve (yet) is
+/// accepted: deliveries check again, on the address they connect to.
+pub async fn check_resolution(raw: &str, policy: TargetPolicy) -> Result<(), String> {
+    let url = check_url(raw, policy)?;
+    let Some(url::Host::Domain(name)) = url.host() else { return Ok(()) };
+    let port = url.port_or_known_default().unwrap_or(443);
+    let lookup = tokio::time::timeout(std::time::Duration::from_secs(3), tokio::net::lookup_host((name, port))).await;
+    let Ok(Ok(addresses)) = lookup else { return Ok(()) };
+    let addresses: Vec<IpAddr> = addresses.map(|a| a.ip()).collect();
+    match only_forbidden(&addresses, policy) {
+        Some(reason) => Err(format!("url: {name} resolves to {reason}, which cannot receive notifications")),
+        None => Ok(()),
+    }
+}
+
+/// Why none of `addresses` may be a target, or `None` when one may.
+fn only_forbidden(addresses: &[IpAddr], policy: TargetPolicy) -> Option<&'static str> {
+    let reasons: Vec<_> = addresses.iter().map(|ip| forbidden_address(*ip, policy)).collect();
+    if reasons.is_empty() || reasons.iter().any(Option::is_none) { None } else { reasons[0] }
+}
+
 fn new_secret() -> String {
     format!("whsec_{}", hex::encode(rand::random::<[u8; 32]>()))
 }
@@ -445,4 +467,32 @@ pub fn record(tx: &Tx, id: &str, outcome: &Outcome, next_retry_us: i64, max_retr
 /// After a restart nothing is under way: what was in flight is due again.
 pub fn release_in_flight(tx: &Tx) -> Result<usize, ApiError> {
     tx.sql().execute("UPDATE notifications SET in_flight = 0 WHERE in_flight = 1", []).map_err(db_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_is_refused_only_when_every_address_is_forbidden() {
+        let strict = TargetPolicy { allow_loopback: false };
+        let private: IpAddr = [10, 0, 0, 7].into();
+        let public: IpAddr = [93, 184, 215, 14].into();
+        let metadata: IpAddr = [169, 254, 169, 254].into();
+        assert_eq!(only_forbidden(&[private], strict), Some("a private address"));
+        assert_eq!(only_forbidden(&[metadata, private], strict), Some("a link-local or metadata address"));
+        assert_eq!(only_forbidden(&[private, public], strict), None, "the public one is used");
+        assert_eq!(only_forbidden(&[], strict), None);
+        assert_eq!(only_forbidden(&["::1".parse().unwrap()], strict), Some("a loopback address"));
+        assert_eq!(only_forbidden(&["::ffff:10.0.0.1".parse().unwrap()], strict), Some("a private address"));
+        assert_eq!(only_forbidden(&["100.64.0.1".parse().unwrap()], strict), Some("a shared (carrier-grade NAT) address"));
+    }
+
+    #[tokio::test]
+    async fn registration_refuses_loopback_and_accepts_names_that_do_not_resolve() {
+        let strict = TargetPolicy { allow_loopback: false };
+        assert!(check_resolution("https://localhost/x", strict).await.is_err());
+        assert!(check_resolution("https://hooks.example/x", strict).await.is_ok(), "`.example` never resolves");
+        assert!(check_resolution("https://localhost/x", TargetPolicy { allow_loopback: true }).await.is_ok());
+    }
 }
