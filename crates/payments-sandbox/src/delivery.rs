@@ -142,7 +142,7 @@ impl Deliverer {
     /// Claims what is due for every endpoint with free slots and starts those deliveries.
     async fn dispatch(&self, tasks: &mut tokio::task::JoinSet<()>) -> Result<(), payments_server::ApiError> {
         let now_us = chrono::Utc::now().timestamp_micros();
-        let endpoints = self.store.read(move |tx| webhooks::due_endpoints(tx, now_us)).await?;
+        let endpoints = self.store.run(move |tx| webhooks::due_endpoints(tx, now_us)).await?;
         for endpoint in endpoints {
             let busy = self.in_flight.lock().unwrap().get(&endpoint).copied().unwrap_or(0);
             if busy >= PER_ENDPOINT {

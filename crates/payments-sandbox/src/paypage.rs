@@ -21,7 +21,7 @@ pub fn routes(sandbox: Sandbox) -> axum::Router {
 
 async fn find(sandbox: &Sandbox, id: &str) -> Option<(Uuid, types::PaymentRequest)> {
     let id: Uuid = id.parse().ok()?;
-    sandbox.store().read(move |tx| tx.find_any(Kind::PaymentRequest, id)).await.ok().flatten()
+    sandbox.store().run(move |tx| tx.find_any(Kind::PaymentRequest, id)).await.ok().flatten()
 }
 
 async fn page(State(sandbox): State<Sandbox>, Path(id): Path<String>) -> Response {

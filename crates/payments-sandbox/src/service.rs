@@ -70,14 +70,6 @@ impl Sandbox {
     ) -> Result<T, ApiError> {
         self.store.run(move |tx| work(tx, Now::new())).await
     }
-
-    /// Runs `work`, which only reads, in one read transaction beside the writer.
-    async fn read<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&Tx) -> Result<T, ApiError> + Send + 'static,
-    ) -> Result<T, ApiError> {
-        self.store.read(work).await
-    }
 }
 
 /// The instant of one operation, in the precision the API shows (milliseconds).
@@ -481,7 +473,7 @@ impl server::Api for Sandbox {
 
     async fn authenticate(&self, token: &str) -> Result<Tenant, ApiError> {
         let hash = token_hash(token);
-        let found = self.store.read(move |tx| tx.tenant_by_token_hash(&hash)).await?;
+        let found = self.store.run(move |tx| tx.tenant_by_token_hash(&hash)).await?;
         let (stored, id, default_currency) = found.ok_or_else(ApiError::unauthorized)?;
         if !bool::from(stored.as_slice().ct_eq(&hash)) {
             return Err(ApiError::unauthorized());
@@ -502,7 +494,7 @@ impl server::Api for Sandbox {
     // -- balances ---------------------------------------------------------------------------
 
     async fn list_balances(&self, tenant: Tenant, query: server::ListBalancesQuery) -> Result<Vec<types::Balance>, ApiError> {
-        self.read(move |tx| {
+        self.run(move |tx, _| {
             let filters = Filters::default().equal("$.currency", text(query.currency.as_deref())).0;
             let balances: Vec<types::Balance> =
                 tx.list(Kind::Balance, tenant.id, filters, &page(query.limit, query.starting_after))?;
@@ -535,7 +527,7 @@ impl server::Api for Sandbox {
     }
 
     async fn get_balance(&self, tenant: Tenant, id: Uuid) -> Result<types::Balance, ApiError> {
-        self.read(move |tx| load_balance(tx, &tenant, id)).await
+        self.run(move |tx, _| load_balance(tx, &tenant, id)).await
     }
 
     async fn update_balance(&self, tenant: Tenant, id: Uuid, body: types::BalanceUpdate) -> Result<types::Balance, ApiError> {
@@ -572,7 +564,7 @@ impl server::Api for Sandbox {
         tenant: Tenant,
         query: server::ListPaymentRequestsQuery,
     ) -> Result<Vec<types::PaymentRequest>, ApiError> {
-        self.read(move |tx| {
+        self.run(move |tx, _| {
             let filters = Filters::default()
                 .equal("$.reference_id", text(query.reference_id.as_deref()))
                 .equal("$.currency", text(query.currency.as_deref()))
@@ -633,7 +625,7 @@ impl server::Api for Sandbox {
     }
 
     async fn get_payment_request(&self, tenant: Tenant, id: Uuid) -> Result<types::PaymentRequest, ApiError> {
-        self.read(move |tx| tx.get(Kind::PaymentRequest, tenant.id, id)).await
+        self.run(move |tx, _| tx.get(Kind::PaymentRequest, tenant.id, id)).await
     }
 
     async fn cancel_payment_request(&self, tenant: Tenant, id: Uuid) -> Result<types::ResultOk, ApiError> {
@@ -656,7 +648,7 @@ impl server::Api for Sandbox {
     // -- recipients -------------------------------------------------------------------------
 
     async fn list_recipients(&self, tenant: Tenant, query: server::ListRecipientsQuery) -> Result<Vec<types::Recipient>, ApiError> {
-        self.read(move |tx| tx.list(Kind::Recipient, tenant.id, vec![], &page(query.limit, query.starting_after))).await
+        self.run(move |tx, _| tx.list(Kind::Recipient, tenant.id, vec![], &page(query.limit, query.starting_after))).await
     }
 
     async fn create_recipient(&self, tenant: Tenant, body: types::RecipientCreate) -> Result<types::Recipient, ApiError> {
@@ -691,7 +683,7 @@ impl server::Api for Sandbox {
     }
 
     async fn get_recipient(&self, tenant: Tenant, id: Uuid) -> Result<types::Recipient, ApiError> {
-        self.read(move |tx| tx.get(Kind::Recipient, tenant.id, id)).await
+        self.run(move |tx, _| tx.get(Kind::Recipient, tenant.id, id)).await
     }
 
     async fn delete_recipient(&self, tenant: Tenant, id: Uuid) -> Result<types::ResultOk, ApiError> {
@@ -809,7 +801,7 @@ impl server::Api for Sandbox {
         tenant: Tenant,
         query: server::ListTransactionsQuery,
     ) -> Result<Vec<types::Transaction>, ApiError> {
-        self.read(move |tx| {
+        self.run(move |tx, _| {
             let mut filters = Filters::default()
                 .equal("$.order_id", text(query.order_id.as_deref()))
                 .equal("$.recipient.id", text(query.recipient_id))
@@ -925,7 +917,7 @@ impl server::Api for Sandbox {
     }
 
     async fn get_transaction(&self, tenant: Tenant, id: Uuid) -> Result<types::Transaction, ApiError> {
-        self.read(move |tx| tx.get(Kind::Transaction, tenant.id, id)).await
+        self.run(move |tx, _| tx.get(Kind::Transaction, tenant.id, id)).await
     }
 
     // -- virtual accounts -------------------------------------------------------------------
@@ -935,7 +927,7 @@ impl server::Api for Sandbox {
         tenant: Tenant,
         query: server::ListVirtualAccountsQuery,
     ) -> Result<Vec<types::VirtualAccount>, ApiError> {
-        self.read(move |tx| {
+        self.run(move |tx, _| {
             let filters = Filters::default()
                 .equal("$.reference_id", text(query.reference_id.as_deref()))
                 .equal("$.currency", text(query.currency.as_deref()))
@@ -990,7 +982,7 @@ impl server::Api for Sandbox {
     }
 
     async fn get_virtual_account(&self, tenant: Tenant, id: Uuid) -> Result<types::VirtualAccount, ApiError> {
-        self.read(move |tx| tx.get(Kind::VirtualAccount, tenant.id, id)).await
+        self.run(move |tx, _| tx.get(Kind::VirtualAccount, tenant.id, id)).await
     }
 
     async fn close_virtual_account(&self, tenant: Tenant, id: Uuid) -> Result<types::ResultOk, ApiError> {
@@ -1028,7 +1020,7 @@ impl server::Api for Sandbox {
         tenant: Tenant,
         query: server::ListWebhookEndpointsQuery,
     ) -> Result<Vec<types::WebhookEndpoint>, ApiError> {
-        self.read(move |tx| webhooks::list_endpoints(tx, tenant.id, &page(query.limit, query.starting_after))).await
+        self.run(move |tx, _| webhooks::list_endpoints(tx, tenant.id, &page(query.limit, query.starting_after))).await
     }
 
     async fn create_webhook_endpoint(
@@ -1042,7 +1034,7 @@ impl server::Api for Sandbox {
     }
 
     async fn get_webhook_endpoint(&self, tenant: Tenant, id: Uuid) -> Result<types::WebhookEndpoint, ApiError> {
-        self.read(move |tx| webhooks::get_endpoint(tx, tenant.id, id)).await
+        self.run(move |tx, _| webhooks::get_endpoint(tx, tenant.id, id)).await
     }
 
     async fn delete_webhook_endpoint(&self, tenant: Tenant, id: Uuid) -> Result<types::ResultOk, ApiError> {
@@ -1058,7 +1050,7 @@ impl server::Api for Sandbox {
     }
 
     async fn list_webhooks(&self, tenant: Tenant, query: server::ListWebhooksQuery) -> Result<Vec<types::Webhook>, ApiError> {
-        self.read(move |tx| webhooks::list_notifications(tx, tenant.id, &query)).await
+        self.run(move |tx, _| webhooks::list_notifications(tx, tenant.id, &query)).await
     }
 
     async fn send_test_webhook(&self, tenant: Tenant, body: types::WebhookPing) -> Result<types::Notification, ApiError> {
@@ -1066,7 +1058,7 @@ impl server::Api for Sandbox {
     }
 
     async fn get_webhook(&self, tenant: Tenant, id: Uuid) -> Result<types::Webhook, ApiError> {
-        self.read(move |tx| webhooks::get_notification(tx, tenant.id, id)).await
+        self.run(move |tx, _| webhooks::get_notification(tx, tenant.id, id)).await
     }
 }
 

@@ -3,18 +3,15 @@
 //! in one table keyed by kind; money lives apart from them, in `balances.amount` and the
 //! `ledger` that explains every change of it.
 //!
-//! Writes go through one connection behind a mutex, on the blocking pool: every request is one
-//! database transaction, and writes are serialised, which is what makes "check the balance, then
-//! debit it" and "check the reference_id, then insert" race-free. Reads use a few read-only
-//! connections of their own (WAL lets them run beside the writer and see every committed write),
-//! so they never wait behind a write's fsync.
+//! All access goes through one connection behind a mutex, on the blocking pool: every request is
+//! one database transaction, and writes are serialised, which is what makes "check the balance,
+//! then debit it" and "check the reference_id, then insert" race-free.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use payments_server::ApiError;
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
@@ -138,14 +135,7 @@ impl Kind {
 #[derive(Clone)]
 pub struct Store {
     conn: Arc<Mutex<Connection>>,
-    /// Read-only connections, used in turn; empty for an in-memory database (whose data only its
-    /// own connection sees), which then reads through the writer.
-    readers: Arc<[Mutex<Connection>]>,
-    next_reader: Arc<AtomicUsize>,
 }
-
-/// Read-only connections opened beside the writer.
-const READERS: usize = 4;
 
 /// A database failure: logged, and answered `500` with nothing changed (the transaction rolls
 /// back when it is dropped).
@@ -158,9 +148,12 @@ impl Store {
     /// Opens (creating and migrating) the database at `path`; `sqlite::memory:` or `:memory:`
     /// is an in-memory database.
     pub fn open(path: &str) -> Result<Self, String> {
-        let in_memory = path == "sqlite::memory:" || path == ":memory:";
-        let conn = if in_memory { Connection::open_in_memory() } else { Connection::open(Path::new(path)) }
-            .map_err(|e| format!("cannot open database {path}: {e}"))?;
+        let conn = if path == "sqlite::memory:" || path == ":memory:" {
+            Connection::open_in_memory()
+        } else {
+            Connection::open(Path::new(path))
+        }
+        .map_err(|e| format!("cannot open database {path}: {e}"))?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
         )
@@ -168,45 +161,7 @@ impl Store {
         conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(|e| e.to_string())?;
         register_functions(&conn).map_err(|e| e.to_string())?;
         migrate(&conn).map_err(|e| format!("cannot migrate database {path}: {e}"))?;
-        let readers = if in_memory {
-            Vec::new()
-        } else {
-            (0..READERS)
-                .map(|_| {
-                    let reader = Connection::open_with_flags(
-                        Path::new(path),
-                        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-                    )
-                    .map_err(|e| format!("cannot open database {path} for reading: {e}"))?;
-                    reader.busy_timeout(std::time::Duration::from_secs(10)).map_err(|e| e.to_string())?;
-                    register_functions(&reader).map_err(|e| e.to_string())?;
-                    Ok(Mutex::new(reader))
-                })
-                .collect::<Result<_, String>>()?
-        };
-        Ok(Self { conn: Arc::new(Mutex::new(conn)), readers: readers.into(), next_reader: Arc::default() })
-    }
-
-    /// Runs `work`, which only reads, in one read transaction on a reader connection (it sees
-    /// every write committed before it starts).
-    pub async fn read<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&Tx) -> Result<T, ApiError> + Send + 'static,
-    ) -> Result<T, ApiError> {
-        if self.readers.is_empty() {
-            return self.run(work).await;
-        }
-        let readers = self.readers.clone();
-        let index = self.next_reader.fetch_add(1, Ordering::Relaxed) % readers.len();
-        tokio::task::spawn_blocking(move || {
-            let mut conn = readers[index].lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred).map_err(db_error)?;
-            let result = work(&Tx { tx: &tx })?;
-            tx.commit().map_err(db_error)?;
-            Ok(result)
-        })
-        .await
-        .map_err(db_error)?
+        Ok(Self { conn: Arc::new(Mutex::new(conn)) })
     }
 
     /// Runs `work` in one database transaction on the blocking pool; commits when it returns
