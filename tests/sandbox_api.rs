@@ -188,19 +188,13 @@ async fn payment_requests_are_paid_on_the_hosted_page_and_settle_into_the_balanc
     let newer = open_balance(&client, "GBP").await;
 
     // Currency alone settles into the oldest balance in it.
-    let created = client
-        .create_payment_request()
-        .body(
-            types::PaymentRequestCreate::builder()
-                .amount(amount(2_500))
-                .currency(Some(code("GBP")))
-                .reference(Some(code("Invoice <42> & co")))
-                .reference_id(Some(code("inv-42")))
-                .return_url(Some(code("https://shop.example/thanks"))),
-        )
-        .send()
-        .await
-        .unwrap();
+    let invoice = types::PaymentRequestCreate::builder()
+        .amount(amount(2_500))
+        .currency(Some(code("GBP")))
+        .reference(Some(code("Invoice <42> & co")))
+        .reference_id(Some(code("inv-42")))
+        .return_url(Some(code("https://shop.example/thanks")));
+    let created = client.create_payment_request().body(invoice.clone()).send().await.unwrap();
     assert_eq!(created.status().as_u16(), 201);
     let request = created.into_inner();
     assert_eq!((request.settlement_balance_id, request.market.as_str()), (older.id, "GB"));
@@ -245,19 +239,7 @@ async fn payment_requests_are_paid_on_the_hosted_page_and_settle_into_the_balanc
     assert_eq!(balance_of(&client, older.id).await, 2_500);
 
     // Same request, same reference_id: the original. Different request: 409.
-    let replay = client
-        .create_payment_request()
-        .body(
-            types::PaymentRequestCreate::builder()
-                .amount(amount(2_500))
-                .currency(Some(code("GBP")))
-                .reference(Some(code("Invoice <42> & co")))
-                .reference_id(Some(code("inv-42")))
-                .return_url(Some(code("https://shop.example/thanks"))),
-        )
-        .send()
-        .await
-        .unwrap();
+    let replay = client.create_payment_request().body(invoice).send().await.unwrap();
     assert_eq!((replay.status().as_u16(), replay.into_inner().id), (201, request.id));
     let reused = client
         .create_payment_request()

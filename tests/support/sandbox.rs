@@ -197,21 +197,15 @@ pub async fn eventually<F: Future<Output = bool>>(within: Duration, mut conditio
 pub async fn make_every_event(client: &Client) {
     let gbp = open_balance(client, "GBP").await;
     fund(client, &gbp, 100_000).await; // paymentrequest.initiated, .processed, .settled
-    let failing = client
-        .create_payment_request()
-        .body(types::PaymentRequestCreate::builder().amount(amount(1)).currency(Some(code("GBP"))))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let penny = || {
+        let request = client
+            .create_payment_request()
+            .body(types::PaymentRequestCreate::builder().amount(amount(1)).currency(Some(code("GBP"))));
+        async move { request.send().await.unwrap().into_inner() }
+    };
+    let failing = penny().await;
     client.simulate_payment().id(failing.id).body(types::SimulatePayment::builder().outcome(types::SimulatePaymentOutcome::Failed)).send().await.unwrap();
-    let cancelled = client
-        .create_payment_request()
-        .body(types::PaymentRequestCreate::builder().amount(amount(1)).currency(Some(code("GBP"))))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let cancelled = penny().await;
     client.cancel_payment_request().id(cancelled.id).send().await.unwrap();
     let recipient = gb_recipient(client).await;
     let spare = gb_recipient(client).await;
