@@ -310,6 +310,15 @@ mod tests {
     }
 
     #[test]
+    fn signature_is_lowercase_hex_hmac_sha512() {
+        // RFC 4231 test case 2.
+        assert_eq!(
+            sign("Jefe", b"what do ya want for nothing?"),
+            "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea2505549758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737"
+        );
+    }
+
+    #[test]
     fn a_signature_from_another_secret_or_not_hex_fails() {
         let body = b"{}";
         let signature = sign("whsec_a", body);

@@ -12,10 +12,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hmac::{Hmac, Mac};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-use sha2::Sha512;
 use tokio::sync::Notify;
+
+use payments_client::webhooks as webhooks_kit;
 
 use crate::store::Store;
 use crate::webhooks::{self, Attempt, Outcome, TargetPolicy, forbidden_address};
@@ -41,13 +41,6 @@ impl Default for DeliveryOptions {
     fn default() -> Self {
         Self { retry_interval: Duration::from_secs(3600), root_ca: None, policy: TargetPolicy::default() }
     }
-}
-
-/// The HMAC-SHA512 of `body` keyed with `secret`, lowercase hex: `X-Service-Signature`.
-pub fn sign(secret: &str, body: &[u8]) -> String {
-    let mut mac = Hmac::<Sha512>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key length");
-    mac.update(body);
-    hex::encode(mac.finalize().into_bytes())
 }
 
 /// Resolves names and drops every address the policy forbids, so a name that points (or is
@@ -208,8 +201,9 @@ async fn post(client: &reqwest::Client, options: &DeliveryOptions, attempt: &Att
     let response = client
         .post(&attempt.url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .header("X-Service-Signature", sign(&attempt.secret, attempt.body.as_bytes()))
-        .header("X-Service-Retry-Count", attempt.retry_count.to_string())
+        // The receiver kit's own function: what the service signs is what a receiver checks.
+        .header(webhooks_kit::SIGNATURE_HEADER, webhooks_kit::sign(&attempt.secret, attempt.body.as_bytes()))
+        .header(webhooks_kit::RETRY_COUNT_HEADER, attempt.retry_count.to_string())
         .body(attempt.body.clone())
         .send()
         .await;
@@ -242,15 +236,5 @@ mod tests {
         let relaxed = GuardedResolver { policy: TargetPolicy { allow_loopback: true } };
         let addresses: Vec<_> = relaxed.resolve("localhost".parse().unwrap()).await.unwrap().collect();
         assert!(!addresses.is_empty() && addresses.iter().all(|a| a.ip().is_loopback()));
-    }
-
-    #[test]
-    fn signature_is_lowercase_hex_hmac_sha512() {
-        // RFC 4231 test case 2.
-        let signature = super::sign("Jefe", b"what do ya want for nothing?");
-        assert_eq!(
-            signature,
-            "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea2505549758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737"
-        );
     }
 }
