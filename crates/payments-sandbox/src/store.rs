@@ -356,18 +356,12 @@ impl Tx<'_> {
         let mut sql = String::from("SELECT doc FROM resources WHERE tenant_id = ? AND kind = ? AND deleted = 0");
         let mut values: Vec<rusqlite::types::Value> = vec![tenant.to_string().into(), kind.as_str().to_owned().into()];
         if let Some(after) = page.starting_after {
-            let seq: Option<i64> = self
-                .tx
-                .query_row(
-                    "SELECT seq FROM resources WHERE id = ? AND tenant_id = ? AND kind = ? AND deleted = 0",
-                    params![after.to_string(), tenant.to_string(), kind.as_str()],
-                    |row| row.get(0),
-                )
-                .optional()
-                .map_err(db_error)?;
-            let seq = seq.ok_or_else(|| {
-                ApiError::bad_request(format!("starting_after: {after} is not a {} in this list", kind.noun()))
-            })?;
+            let seq = self.cursor(
+                "SELECT seq FROM resources WHERE id = ?1 AND tenant_id = ?2 AND kind = ?3 AND deleted = 0",
+                params![after.to_string(), tenant.to_string(), kind.as_str()],
+                after,
+                kind.noun(),
+            )?;
             sql.push_str(" AND seq < ?");
             values.push(seq.into());
         }
@@ -383,6 +377,16 @@ impl Tx<'_> {
             .query_map(rusqlite::params_from_iter(values), |row| row.get::<_, String>(0))
             .map_err(db_error)?;
         rows.map(|doc| serde_json::from_str(&doc.map_err(db_error)?).map_err(db_error)).collect()
+    }
+
+    /// The `seq` of the item `after` a page starts after, found by `lookup`. An id that is not in
+    /// the list (unknown, another tenant's, deleted) is refused with `400`.
+    pub fn cursor(&self, lookup: &str, params: impl rusqlite::Params, after: Uuid, noun: &str) -> Result<i64, ApiError> {
+        self.tx
+            .query_row(lookup, params, |row| row.get(0))
+            .optional()
+            .map_err(db_error)?
+            .ok_or_else(|| ApiError::bad_request(format!("starting_after: {after} is not a {noun} in this list")))
     }
 
     /// Ids of every tenant's resources of `kind` whose `doc` field `path` equals `value`.

@@ -183,16 +183,12 @@ pub fn create_endpoint(
 
 pub fn list_endpoints(tx: &Tx, tenant: Uuid, page: &Page) -> Result<Vec<types::WebhookEndpoint>, ApiError> {
     let after = match page.starting_after {
-        Some(id) => tx
-            .sql()
-            .query_row(
-                "SELECT seq FROM webhook_endpoints WHERE id = ? AND tenant_id = ? AND deleted = 0",
-                params![id.to_string(), tenant.to_string()],
-                |row| row.get::<_, i64>(0),
-            )
-            .optional()
-            .map_err(db_error)?
-            .ok_or_else(|| ApiError::bad_request(format!("starting_after: {id} is not a webhook endpoint in this list")))?,
+        Some(id) => tx.cursor(
+            "SELECT seq FROM webhook_endpoints WHERE id = ?1 AND tenant_id = ?2 AND deleted = 0",
+            params![id.to_string(), tenant.to_string()],
+            id,
+            "webhook endpoint",
+        )?,
         None => i64::MAX,
     };
     let mut statement = tx
@@ -326,16 +322,12 @@ pub fn list_notifications(tx: &Tx, tenant: Uuid, query: &ListWebhooksQuery) -> R
     let mut sql = format!("SELECT {NOTIFICATION_COLUMNS} FROM notifications WHERE tenant_id = ?");
     let mut values: Vec<rusqlite::types::Value> = vec![tenant.to_string().into()];
     if let Some(after) = query.starting_after {
-        let seq: i64 = tx
-            .sql()
-            .query_row(
-                "SELECT seq FROM notifications WHERE id = ? AND tenant_id = ?",
-                params![after.to_string(), tenant.to_string()],
-                |row| row.get(0),
-            )
-            .optional()
-            .map_err(db_error)?
-            .ok_or_else(|| ApiError::bad_request(format!("starting_after: {after} is not a webhook in this list")))?;
+        let seq = tx.cursor(
+            "SELECT seq FROM notifications WHERE id = ?1 AND tenant_id = ?2",
+            params![after.to_string(), tenant.to_string()],
+            after,
+            "webhook",
+        )?;
         sql.push_str(" AND seq < ?");
         values.push(seq.into());
     }
