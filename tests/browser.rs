@@ -9,12 +9,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use chromiumoxide::Page;
 use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::network::EventRequestWillBeSent;
 use chromiumoxide::handler::viewport::Viewport;
 use chromiumoxide::page::ScreenshotParams;
-use chromiumoxide::Page;
 use futures::StreamExt;
 use payments_client::types;
 use payments_tests::sandbox::*;
@@ -134,8 +134,23 @@ async fn docs_render_the_whole_reference_offline_and_try_it_calls_the_sandbox() 
     );
 
     // Every operation of the document, with its path.
-    let paths = text(&page, "[...document.querySelectorAll('.opblock .opblock-summary-path')].map(e => e.innerText.trim()).join('\\n')").await;
-    for path in ["/paymentrequests", "/paymentrequests/{id}", "/recipients/validate", "/bankfields", "/transactions", "/virtualaccounts/{id}", "/balances/{id}", "/webhook-endpoints/{id}/rotate-secret", "/sandbox/advance", "/webhooks/{id}"] {
+    let paths = text(
+        &page,
+        "[...document.querySelectorAll('.opblock .opblock-summary-path')].map(e => e.innerText.trim()).join('\\n')",
+    )
+    .await;
+    for path in [
+        "/paymentrequests",
+        "/paymentrequests/{id}",
+        "/recipients/validate",
+        "/bankfields",
+        "/transactions",
+        "/virtualaccounts/{id}",
+        "/balances/{id}",
+        "/webhook-endpoints/{id}/rotate-secret",
+        "/sandbox/advance",
+        "/webhooks/{id}",
+    ] {
         assert!(paths.lines().any(|p| p == path), "{path} is shown");
     }
     let operations = number(&page, "document.querySelectorAll('#swagger-ui .opblock').length").await;
@@ -148,7 +163,10 @@ async fn docs_render_the_whole_reference_offline_and_try_it_calls_the_sandbox() 
         assert!(body.contains(event), "the {event} webhook is shown");
     }
     page.find_element("[id^='operations-webhooks-'] .opblock-summary").await.unwrap().click().await.unwrap();
-    assert!(until(&page, "document.body.innerText.includes('X-Service-Signature')", Duration::from_secs(10)).await, "the signature header is shown");
+    assert!(
+        until(&page, "document.body.innerText.includes('X-Service-Signature')", Duration::from_secs(10)).await,
+        "the signature header is shown"
+    );
 
     // Schemas, the error object among them.
     let models = text(&page, "[...document.querySelectorAll('section.models article[data-json-schema-level=\"0\"] .json-schema-2020-12__title')].map(e => e.innerText.trim()).join('\\n')").await;
@@ -158,12 +176,18 @@ async fn docs_render_the_whole_reference_offline_and_try_it_calls_the_sandbox() 
     assert!(models.lines().count() >= 55, "every schema is listed");
 
     // An operation opened: parameters, request body example and responses with the error object.
-    page.find_element("#operations-Payment_requests-createPaymentRequest .opblock-summary").await.unwrap().click().await.unwrap();
+    page.find_element("#operations-Payment_requests-createPaymentRequest .opblock-summary")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     assert!(
         until(&page, "(document.querySelector('#operations-Payment_requests-createPaymentRequest')?.innerText || '').includes('invoice-2026-0042')", Duration::from_secs(10)).await,
         "the request body example is shown"
     );
-    let operation = text(&page, "document.querySelector('#operations-Payment_requests-createPaymentRequest').innerText").await;
+    let operation =
+        text(&page, "document.querySelector('#operations-Payment_requests-createPaymentRequest').innerText").await;
     for expected in ["201", "409", "413", "429", "Request body"] {
         assert!(operation.contains(expected), "createPaymentRequest shows {expected}");
     }
@@ -174,18 +198,36 @@ async fn docs_render_the_whole_reference_offline_and_try_it_calls_the_sandbox() 
     page.find_element(".modal-ux input").await.unwrap().click().await.unwrap().type_str(ALICE).await.unwrap();
     page.find_element(".modal-ux .modal-btn.auth.authorize").await.unwrap().click().await.unwrap();
     page.find_element(".modal-ux .btn-done").await.unwrap().click().await.unwrap();
-    page.find_element("#operations-Reference_data-listCurrencies .opblock-summary").await.unwrap().click().await.unwrap();
-    assert!(until(&page, "!!document.querySelector('#operations-Reference_data-listCurrencies .execute')", Duration::from_secs(5)).await);
+    page.find_element("#operations-Reference_data-listCurrencies .opblock-summary")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    assert!(
+        until(
+            &page,
+            "!!document.querySelector('#operations-Reference_data-listCurrencies .execute')",
+            Duration::from_secs(5)
+        )
+        .await
+    );
     page.find_element("#operations-Reference_data-listCurrencies .execute").await.unwrap().click().await.unwrap();
     assert!(
         until(&page, "(document.querySelector('#operations-Reference_data-listCurrencies .live-responses-table')?.innerText || '').includes('Nigerian Naira')", Duration::from_secs(10)).await,
         "the live response from the sandbox is shown"
     );
-    let live = text(&page, "document.querySelector('#operations-Reference_data-listCurrencies .live-responses-table').innerText").await;
+    let live = text(
+        &page,
+        "document.querySelector('#operations-Reference_data-listCurrencies .live-responses-table').innerText",
+    )
+    .await;
     assert!(live.contains("200"), "{live}");
 
     resize(&page, 1280, 900, false).await;
-    page.evaluate("document.querySelector('#operations-Payment_requests-createPaymentRequest').scrollIntoView()").await.unwrap();
+    page.evaluate("document.querySelector('#operations-Payment_requests-createPaymentRequest').scrollIntoView()")
+        .await
+        .unwrap();
     screenshot(&page, "docs-operation-desktop.png", false).await;
     page.evaluate("window.scrollTo(0, 0)").await.unwrap();
     screenshot(&page, "docs-desktop.png", false).await;
@@ -218,9 +260,19 @@ async fn a_payer_pays_on_the_hosted_page_and_the_balance_is_credited() {
     resize(&page, 390, 844, true).await;
     let requests = record_requests(&page).await;
     page.goto(request.payment_url.as_str()).await.unwrap();
-    assert!(until(&page, "!!document.querySelector('#pay') && document.querySelector('img').complete", Duration::from_secs(10)).await);
+    assert!(
+        until(
+            &page,
+            "!!document.querySelector('#pay') && document.querySelector('img').complete",
+            Duration::from_secs(10)
+        )
+        .await
+    );
     assert_eq!(text(&page, "document.querySelector('#amount').innerText").await, "₦12,500.50");
-    assert_eq!(text(&page, "document.querySelector('#reference').innerText").await, "Invoice 2026-0042 · Adaeze Stores");
+    assert_eq!(
+        text(&page, "document.querySelector('#reference').innerText").await,
+        "Invoice 2026-0042 · Adaeze Stores"
+    );
     assert_eq!(text(&page, "document.querySelector('#pay').innerText").await, "Pay ₦12,500.50");
     assert!(number(&page, "document.querySelector('img').naturalWidth").await > 0, "the QR code image loads");
     // Readable on a phone: nothing wider than the screen.
@@ -230,7 +282,8 @@ async fn a_payer_pays_on_the_hosted_page_and_the_balance_is_credited() {
     page.find_element("#payer_name").await.unwrap().click().await.unwrap().type_str("Grace Hopper").await.unwrap();
     page.find_element("#pay").await.unwrap().click().await.unwrap();
     assert!(
-        until(&page, "(document.querySelector('#outcome')?.innerText || '').includes('Paid')", Duration::from_secs(10)).await,
+        until(&page, "(document.querySelector('#outcome')?.innerText || '').includes('Paid')", Duration::from_secs(10))
+            .await,
         "the page says it is paid"
     );
     assert_eq!(text(&page, "document.querySelector('#status').innerText").await, "processed");
@@ -272,5 +325,8 @@ async fn the_static_reference_opens_from_disk() {
         assert!(body.contains(expected), "{expected} is shown");
     }
     let urls = requests.lock().unwrap().clone();
-    assert!(urls.iter().all(|u| u.starts_with("file:") || u.starts_with("data:") || u.starts_with("blob:")), "nothing fetched: {urls:?}");
+    assert!(
+        urls.iter().all(|u| u.starts_with("file:") || u.starts_with("data:") || u.starts_with("blob:")),
+        "nothing fetched: {urls:?}"
+    );
 }

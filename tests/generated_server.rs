@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::http::StatusCode;
 use payments_client::{Client, types};
-use payments_server::{ApiError, Api};
+use payments_server::{Api, ApiError};
 use payments_tests::sandbox::client_error;
 use payments_tests::{assert_error, raw, serve};
 use serde_json::{Value, json};
@@ -48,7 +48,13 @@ impl InMemory {
             .ok_or_else(|| ApiError::not_found(format!("no {kind} {id}")))
     }
 
-    fn update(&self, tenant: &str, kind: &'static str, id: Uuid, change: impl FnOnce(&mut Value) -> Result<()>) -> Result<Value> {
+    fn update(
+        &self,
+        tenant: &str,
+        kind: &'static str,
+        id: Uuid,
+        change: impl FnOnce(&mut Value) -> Result<()>,
+    ) -> Result<Value> {
         let mut resources = self.resources.lock().unwrap();
         let item = resources
             .get_mut(&(tenant.to_string(), kind))
@@ -81,7 +87,11 @@ impl Api for InMemory {
         }
     }
 
-    async fn list_balances(&self, tenant: String, query: payments_server::ListBalancesQuery) -> Result<Vec<types::Balance>> {
+    async fn list_balances(
+        &self,
+        tenant: String,
+        query: payments_server::ListBalancesQuery,
+    ) -> Result<Vec<types::Balance>> {
         let currency = query.currency.map(|c| c.to_string());
         self.list(&tenant, "balance", query.limit, |v| currency.as_ref().is_none_or(|c| v["currency"] == *c))
             .into_iter()
@@ -92,10 +102,14 @@ impl Api for InMemory {
     async fn create_balance(&self, tenant: String, body: types::BalanceCreate) -> Result<types::Balance> {
         let currency = body.currency.to_string();
         let name = body.name.map(|n| n.to_string()).unwrap_or_else(|| format!("{currency} balance"));
-        model(self.insert(&tenant, "balance", json!({
-            "id": Uuid::new_v4(), "name": name, "currency": currency, "balance": 0,
-            "default_currency": "GBP", "default_currency_balance": 0, "addresses": [], "created": now(),
-        })))
+        model(self.insert(
+            &tenant,
+            "balance",
+            json!({
+                "id": Uuid::new_v4(), "name": name, "currency": currency, "balance": 0,
+                "default_currency": "GBP", "default_currency_balance": 0, "addresses": [], "created": now(),
+            }),
+        ))
     }
 
     async fn get_balance(&self, tenant: String, id: Uuid) -> Result<types::Balance> {
@@ -109,7 +123,11 @@ impl Api for InMemory {
         })?)
     }
 
-    async fn list_bank_fields(&self, _: String, query: payments_server::ListBankFieldsQuery) -> Result<Vec<types::BankField>> {
+    async fn list_bank_fields(
+        &self,
+        _: String,
+        query: payments_server::ListBankFieldsQuery,
+    ) -> Result<Vec<types::BankField>> {
         if query.country.to_string() != "GB" {
             return Err(ApiError::bad_request(format!("country {} is not supported", *query.country)));
         }
@@ -124,7 +142,11 @@ impl Api for InMemory {
         unsupported()
     }
 
-    async fn list_payment_requests(&self, tenant: String, query: payments_server::ListPaymentRequestsQuery) -> Result<Vec<types::PaymentRequest>> {
+    async fn list_payment_requests(
+        &self,
+        tenant: String,
+        query: payments_server::ListPaymentRequestsQuery,
+    ) -> Result<Vec<types::PaymentRequest>> {
         let status = query.status.map(|s| s.to_string());
         self.list(&tenant, "payment request", query.limit, |v| status.as_ref().is_none_or(|s| v["status"] == *s))
             .into_iter()
@@ -132,7 +154,11 @@ impl Api for InMemory {
             .collect()
     }
 
-    async fn create_payment_request(&self, tenant: String, body: types::PaymentRequestCreate) -> Result<types::PaymentRequest> {
+    async fn create_payment_request(
+        &self,
+        tenant: String,
+        body: types::PaymentRequestCreate,
+    ) -> Result<types::PaymentRequest> {
         let id = Uuid::new_v4();
         model(self.insert(&tenant, "payment request", json!({
             "id": id, "market": "GB", "currency": body.currency.map(|c| c.to_string()).unwrap_or("GBP".into()),
@@ -158,15 +184,23 @@ impl Api for InMemory {
         model(json!({"result": "ok"}))
     }
 
-    async fn list_recipients(&self, tenant: String, query: payments_server::ListRecipientsQuery) -> Result<Vec<types::Recipient>> {
+    async fn list_recipients(
+        &self,
+        tenant: String,
+        query: payments_server::ListRecipientsQuery,
+    ) -> Result<Vec<types::Recipient>> {
         self.list(&tenant, "recipient", query.limit, |_| true).into_iter().map(model).collect()
     }
 
     async fn create_recipient(&self, tenant: String, body: types::RecipientCreate) -> Result<types::Recipient> {
-        model(self.insert(&tenant, "recipient", json!({
-            "id": Uuid::new_v4(), "country": body.country, "default_reference": null,
-            "alias": body.alias, "type": body.type_, "created": now(), "bank_account": body.bank_account,
-        })))
+        model(self.insert(
+            &tenant,
+            "recipient",
+            json!({
+                "id": Uuid::new_v4(), "country": body.country, "default_reference": null,
+                "alias": body.alias, "type": body.type_, "created": now(), "bank_account": body.bank_account,
+            }),
+        ))
     }
 
     async fn validate_recipient(&self, _: String, _: types::RecipientValidate) -> Result<types::RecipientValidation> {
@@ -196,7 +230,12 @@ impl Api for InMemory {
         model(json!({"virtual_accounts_activated": activated, "transactions_advanced": 0}))
     }
 
-    async fn simulate_payment(&self, tenant: String, id: Uuid, body: Option<types::SimulatePayment>) -> Result<types::PaymentRequest> {
+    async fn simulate_payment(
+        &self,
+        tenant: String,
+        id: Uuid,
+        body: Option<types::SimulatePayment>,
+    ) -> Result<types::PaymentRequest> {
         let outcome = body.map(|b| b.outcome.to_string()).unwrap_or("processed".into());
         model(self.update(&tenant, "payment request", id, |v| {
             v["status"] = json!(outcome);
@@ -204,19 +243,38 @@ impl Api for InMemory {
         })?)
     }
 
-    async fn simulate_transaction_status(&self, _: String, _: Uuid, _: types::SimulateTransactionStatus) -> Result<types::Transaction> {
+    async fn simulate_transaction_status(
+        &self,
+        _: String,
+        _: Uuid,
+        _: types::SimulateTransactionStatus,
+    ) -> Result<types::Transaction> {
         unsupported()
     }
 
-    async fn simulate_virtual_account_status(&self, _: String, _: Uuid, _: types::SimulateVirtualAccountStatus) -> Result<types::VirtualAccount> {
+    async fn simulate_virtual_account_status(
+        &self,
+        _: String,
+        _: Uuid,
+        _: types::SimulateVirtualAccountStatus,
+    ) -> Result<types::VirtualAccount> {
         unsupported()
     }
 
-    async fn simulate_inbound_transfer(&self, _: String, _: Uuid, _: types::SimulateInboundTransfer) -> Result<types::Transaction> {
+    async fn simulate_inbound_transfer(
+        &self,
+        _: String,
+        _: Uuid,
+        _: types::SimulateInboundTransfer,
+    ) -> Result<types::Transaction> {
         unsupported()
     }
 
-    async fn list_transactions(&self, tenant: String, query: payments_server::ListTransactionsQuery) -> Result<Vec<types::Transaction>> {
+    async fn list_transactions(
+        &self,
+        tenant: String,
+        query: payments_server::ListTransactionsQuery,
+    ) -> Result<Vec<types::Transaction>> {
         self.list(&tenant, "transaction", query.limit, |_| true).into_iter().map(model).collect()
     }
 
@@ -224,32 +282,48 @@ impl Api for InMemory {
         let balance = self.find(&tenant, "balance", body.balance_id)?;
         let recipient = self.find(&tenant, "recipient", body.recipient_id)?;
         let amount = body.amount.ok_or_else(|| ApiError::bad_request("amount is required here"))?;
-        model(self.insert(&tenant, "transaction", json!({
-            "id": Uuid::new_v4(), "amount": amount.get(), "fees": 0, "currency": balance["currency"],
-            "to_amount": amount.get(), "to_currency": balance["currency"], "balance_id": body.balance_id,
-            "virtual_account_id": null, "order_id": body.order_id, "payment_reference": body.reference,
-            "status": "initiated", "failure_reason": null, "transaction_type": "payment",
-            "payment_method": "balance", "recipient": recipient, "payer_name": null,
-            "exchange_rate": null, "reference": body.reference, "created": now(),
-        })))
+        model(self.insert(
+            &tenant,
+            "transaction",
+            json!({
+                "id": Uuid::new_v4(), "amount": amount.get(), "fees": 0, "currency": balance["currency"],
+                "to_amount": amount.get(), "to_currency": balance["currency"], "balance_id": body.balance_id,
+                "virtual_account_id": null, "order_id": body.order_id, "payment_reference": body.reference,
+                "status": "initiated", "failure_reason": null, "transaction_type": "payment",
+                "payment_method": "balance", "recipient": recipient, "payer_name": null,
+                "exchange_rate": null, "reference": body.reference, "created": now(),
+            }),
+        ))
     }
 
     async fn get_transaction(&self, tenant: String, id: Uuid) -> Result<types::Transaction> {
         model(self.find(&tenant, "transaction", id)?)
     }
 
-    async fn list_virtual_accounts(&self, tenant: String, query: payments_server::ListVirtualAccountsQuery) -> Result<Vec<types::VirtualAccount>> {
+    async fn list_virtual_accounts(
+        &self,
+        tenant: String,
+        query: payments_server::ListVirtualAccountsQuery,
+    ) -> Result<Vec<types::VirtualAccount>> {
         self.list(&tenant, "virtual account", query.limit, |_| true).into_iter().map(model).collect()
     }
 
-    async fn create_virtual_account(&self, tenant: String, body: types::VirtualAccountCreate) -> Result<types::VirtualAccount> {
-        model(self.insert(&tenant, "virtual account", json!({
-            "id": Uuid::new_v4(), "account_name": body.account_name.map(|n| n.to_string()).unwrap_or("Acme".into()),
-            "currency": body.currency, "settlement_balance_id": body.settlement_balance_id.unwrap_or_default(),
-            "reference_id": body.reference_id, "type": "local", "supported_channels": ["NIP"],
-            "details": {"bank_name": "Test Bank", "account_name": "Acme", "account_number": "9912345678"},
-            "status": "initiated", "created": now(),
-        })))
+    async fn create_virtual_account(
+        &self,
+        tenant: String,
+        body: types::VirtualAccountCreate,
+    ) -> Result<types::VirtualAccount> {
+        model(self.insert(
+            &tenant,
+            "virtual account",
+            json!({
+                "id": Uuid::new_v4(), "account_name": body.account_name.map(|n| n.to_string()).unwrap_or("Acme".into()),
+                "currency": body.currency, "settlement_balance_id": body.settlement_balance_id.unwrap_or_default(),
+                "reference_id": body.reference_id, "type": "local", "supported_channels": ["NIP"],
+                "details": {"bank_name": "Test Bank", "account_name": "Acme", "account_number": "9912345678"},
+                "status": "initiated", "created": now(),
+            }),
+        ))
     }
 
     async fn get_virtual_account(&self, tenant: String, id: Uuid) -> Result<types::VirtualAccount> {
@@ -260,18 +334,35 @@ impl Api for InMemory {
         unsupported()
     }
 
-    async fn update_virtual_account(&self, _: String, _: Uuid, _: types::VirtualAccountUpdate) -> Result<types::VirtualAccount> {
+    async fn update_virtual_account(
+        &self,
+        _: String,
+        _: Uuid,
+        _: types::VirtualAccountUpdate,
+    ) -> Result<types::VirtualAccount> {
         unsupported()
     }
 
-    async fn list_webhook_endpoints(&self, tenant: String, query: payments_server::ListWebhookEndpointsQuery) -> Result<Vec<types::WebhookEndpoint>> {
+    async fn list_webhook_endpoints(
+        &self,
+        tenant: String,
+        query: payments_server::ListWebhookEndpointsQuery,
+    ) -> Result<Vec<types::WebhookEndpoint>> {
         self.list(&tenant, "endpoint", query.limit, |_| true).into_iter().map(model).collect()
     }
 
-    async fn create_webhook_endpoint(&self, tenant: String, body: types::WebhookEndpointCreate) -> Result<types::WebhookEndpointWithSecret> {
-        let endpoint = self.insert(&tenant, "endpoint", json!({
-            "id": Uuid::new_v4(), "url": body.url, "events": body.events, "created": now(),
-        }));
+    async fn create_webhook_endpoint(
+        &self,
+        tenant: String,
+        body: types::WebhookEndpointCreate,
+    ) -> Result<types::WebhookEndpointWithSecret> {
+        let endpoint = self.insert(
+            &tenant,
+            "endpoint",
+            json!({
+                "id": Uuid::new_v4(), "url": body.url, "events": body.events, "created": now(),
+            }),
+        );
         let mut with_secret = endpoint;
         with_secret["secret"] = json!("whsec_test");
         model(with_secret)
@@ -289,7 +380,11 @@ impl Api for InMemory {
         unsupported()
     }
 
-    async fn list_webhooks(&self, tenant: String, query: payments_server::ListWebhooksQuery) -> Result<Vec<types::Webhook>> {
+    async fn list_webhooks(
+        &self,
+        tenant: String,
+        query: payments_server::ListWebhooksQuery,
+    ) -> Result<Vec<types::Webhook>> {
         self.list(&tenant, "webhook", query.limit, |_| true).into_iter().map(model).collect()
     }
 
@@ -340,20 +435,32 @@ async fn every_tag_through_the_generated_client() {
         .unwrap()
         .into_inner();
     assert_eq!(renamed.name.as_str(), "Payroll");
-    let listed = client.list_balances().currency(gbp()).limit(std::num::NonZeroU32::new(5).unwrap()).send().await.unwrap();
+    let listed =
+        client.list_balances().currency(gbp()).limit(std::num::NonZeroU32::new(5).unwrap()).send().await.unwrap();
     assert_eq!(listed.into_inner(), vec![renamed.clone()]);
     assert_eq!(client.get_balance().id(balance.id).send().await.unwrap().into_inner(), renamed);
 
     // Reference data.
     let countries = client.list_countries().send().await.unwrap().into_inner();
     assert_eq!(countries[0].alpha2.as_str(), "GB");
-    let fields = client.list_bank_fields().country("GB".parse::<types::CountryCode>().unwrap()).currency(gbp()).send().await.unwrap();
+    let fields = client
+        .list_bank_fields()
+        .country("GB".parse::<types::CountryCode>().unwrap())
+        .currency(gbp())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(fields.into_inner()[0].name, "sort_code");
 
     // Payment requests: create, read, cancel, cancel again (the implementer's 409).
     let request = client
         .create_payment_request()
-        .body(types::PaymentRequestCreate::builder().amount(types::Amount::new(2500).unwrap()).currency(Some(gbp())).reference_id(Some("inv-1".parse().unwrap())))
+        .body(
+            types::PaymentRequestCreate::builder()
+                .amount(types::Amount::new(2500).unwrap())
+                .currency(Some(gbp()))
+                .reference_id(Some("inv-1".parse().unwrap())),
+        )
         .send()
         .await
         .unwrap()
@@ -370,10 +477,17 @@ async fn every_tag_through_the_generated_client() {
     // Recipients.
     let recipient = client
         .create_recipient()
-        .body(types::RecipientCreate::builder()
-            .type_(types::RecipientType::Personal)
-            .country("GB".parse::<types::CountryCode>().unwrap())
-            .bank_account(types::BankAccount::builder().currency(gbp()).sort_code(Some("040004".parse().unwrap())).account_number(Some("12345678".parse().unwrap()))))
+        .body(
+            types::RecipientCreate::builder()
+                .type_(types::RecipientType::Personal)
+                .country("GB".parse::<types::CountryCode>().unwrap())
+                .bank_account(
+                    types::BankAccount::builder()
+                        .currency(gbp())
+                        .sort_code(Some("040004".parse().unwrap()))
+                        .account_number(Some("12345678".parse().unwrap())),
+                ),
+        )
         .send()
         .await
         .unwrap()
@@ -383,11 +497,13 @@ async fn every_tag_through_the_generated_client() {
     // Transactions.
     let payment = client
         .create_transaction()
-        .body(types::TransactionCreate::builder()
-            .transaction_type(types::TransactionCreateTransactionType::Payment)
-            .amount(Some(types::Amount::new(100).unwrap()))
-            .balance_id(balance.id)
-            .recipient_id(recipient.id))
+        .body(
+            types::TransactionCreate::builder()
+                .transaction_type(types::TransactionCreateTransactionType::Payment)
+                .amount(Some(types::Amount::new(100).unwrap()))
+                .balance_id(balance.id)
+                .recipient_id(recipient.id),
+        )
         .send()
         .await
         .unwrap()
@@ -415,13 +531,18 @@ async fn every_tag_through_the_generated_client() {
     // Webhook endpoints and webhooks.
     let endpoint = client
         .create_webhook_endpoint()
-        .body(types::WebhookEndpointCreate::builder().url("https://hooks.example/p".to_string()).events(vec![types::WebhookEvent::TransactionProcessed]))
+        .body(
+            types::WebhookEndpointCreate::builder()
+                .url("https://hooks.example/p".to_string())
+                .events(vec![types::WebhookEvent::TransactionProcessed]),
+        )
         .send()
         .await
         .unwrap()
         .into_inner();
     assert_eq!(endpoint.secret, "whsec_test");
-    let ping = client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint.id)).send().await.unwrap();
+    let ping =
+        client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint.id)).send().await.unwrap();
     assert_eq!(ping.status().as_u16(), 201);
     assert_eq!(ping.into_inner().event, types::WebhookEvent::Ping);
     assert!(client.list_webhooks().send().await.unwrap().into_inner().is_empty());
@@ -469,26 +590,49 @@ async fn router_failures_answer_in_the_error_object() {
     // Missing required field, unknown field, pattern broken, bound broken.
     assert_error(&raw("POST", &balances, token, json, "{}").await, 400, "\"currency\" is a required property");
     assert_error(&raw("POST", &balances, token, json, r#"{"currency":"GBP","colour":"red"}"#).await, 400, "colour");
-    assert_error(&raw("POST", &balances, token, json, r#"{"currency":"gbp"}"#).await, 400, "currency: \"gbp\" does not match");
+    assert_error(
+        &raw("POST", &balances, token, json, r#"{"currency":"gbp"}"#).await,
+        400,
+        "currency: \"gbp\" does not match",
+    );
     let long_name = json!({"currency": "GBP", "name": "n".repeat(51)}).to_string();
     assert_error(&raw("POST", &balances, token, json, long_name).await, 400, "name: ");
     // 50 characters of a multi-byte letter are fine: bounds count characters, not bytes.
     let fifty = json!({"currency": "GBP", "name": "é".repeat(50)}).to_string();
     assert_eq!(raw("POST", &balances, token, json, fifty).await.status, 201);
     let zero = json!({"amount": 0, "currency": "GBP"}).to_string();
-    assert_error(&raw("POST", &format!("{base}/paymentrequests"), token, json, zero).await, 400, "amount: 0 is less than the minimum of 1");
+    assert_error(
+        &raw("POST", &format!("{base}/paymentrequests"), token, json, zero).await,
+        400,
+        "amount: 0 is less than the minimum of 1",
+    );
     let huge = json!({"amount": 100_000_000_001_u64, "currency": "GBP"}).to_string();
     assert_error(&raw("POST", &format!("{base}/paymentrequests"), token, json, huge).await, 400, "amount");
     let long_ref = json!({"amount": 1, "currency": "GBP", "reference_id": "r".repeat(51)}).to_string();
     assert_error(&raw("POST", &format!("{base}/paymentrequests"), token, json, long_ref).await, 400, "reference_id");
     let bad_uuid = json!({"amount": 1, "settlement_balance_id": "not-a-uuid"}).to_string();
-    assert_error(&raw("POST", &format!("{base}/paymentrequests"), token, json, bad_uuid).await, 400, "settlement_balance_id");
+    assert_error(
+        &raw("POST", &format!("{base}/paymentrequests"), token, json, bad_uuid).await,
+        400,
+        "settlement_balance_id",
+    );
 
     // Wrong content type: 415.
-    assert_error(&raw("POST", &balances, token, Some("text/plain"), r#"{"currency":"GBP"}"#).await, 415, "application/json");
-    assert_error(&raw("POST", &balances, token, Some("application/x-www-form-urlencoded"), "currency=GBP").await, 415, "application/json");
+    assert_error(
+        &raw("POST", &balances, token, Some("text/plain"), r#"{"currency":"GBP"}"#).await,
+        415,
+        "application/json",
+    );
+    assert_error(
+        &raw("POST", &balances, token, Some("application/x-www-form-urlencoded"), "currency=GBP").await,
+        415,
+        "application/json",
+    );
     // A charset parameter is fine.
-    assert_eq!(raw("POST", &balances, token, Some("application/json; charset=utf-8"), r#"{"currency":"GBP"}"#).await.status, 201);
+    assert_eq!(
+        raw("POST", &balances, token, Some("application/json; charset=utf-8"), r#"{"currency":"GBP"}"#).await.status,
+        201
+    );
 
     // Body too large: 413.
     let big = json!({"currency": "GBP", "name": "x".repeat(70 * 1024)}).to_string();
@@ -500,12 +644,24 @@ async fn router_failures_answer_in_the_error_object() {
 
     // Bad queries: a wrong type, a broken bound, an unknown parameter, a bad enum value, a missing required one.
     assert_error(&raw("GET", &format!("{balances}?limit=abc"), token, None, "").await, 400, "query parameter `limit`");
-    assert_error(&raw("GET", &format!("{balances}?limit=101"), token, None, "").await, 400, "limit: 101 is greater than the maximum of 100");
+    assert_error(
+        &raw("GET", &format!("{balances}?limit=101"), token, None, "").await,
+        400,
+        "limit: 101 is greater than the maximum of 100",
+    );
     assert_error(&raw("GET", &format!("{balances}?limit=0"), token, None, "").await, 400, "limit");
     assert_error(&raw("GET", &format!("{balances}?colour=red"), token, None, "").await, 400, "unknown field `colour`");
     assert_error(&raw("GET", &format!("{base}/paymentrequests?status=paid"), token, None, "").await, 400, "status");
-    assert_error(&raw("GET", &format!("{base}/paymentrequests?reference_id={}", "r".repeat(51)), token, None, "").await, 400, "reference_id");
-    assert_error(&raw("GET", &format!("{base}/transactions?from_datetime=yesterday"), token, None, "").await, 400, "from_datetime");
+    assert_error(
+        &raw("GET", &format!("{base}/paymentrequests?reference_id={}", "r".repeat(51)), token, None, "").await,
+        400,
+        "reference_id",
+    );
+    assert_error(
+        &raw("GET", &format!("{base}/transactions?from_datetime=yesterday"), token, None, "").await,
+        400,
+        "from_datetime",
+    );
     assert_error(&raw("GET", &format!("{base}/bankfields?country=GB"), token, None, "").await, 400, "currency");
 
     // Unknown path: 404; wrong method: 405 with the allowed methods.
@@ -517,7 +673,11 @@ async fn router_failures_answer_in_the_error_object() {
 
     // The implementer's own errors keep their status and message.
     assert_error(&raw("GET", &format!("{base}/currencies"), token, None, "").await, 501, "not part of this fixture");
-    assert_error(&raw("GET", &format!("{base}/bankfields?country=FR&currency=EUR"), token, None, "").await, 400, "country FR is not supported");
+    assert_error(
+        &raw("GET", &format!("{base}/bankfields?country=FR&currency=EUR"), token, None, "").await,
+        400,
+        "country FR is not supported",
+    );
 }
 
 #[tokio::test]

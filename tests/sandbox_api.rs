@@ -13,7 +13,11 @@ fn bank(currency: &str) -> types::builder::BankAccount {
     types::BankAccount::builder().currency(code::<types::CurrencyCode>(currency))
 }
 
-async fn create_recipient(client: &Client, country: &str, account: types::builder::BankAccount) -> Result<types::Recipient, (u16, String)> {
+async fn create_recipient(
+    client: &Client,
+    country: &str,
+    account: types::builder::BankAccount,
+) -> Result<types::Recipient, (u16, String)> {
     client
         .create_recipient()
         .body(
@@ -29,7 +33,10 @@ async fn create_recipient(client: &Client, country: &str, account: types::builde
 }
 
 fn ng_account(account_number: &str) -> types::builder::BankAccount {
-    bank("NGN").account_name(Some(code("Chinua Achebe"))).bank_code(Some(code("058"))).account_number(Some(code(account_number)))
+    bank("NGN")
+        .account_name(Some(code("Chinua Achebe")))
+        .bank_code(Some(code("058")))
+        .account_number(Some(code(account_number)))
 }
 
 #[tokio::test]
@@ -48,7 +55,11 @@ async fn reference_data_and_bank_details_are_validated_for_real() {
     }
 
     let fields = |country: &str, currency: &str| {
-        let request = client.list_bank_fields().country(code::<types::CountryCode>(country)).currency(code::<types::CurrencyCode>(currency));
+        let request = client.list_bank_fields().country(code::<types::CountryCode>(country)).currency(code::<
+            types::CurrencyCode,
+        >(
+            currency
+        ));
         async move { request.send().await.map(|r| r.into_inner().into_iter().map(|f| f.name).collect::<Vec<_>>()) }
     };
     assert_eq!(fields("GB", "GBP").await.unwrap(), ["account_name", "sort_code", "account_number"]);
@@ -64,29 +75,113 @@ async fn reference_data_and_bank_details_are_validated_for_real() {
     assert_eq!(gb.bank_account.bank_name.as_deref().map(|s| s.as_str()), Some("Sandbox Bank UK"));
     let ng = create_recipient(&client, "NG", ng_account("0123456789")).await.unwrap();
     assert_eq!(ng.bank_account.bank_name.as_deref().map(|s| s.as_str()), Some("Guaranty Trust Bank"));
-    let india = bank("INR").account_name(Some(code("Ravi Kumar"))).ifsc(Some(code("HDFC0001234"))).account_number(Some(code("123456789012")));
+    let india = bank("INR")
+        .account_name(Some(code("Ravi Kumar")))
+        .ifsc(Some(code("HDFC0001234")))
+        .account_number(Some(code("123456789012")));
     assert!(create_recipient(&client, "IN", india).await.is_ok());
-    let us = bank("USD").account_name(Some(code("Grace Hopper"))).routing_number(Some(code("021000021"))).account_number(Some(code("123456789")));
+    let us = bank("USD")
+        .account_name(Some(code("Grace Hopper")))
+        .routing_number(Some(code("021000021")))
+        .account_number(Some(code("123456789")));
     assert!(create_recipient(&client, "US", us).await.is_ok());
-    let de = bank("EUR").account_name(Some(code("Emmy Noether"))).iban(Some(code("DE89 3704 0044 0532 0130 00"))).bic(Some(code("COBADEFFXXX")));
+    let de = bank("EUR")
+        .account_name(Some(code("Emmy Noether")))
+        .iban(Some(code("DE89 3704 0044 0532 0130 00")))
+        .bic(Some(code("COBADEFFXXX")));
     let de = create_recipient(&client, "DE", de).await.unwrap();
     assert_eq!(de.bank_account.iban.as_deref().map(|s| s.as_str()), Some("DE89370400440532013000"));
 
     // Each rule refuses, names the field, and saves nothing.
     let refusals: Vec<(&str, types::builder::BankAccount, &str)> = vec![
-        ("GB", bank("GBP").account_name(Some(code("A"))).sort_code(Some(code("04-00-0X"))).account_number(Some(code("12345678"))), "bank_account.sort_code"),
-        ("GB", bank("GBP").account_name(Some(code("A"))).sort_code(Some(code("040004"))).account_number(Some(code("1234567"))), "exactly 8"),
+        (
+            "GB",
+            bank("GBP")
+                .account_name(Some(code("A")))
+                .sort_code(Some(code("04-00-0X")))
+                .account_number(Some(code("12345678"))),
+            "bank_account.sort_code",
+        ),
+        (
+            "GB",
+            bank("GBP")
+                .account_name(Some(code("A")))
+                .sort_code(Some(code("040004")))
+                .account_number(Some(code("1234567"))),
+            "exactly 8",
+        ),
         ("GB", bank("GBP").account_name(Some(code("A"))).sort_code(Some(code("040004"))), "account_number is required"),
-        ("GB", bank("GBP").account_name(Some(code("A"))).sort_code(Some(code("040004"))).account_number(Some(code("12345678"))).iban(Some(code("GB00"))), "bank_account.iban is not a field"),
+        (
+            "GB",
+            bank("GBP")
+                .account_name(Some(code("A")))
+                .sort_code(Some(code("040004")))
+                .account_number(Some(code("12345678")))
+                .iban(Some(code("GB00"))),
+            "bank_account.iban is not a field",
+        ),
         ("NG", ng_account("012345678"), "exactly 10"),
-        ("NG", bank("NGN").account_name(Some(code("A"))).bank_code(Some(code("999"))).account_number(Some(code("0123456789"))), "not a Nigerian bank"),
-        ("IN", bank("INR").account_name(Some(code("A"))).ifsc(Some(code("HDFC1001234"))).account_number(Some(code("123456789"))), "bank_account.ifsc"),
-        ("IN", bank("INR").account_name(Some(code("A"))).ifsc(Some(code("HDFC0001234"))).account_number(Some(code("12345678"))), "9 to 18"),
-        ("US", bank("USD").account_name(Some(code("A"))).routing_number(Some(code("021000022"))).account_number(Some(code("1234"))), "checksum"),
-        ("DE", bank("EUR").account_name(Some(code("A"))).iban(Some(code("DE89370400440532013001"))).bic(Some(code("COBADEFF"))), "check digits"),
-        ("FR", bank("EUR").account_name(Some(code("A"))).iban(Some(code("DE89370400440532013000"))).bic(Some(code("BNPAFRPP"))), "IBAN of FR"),
-        ("DE", bank("EUR").account_name(Some(code("A"))).iban(Some(code("DE89370400440532013000"))).bic(Some(code("BNPAFRPP"))), "bank_account.bic"),
-        ("NG", bank("NGN").bank_code(Some(code("058"))).account_number(Some(code("0123456789"))), "account_name is required"),
+        (
+            "NG",
+            bank("NGN")
+                .account_name(Some(code("A")))
+                .bank_code(Some(code("999")))
+                .account_number(Some(code("0123456789"))),
+            "not a Nigerian bank",
+        ),
+        (
+            "IN",
+            bank("INR")
+                .account_name(Some(code("A")))
+                .ifsc(Some(code("HDFC1001234")))
+                .account_number(Some(code("123456789"))),
+            "bank_account.ifsc",
+        ),
+        (
+            "IN",
+            bank("INR")
+                .account_name(Some(code("A")))
+                .ifsc(Some(code("HDFC0001234")))
+                .account_number(Some(code("12345678"))),
+            "9 to 18",
+        ),
+        (
+            "US",
+            bank("USD")
+                .account_name(Some(code("A")))
+                .routing_number(Some(code("021000022")))
+                .account_number(Some(code("1234"))),
+            "checksum",
+        ),
+        (
+            "DE",
+            bank("EUR")
+                .account_name(Some(code("A")))
+                .iban(Some(code("DE89370400440532013001")))
+                .bic(Some(code("COBADEFF"))),
+            "check digits",
+        ),
+        (
+            "FR",
+            bank("EUR")
+                .account_name(Some(code("A")))
+                .iban(Some(code("DE89370400440532013000")))
+                .bic(Some(code("BNPAFRPP"))),
+            "IBAN of FR",
+        ),
+        (
+            "DE",
+            bank("EUR")
+                .account_name(Some(code("A")))
+                .iban(Some(code("DE89370400440532013000")))
+                .bic(Some(code("BNPAFRPP"))),
+            "bank_account.bic",
+        ),
+        (
+            "NG",
+            bank("NGN").bank_code(Some(code("058"))).account_number(Some(code("0123456789"))),
+            "account_name is required",
+        ),
         ("JP", bank("JPY"), "not supported"),
     ];
     for (country, account, needle) in refusals {
@@ -99,24 +194,44 @@ async fn reference_data_and_bank_details_are_validated_for_real() {
 
     // Validation resolves a name where banks do (NG, GB), the same every time; saves nothing.
     let validate = |country: &str, account: types::builder::BankAccount| {
-        let request = client
-            .validate_recipient()
-            .body(types::RecipientValidate::builder().country(code::<types::CountryCode>(country)).bank_account(account));
+        let request = client.validate_recipient().body(
+            types::RecipientValidate::builder().country(code::<types::CountryCode>(country)).bank_account(account),
+        );
         async move { request.send().await.map(|r| r.into_inner()) }
     };
-    let resolved = validate("NG", bank("NGN").bank_code(Some(code("058"))).account_number(Some(code("0123456789")))).await.unwrap();
+    let resolved = validate("NG", bank("NGN").bank_code(Some(code("058"))).account_number(Some(code("0123456789"))))
+        .await
+        .unwrap();
     assert_eq!((resolved.bank_id.as_str(), resolved.bank_name.as_str()), ("058", "Guaranty Trust Bank"));
     let name = resolved.account_name.clone().expect("a resolved name");
     assert_eq!(name, name.to_uppercase(), "Nigerian banks answer in capitals");
-    let again = validate("NG", bank("NGN").bank_code(Some(code("058"))).account_number(Some(code("0123456789")))).await.unwrap();
+    let again = validate("NG", bank("NGN").bank_code(Some(code("058"))).account_number(Some(code("0123456789"))))
+        .await
+        .unwrap();
     assert_eq!(again, resolved);
-    let other = validate("NG", bank("NGN").bank_code(Some(code("058"))).account_number(Some(code("0123456780")))).await.unwrap();
+    let other = validate("NG", bank("NGN").bank_code(Some(code("058"))).account_number(Some(code("0123456780"))))
+        .await
+        .unwrap();
     assert_eq!(other.account_number, "0123456780");
-    let echoed = validate("US", bank("USD").account_name(Some(code("Grace Hopper"))).routing_number(Some(code("021000021"))).account_number(Some(code("123456789")))).await.unwrap();
+    let echoed = validate(
+        "US",
+        bank("USD")
+            .account_name(Some(code("Grace Hopper")))
+            .routing_number(Some(code("021000021")))
+            .account_number(Some(code("123456789"))),
+    )
+    .await
+    .unwrap();
     assert_eq!(echoed.account_name.as_deref(), Some("Grace Hopper"));
-    let unnamed = validate("DE", bank("EUR").iban(Some(code("DE89370400440532013000"))).bic(Some(code("COBADEFFXXX")))).await.unwrap();
+    let unnamed = validate("DE", bank("EUR").iban(Some(code("DE89370400440532013000"))).bic(Some(code("COBADEFFXXX"))))
+        .await
+        .unwrap();
     assert_eq!((unnamed.account_name, unnamed.account_number.as_str()), (None, "DE89370400440532013000"));
-    assert_refused(validate("GB", bank("GBP").sort_code(Some(code("1"))).account_number(Some(code("12345678")))).await, 400, "sort_code");
+    assert_refused(
+        validate("GB", bank("GBP").sort_code(Some(code("1"))).account_number(Some(code("12345678")))).await,
+        400,
+        "sort_code",
+    );
     assert_eq!(client.list_recipients().send().await.unwrap().into_inner().len(), 5);
 
     // Alias rename and removal, delete, and what a deleted recipient answers.
@@ -129,9 +244,19 @@ async fn reference_data_and_bank_details_are_validated_for_real() {
         .unwrap()
         .into_inner();
     assert_eq!(renamed.alias.as_deref().map(|a| a.as_str()), Some("Supplier"));
-    let cleared = client.update_recipient().id(ng.id).body(types::RecipientUpdate::builder().alias(None)).send().await.unwrap().into_inner();
+    let cleared = client
+        .update_recipient()
+        .id(ng.id)
+        .body(types::RecipientUpdate::builder().alias(None))
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(cleared.alias, None);
-    assert_eq!(client.delete_recipient().id(de.id).send().await.unwrap().into_inner().result, types::ResultOkResult::Ok);
+    assert_eq!(
+        client.delete_recipient().id(de.id).send().await.unwrap().into_inner().result,
+        types::ResultOkResult::Ok
+    );
     assert_refused(client.get_recipient().id(de.id).send().await, 404, &de.id.to_string());
     assert_refused(client.delete_recipient().id(de.id).send().await, 404, "recipient");
     let listed = client.list_recipients().limit(limit(2)).send().await.unwrap().into_inner();
@@ -166,15 +291,27 @@ async fn balances_convert_into_the_default_currency_and_gbp_ones_have_an_address
     // 10,000 NGN at the mid-market 0.790/1550 GBP per NGN is £5.09 (rounded down).
     assert_eq!(ngn.default_currency_balance, 509);
 
-    let renamed = client.update_balance().id(gbp.id).body(types::BalanceUpdate::builder().name("Payroll".to_string())).send().await.unwrap().into_inner();
+    let renamed = client
+        .update_balance()
+        .id(gbp.id)
+        .body(types::BalanceUpdate::builder().name("Payroll".to_string()))
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!((renamed.name.as_str(), renamed.addresses[0].details.account_name.as_str()), ("Payroll", "Payroll"));
     assert_eq!(renamed.addresses[0].details.account_number, gbp.addresses[0].details.account_number);
-    let only_ngn = client.list_balances().currency(code::<types::CurrencyCode>("NGN")).send().await.unwrap().into_inner();
+    let only_ngn =
+        client.list_balances().currency(code::<types::CurrencyCode>("NGN")).send().await.unwrap().into_inner();
     assert_eq!(only_ngn.iter().map(|b| b.id).collect::<Vec<_>>(), [ngn.id]);
     let all = client.list_balances().send().await.unwrap().into_inner();
     assert_eq!(all.iter().map(|b| b.id).collect::<Vec<_>>(), [ngn.id, gbp.id], "newest first");
 
-    let unsupported = client.create_balance().body(types::BalanceCreate::builder().currency(code::<types::CurrencyCode>("XYZ"))).send().await;
+    let unsupported = client
+        .create_balance()
+        .body(types::BalanceCreate::builder().currency(code::<types::CurrencyCode>("XYZ")))
+        .send()
+        .await;
     assert_refused(unsupported, 400, "not supported");
     assert_refused(client.get_balance().id(Uuid::new_v4()).send().await, 404, "balance");
     assert_eq!(client.list_balances().send().await.unwrap().into_inner().len(), 2);
@@ -216,14 +353,26 @@ async fn payment_requests_are_paid_on_the_hosted_page_and_settle_into_the_balanc
     // The payer pays on the page: redirected to return_url; the request is processed and the
     // amount is credited as a collection.
     let no_redirects = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    let paid = no_redirects.post(&request.payment_url).header("content-type", "application/x-www-form-urlencoded").body("payer_name=Grace+Hopper").send().await.unwrap();
+    let paid = no_redirects
+        .post(&request.payment_url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("payer_name=Grace+Hopper")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(paid.status().as_u16(), 303);
     assert_eq!(paid.headers()["location"], "https://shop.example/thanks");
     let after = client.get_payment_request().id(request.id).send().await.unwrap().into_inner();
     assert_eq!(after.status, types::PaymentRequestStatus::Processed);
     assert_eq!(balance_of(&client, older.id).await, 2_500);
     assert_eq!(balance_of(&client, newer.id).await, 0);
-    let collections = client.list_transactions().transaction_type(types::TransactionType::Collection).send().await.unwrap().into_inner();
+    let collections = client
+        .list_transactions()
+        .transaction_type(types::TransactionType::Collection)
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(collections.len(), 1);
     let collection = &collections[0];
     assert_eq!((collection.amount.get(), collection.fees, collection.balance_id), (2_500, 0, older.id));
@@ -231,7 +380,13 @@ async fn payment_requests_are_paid_on_the_hosted_page_and_settle_into_the_balanc
     assert_eq!(collection.payment_method, types::PaymentMethod::PaymentLink);
     assert_eq!(collection.status, types::TransactionStatus::Processed);
     // Paying twice is refused, on the page and through the API, and credits nothing.
-    let twice = no_redirects.post(&request.payment_url).header("content-type", "application/x-www-form-urlencoded").body("payer_name=Again").send().await.unwrap();
+    let twice = no_redirects
+        .post(&request.payment_url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("payer_name=Again")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(twice.status().as_u16(), 409);
     assert!(twice.text().await.unwrap().contains("Paid"));
     assert_refused(client.simulate_payment().id(request.id).send().await, 409, "only an initiated request");
@@ -243,7 +398,12 @@ async fn payment_requests_are_paid_on_the_hosted_page_and_settle_into_the_balanc
     assert_eq!((replay.status().as_u16(), replay.into_inner().id), (201, request.id));
     let reused = client
         .create_payment_request()
-        .body(types::PaymentRequestCreate::builder().amount(amount(9_999)).currency(Some(code("GBP"))).reference_id(Some(code("inv-42"))))
+        .body(
+            types::PaymentRequestCreate::builder()
+                .amount(amount(9_999))
+                .currency(Some(code("GBP")))
+                .reference_id(Some(code("inv-42"))),
+        )
         .send()
         .await;
     assert_refused(reused, 409, "inv-42");
@@ -257,7 +417,10 @@ async fn payment_requests_are_paid_on_the_hosted_page_and_settle_into_the_balanc
         .unwrap()
         .into_inner();
     assert_eq!((explicit.settlement_balance_id, explicit.currency.as_str()), (newer.id, "GBP"));
-    assert_eq!(client.cancel_payment_request().id(explicit.id).send().await.unwrap().into_inner().result, types::ResultOkResult::Ok);
+    assert_eq!(
+        client.cancel_payment_request().id(explicit.id).send().await.unwrap().into_inner().result,
+        types::ResultOkResult::Ok
+    );
     assert_refused(client.simulate_payment().id(explicit.id).send().await, 409, "cancelled");
     let cancelled_page = reqwest::get(&explicit.payment_url).await.unwrap().text().await.unwrap();
     assert!(!cancelled_page.contains("<form"), "a cancelled request offers no pay button");
@@ -284,21 +447,60 @@ async fn payment_requests_are_paid_on_the_hosted_page_and_settle_into_the_balanc
         async move { request.send().await }
     };
     assert_refused(create(types::PaymentRequestCreate::builder().amount(amount(1))).await, 400, "give currency");
-    assert_refused(create(types::PaymentRequestCreate::builder().amount(amount(1)).currency(Some(code("USD")))).await, 400, "no USD balance");
-    assert_refused(create(types::PaymentRequestCreate::builder().amount(amount(1)).currency(Some(code("NGN"))).settlement_balance_id(Some(older.id))).await, 400, "does not match");
-    assert_refused(create(types::PaymentRequestCreate::builder().amount(amount(1)).settlement_balance_id(Some(Uuid::new_v4()))).await, 404, "settlement_balance_id");
+    assert_refused(
+        create(types::PaymentRequestCreate::builder().amount(amount(1)).currency(Some(code("USD")))).await,
+        400,
+        "no USD balance",
+    );
+    assert_refused(
+        create(
+            types::PaymentRequestCreate::builder()
+                .amount(amount(1))
+                .currency(Some(code("NGN")))
+                .settlement_balance_id(Some(older.id)),
+        )
+        .await,
+        400,
+        "does not match",
+    );
+    assert_refused(
+        create(types::PaymentRequestCreate::builder().amount(amount(1)).settlement_balance_id(Some(Uuid::new_v4())))
+            .await,
+        404,
+        "settlement_balance_id",
+    );
     let eur = open_balance(&client, "EUR").await;
-    assert_refused(create(types::PaymentRequestCreate::builder().amount(amount(1)).settlement_balance_id(Some(eur.id))).await, 400, "does not support payment requests");
-    assert_refused(create(types::PaymentRequestCreate::builder().amount(amount(1)).currency(Some(code("GBP"))).return_url(Some(code("ftp://x.example/")))).await, 400, "return_url");
+    assert_refused(
+        create(types::PaymentRequestCreate::builder().amount(amount(1)).settlement_balance_id(Some(eur.id))).await,
+        400,
+        "does not support payment requests",
+    );
+    assert_refused(
+        create(
+            types::PaymentRequestCreate::builder()
+                .amount(amount(1))
+                .currency(Some(code("GBP")))
+                .return_url(Some(code("ftp://x.example/"))),
+        )
+        .await,
+        400,
+        "return_url",
+    );
     let unknown_page = reqwest::get(format!("{}/pay/{}", sandbox.url, Uuid::new_v4())).await.unwrap();
     assert_eq!(unknown_page.status().as_u16(), 404);
 
     // Every filter of the list.
     assert_eq!(pr_ids(client.list_payment_requests()).await, [failing.id, explicit.id, request.id]);
-    assert_eq!(pr_ids(client.list_payment_requests().status(types::PaymentRequestStatus::Cancelled)).await, [explicit.id]);
+    assert_eq!(
+        pr_ids(client.list_payment_requests().status(types::PaymentRequestStatus::Cancelled)).await,
+        [explicit.id]
+    );
     assert_eq!(pr_ids(client.list_payment_requests().reference_id("inv-42")).await, [request.id]);
     assert_eq!(pr_ids(client.list_payment_requests().settlement_balance_id(newer.id)).await, [explicit.id]);
-    assert_eq!(pr_ids(client.list_payment_requests().currency(code::<types::CurrencyCode>("GBP")).limit(limit(1))).await, [failing.id]);
+    assert_eq!(
+        pr_ids(client.list_payment_requests().currency(code::<types::CurrencyCode>("GBP")).limit(limit(1))).await,
+        [failing.id]
+    );
     assert_eq!(pr_ids(client.list_payment_requests().starting_after(explicit.id)).await, [request.id]);
 }
 
@@ -314,7 +516,9 @@ async fn payments_convert_charge_fees_and_follow_the_rail() {
     // GBP → NGN: the rate is the mid-market rate less 0.5%, and to_amount is rounded down.
     let converted = client
         .create_transaction()
-        .body(payment(gbp.id, nigerian.id, 10_000).order_id(Some(code("order-1"))).reference(Some(code("Rent November"))))
+        .body(
+            payment(gbp.id, nigerian.id, 10_000).order_id(Some(code("order-1"))).reference(Some(code("Rent November"))),
+        )
         .send()
         .await
         .unwrap()
@@ -348,7 +552,8 @@ async fn payments_convert_charge_fees_and_follow_the_rail() {
     assert_eq!(balance_of(&client, gbp.id).await, 100_000 - 10_020 - 533);
 
     // Same currency: no rate, the recipient's default reference used when none is given.
-    let domestic = client.create_transaction().body(payment(gbp.id, british.id, 5_000)).send().await.unwrap().into_inner();
+    let domestic =
+        client.create_transaction().body(payment(gbp.id, british.id, 5_000)).send().await.unwrap().into_inner();
     assert_eq!((domestic.exchange_rate, domestic.to_amount.get()), (None, 5_000));
     let held = 100_000 - 10_020 - 533 - 5_020;
     assert_eq!(balance_of(&client, gbp.id).await, held);
@@ -356,9 +561,15 @@ async fn payments_convert_charge_fees_and_follow_the_rail() {
     // The rail: initiated → processing → processed, one step per advance.
     let advanced = client.advance_sandbox().send().await.unwrap().into_inner();
     assert_eq!(advanced.transactions_advanced, 3);
-    assert_eq!(client.get_transaction().id(converted.id).send().await.unwrap().into_inner().status, types::TransactionStatus::Processing);
+    assert_eq!(
+        client.get_transaction().id(converted.id).send().await.unwrap().into_inner().status,
+        types::TransactionStatus::Processing
+    );
     client.advance_sandbox().send().await.unwrap();
-    assert_eq!(client.get_transaction().id(converted.id).send().await.unwrap().into_inner().status, types::TransactionStatus::Processed);
+    assert_eq!(
+        client.get_transaction().id(converted.id).send().await.unwrap().into_inner().status,
+        types::TransactionStatus::Processed
+    );
     assert_eq!(balance_of(&client, gbp.id).await, held, "settling moves no more money");
 
     // A refund returns amount and fees; the rail's table is enforced.
@@ -375,7 +586,8 @@ async fn payments_convert_charge_fees_and_follow_the_rail() {
     assert_eq!(balance_of(&client, gbp.id).await, held + 5_020);
     assert_refused(status(domestic.id, To::Processing, None).await, 409, "refunded and cannot become processing");
 
-    let failing = client.create_transaction().body(payment(gbp.id, british.id, 1_000)).send().await.unwrap().into_inner();
+    let failing =
+        client.create_transaction().body(payment(gbp.id, british.id, 1_000)).send().await.unwrap().into_inner();
     assert_refused(status(failing.id, To::Processed, None).await, 409, "initiated and cannot become processed");
     assert_eq!(status(failing.id, To::Pending, None).await.unwrap().status, types::TransactionStatus::Pending);
     assert_eq!(status(failing.id, To::Processing, None).await.unwrap().status, types::TransactionStatus::Processing);
@@ -383,29 +595,52 @@ async fn payments_convert_charge_fees_and_follow_the_rail() {
     assert_refused(status(failing.id, To::Processed, Some("no")).await, 400, "only allowed with status failed");
     let before = balance_of(&client, gbp.id).await;
     let failed = status(failing.id, To::Failed, Some("Account closed")).await.unwrap();
-    assert_eq!((failed.status, failed.failure_reason.as_deref()), (types::TransactionStatus::Failed, Some("Account closed")));
+    assert_eq!(
+        (failed.status, failed.failure_reason.as_deref()),
+        (types::TransactionStatus::Failed, Some("Account closed"))
+    );
     assert_eq!(balance_of(&client, gbp.id).await, before + 1_020);
-    let cancelled = client.create_transaction().body(payment(gbp.id, british.id, 1_000)).send().await.unwrap().into_inner();
+    let cancelled =
+        client.create_transaction().body(payment(gbp.id, british.id, 1_000)).send().await.unwrap().into_inner();
     assert_eq!(status(cancelled.id, To::Cancelled, None).await.unwrap().status, types::TransactionStatus::Cancelled);
     assert_eq!(balance_of(&client, gbp.id).await, before + 1_020);
-    let collection = client.list_transactions().transaction_type(types::TransactionType::Collection).send().await.unwrap().into_inner();
+    let collection = client
+        .list_transactions()
+        .transaction_type(types::TransactionType::Collection)
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
     assert_refused(status(collection[0].id, To::Refunded, None).await, 409, "only payments");
 
     // Refusals change nothing.
     let held = balance_of(&client, gbp.id).await;
-    assert_refused(client.create_transaction().body(payment(gbp.id, british.id, 10_000_000)).send().await, 400, "insufficient funds");
+    assert_refused(
+        client.create_transaction().body(payment(gbp.id, british.id, 10_000_000)).send().await,
+        400,
+        "insufficient funds",
+    );
     let both = payment(gbp.id, british.id, 100).to_amount(Some(amount(100)));
     assert_refused(client.create_transaction().body(both).send().await, 400, "exactly one of amount and to_amount");
     let neither = payment(gbp.id, british.id, 100).amount(None);
     assert_refused(client.create_transaction().body(neither).send().await, 400, "exactly one of amount and to_amount");
-    assert_refused(client.create_transaction().body(payment(Uuid::new_v4(), british.id, 100)).send().await, 404, "balance_id");
-    assert_refused(client.create_transaction().body(payment(gbp.id, Uuid::new_v4(), 100)).send().await, 404, "recipient_id");
+    assert_refused(
+        client.create_transaction().body(payment(Uuid::new_v4(), british.id, 100)).send().await,
+        404,
+        "balance_id",
+    );
+    assert_refused(
+        client.create_transaction().body(payment(gbp.id, Uuid::new_v4(), 100)).send().await,
+        404,
+        "recipient_id",
+    );
     let gone = create_recipient(&client, "NG", ng_account("0000000001")).await.unwrap();
     client.delete_recipient().id(gone.id).send().await.unwrap();
     assert_refused(client.create_transaction().body(payment(gbp.id, gone.id, 100)).send().await, 404, "recipient_id");
     let reused = payment(gbp.id, british.id, 1).order_id(Some(code("order-1")));
     assert_refused(client.create_transaction().body(reused).send().await, 409, "order-1");
-    let replayed = payment(gbp.id, nigerian.id, 10_000).order_id(Some(code("order-1"))).reference(Some(code("Rent November")));
+    let replayed =
+        payment(gbp.id, nigerian.id, 10_000).order_id(Some(code("order-1"))).reference(Some(code("Rent November")));
     assert_eq!(client.create_transaction().body(replayed).send().await.unwrap().into_inner().id, converted.id);
     assert_eq!(balance_of(&client, gbp.id).await, held);
 
@@ -426,19 +661,37 @@ async fn payments_convert_charge_fees_and_follow_the_rail() {
         .send()
         .await
         .unwrap();
-    assert_refused(client.create_transaction().body(payment(inr.id, british.id, 100)).send().await, 400, "exchange_from");
+    assert_refused(
+        client.create_transaction().body(payment(inr.id, british.id, 100)).send().await,
+        400,
+        "exchange_from",
+    );
 
     // Every filter of GET /transactions.
     let set = |ids: &[Uuid]| ids.iter().copied().collect::<BTreeSet<_>>();
     assert_eq!(tx_ids(client.list_transactions().order_id("order-1")).await, set(&[converted.id]));
     assert_eq!(tx_ids(client.list_transactions().recipient_id(nigerian.id)).await, set(&[converted.id, exact.id]));
-    assert_eq!(tx_ids(client.list_transactions().recipient_country(code::<types::CountryCode>("NG"))).await, set(&[converted.id, exact.id]));
-    assert_eq!(tx_ids(client.list_transactions().to_currency(code::<types::CurrencyCode>("NGN"))).await, set(&[converted.id, exact.id]));
+    assert_eq!(
+        tx_ids(client.list_transactions().recipient_country(code::<types::CountryCode>("NG"))).await,
+        set(&[converted.id, exact.id])
+    );
+    assert_eq!(
+        tx_ids(client.list_transactions().to_currency(code::<types::CurrencyCode>("NGN"))).await,
+        set(&[converted.id, exact.id])
+    );
     assert_eq!(tx_ids(client.list_transactions().currency(code::<types::CurrencyCode>("INR"))).await.len(), 1);
     assert_eq!(tx_ids(client.list_transactions().virtual_account_id(account.id)).await.len(), 1);
-    assert_eq!(tx_ids(client.list_transactions().balance_id(inr.id).transaction_type(types::TransactionType::Deposit)).await.len(), 1);
+    assert_eq!(
+        tx_ids(client.list_transactions().balance_id(inr.id).transaction_type(types::TransactionType::Deposit))
+            .await
+            .len(),
+        1
+    );
     assert_eq!(tx_ids(client.list_transactions().status(types::TransactionStatus::Failed)).await, set(&[failing.id]));
-    assert_eq!(tx_ids(client.list_transactions().status(types::TransactionStatus::Refunded)).await, set(&[domestic.id]));
+    assert_eq!(
+        tx_ids(client.list_transactions().status(types::TransactionStatus::Refunded)).await,
+        set(&[domestic.id])
+    );
     assert_eq!(tx_ids(client.list_transactions().search("rent NOVEMBER")).await, set(&[converted.id]));
     assert_eq!(tx_ids(client.list_transactions().search("achebe")).await, set(&[converted.id, exact.id]));
     assert!(tx_ids(client.list_transactions().scheduled_payment_id(Uuid::new_v4())).await.is_empty());
@@ -450,9 +703,13 @@ async fn payments_convert_charge_fees_and_follow_the_rail() {
     let until = tx_ids(client.list_transactions().to_datetime(created)).await;
     assert!(!until.contains(&exact.id) && until.contains(&converted.id));
     let first = client.list_transactions().limit(limit(3)).send().await.unwrap().into_inner();
-    let next = client.list_transactions().limit(limit(100)).starting_after(first[2].id).send().await.unwrap().into_inner();
+    let next =
+        client.list_transactions().limit(limit(100)).starting_after(first[2].id).send().await.unwrap().into_inner();
     assert_eq!(first.len() + next.len(), all.len());
-    assert_eq!(first.iter().chain(&next).map(|t| t.id).collect::<Vec<_>>(), all.iter().map(|t| t.id).collect::<Vec<_>>());
+    assert_eq!(
+        first.iter().chain(&next).map(|t| t.id).collect::<Vec<_>>(),
+        all.iter().map(|t| t.id).collect::<Vec<_>>()
+    );
     assert_refused(client.get_transaction().id(Uuid::new_v4()).send().await, 404, "transaction");
     assert_ledger_reconciles(&sandbox.database);
 }
@@ -466,37 +723,70 @@ async fn virtual_accounts_are_issued_activated_credited_and_closed() {
         let request = client.create_virtual_account().body(body);
         async move { request.send().await.map(|r| r.into_inner()) }
     };
-    let account = create(types::VirtualAccountCreate::builder().currency(Some(code("NGN"))).reference_id(Some(code("customer-77")))).await.unwrap();
+    let account = create(
+        types::VirtualAccountCreate::builder().currency(Some(code("NGN"))).reference_id(Some(code("customer-77"))),
+    )
+    .await
+    .unwrap();
     assert_eq!((account.status, account.settlement_balance_id), (types::VirtualAccountStatus::Initiated, ngn.id));
     assert_eq!(account.account_name.as_str(), "NGN balance", "named after its balance by default");
     assert_eq!(account.supported_channels, ["NIP"]);
     assert_eq!(account.details.bank_name, "Sandbox Bank Nigeria");
-    assert!(account.details.account_number.len() == 10 && account.details.account_number.bytes().all(|b| b.is_ascii_digit()));
+    assert!(
+        account.details.account_number.len() == 10
+            && account.details.account_number.bytes().all(|b| b.is_ascii_digit())
+    );
     let inr = open_balance(&client, "INR").await;
-    let indian = create(types::VirtualAccountCreate::builder().settlement_balance_id(Some(inr.id)).account_name(Some(code("Acme India")))).await.unwrap();
+    let indian = create(
+        types::VirtualAccountCreate::builder()
+            .settlement_balance_id(Some(inr.id))
+            .account_name(Some(code("Acme India"))),
+    )
+    .await
+    .unwrap();
     assert_eq!(indian.supported_channels, ["NEFT", "RTGS", "IMPS"]);
     assert_eq!(indian.details.account_name, "Acme India");
 
-    let replay = create(types::VirtualAccountCreate::builder().currency(Some(code("NGN"))).reference_id(Some(code("customer-77")))).await.unwrap();
+    let replay = create(
+        types::VirtualAccountCreate::builder().currency(Some(code("NGN"))).reference_id(Some(code("customer-77"))),
+    )
+    .await
+    .unwrap();
     assert_eq!(replay.id, account.id);
-    assert_refused(create(types::VirtualAccountCreate::builder().currency(Some(code("INR"))).reference_id(Some(code("customer-77")))).await, 409, "customer-77");
+    assert_refused(
+        create(
+            types::VirtualAccountCreate::builder().currency(Some(code("INR"))).reference_id(Some(code("customer-77"))),
+        )
+        .await,
+        409,
+        "customer-77",
+    );
     open_balance(&client, "GBP").await;
-    assert_refused(create(types::VirtualAccountCreate::builder().currency(Some(code("GBP")))).await, 400, "does not support virtual accounts");
+    assert_refused(
+        create(types::VirtualAccountCreate::builder().currency(Some(code("GBP")))).await,
+        400,
+        "does not support virtual accounts",
+    );
     assert_refused(create(types::VirtualAccountCreate::builder()).await, 400, "give currency");
 
     // A transfer to an account that is not active is returned; once active it credits.
     let transfer = |id: Uuid, value: u64| {
-        let request = client
-            .simulate_inbound_transfer()
-            .id(id)
-            .body(types::SimulateInboundTransfer::builder().amount(amount(value)).payer_name(Some(code("Wole Soyinka"))).reference(Some(code("Invoice 7"))));
+        let request = client.simulate_inbound_transfer().id(id).body(
+            types::SimulateInboundTransfer::builder()
+                .amount(amount(value))
+                .payer_name(Some(code("Wole Soyinka")))
+                .reference(Some(code("Invoice 7"))),
+        );
         async move { request.send().await.map(|r| r.into_inner()) }
     };
     assert_refused(transfer(account.id, 500).await, 409, "initiated");
     let advanced = client.advance_sandbox().send().await.unwrap().into_inner();
     assert_eq!(advanced.virtual_accounts_activated, 2);
     let deposit = transfer(account.id, 500_000).await.unwrap();
-    assert_eq!((deposit.transaction_type, deposit.status), (types::TransactionType::Deposit, types::TransactionStatus::Processed));
+    assert_eq!(
+        (deposit.transaction_type, deposit.status),
+        (types::TransactionType::Deposit, types::TransactionStatus::Processed)
+    );
     assert_eq!((deposit.virtual_account_id, deposit.balance_id), (Some(account.id), ngn.id));
     assert_eq!(deposit.payer_name.as_deref(), Some("Wole Soyinka"));
     assert_eq!(deposit.payment_method, types::PaymentMethod::BankTransfer);
@@ -504,7 +794,10 @@ async fn virtual_accounts_are_issued_activated_credited_and_closed() {
 
     // The bank's statuses, their table, and what each means for transfers.
     let set_status = |id: Uuid, to: types::SimulateVirtualAccountStatusStatus| {
-        let request = client.simulate_virtual_account_status().id(id).body(types::SimulateVirtualAccountStatus::builder().status(to));
+        let request = client
+            .simulate_virtual_account_status()
+            .id(id)
+            .body(types::SimulateVirtualAccountStatus::builder().status(to));
         async move { request.send().await.map(|r| r.into_inner()) }
     };
     use types::SimulateVirtualAccountStatusStatus as To;
@@ -520,7 +813,10 @@ async fn virtual_accounts_are_issued_activated_credited_and_closed() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!((renamed.account_name.as_str(), renamed.details.account_name.as_str()), ("Acme Trading", "Acme Trading"));
+    assert_eq!(
+        (renamed.account_name.as_str(), renamed.details.account_name.as_str()),
+        ("Acme Trading", "Acme Trading")
+    );
 
     // Filters and search.
     assert_eq!(va_ids(client.list_virtual_accounts()).await, [indian.id, account.id]);
@@ -532,14 +828,25 @@ async fn virtual_accounts_are_issued_activated_credited_and_closed() {
     assert_eq!(va_ids(client.list_virtual_accounts().search("india")).await, [indian.id]);
 
     // Closing is final.
-    assert_eq!(client.close_virtual_account().id(account.id).send().await.unwrap().into_inner().result, types::ResultOkResult::Ok);
+    assert_eq!(
+        client.close_virtual_account().id(account.id).send().await.unwrap().into_inner().result,
+        types::ResultOkResult::Ok
+    );
     assert_refused(client.close_virtual_account().id(account.id).send().await, 409, "closed");
     assert_refused(transfer(account.id, 500).await, 409, "closed");
     assert_refused(set_status(account.id, To::Active).await, 409, "closed");
-    let rename_closed = client.update_virtual_account().id(account.id).body(types::VirtualAccountUpdate::builder().account_name("X".to_string())).send().await;
+    let rename_closed = client
+        .update_virtual_account()
+        .id(account.id)
+        .body(types::VirtualAccountUpdate::builder().account_name("X".to_string()))
+        .send()
+        .await;
     assert_refused(rename_closed, 409, "closed");
     assert_eq!(va_ids(client.list_virtual_accounts().status(types::VirtualAccountStatus::Closed)).await, [account.id]);
-    assert_eq!(client.get_virtual_account().id(account.id).send().await.unwrap().into_inner().status, types::VirtualAccountStatus::Closed);
+    assert_eq!(
+        client.get_virtual_account().id(account.id).send().await.unwrap().into_inner().status,
+        types::VirtualAccountStatus::Closed
+    );
     assert_eq!(balance_of(&client, ngn.id).await, 500_000);
 }
 
@@ -551,18 +858,33 @@ async fn a_tenant_never_sees_or_touches_another_tenants_resources() {
     let balance = open_balance(&alice, "NGN").await;
     fund(&alice, &balance, 10_000).await;
     let recipient = create_recipient(&alice, "NG", ng_account("0123456789")).await.unwrap();
-    let payment = alice.create_transaction().body(payment(balance.id, recipient.id, 100)).send().await.unwrap().into_inner();
+    let payment =
+        alice.create_transaction().body(payment(balance.id, recipient.id, 100)).send().await.unwrap().into_inner();
     let request = alice
         .create_payment_request()
-        .body(types::PaymentRequestCreate::builder().amount(amount(100)).currency(Some(code("NGN"))).reference_id(Some(code("shared-ref"))))
+        .body(
+            types::PaymentRequestCreate::builder()
+                .amount(amount(100))
+                .currency(Some(code("NGN")))
+                .reference_id(Some(code("shared-ref"))),
+        )
         .send()
         .await
         .unwrap()
         .into_inner();
-    let account = alice.create_virtual_account().body(types::VirtualAccountCreate::builder().currency(Some(code("NGN")))).send().await.unwrap().into_inner();
+    let account = alice
+        .create_virtual_account()
+        .body(types::VirtualAccountCreate::builder().currency(Some(code("NGN"))))
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
     let endpoint = alice
         .create_webhook_endpoint()
-        .body(types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>("https://hooks.example/alice")))
+        .body(
+            types::WebhookEndpointCreate::builder()
+                .url(code::<types::WebhookEndpointCreateUrl>("https://hooks.example/alice")),
+        )
         .send()
         .await
         .unwrap()
@@ -572,17 +894,28 @@ async fn a_tenant_never_sees_or_touches_another_tenants_resources() {
     let unknown = Uuid::new_v4();
     for id in [balance.id, unknown] {
         assert_refused(bob.get_balance().id(id).send().await, 404, &id.to_string());
-        assert_refused(bob.update_balance().id(id).body(types::BalanceUpdate::builder().name("Mine".to_string())).send().await, 404, "balance");
+        assert_refused(
+            bob.update_balance().id(id).body(types::BalanceUpdate::builder().name("Mine".to_string())).send().await,
+            404,
+            "balance",
+        );
         assert_refused(bob.create_transaction().body(payment_to(id, recipient.id)).send().await, 404, "balance_id");
         assert_refused(
-            bob.create_payment_request().body(types::PaymentRequestCreate::builder().amount(amount(1)).settlement_balance_id(Some(id))).send().await,
+            bob.create_payment_request()
+                .body(types::PaymentRequestCreate::builder().amount(amount(1)).settlement_balance_id(Some(id)))
+                .send()
+                .await,
             404,
             "settlement_balance_id",
         );
     }
     assert_refused(bob.get_recipient().id(recipient.id).send().await, 404, "recipient");
     assert_refused(bob.delete_recipient().id(recipient.id).send().await, 404, "recipient");
-    assert_refused(bob.update_recipient().id(recipient.id).body(types::RecipientUpdate::builder().alias(None)).send().await, 404, "recipient");
+    assert_refused(
+        bob.update_recipient().id(recipient.id).body(types::RecipientUpdate::builder().alias(None)).send().await,
+        404,
+        "recipient",
+    );
     assert_refused(bob.get_transaction().id(payment.id).send().await, 404, "transaction");
     assert_refused(
         bob.simulate_transaction_status()
@@ -599,13 +932,21 @@ async fn a_tenant_never_sees_or_touches_another_tenants_resources() {
     assert_refused(bob.get_virtual_account().id(account.id).send().await, 404, "virtual account");
     assert_refused(bob.close_virtual_account().id(account.id).send().await, 404, "virtual account");
     assert_refused(
-        bob.simulate_inbound_transfer().id(account.id).body(types::SimulateInboundTransfer::builder().amount(amount(1))).send().await,
+        bob.simulate_inbound_transfer()
+            .id(account.id)
+            .body(types::SimulateInboundTransfer::builder().amount(amount(1)))
+            .send()
+            .await,
         404,
         "virtual account",
     );
     assert_refused(bob.get_webhook_endpoint().id(endpoint.id).send().await, 404, "webhook endpoint");
     assert_refused(bob.rotate_webhook_endpoint_secret().id(endpoint.id).send().await, 404, "webhook endpoint");
-    assert_refused(bob.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint.id)).send().await, 404, "webhook endpoint");
+    assert_refused(
+        bob.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint.id)).send().await,
+        404,
+        "webhook endpoint",
+    );
     // Lists are empty, a page cursor from another tenant is as unknown as any, and Bob's own
     // reference_id space is his: the same id makes a new request for him.
     assert!(bob.list_balances().send().await.unwrap().into_inner().is_empty());
@@ -619,7 +960,12 @@ async fn a_tenant_never_sees_or_touches_another_tenants_resources() {
     let bobs_balance = open_balance(&bob, "NGN").await;
     let bobs = bob
         .create_payment_request()
-        .body(types::PaymentRequestCreate::builder().amount(amount(100)).settlement_balance_id(Some(bobs_balance.id)).reference_id(Some(code("shared-ref"))))
+        .body(
+            types::PaymentRequestCreate::builder()
+                .amount(amount(100))
+                .settlement_balance_id(Some(bobs_balance.id))
+                .reference_id(Some(code("shared-ref"))),
+        )
         .send()
         .await
         .unwrap()
@@ -627,7 +973,10 @@ async fn a_tenant_never_sees_or_touches_another_tenants_resources() {
     assert_ne!(bobs.id, request.id);
     // Advancing Bob's rails leaves Alice's untouched.
     assert_eq!(bob.advance_sandbox().send().await.unwrap().into_inner().transactions_advanced, 0);
-    assert_eq!(alice.get_virtual_account().id(account.id).send().await.unwrap().into_inner().status, types::VirtualAccountStatus::Initiated);
+    assert_eq!(
+        alice.get_virtual_account().id(account.id).send().await.unwrap().into_inner().status,
+        types::VirtualAccountStatus::Initiated
+    );
     assert_eq!(balance_of(&alice, balance.id).await, 10_000 - 100 - 5_000);
 }
 
@@ -654,7 +1003,10 @@ async fn every_state_change_records_its_event() {
     // A catch-all endpoint makes recorded events visible as stored notifications.
     let endpoint = client
         .create_webhook_endpoint()
-        .body(types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>("https://hooks.example/all")))
+        .body(
+            types::WebhookEndpointCreate::builder()
+                .url(code::<types::WebhookEndpointCreateUrl>("https://hooks.example/all")),
+        )
         .send()
         .await
         .unwrap()
@@ -673,7 +1025,8 @@ async fn every_state_change_records_its_event() {
         .into_inner();
 
     make_every_event(&client).await;
-    let ping = client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint.id)).send().await.unwrap();
+    let ping =
+        client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint.id)).send().await.unwrap();
     assert_eq!(ping.status().as_u16(), 201);
     let ping = ping.into_inner();
     assert_eq!(ping.data["endpoint_id"], endpoint.id.to_string());
@@ -696,11 +1049,25 @@ async fn every_state_change_records_its_event() {
     }
     let events: BTreeSet<String> = stored.iter().map(|w| w.event.to_string()).collect();
     let every: BTreeSet<String> = [
-        "ping", "recipient.created", "recipient.deleted", "transaction.initiated", "transaction.processing",
-        "transaction.processed", "transaction.cancelled", "transaction.failed", "transaction.refunded",
-        "transaction.pending", "virtualaccount.initiated", "virtualaccount.active", "virtualaccount.blocked",
-        "virtualaccount.closed", "paymentrequest.initiated", "paymentrequest.processed", "paymentrequest.failed",
-        "paymentrequest.cancelled", "paymentrequest.settled",
+        "ping",
+        "recipient.created",
+        "recipient.deleted",
+        "transaction.initiated",
+        "transaction.processing",
+        "transaction.processed",
+        "transaction.cancelled",
+        "transaction.failed",
+        "transaction.refunded",
+        "transaction.pending",
+        "virtualaccount.initiated",
+        "virtualaccount.active",
+        "virtualaccount.blocked",
+        "virtualaccount.closed",
+        "paymentrequest.initiated",
+        "paymentrequest.processed",
+        "paymentrequest.failed",
+        "paymentrequest.cancelled",
+        "paymentrequest.settled",
     ]
     .into_iter()
     .map(String::from)
@@ -733,15 +1100,21 @@ async fn webhook_endpoints_keep_their_secret_and_refuse_unsafe_targets() {
     let sandbox = start_sandbox().await;
     let client = sandbox.client(ALICE);
     let create = |url: &str| {
-        let request = client.create_webhook_endpoint().body(types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>(url)));
+        let request = client
+            .create_webhook_endpoint()
+            .body(types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>(url)));
         async move { request.send().await.map(|r| r.into_inner()) }
     };
     let endpoint = create("https://hooks.example/payments").await.unwrap();
     let listed = client.list_webhook_endpoints().send().await.unwrap().into_inner();
     assert_eq!(listed.len(), 1);
     let read = client.get_webhook_endpoint().id(endpoint.id).send().await.unwrap().into_inner();
-    assert_eq!((read.id, read.url.as_str(), read.events.clone()), (endpoint.id, "https://hooks.example/payments", None));
-    let raw_read = raw("GET", &format!("{}/webhook-endpoints/{}", sandbox.url, endpoint.id), Some(ALICE), None, "").await;
+    assert_eq!(
+        (read.id, read.url.as_str(), read.events.clone()),
+        (endpoint.id, "https://hooks.example/payments", None)
+    );
+    let raw_read =
+        raw("GET", &format!("{}/webhook-endpoints/{}", sandbox.url, endpoint.id), Some(ALICE), None, "").await;
     assert!(raw_read.body.get("secret").is_none(), "the secret is never listed again");
     let rotated = client.rotate_webhook_endpoint_secret().id(endpoint.id).send().await.unwrap().into_inner();
     assert_ne!(rotated.secret, endpoint.secret);
@@ -761,7 +1134,10 @@ async fn webhook_endpoints_keep_their_secret_and_refuse_unsafe_targets() {
         assert_refused(create(url).await, 400, needle);
     }
     assert_eq!(client.list_webhook_endpoints().send().await.unwrap().into_inner().len(), 1);
-    assert_eq!(client.delete_webhook_endpoint().id(endpoint.id).send().await.unwrap().into_inner().result, types::ResultOkResult::Ok);
+    assert_eq!(
+        client.delete_webhook_endpoint().id(endpoint.id).send().await.unwrap().into_inner().result,
+        types::ResultOkResult::Ok
+    );
     assert_refused(client.get_webhook_endpoint().id(endpoint.id).send().await, 404, "webhook endpoint");
     assert!(client.list_webhook_endpoints().send().await.unwrap().into_inner().is_empty());
 }
@@ -788,7 +1164,10 @@ async fn each_tenant_is_rate_limited_with_retry_after() {
     // Another tenant has its own allowance.
     assert_eq!(raw("GET", &url, Some(BOB), None, "").await.status, 200);
     // And the allowance comes back.
-    assert!(eventually(Duration::from_secs(3), || async { raw("GET", &url, Some(ALICE), None, "").await.status == 200 }).await);
+    assert!(
+        eventually(Duration::from_secs(3), || async { raw("GET", &url, Some(ALICE), None, "").await.status == 200 })
+            .await
+    );
 }
 
 #[tokio::test]
@@ -800,7 +1179,8 @@ async fn the_rails_move_on_by_themselves() {
     let gbp = open_balance(&client, "GBP").await;
     fund(&client, &gbp, 10_000).await;
     let recipient = gb_recipient(&client).await;
-    let payment = client.create_transaction().body(payment(gbp.id, recipient.id, 1_000)).send().await.unwrap().into_inner();
+    let payment =
+        client.create_transaction().body(payment(gbp.id, recipient.id, 1_000)).send().await.unwrap().into_inner();
     let settled = eventually(Duration::from_secs(5), || {
         let request = client.get_transaction().id(payment.id);
         async move { request.send().await.unwrap().into_inner().status == types::TransactionStatus::Processed }

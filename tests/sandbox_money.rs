@@ -99,7 +99,10 @@ async fn money_in_equals_money_out_plus_what_is_held() {
                 let moved = client
                     .simulate_transaction_status()
                     .id(created.id)
-                    .body(types::SimulateTransactionStatus::builder().status(types::SimulateTransactionStatusStatus::Processing))
+                    .body(
+                        types::SimulateTransactionStatus::builder()
+                            .status(types::SimulateTransactionStatusStatus::Processing),
+                    )
                     .send()
                     .await;
                 assert!(moved.is_ok());
@@ -126,7 +129,9 @@ async fn money_in_equals_money_out_plus_what_is_held() {
         .sum();
     let spent: i64 = all
         .iter()
-        .filter(|t| t.transaction_type == types::TransactionType::Payment && t.status != types::TransactionStatus::Failed)
+        .filter(|t| {
+            t.transaction_type == types::TransactionType::Payment && t.status != types::TransactionStatus::Failed
+        })
         .map(|t| t.amount.get() as i64 + t.fees)
         .sum();
     assert_eq!(credited, 50_000);

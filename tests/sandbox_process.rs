@@ -192,7 +192,8 @@ async fn acknowledged_writes_survive_kill_9_and_restart() {
             let acknowledged = acknowledged.clone();
             tokio::spawn(async move {
                 for i in 0.. {
-                    let body = payment(balance.id, recipient.id, 100 + i % 7).order_id(Some(code(&format!("w{writer}-{i}"))));
+                    let body =
+                        payment(balance.id, recipient.id, 100 + i % 7).order_id(Some(code(&format!("w{writer}-{i}"))));
                     match client.create_transaction().body(body).send().await {
                         Ok(created) => acknowledged.lock().unwrap().push(created.into_inner()),
                         Err(_) => return, // the server is gone
@@ -202,11 +203,13 @@ async fn acknowledged_writes_survive_kill_9_and_restart() {
         })
         .collect();
     // Let them run, then kill -9 with writes in flight.
-    assert!(eventually(Duration::from_secs(60), || {
-        let count = acknowledged.lock().unwrap().len();
-        async move { count >= 200 }
-    })
-    .await);
+    assert!(
+        eventually(Duration::from_secs(60), || {
+            let count = acknowledged.lock().unwrap().len();
+            async move { count >= 200 }
+        })
+        .await
+    );
     let mut process = process;
     process.signal("-KILL");
     process.wait(Duration::from_secs(10));
@@ -221,13 +224,23 @@ async fn acknowledged_writes_survive_kill_9_and_restart() {
     let restarted = spawn(&database, Some("tok_durable"));
     let client = payments_client::with_token(&restarted.url, "tok_durable");
     for payment in &acknowledged {
-        let stored = client.get_transaction().id(payment.id).send().await.expect("an acknowledged payment survives").into_inner();
+        let stored = client
+            .get_transaction()
+            .id(payment.id)
+            .send()
+            .await
+            .expect("an acknowledged payment survives")
+            .into_inner();
         assert_eq!(&stored, payment);
     }
     let mut stored = vec![];
     let mut after = None;
     loop {
-        let mut request = client.list_transactions().balance_id(balance.id).transaction_type(types::TransactionType::Payment).limit(limit(100));
+        let mut request = client
+            .list_transactions()
+            .balance_id(balance.id)
+            .transaction_type(types::TransactionType::Payment)
+            .limit(limit(100));
         if let Some(id) = after {
             request = request.starting_after(id);
         }
@@ -260,7 +273,8 @@ fn delivering(receiver: &Receiver) -> Vec<String> {
 async fn pings(client: &payments_client::Client, endpoint: uuid::Uuid, count: usize) -> Vec<String> {
     let mut ids = vec![];
     for _ in 0..count {
-        let ping = client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint)).send().await.unwrap();
+        let ping =
+            client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint)).send().await.unwrap();
         ids.push(ping.into_inner().id.to_string());
     }
     ids
@@ -286,7 +300,9 @@ async fn a_restart_in_the_middle_of_a_webhook_backlog_loses_nothing() {
     let client = payments_client::with_token(&process.url, "tok_hooks");
     let endpoint = client
         .create_webhook_endpoint()
-        .body(types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>(&receiver.url("slow"))))
+        .body(
+            types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>(&receiver.url("slow"))),
+        )
         .send()
         .await
         .unwrap()
@@ -306,7 +322,10 @@ async fn a_restart_in_the_middle_of_a_webhook_backlog_loses_nothing() {
     let restarted = spawn_with(&database, Some("tok_hooks"), &args);
     assert!(eventually(Duration::from_secs(30), || async { arrivals(&receiver).len() >= 300 }).await);
     let counts = arrivals(&receiver);
-    assert!(first.iter().all(|id| counts.get(id) == Some(&1)), "each notification exactly once across a graceful restart");
+    assert!(
+        first.iter().all(|id| counts.get(id) == Some(&1)),
+        "each notification exactly once across a graceful restart"
+    );
     eprintln!("graceful restart: {before_restart} delivered before the stop, {} after", 300 - before_restart);
 
     // kill -9 in the middle of a backlog: nothing is lost; only what was under way at the kill

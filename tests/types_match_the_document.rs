@@ -90,10 +90,19 @@ fn models_refuse_what_breaks_a_bound() {
             }
             let mut at_bound = example.clone();
             at_bound[field] = json!("é".repeat(max as usize));
-            assert!((component.round_trip)(at_bound).is_ok(), "{}.{field}: {max} characters are allowed", component.name);
+            assert!(
+                (component.round_trip)(at_bound).is_ok(),
+                "{}.{field}: {max} characters are allowed",
+                component.name
+            );
             let mut over = example.clone();
             over[field] = json!("x".repeat(max as usize + 1));
-            assert!((component.round_trip)(over).is_err(), "{}.{field}: {} characters are refused", component.name, max + 1);
+            assert!(
+                (component.round_trip)(over).is_err(),
+                "{}.{field}: {} characters are refused",
+                component.name,
+                max + 1
+            );
             checked += 1;
         }
     }

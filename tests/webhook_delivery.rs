@@ -42,7 +42,10 @@ async fn every_event_arrives_signed_and_verifies_with_the_receiver_kit() {
     client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint.id)).send().await.unwrap();
 
     // make_every_event records 24 events of 18 kinds (some kinds more than once); with the ping, 25.
-    assert!(eventually(Duration::from_secs(20), || async { receiver.received().len() >= 25 }).await, "25 notifications arrive");
+    assert!(
+        eventually(Duration::from_secs(20), || async { receiver.received().len() >= 25 }).await,
+        "25 notifications arrive"
+    );
     let received = receiver.received();
     let mut inbox = Inbox::new(1_000);
     let mut kinds = BTreeSet::new();
@@ -93,7 +96,10 @@ async fn every_event_arrives_signed_and_verifies_with_the_receiver_kit() {
     let stored = client.list_webhooks().endpoint_id(endpoint.id).limit(limit(100)).send().await.unwrap().into_inner();
     assert_eq!(stored.len(), 25);
     for webhook in stored {
-        assert_eq!((webhook.status, webhook.response_code, webhook.retry_count, webhook.next_attempt), (types::DeliveryStatus::Delivered, Some(200), 0, None));
+        assert_eq!(
+            (webhook.status, webhook.response_code, webhook.retry_count, webhook.next_attempt),
+            (types::DeliveryStatus::Delivered, Some(200), 0, None)
+        );
     }
 
     // A rotated secret signs from then on.
@@ -111,16 +117,32 @@ async fn a_receiver_that_fails_twice_sees_retry_counts_0_1_2_at_the_interval() {
     let sandbox = sandbox_delivering_to(&receiver).await;
     let client = sandbox.client(ALICE);
     let endpoint = endpoint(&client, &receiver.url("flaky")).await;
-    let ping = client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint.id)).send().await.unwrap().into_inner();
+    let ping = client
+        .send_test_webhook()
+        .body(types::WebhookPing::builder().endpoint_id(endpoint.id))
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
 
     // After the first failure: failed, its code kept, a retry due.
     let get = || client.get_webhook().id(ping.id).send();
-    assert!(eventually(Duration::from_secs(5), || async { get().await.unwrap().into_inner().status == types::DeliveryStatus::Failed }).await);
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            get().await.unwrap().into_inner().status == types::DeliveryStatus::Failed
+        })
+        .await
+    );
     let failed = get().await.unwrap().into_inner();
     assert_eq!((failed.response_code, failed.retry_count), (Some(500), 0));
     assert!(failed.next_attempt.is_some());
 
-    assert!(eventually(Duration::from_secs(10), || async { get().await.unwrap().into_inner().status == types::DeliveryStatus::Delivered }).await);
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            get().await.unwrap().into_inner().status == types::DeliveryStatus::Delivered
+        })
+        .await
+    );
     let delivered = get().await.unwrap().into_inner();
     assert_eq!((delivered.response_code, delivered.retry_count, delivered.next_attempt), (Some(200), 2, None));
     let attempts = receiver.received();
@@ -139,7 +161,13 @@ async fn a_receiver_that_hangs_past_ten_seconds_has_failed() {
     let sandbox = sandbox_delivering_to(&receiver).await;
     let client = sandbox.client(ALICE);
     let endpoint = endpoint(&client, &receiver.url("hang")).await;
-    let ping = client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint.id)).send().await.unwrap().into_inner();
+    let ping = client
+        .send_test_webhook()
+        .body(types::WebhookPing::builder().endpoint_id(endpoint.id))
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
     let get = || client.get_webhook().id(ping.id).send();
     assert!(
         eventually(Duration::from_secs(20), || async { get().await.unwrap().into_inner().retry_count == 1 }).await,
@@ -166,7 +194,13 @@ async fn a_dead_receiver_is_retried_24_times_then_discarded_and_slows_no_one() {
     drop(closed);
     let dead = endpoint(&client, &dead_url).await;
     let healthy = endpoint(&client, &receiver.url("ok")).await;
-    let ping = client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(dead.id)).send().await.unwrap().into_inner();
+    let ping = client
+        .send_test_webhook()
+        .body(types::WebhookPing::builder().endpoint_id(dead.id))
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
     // Meanwhile the healthy endpoint gets its notifications at once.
     for _ in 0..20 {
         client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(healthy.id)).send().await.unwrap();
@@ -175,7 +209,10 @@ async fn a_dead_receiver_is_retried_24_times_then_discarded_and_slows_no_one() {
 
     let get = || client.get_webhook().id(ping.id).send();
     assert!(
-        eventually(Duration::from_secs(60), || async { get().await.unwrap().into_inner().status == types::DeliveryStatus::Discarded }).await,
+        eventually(Duration::from_secs(60), || async {
+            get().await.unwrap().into_inner().status == types::DeliveryStatus::Discarded
+        })
+        .await,
         "discarded after the retries"
     );
     let discarded = get().await.unwrap().into_inner();
@@ -183,7 +220,13 @@ async fn a_dead_receiver_is_retried_24_times_then_discarded_and_slows_no_one() {
 
     // Deleting an endpoint discards what was still due for it.
     let gone = endpoint(&client, &dead_url).await;
-    let pending = client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(gone.id)).send().await.unwrap().into_inner();
+    let pending = client
+        .send_test_webhook()
+        .body(types::WebhookPing::builder().endpoint_id(gone.id))
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
     client.delete_webhook_endpoint().id(gone.id).send().await.unwrap();
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     let stopped = client.get_webhook().id(pending.id).send().await.unwrap().into_inner();

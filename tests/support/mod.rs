@@ -54,10 +54,7 @@ pub fn assert_error(raw: &Raw, status: u16, needle: &str) {
     assert_eq!(body["request"], "error");
     assert_eq!(body["code"], status);
     let message = body["message"].as_str().expect("a message string");
-    assert!(
-        message.to_lowercase().contains(&needle.to_lowercase()),
-        "message {message:?} should mention {needle:?}"
-    );
+    assert!(message.to_lowercase().contains(&needle.to_lowercase()), "message {message:?} should mention {needle:?}");
     assert_eq!(
         raw.headers.get("content-type").and_then(|v| v.to_str().ok()),
         Some("application/json"),

@@ -100,7 +100,12 @@ pub async fn start_receiver() -> Receiver {
     Receiver { addr, ca_file, inner, _dir: Arc::new(dir) }
 }
 
-async fn receive(State(inner): State<Arc<Inner>>, Path(path): Path<String>, headers: HeaderMap, body: Bytes) -> StatusCode {
+async fn receive(
+    State(inner): State<Arc<Inner>>,
+    Path(path): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> StatusCode {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
     let notification_id = serde_json::from_slice::<serde_json::Value>(&body)
         .ok()

@@ -25,12 +25,7 @@ pub struct TestSandbox {
 
 /// Options the tests start from: rails left to `POST /sandbox/advance`, no rate limit.
 pub fn test_options() -> Options {
-    Options {
-        public_url: String::new(),
-        rate_limit: None,
-        rail_interval: None,
-        webhooks: DeliveryOptions::default(),
-    }
+    Options { public_url: String::new(), rate_limit: None, rail_interval: None, webhooks: DeliveryOptions::default() }
 }
 
 /// A sandbox with tenants for [`ALICE`] and [`BOB`].
@@ -83,13 +78,14 @@ pub fn client_error<T: std::fmt::Debug>(result: Result<T, payments_client::Error
 
 /// Asserts an error response with `status` whose message mentions `needle`.
 #[track_caller]
-pub fn assert_refused<T: std::fmt::Debug>(result: Result<T, payments_client::Error<types::Error>>, status: u16, needle: &str) {
+pub fn assert_refused<T: std::fmt::Debug>(
+    result: Result<T, payments_client::Error<types::Error>>,
+    status: u16,
+    needle: &str,
+) {
     let (got, message) = client_error(result);
     assert_eq!(got, status, "status; message {message:?}");
-    assert!(
-        message.to_lowercase().contains(&needle.to_lowercase()),
-        "message {message:?} should mention {needle:?}"
-    );
+    assert!(message.to_lowercase().contains(&needle.to_lowercase()), "message {message:?} should mention {needle:?}");
 }
 
 pub fn code<T: std::str::FromStr>(value: &str) -> T
@@ -204,7 +200,13 @@ pub async fn make_every_event(client: &Client) {
         async move { request.send().await.unwrap().into_inner() }
     };
     let failing = penny().await;
-    client.simulate_payment().id(failing.id).body(types::SimulatePayment::builder().outcome(types::SimulatePaymentOutcome::Failed)).send().await.unwrap();
+    client
+        .simulate_payment()
+        .id(failing.id)
+        .body(types::SimulatePayment::builder().outcome(types::SimulatePaymentOutcome::Failed))
+        .send()
+        .await
+        .unwrap();
     let cancelled = penny().await;
     client.cancel_payment_request().id(cancelled.id).send().await.unwrap();
     let recipient = gb_recipient(client).await;
@@ -212,22 +214,40 @@ pub async fn make_every_event(client: &Client) {
     client.delete_recipient().id(spare.id).send().await.unwrap();
     use types::SimulateTransactionStatusStatus as To;
     let step = |id: Uuid, to: To, reason: Option<&str>| {
-        let request = client.simulate_transaction_status().id(id).body(types::SimulateTransactionStatus::builder().status(to).failure_reason(reason.map(code)));
+        let request = client
+            .simulate_transaction_status()
+            .id(id)
+            .body(types::SimulateTransactionStatus::builder().status(to).failure_reason(reason.map(code)));
         async move { request.send().await.unwrap().into_inner() }
     };
-    let settled = client.create_transaction().body(payment(gbp.id, recipient.id, 100)).send().await.unwrap().into_inner();
+    let settled =
+        client.create_transaction().body(payment(gbp.id, recipient.id, 100)).send().await.unwrap().into_inner();
     step(settled.id, To::Pending, None).await;
     step(settled.id, To::Processing, None).await;
     step(settled.id, To::Processed, None).await;
     step(settled.id, To::Refunded, None).await;
-    let failed = client.create_transaction().body(payment(gbp.id, recipient.id, 100)).send().await.unwrap().into_inner();
+    let failed =
+        client.create_transaction().body(payment(gbp.id, recipient.id, 100)).send().await.unwrap().into_inner();
     step(failed.id, To::Processing, None).await;
     step(failed.id, To::Failed, Some("Closed")).await;
-    let stopped = client.create_transaction().body(payment(gbp.id, recipient.id, 100)).send().await.unwrap().into_inner();
+    let stopped =
+        client.create_transaction().body(payment(gbp.id, recipient.id, 100)).send().await.unwrap().into_inner();
     step(stopped.id, To::Cancelled, None).await;
     open_balance(client, "NGN").await;
-    let account = client.create_virtual_account().body(types::VirtualAccountCreate::builder().currency(Some(code("NGN")))).send().await.unwrap().into_inner();
+    let account = client
+        .create_virtual_account()
+        .body(types::VirtualAccountCreate::builder().currency(Some(code("NGN"))))
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
     client.advance_sandbox().send().await.unwrap();
-    client.simulate_virtual_account_status().id(account.id).body(types::SimulateVirtualAccountStatus::builder().status(types::SimulateVirtualAccountStatusStatus::Blocked)).send().await.unwrap();
+    client
+        .simulate_virtual_account_status()
+        .id(account.id)
+        .body(types::SimulateVirtualAccountStatus::builder().status(types::SimulateVirtualAccountStatusStatus::Blocked))
+        .send()
+        .await
+        .unwrap();
     client.close_virtual_account().id(account.id).send().await.unwrap();
 }

@@ -47,9 +47,9 @@ fn codegen(mode: Mode) -> Result<(), String> {
     let markdown = payments_codegen::markdown_reference(&spec, SPEC).map_err(|e| format!("{SPEC}: {e}"))?;
 
     let files = [
-        ("crates/payments-types/src/generated.rs", generated.types),
-        ("crates/payments-client/src/generated.rs", generated.client),
-        ("crates/payments-server/src/generated.rs", generated.server),
+        ("crates/payments-types/src/generated.rs", rustfmt(&root, &generated.types)?),
+        ("crates/payments-client/src/generated.rs", rustfmt(&root, &generated.client)?),
+        ("crates/payments-server/src/generated.rs", rustfmt(&root, &generated.server)?),
         ("crates/payments-server/src/schemas.json", generated.server_schemas),
         ("docs/openapi-3.1.json", rendition),
         ("docs/api.md", markdown),
@@ -76,6 +76,31 @@ fn codegen(mode: Mode) -> Result<(), String> {
     }
 }
 
+/// `source` in the workspace's style (`rustfmt.toml`), so generated files are what `cargo fmt`
+/// would make of them and its check holds for them too.
+fn rustfmt(root: &Path, source: &str) -> Result<String, String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(std::env::var("RUSTFMT").unwrap_or_else(|_| "rustfmt".into()))
+        .args(["--edition", "2024", "--emit", "stdout", "--config-path"])
+        .arg(root.join("rustfmt.toml"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run rustfmt (`rustup component add rustfmt`): {e}"))?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = source.to_owned();
+    // Written from another thread: rustfmt may fill its output pipe before reading all input.
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let output = child.wait_with_output().map_err(|e| format!("rustfmt: {e}"))?;
+    writer.join().expect("the writer thread").map_err(|e| format!("rustfmt: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("rustfmt refused generated code:\n{}", String::from_utf8_lossy(&output.stderr)));
+    }
+    String::from_utf8(output.stdout).map_err(|e| format!("rustfmt: {e}"))
+}
+
 /// Makes `path` hold `contents` (or, checking, reports with a diff that it does not).
 /// Returns whether the file was stale.
 fn ensure_file_contents(path: &Path, display: &str, contents: &str, mode: Mode) -> Result<bool, String> {
@@ -88,9 +113,7 @@ fn ensure_file_contents(path: &Path, display: &str, contents: &str, mode: Mode) 
             let diff = similar::TextDiff::from_lines(&current, contents);
             eprint!(
                 "{}",
-                diff.unified_diff()
-                    .context_radius(3)
-                    .header(&format!("a/{display}"), &format!("b/{display}"))
+                diff.unified_diff().context_radius(3).header(&format!("a/{display}"), &format!("b/{display}"))
             );
         }
         Mode::Write => {
@@ -113,12 +136,15 @@ fn static_docs() -> Result<(), String> {
             .map_err(|e| format!("swagger-ui {name}: {e}"))?
             .ok_or_else(|| format!("swagger-ui has no {name}"))?;
         if file.gzpipped {
-            return Err(format!("swagger-ui {name} is stored gzipped; build utoipa-swagger-ui without its gzip feature"));
+            return Err(format!(
+                "swagger-ui {name} is stored gzipped; build utoipa-swagger-ui without its gzip feature"
+            ));
         }
         // Inline, a literal `</script` would end the element early.
         Ok(String::from_utf8_lossy(&file.bytes).replace("</script", "<\\/script"))
     };
-    let spec = std::fs::read_to_string(root.join("docs/openapi-3.1.json")).map_err(|e| format!("docs/openapi-3.1.json: {e}"))?;
+    let spec = std::fs::read_to_string(root.join("docs/openapi-3.1.json"))
+        .map_err(|e| format!("docs/openapi-3.1.json: {e}"))?;
     let spec: serde_json::Value = serde_json::from_str(&spec).map_err(|e| format!("docs/openapi-3.1.json: {e}"))?;
     let title = spec.pointer("/info/title").and_then(|t| t.as_str()).unwrap_or("API").to_owned();
     let spec = serde_json::to_string(&spec).map_err(|e| e.to_string())?.replace("</", "<\\/");
@@ -165,8 +191,5 @@ window.ui = SwaggerUIBundle({{
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives in the workspace root")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace root").to_path_buf()
 }

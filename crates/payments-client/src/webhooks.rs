@@ -260,17 +260,15 @@ mod receiver {
 
         async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
             let secrets = WebhookSecrets::from_ref(state);
-            let signature = request
-                .headers()
-                .get(SIGNATURE_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_owned();
+            let signature =
+                request.headers().get(SIGNATURE_HEADER).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
             let body = Bytes::from_request(request, state).await.map_err(IntoResponse::into_response)?;
             let secrets: Vec<&str> = secrets.0.iter().map(String::as_str).collect();
             match verify_and_parse(&secrets, &body, &signature) {
                 Ok(notification) => Ok(Verified(notification)),
-                Err(error @ WebhookError::BadSignature) => Err((StatusCode::UNAUTHORIZED, error.to_string()).into_response()),
+                Err(error @ WebhookError::BadSignature) => {
+                    Err((StatusCode::UNAUTHORIZED, error.to_string()).into_response())
+                }
                 Err(error) => Err((StatusCode::BAD_REQUEST, error.to_string()).into_response()),
             }
         }

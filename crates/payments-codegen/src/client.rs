@@ -3,8 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use progenitor::{GenerationSettings, Generator, InterfaceStyle, TagStyle};
 use proc_macro2::TokenStream;
+use progenitor::{GenerationSettings, Generator, InterfaceStyle, TagStyle};
 
 use crate::{Config, Error, Result, spec::Spec};
 
@@ -23,18 +23,12 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         .with_derive("PartialEq")
         .with_derive("schemars::JsonSchema");
     let mut generator = Generator::new(&settings);
-    let client = generator
-        .generate_tokens(&spec.openapi)
-        .map_err(|e| Error(format!("progenitor: {e}")))?;
+    let client = generator.generate_tokens(&spec.openapi).map_err(|e| Error(format!("progenitor: {e}")))?;
     let type_space = generator.get_type_space();
     let type_names = type_space.iter_types().map(|t| t.name()).collect();
     let mut types = type_space.to_stream();
     types.extend(component_registry(spec, &type_names)?);
-    Ok(Models {
-        types,
-        client: replace_types_module(client, &config.types_path)?,
-        type_names,
-    })
+    Ok(Models { types, client: replace_types_module(client, &config.types_path)?, type_names })
 }
 
 /// A table of every component schema's model, so tests can hold the types against the document
@@ -84,10 +78,9 @@ fn component_registry(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Toke
 /// progenitor puts the models in `pub mod types { .. }` inside the client; swap that module for
 /// a re-export of the types crate so client and server share one set of models.
 fn replace_types_module(client: TokenStream, types_path: &str) -> Result<TokenStream> {
-    let mut file: syn::File = syn::parse2(client)
-        .map_err(|e| Error(format!("progenitor's client does not parse: {e}")))?;
-    let path: syn::Path = syn::parse_str(types_path)
-        .map_err(|e| Error(format!("types path {types_path:?}: {e}")))?;
+    let mut file: syn::File =
+        syn::parse2(client).map_err(|e| Error(format!("progenitor's client does not parse: {e}")))?;
+    let path: syn::Path = syn::parse_str(types_path).map_err(|e| Error(format!("types path {types_path:?}: {e}")))?;
     let position = file
         .items
         .iter()

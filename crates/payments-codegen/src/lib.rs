@@ -2,9 +2,11 @@
 //! types, client and server crates out.
 //!
 //! Everything here is a pure function of the document's text, so the output is deterministic:
-//! maps are walked in document order or sorted, and formatting is `prettyplease`.
+//! maps are walked in document order or sorted, and formatting is `prettyplease` (with doc
+//! comments as `///` lines; `xtask` then applies the workspace's rustfmt style).
 
 mod client;
+mod doc_lines;
 mod json_schema;
 mod markdown;
 mod rendition;
@@ -108,7 +110,7 @@ pub fn header(config: &Config) -> String {
 }
 
 fn format_file(config: &Config, tokens: proc_macro2::TokenStream) -> Result<String> {
-    let file: syn::File = syn::parse2(tokens)
-        .map_err(|e| Error(format!("generated code does not parse: {e}")))?;
+    let mut file: syn::File = syn::parse2(tokens).map_err(|e| Error(format!("generated code does not parse: {e}")))?;
+    doc_lines::split_doc_lines(&mut file);
     Ok(format!("{}{}", header(config), prettyplease::unparse(&file)))
 }

@@ -17,8 +17,8 @@ pub fn openapi_31(spec_text: &str) -> Result<String> {
     }
     let typed: utoipa::openapi::OpenApi = serde_json::from_value(doc.clone())
         .map_err(|e| Error(format!("the 3.1 rendition does not fit utoipa's model: {e}{}", locate_misfit(&doc))))?;
-    let mut text = serde_json::to_string_pretty(&typed)
-        .map_err(|e| Error(format!("serialising the 3.1 rendition: {e}")))?;
+    let mut text =
+        serde_json::to_string_pretty(&typed).map_err(|e| Error(format!("serialising the 3.1 rendition: {e}")))?;
     text.push('\n');
     Ok(text)
 }

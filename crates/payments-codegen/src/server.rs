@@ -11,8 +11,8 @@ use std::collections::BTreeSet;
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use openapiv3::{
-    OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, RequestBody, Response,
-    Schema, SchemaKind, StatusCode, Type, VariantOrUnknownOrEmpty,
+    OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, RequestBody, Response, Schema, SchemaKind,
+    StatusCode, Type, VariantOrUnknownOrEmpty,
 };
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -52,8 +52,8 @@ struct Body {
 
 pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> Result<TokenStream> {
     let ops = operations(spec, type_names)?;
-    let types_path: syn::Path = syn::parse_str(&config.types_path)
-        .map_err(|e| Error(format!("types path {:?}: {e}", config.types_path)))?;
+    let types_path: syn::Path =
+        syn::parse_str(&config.types_path).map_err(|e| Error(format!("types path {:?}: {e}", config.types_path)))?;
     let rt: syn::Path = syn::parse_str(&config.server_runtime_path)
         .map_err(|e| Error(format!("runtime path {:?}: {e}", config.server_runtime_path)))?;
 
@@ -199,9 +199,8 @@ fn operation_model(
         Some(body) => Some(body_model(openapi, type_names, &context, body)?),
     };
 
-    let mut success = operation.responses.responses.iter().filter(|(code, _)| {
-        matches!(code, StatusCode::Code(200..=299))
-    });
+    let mut success =
+        operation.responses.responses.iter().filter(|(code, _)| matches!(code, StatusCode::Code(200..=299)));
     let (status, response) = match (success.next(), success.next()) {
         (Some((StatusCode::Code(code), response)), None) => {
             let response = resolve(openapi, response, "responses", |c, n| c.responses.get(n))?;
@@ -261,11 +260,7 @@ fn resolve<'a, T>(
     }
 }
 
-fn param_model(
-    type_names: &BTreeSet<String>,
-    context: &str,
-    data: &openapiv3::ParameterData,
-) -> Result<Param> {
+fn param_model(type_names: &BTreeSet<String>, context: &str, data: &openapiv3::ParameterData) -> Result<Param> {
     let ParameterSchemaOrContent::Schema(schema) = &data.format else {
         bail!("{context}: parameter {} must have a schema", data.name);
     };
@@ -300,18 +295,10 @@ fn body_model(
         bail!("{context}: the request body schema must be a $ref to a component schema");
     };
     let raw = serde_json::to_value(schema).expect("schemas serialise");
-    Ok(Body {
-        ty: rust_type(type_names, context, schema)?,
-        required: body.required,
-        schema: raw,
-    })
+    Ok(Body { ty: rust_type(type_names, context, schema)?, required: body.required, schema: raw })
 }
 
-fn response_type(
-    type_names: &BTreeSet<String>,
-    context: &str,
-    response: &Response,
-) -> Result<Option<TokenStream>> {
+fn response_type(type_names: &BTreeSet<String>, context: &str, response: &Response) -> Result<Option<TokenStream>> {
     if response.content.is_empty() {
         return Ok(None);
     }
@@ -335,11 +322,7 @@ fn response_type(
 }
 
 /// The Rust type of a parameter, body or response schema, as seen from the generated module.
-fn rust_type(
-    type_names: &BTreeSet<String>,
-    context: &str,
-    schema: &ReferenceOr<Schema>,
-) -> Result<TokenStream> {
+fn rust_type(type_names: &BTreeSet<String>, context: &str, schema: &ReferenceOr<Schema>) -> Result<TokenStream> {
     let schema = match schema {
         ReferenceOr::Reference { reference } => {
             let Some(name) = reference.strip_prefix("#/components/schemas/") else {
@@ -435,35 +418,39 @@ fn query_struct(op: &Op) -> Option<TokenStream> {
     let ident = query_struct_ident(op);
     let doc = format!(" Query parameters of [`Api::{}`].", op.fn_name);
     let mut defaults = Vec::new();
-    let fields = op.query_params.iter().map(|p| {
-        let (field, ty, name) = (&p.ident, &p.ty, &p.name);
-        let doc = p.doc.as_deref().map(doc_lines).unwrap_or_default();
-        let rename = (field.to_string().trim_start_matches("r#") != name.as_str())
-            .then(|| quote!(#[serde(rename = #name)]));
-        if let Some(default) = &p.default {
-            let fn_ident = format_ident!("{}_{}_default", op.fn_name, field.to_string().trim_start_matches("r#"));
-            let fn_path = fn_ident.to_string();
-            let value = literal(default);
-            defaults.push(quote! {
-                fn #fn_ident() -> #ty { #value }
-            });
-            quote! {
-                #(#doc)*
-                #rename
-                #[serde(default = #fn_path)]
-                pub #field: #ty,
+    let fields = op
+        .query_params
+        .iter()
+        .map(|p| {
+            let (field, ty, name) = (&p.ident, &p.ty, &p.name);
+            let doc = p.doc.as_deref().map(doc_lines).unwrap_or_default();
+            let rename =
+                (field.to_string().trim_start_matches("r#") != name.as_str()).then(|| quote!(#[serde(rename = #name)]));
+            if let Some(default) = &p.default {
+                let fn_ident = format_ident!("{}_{}_default", op.fn_name, field.to_string().trim_start_matches("r#"));
+                let fn_path = fn_ident.to_string();
+                let value = literal(default);
+                defaults.push(quote! {
+                    fn #fn_ident() -> #ty { #value }
+                });
+                quote! {
+                    #(#doc)*
+                    #rename
+                    #[serde(default = #fn_path)]
+                    pub #field: #ty,
+                }
+            } else if p.required {
+                quote! { #(#doc)* #rename pub #field: #ty, }
+            } else {
+                quote! {
+                    #(#doc)*
+                    #rename
+                    #[serde(default, skip_serializing_if = "Option::is_none")]
+                    pub #field: Option<#ty>,
+                }
             }
-        } else if p.required {
-            quote! { #(#doc)* #rename pub #field: #ty, }
-        } else {
-            quote! {
-                #(#doc)*
-                #rename
-                #[serde(default, skip_serializing_if = "Option::is_none")]
-                pub #field: Option<#ty>,
-            }
-        }
-    }).collect::<Vec<_>>();
+        })
+        .collect::<Vec<_>>();
     Some(quote! {
         #[doc = #doc]
         #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -496,17 +483,9 @@ fn literal(value: &Value) -> TokenStream {
 fn validator_names(op: &Op) -> Vec<(Ident, Value)> {
     let mut out = Vec::new();
     if !op.query_params.is_empty() {
-        let properties: serde_json::Map<String, Value> = op
-            .query_params
-            .iter()
-            .map(|p| (p.name.clone(), p.schema.clone()))
-            .collect();
-        let required: Vec<&str> = op
-            .query_params
-            .iter()
-            .filter(|p| p.required)
-            .map(|p| p.name.as_str())
-            .collect();
+        let properties: serde_json::Map<String, Value> =
+            op.query_params.iter().map(|p| (p.name.clone(), p.schema.clone())).collect();
+        let required: Vec<&str> = op.query_params.iter().filter(|p| p.required).map(|p| p.name.as_str()).collect();
         out.push((
             format_ident!("{}_query", op.fn_name),
             json!({"type": "object", "properties": properties, "required": required}),

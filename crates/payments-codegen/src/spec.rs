@@ -10,8 +10,8 @@ pub struct Spec {
 
 impl Spec {
     pub fn parse(text: &str) -> Result<Self> {
-        let raw: serde_json::Value = serde_norway::from_str(text)
-            .map_err(|e| Error(format!("the document is not valid YAML: {e}")))?;
+        let raw: serde_json::Value =
+            serde_norway::from_str(text).map_err(|e| Error(format!("the document is not valid YAML: {e}")))?;
         let version = raw.get("openapi").and_then(|v| v.as_str()).unwrap_or_default();
         if !version.starts_with("3.0.") {
             bail!("the document must be OpenAPI 3.0.x (progenitor reads no other), found {version:?}");
@@ -23,10 +23,6 @@ impl Spec {
 
     /// The named component schemas, in document order.
     pub fn component_schemas(&self) -> impl Iterator<Item = (&String, &serde_json::Value)> {
-        self.raw
-            .pointer("/components/schemas")
-            .and_then(|v| v.as_object())
-            .into_iter()
-            .flat_map(|m| m.iter())
+        self.raw.pointer("/components/schemas").and_then(|v| v.as_object()).into_iter().flat_map(|m| m.iter())
     }
 }

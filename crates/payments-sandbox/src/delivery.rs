@@ -142,10 +142,8 @@ impl Deliverer {
                 continue;
             }
             let claimed_for = endpoint.clone();
-            let attempts = self
-                .store
-                .run(move |tx| webhooks::claim(tx, &claimed_for, now_us, PER_ENDPOINT - busy))
-                .await?;
+            let attempts =
+                self.store.run(move |tx| webhooks::claim(tx, &claimed_for, now_us, PER_ENDPOINT - busy)).await?;
             *self.in_flight.lock().unwrap().entry(endpoint).or_default() += attempts.len();
             for attempt in attempts {
                 tasks.spawn(deliver(

@@ -20,9 +20,9 @@ use tower_http::cors::{Any, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
+pub use delivery::DeliveryOptions;
 pub use service::{Sandbox, Tenant};
 pub use store::Store;
-pub use delivery::DeliveryOptions;
 pub use webhooks::TargetPolicy;
 
 /// How a sandbox behaves, besides where its database is.
@@ -44,32 +44,29 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// the documentation, and a request id and trace span for every request.
 pub fn app(sandbox: Sandbox) -> Result<axum::Router, String> {
     let docs = docs::routes(sandbox.public_url())?;
-    Ok(paypage::routes(sandbox.clone())
-        .merge(docs)
-        .merge(payments_server::router(Arc::new(sandbox)))
-        .layer(
-            tower::ServiceBuilder::new()
-                .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
-                .layer(
-                    TraceLayer::new_for_http()
-                        .make_span_with(|request: &axum::http::Request<_>| {
-                            let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-                            tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())
-                        })
-                        // One line per request, with its status and latency, inside its span.
-                        .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
-                )
-                .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-                // Browsers may call the API from other origins (the static reference opened from
-                // disk, a test page): credentials are bearer tokens, never cookies.
-                .layer(
-                    CorsLayer::new()
-                        .allow_origin(Any)
-                        .allow_methods(Any)
-                        .allow_headers(Any)
-                        .expose_headers([REQUEST_ID, axum::http::header::RETRY_AFTER]),
-                ),
-        ))
+    Ok(paypage::routes(sandbox.clone()).merge(docs).merge(payments_server::router(Arc::new(sandbox))).layer(
+        tower::ServiceBuilder::new()
+            .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+            .layer(
+                TraceLayer::new_for_http()
+                    .make_span_with(|request: &axum::http::Request<_>| {
+                        let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+                        tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())
+                    })
+                    // One line per request, with its status and latency, inside its span.
+                    .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+            )
+            .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+            // Browsers may call the API from other origins (the static reference opened from
+            // disk, a test page): credentials are bearer tokens, never cookies.
+            .layer(
+                CorsLayer::new()
+                    .allow_origin(Any)
+                    .allow_methods(Any)
+                    .allow_headers(Any)
+                    .expose_headers([REQUEST_ID, axum::http::header::RETRY_AFTER]),
+            ),
+    ))
 }
 
 /// A sandbox ready to serve: everything that takes time or can fail (the HTTP client for

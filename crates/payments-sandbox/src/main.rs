@@ -159,9 +159,9 @@ fn announce(url: &str, database: &str, new_tokens: &[String]) {
             println!("Created a tenant. Its token (shown once, stored hashed): {token}");
             println!("Try:  curl -H 'Authorization: Bearer {token}' {url}/currencies");
         }
-        None => println!(
-            "Use a token of this database, or add one: payments-sandbox --database {database} create-tenant"
-        ),
+        None => {
+            println!("Use a token of this database, or add one: payments-sandbox --database {database} create-tenant")
+        }
     }
     println!("API reference: {url}/docs    Stop with Ctrl-C.");
 }

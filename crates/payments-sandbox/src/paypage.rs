@@ -37,9 +37,14 @@ struct PayForm {
     payer_name: String,
 }
 
-async fn submit(State(sandbox): State<Sandbox>, Path(id): Path<String>, form: Result<axum::Form<PayForm>, axum::extract::rejection::FormRejection>) -> Response {
+async fn submit(
+    State(sandbox): State<Sandbox>,
+    Path(id): Path<String>,
+    form: Result<axum::Form<PayForm>, axum::extract::rejection::FormRejection>,
+) -> Response {
     let Some((tenant, request)) = find(&sandbox, &id).await else { return not_found() };
-    let payer_name = form.ok().map(|f| f.0.payer_name.trim().to_owned()).filter(|n| !n.is_empty() && n.chars().count() <= 140);
+    let payer_name =
+        form.ok().map(|f| f.0.payer_name.trim().to_owned()).filter(|n| !n.is_empty() && n.chars().count() <= 140);
     let paid = sandbox.store().run(move |tx| pay(tx, Now::new(), tenant, request.id, true, payer_name)).await;
     match paid {
         Ok(request) => match &request.return_url {
@@ -58,16 +63,13 @@ async fn qr_code(State(sandbox): State<Sandbox>, Path(id): Path<String>) -> Resp
     let Ok(code) = qrcode::QrCode::new(request.payment_url.as_bytes()) else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
-    let svg = code
-        .render::<qrcode::render::svg::Color>()
-        .min_dimensions(240, 240)
-        .quiet_zone(true)
-        .build();
+    let svg = code.render::<qrcode::render::svg::Color>().min_dimensions(240, 240).quiet_zone(true).build();
     ([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "public, max-age=86400")], svg).into_response()
 }
 
 fn not_found() -> Response {
-    (StatusCode::NOT_FOUND, Html(shell("Payment not found", "<p class=\"muted\">This payment link is not valid.</p>"))).into_response()
+    (StatusCode::NOT_FOUND, Html(shell("Payment not found", "<p class=\"muted\">This payment link is not valid.</p>")))
+        .into_response()
 }
 
 /// `amount` minor units of `currency` for people: symbol, thousands separators and exactly the
@@ -83,7 +85,8 @@ pub fn format_amount(amount: u64, currency: &str) -> String {
         }
         grouped.push(digit);
     }
-    let fraction = if decimals > 0 { format!(".{:0width$}", amount % scale, width = decimals as usize) } else { String::new() };
+    let fraction =
+        if decimals > 0 { format!(".{:0width$}", amount % scale, width = decimals as usize) } else { String::new() };
     let symbol = match currency {
         "GBP" => "£",
         "EUR" => "€",
@@ -112,9 +115,7 @@ fn render(request: &types::PaymentRequest, error: Option<&str>) -> String {
 </form>"#,
             id = request.id
         ),
-        types::PaymentRequestStatus::Processed => {
-            r#"<p class="done" id="outcome">Paid. Thank you.</p>"#.to_owned()
-        }
+        types::PaymentRequestStatus::Processed => r#"<p class="done" id="outcome">Paid. Thank you.</p>"#.to_owned(),
         _ => format!(r#"<p class="muted" id="outcome">This payment request is {status}.</p>"#),
     };
     let error = error.map(|e| format!(r#"<p class="error" role="alert">{}</p>"#, escape(e))).unwrap_or_default();

@@ -22,11 +22,56 @@ pub struct CurrencyInfo {
 }
 
 pub const CURRENCIES: &[CurrencyInfo] = &[
-    CurrencyInfo { code: "EUR", name: "Euro", minor_units: 2, exchange_from: true, supports_virtual_account: false, payment_request_market: None, per_usd_micros: 920_000, payment_fee: 20 },
-    CurrencyInfo { code: "GBP", name: "British Pound", minor_units: 2, exchange_from: true, supports_virtual_account: false, payment_request_market: Some("GB"), per_usd_micros: 790_000, payment_fee: 20 },
-    CurrencyInfo { code: "INR", name: "Indian Rupee", minor_units: 2, exchange_from: false, supports_virtual_account: true, payment_request_market: None, per_usd_micros: 83_500_000, payment_fee: 1_000 },
-    CurrencyInfo { code: "NGN", name: "Nigerian Naira", minor_units: 2, exchange_from: true, supports_virtual_account: true, payment_request_market: Some("NG"), per_usd_micros: 1_550_000_000, payment_fee: 5_000 },
-    CurrencyInfo { code: "USD", name: "US Dollar", minor_units: 2, exchange_from: true, supports_virtual_account: false, payment_request_market: Some("US"), per_usd_micros: 1_000_000, payment_fee: 25 },
+    CurrencyInfo {
+        code: "EUR",
+        name: "Euro",
+        minor_units: 2,
+        exchange_from: true,
+        supports_virtual_account: false,
+        payment_request_market: None,
+        per_usd_micros: 920_000,
+        payment_fee: 20,
+    },
+    CurrencyInfo {
+        code: "GBP",
+        name: "British Pound",
+        minor_units: 2,
+        exchange_from: true,
+        supports_virtual_account: false,
+        payment_request_market: Some("GB"),
+        per_usd_micros: 790_000,
+        payment_fee: 20,
+    },
+    CurrencyInfo {
+        code: "INR",
+        name: "Indian Rupee",
+        minor_units: 2,
+        exchange_from: false,
+        supports_virtual_account: true,
+        payment_request_market: None,
+        per_usd_micros: 83_500_000,
+        payment_fee: 1_000,
+    },
+    CurrencyInfo {
+        code: "NGN",
+        name: "Nigerian Naira",
+        minor_units: 2,
+        exchange_from: true,
+        supports_virtual_account: true,
+        payment_request_market: Some("NG"),
+        per_usd_micros: 1_550_000_000,
+        payment_fee: 5_000,
+    },
+    CurrencyInfo {
+        code: "USD",
+        name: "US Dollar",
+        minor_units: 2,
+        exchange_from: true,
+        supports_virtual_account: false,
+        payment_request_market: Some("US"),
+        per_usd_micros: 1_000_000,
+        payment_fee: 25,
+    },
 ];
 
 /// Euro-area countries recipients can be paid in, with their IBAN lengths.
@@ -246,9 +291,10 @@ fn check_field(country: &str, field: &Field, value: &str) -> Result<(), String> 
         return Err("must be digits only".into());
     }
     if let Some(length) = field.length
-        && value.chars().count() != length as usize {
-            return Err(format!("must be exactly {length} characters"));
-        }
+        && value.chars().count() != length as usize
+    {
+        return Err(format!("must be exactly {length} characters"));
+    }
     match (field.name, country) {
         ("account_number", "IN") if !(9..=18).contains(&value.len()) => Err("must be 9 to 18 digits".into()),
         ("account_number", "US") if !(4..=17).contains(&value.len()) => Err("must be 4 to 17 digits".into()),
@@ -265,8 +311,7 @@ fn check_field(country: &str, field: &Field, value: &str) -> Result<(), String> 
 /// The ABA checksum: 3, 7, 1 weights over the nine digits sum to a multiple of 10.
 fn aba_checksum(value: &str) -> bool {
     let d: Vec<u32> = value.bytes().map(|b| u32::from(b - b'0')).collect();
-    d.len() == 9
-        && (3 * (d[0] + d[3] + d[6]) + 7 * (d[1] + d[4] + d[7]) + (d[2] + d[5] + d[8])).is_multiple_of(10)
+    d.len() == 9 && (3 * (d[0] + d[3] + d[6]) + 7 * (d[1] + d[4] + d[7]) + (d[2] + d[5] + d[8])).is_multiple_of(10)
 }
 
 fn ifsc(value: &str) -> bool {
@@ -357,8 +402,10 @@ fn bank_name(country: &str, currency: &str, bank_id: &str) -> Result<String, Str
 /// The account holder's name as a sandbox bank resolves it: derived from the account, so the
 /// same details always resolve to the same name.
 fn holder_name(country: &str, bank_id: &str, account_number: &str) -> String {
-    const FIRST: &[&str] = &["Adaeze", "Chinedu", "Ngozi", "Tunde", "Amara", "Oliver", "Amelia", "Harry", "Isla", "George"];
-    const LAST: &[&str] = &["Okafor", "Adeyemi", "Eze", "Bello", "Nwosu", "Smith", "Jones", "Taylor", "Brown", "Wilson"];
+    const FIRST: &[&str] =
+        &["Adaeze", "Chinedu", "Ngozi", "Tunde", "Amara", "Oliver", "Amelia", "Harry", "Isla", "George"];
+    const LAST: &[&str] =
+        &["Okafor", "Adeyemi", "Eze", "Bello", "Nwosu", "Smith", "Jones", "Taylor", "Brown", "Wilson"];
     let hash = fnv1a(format!("{bank_id}/{account_number}").as_bytes());
     let name = format!("{} {}", FIRST[(hash % 10) as usize], LAST[((hash / 10) % 10) as usize]);
     if country == "NG" { name.to_uppercase() } else { name }

@@ -134,8 +134,11 @@ impl Filters {
     /// `needle` is a case-insensitive substring of one of the `doc` fields at `paths`.
     fn search(mut self, paths: &[&str], needle: Option<String>) -> Self {
         if let Some(needle) = needle {
-            let condition =
-                paths.iter().map(|p| format!("contains_ci(json_extract(doc, '{p}'), ?)")).collect::<Vec<_>>().join(" OR ");
+            let condition = paths
+                .iter()
+                .map(|p| format!("contains_ci(json_extract(doc, '{p}'), ?)"))
+                .collect::<Vec<_>>()
+                .join(" OR ");
             self.0.push(Filter::sql(&format!("({condition})"), vec![needle.into(); paths.len()]));
         }
         self
@@ -180,9 +183,7 @@ fn replay<T: DeserializeOwned>(
     let Some(key) = key else { return Ok(None) };
     match tx.find_by_idempotency_key::<T>(kind, tenant, key)? {
         Some((original, earlier)) if earlier == request => Ok(Some(original)),
-        Some(_) => Err(ApiError::conflict(format!(
-            "{field} {key:?} was already used by a different request"
-        ))),
+        Some(_) => Err(ApiError::conflict(format!("{field} {key:?} was already used by a different request"))),
         None => Ok(None),
     }
 }
@@ -247,7 +248,10 @@ fn settlement_balance(
             reference::supported_currency("currency", currency)?;
             let oldest = tx.ids_where(Kind::Balance, Some(tenant.id), "$.currency", currency)?;
             let (_, id) = oldest.first().copied().ok_or_else(|| {
-                ApiError::bad_request(format!("you have no {} balance: open one with POST /balances", currency.as_str()))
+                ApiError::bad_request(format!(
+                    "you have no {} balance: open one with POST /balances",
+                    currency.as_str()
+                ))
             })?;
             tx.get(Kind::Balance, tenant.id, id)
         }
@@ -424,10 +428,7 @@ pub fn advance(tx: &Tx, now: Now, tenant: Option<Uuid>) -> Result<types::Sandbox
 
 fn account_transition_allowed(from: VaStatus, to: VaStatus) -> bool {
     use VaStatus::*;
-    matches!(
-        (from, to),
-        (Initiated, Active | Closed) | (Active, Blocked | Closed) | (Blocked, Active | Closed)
-    )
+    matches!((from, to), (Initiated, Active | Closed) | (Active, Blocked | Closed) | (Blocked, Active | Closed))
 }
 
 fn set_account_status(
@@ -450,7 +451,11 @@ fn set_account_status(
 }
 
 /// Bank details for a new virtual account in `currency`, unique among all accounts.
-fn issue_account_details(tx: &Tx, currency: &str, name: &str) -> Result<(types::AccountDetails, Vec<String>), ApiError> {
+fn issue_account_details(
+    tx: &Tx,
+    currency: &str,
+    name: &str,
+) -> Result<(types::AccountDetails, Vec<String>), ApiError> {
     let (bank, prefix, digits, channels): (&str, &str, u32, &[&str]) = match currency {
         "NGN" => ("Sandbox Bank Nigeria", "99", 8, &["NIP"]),
         "INR" => ("Sandbox Bank India", "7700", 10, &["NEFT", "RTGS", "IMPS"]),
@@ -459,7 +464,8 @@ fn issue_account_details(tx: &Tx, currency: &str, name: &str) -> Result<(types::
     loop {
         let number = format!("{prefix}{:0width$}", rand::random_range(0..10u64.pow(digits)), width = digits as usize);
         if tx.ids_where(Kind::VirtualAccount, None, "$.details.account_number", &number)?.is_empty() {
-            let details = types::AccountDetails { bank_name: bank.into(), account_name: name.into(), account_number: number };
+            let details =
+                types::AccountDetails { bank_name: bank.into(), account_name: name.into(), account_number: number };
             return Ok((details, channels.iter().map(|c| (*c).to_owned()).collect()));
         }
     }
@@ -483,17 +489,22 @@ impl server::Api for Sandbox {
             default_currency: reference::currency(&default_currency).ok_or_else(ApiError::internal)?,
         };
         if let Some(limiter) = &self.limiter
-            && let Err(not_until) = limiter.check_key(&tenant.id) {
-                use governor::clock::Clock;
-                let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
-                return Err(ApiError::too_many_requests(wait.as_secs_f64().ceil().max(1.0) as u64));
-            }
+            && let Err(not_until) = limiter.check_key(&tenant.id)
+        {
+            use governor::clock::Clock;
+            let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
+            return Err(ApiError::too_many_requests(wait.as_secs_f64().ceil().max(1.0) as u64));
+        }
         Ok(tenant)
     }
 
     // -- balances ---------------------------------------------------------------------------
 
-    async fn list_balances(&self, tenant: Tenant, query: server::ListBalancesQuery) -> Result<Vec<types::Balance>, ApiError> {
+    async fn list_balances(
+        &self,
+        tenant: Tenant,
+        query: server::ListBalancesQuery,
+    ) -> Result<Vec<types::Balance>, ApiError> {
         self.run(move |tx, _| {
             let filters = Filters::default().equal("$.currency", text(query.currency.as_deref())).0;
             let balances: Vec<types::Balance> =
@@ -530,7 +541,12 @@ impl server::Api for Sandbox {
         self.run(move |tx, _| load_balance(tx, &tenant, id)).await
     }
 
-    async fn update_balance(&self, tenant: Tenant, id: Uuid, body: types::BalanceUpdate) -> Result<types::Balance, ApiError> {
+    async fn update_balance(
+        &self,
+        tenant: Tenant,
+        id: Uuid,
+        body: types::BalanceUpdate,
+    ) -> Result<types::Balance, ApiError> {
         self.run(move |tx, _| {
             let mut balance: types::Balance = tx.get(Kind::Balance, tenant.id, id)?;
             balance.name = typed(&body.name)?;
@@ -545,7 +561,11 @@ impl server::Api for Sandbox {
 
     // -- reference data ---------------------------------------------------------------------
 
-    async fn list_bank_fields(&self, _: Tenant, query: server::ListBankFieldsQuery) -> Result<Vec<types::BankField>, ApiError> {
+    async fn list_bank_fields(
+        &self,
+        _: Tenant,
+        query: server::ListBankFieldsQuery,
+    ) -> Result<Vec<types::BankField>, ApiError> {
         reference::bank_fields(&query.country, &query.currency)
     }
 
@@ -585,7 +605,9 @@ impl server::Api for Sandbox {
         self.run(move |tx, now| {
             let request_json = canonical(&body)?;
             let key = body.reference_id.as_ref().map(|r| r.to_string());
-            if let Some(original) = replay(tx, Kind::PaymentRequest, tenant.id, "reference_id", key.as_deref(), &request_json)? {
+            if let Some(original) =
+                replay(tx, Kind::PaymentRequest, tenant.id, "reference_id", key.as_deref(), &request_json)?
+            {
                 return Ok(original);
             }
             let balance = settlement_balance(tx, &tenant, body.currency.as_ref(), body.settlement_balance_id)?;
@@ -597,9 +619,10 @@ impl server::Api for Sandbox {
                 ))
             })?;
             if let Some(url) = &body.return_url
-                && !(url.starts_with("https://") || url.starts_with("http://")) {
-                    return Err(ApiError::bad_request("return_url must be an http or https URL"));
-                }
+                && !(url.starts_with("https://") || url.starts_with("http://"))
+            {
+                return Err(ApiError::bad_request("return_url must be an http or https URL"));
+            }
             let id = Uuid::new_v4();
             let payment_url = this.payment_url(id);
             let request = types::PaymentRequest {
@@ -647,11 +670,20 @@ impl server::Api for Sandbox {
 
     // -- recipients -------------------------------------------------------------------------
 
-    async fn list_recipients(&self, tenant: Tenant, query: server::ListRecipientsQuery) -> Result<Vec<types::Recipient>, ApiError> {
-        self.run(move |tx, _| tx.list(Kind::Recipient, tenant.id, vec![], &page(query.limit, query.starting_after))).await
+    async fn list_recipients(
+        &self,
+        tenant: Tenant,
+        query: server::ListRecipientsQuery,
+    ) -> Result<Vec<types::Recipient>, ApiError> {
+        self.run(move |tx, _| tx.list(Kind::Recipient, tenant.id, vec![], &page(query.limit, query.starting_after)))
+            .await
     }
 
-    async fn create_recipient(&self, tenant: Tenant, body: types::RecipientCreate) -> Result<types::Recipient, ApiError> {
+    async fn create_recipient(
+        &self,
+        tenant: Tenant,
+        body: types::RecipientCreate,
+    ) -> Result<types::Recipient, ApiError> {
         self.run(move |tx, now| {
             let checked = reference::check_bank_account(&body.country, &body.bank_account, true)?;
             let recipient = types::Recipient {
@@ -670,7 +702,11 @@ impl server::Api for Sandbox {
         .await
     }
 
-    async fn validate_recipient(&self, _: Tenant, body: types::RecipientValidate) -> Result<types::RecipientValidation, ApiError> {
+    async fn validate_recipient(
+        &self,
+        _: Tenant,
+        body: types::RecipientValidate,
+    ) -> Result<types::RecipientValidation, ApiError> {
         let checked = reference::check_bank_account(&body.country, &body.bank_account, false)?;
         let given = body.bank_account.account_name.as_ref().map(|n| n.trim().to_owned());
         Ok(types::RecipientValidation {
@@ -696,7 +732,12 @@ impl server::Api for Sandbox {
         .await
     }
 
-    async fn update_recipient(&self, tenant: Tenant, id: Uuid, body: types::RecipientUpdate) -> Result<types::Recipient, ApiError> {
+    async fn update_recipient(
+        &self,
+        tenant: Tenant,
+        id: Uuid,
+        body: types::RecipientUpdate,
+    ) -> Result<types::Recipient, ApiError> {
         self.run(move |tx, _| {
             let mut recipient: types::Recipient = tx.get(Kind::Recipient, tenant.id, id)?;
             recipient.alias = body.alias.as_ref().map(|a| typed(a)).transpose()?;
@@ -736,7 +777,9 @@ impl server::Api for Sandbox {
             let to: TxStatus = typed(&body.status.to_string())?;
             let reason = body.failure_reason.map(|r| r.to_string());
             match (to, &reason) {
-                (TxStatus::Failed, None) => return Err(ApiError::bad_request("failure_reason is required with status failed")),
+                (TxStatus::Failed, None) => {
+                    return Err(ApiError::bad_request("failure_reason is required with status failed"));
+                }
                 (TxStatus::Failed, Some(_)) | (_, None) => {}
                 (_, Some(_)) => return Err(ApiError::bad_request("failure_reason is only allowed with status failed")),
             }
@@ -814,7 +857,14 @@ impl server::Api for Sandbox {
                 .equal("$.status", text(query.status))
                 .created(query.from_datetime, query.to_datetime)
                 .search(
-                    &["$.reference", "$.payment_reference", "$.order_id", "$.payer_name", "$.recipient.bank_account.account_name", "$.recipient.alias"],
+                    &[
+                        "$.reference",
+                        "$.payment_reference",
+                        "$.order_id",
+                        "$.payer_name",
+                        "$.recipient.bank_account.account_name",
+                        "$.recipient.alias",
+                    ],
                     text(query.search.as_deref()),
                 )
                 .0;
@@ -827,7 +877,11 @@ impl server::Api for Sandbox {
         .await
     }
 
-    async fn create_transaction(&self, tenant: Tenant, body: types::TransactionCreate) -> Result<types::Transaction, ApiError> {
+    async fn create_transaction(
+        &self,
+        tenant: Tenant,
+        body: types::TransactionCreate,
+    ) -> Result<types::Transaction, ApiError> {
         self.run(move |tx, now| {
             let request_json = canonical(&body)?;
             let key = body.order_id.as_ref().map(|o| o.to_string());
@@ -933,7 +987,10 @@ impl server::Api for Sandbox {
                 .equal("$.currency", text(query.currency.as_deref()))
                 .equal("$.settlement_balance_id", text(query.settlement_balance_id))
                 .equal("$.status", text(query.status))
-                .search(&["$.account_name", "$.details.account_number", "$.details.bank_name"], text(query.search.as_deref()))
+                .search(
+                    &["$.account_name", "$.details.account_number", "$.details.bank_name"],
+                    text(query.search.as_deref()),
+                )
                 .0;
             tx.list(Kind::VirtualAccount, tenant.id, filters, &page(query.limit, query.starting_after))
         })
@@ -948,7 +1005,9 @@ impl server::Api for Sandbox {
         self.run(move |tx, now| {
             let request_json = canonical(&body)?;
             let key = body.reference_id.as_ref().map(|r| r.to_string());
-            if let Some(original) = replay(tx, Kind::VirtualAccount, tenant.id, "reference_id", key.as_deref(), &request_json)? {
+            if let Some(original) =
+                replay(tx, Kind::VirtualAccount, tenant.id, "reference_id", key.as_deref(), &request_json)?
+            {
                 return Ok(original);
             }
             let balance = settlement_balance(tx, &tenant, body.currency.as_ref(), body.settlement_balance_id)?;
@@ -1049,11 +1108,19 @@ impl server::Api for Sandbox {
         self.run(move |tx, _| webhooks::rotate_secret(tx, tenant.id, id)).await
     }
 
-    async fn list_webhooks(&self, tenant: Tenant, query: server::ListWebhooksQuery) -> Result<Vec<types::Webhook>, ApiError> {
+    async fn list_webhooks(
+        &self,
+        tenant: Tenant,
+        query: server::ListWebhooksQuery,
+    ) -> Result<Vec<types::Webhook>, ApiError> {
         self.run(move |tx, _| webhooks::list_notifications(tx, tenant.id, &query)).await
     }
 
-    async fn send_test_webhook(&self, tenant: Tenant, body: types::WebhookPing) -> Result<types::Notification, ApiError> {
+    async fn send_test_webhook(
+        &self,
+        tenant: Tenant,
+        body: types::WebhookPing,
+    ) -> Result<types::Notification, ApiError> {
         self.run(move |tx, now| webhooks::ping(tx, now, tenant.id, body.endpoint_id)).await
     }
 

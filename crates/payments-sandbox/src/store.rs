@@ -154,10 +154,8 @@ impl Store {
             Connection::open(Path::new(path))
         }
         .map_err(|e| format!("cannot open database {path}: {e}"))?;
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
-        )
-        .map_err(|e| format!("cannot configure database {path}: {e}"))?;
+        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+            .map_err(|e| format!("cannot configure database {path}: {e}"))?;
         conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(|e| e.to_string())?;
         register_functions(&conn).map_err(|e| e.to_string())?;
         migrate(&conn).map_err(|e| format!("cannot migrate database {path}: {e}"))?;
@@ -264,7 +262,15 @@ impl Tx<'_> {
             .execute(
                 "INSERT INTO resources (kind, id, tenant_id, created_us, idempotency_key, request, doc)
                  VALUES (?, ?, ?, ?, ?, ?, ?)",
-                params![kind.as_str(), id.to_string(), tenant.to_string(), created.timestamp_micros(), key, request, doc],
+                params![
+                    kind.as_str(),
+                    id.to_string(),
+                    tenant.to_string(),
+                    created.timestamp_micros(),
+                    key,
+                    request,
+                    doc
+                ],
             )
             .map_err(db_error)?;
         Ok(())
@@ -303,8 +309,7 @@ impl Tx<'_> {
 
     /// As [`Tx::find`], answering `404` when there is none.
     pub fn get<T: DeserializeOwned>(&self, kind: Kind, tenant: Uuid, id: Uuid) -> Result<T, ApiError> {
-        self.find(kind, tenant, id)?
-            .ok_or_else(|| ApiError::not_found(format!("{} {id}", kind.noun())))
+        self.find(kind, tenant, id)?.ok_or_else(|| ApiError::not_found(format!("{} {id}", kind.noun())))
     }
 
     pub fn update<T: Serialize>(&self, kind: Kind, id: Uuid, doc: &T) -> Result<(), ApiError> {
@@ -320,7 +325,10 @@ impl Tx<'_> {
 
     pub fn mark_deleted(&self, kind: Kind, id: Uuid) -> Result<(), ApiError> {
         self.tx
-            .execute("UPDATE resources SET deleted = 1 WHERE id = ? AND kind = ?", params![id.to_string(), kind.as_str()])
+            .execute(
+                "UPDATE resources SET deleted = 1 WHERE id = ? AND kind = ?",
+                params![id.to_string(), kind.as_str()],
+            )
             .map_err(db_error)?;
         Ok(())
     }
@@ -373,15 +381,20 @@ impl Tx<'_> {
         sql.push_str(" ORDER BY seq DESC LIMIT ?");
         values.push(i64::from(page.limit).into());
         let mut statement = self.tx.prepare_cached(&sql).map_err(db_error)?;
-        let rows = statement
-            .query_map(rusqlite::params_from_iter(values), |row| row.get::<_, String>(0))
-            .map_err(db_error)?;
+        let rows =
+            statement.query_map(rusqlite::params_from_iter(values), |row| row.get::<_, String>(0)).map_err(db_error)?;
         rows.map(|doc| serde_json::from_str(&doc.map_err(db_error)?).map_err(db_error)).collect()
     }
 
     /// The `seq` of the item `after` a page starts after, found by `lookup`. An id that is not in
     /// the list (unknown, another tenant's, deleted) is refused with `400`.
-    pub fn cursor(&self, lookup: &str, params: impl rusqlite::Params, after: Uuid, noun: &str) -> Result<i64, ApiError> {
+    pub fn cursor(
+        &self,
+        lookup: &str,
+        params: impl rusqlite::Params,
+        after: Uuid,
+        noun: &str,
+    ) -> Result<i64, ApiError> {
         self.tx
             .query_row(lookup, params, |row| row.get(0))
             .optional()
@@ -390,7 +403,13 @@ impl Tx<'_> {
     }
 
     /// Ids of every tenant's resources of `kind` whose `doc` field `path` equals `value`.
-    pub fn ids_where(&self, kind: Kind, tenant: Option<Uuid>, path: &str, value: &str) -> Result<Vec<(Uuid, Uuid)>, ApiError> {
+    pub fn ids_where(
+        &self,
+        kind: Kind,
+        tenant: Option<Uuid>,
+        path: &str,
+        value: &str,
+    ) -> Result<Vec<(Uuid, Uuid)>, ApiError> {
         let sql = format!(
             "SELECT tenant_id, id FROM resources WHERE kind = ? AND deleted = 0 AND json_extract(doc, '{path}') = ?
              AND (?3 IS NULL OR tenant_id = ?3) ORDER BY seq"
@@ -458,9 +477,7 @@ impl Tx<'_> {
                  FROM balances b WHERE b.amount != total",
             )
             .map_err(db_error)?;
-        let rows = statement
-            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-            .map_err(db_error)?;
+        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?))).map_err(db_error)?;
         rows.collect::<Result<_, _>>().map_err(db_error)
     }
 

@@ -171,7 +171,13 @@ pub fn create_endpoint(
 ) -> Result<types::WebhookEndpointWithSecret, ApiError> {
     check_url(&body.url, policy).map_err(ApiError::bad_request)?;
     let events = body.events.as_ref().map(serde_json::to_string).transpose().map_err(db_error)?;
-    let row = EndpointRow { id: Uuid::new_v4(), url: body.url.to_string(), events, created: now.text(), secret: new_secret() };
+    let row = EndpointRow {
+        id: Uuid::new_v4(),
+        url: body.url.to_string(),
+        events,
+        created: now.text(),
+        secret: new_secret(),
+    };
     tx.sql()
         .execute(
             "INSERT INTO webhook_endpoints (id, tenant_id, url, events, secret, created) VALUES (?, ?, ?, ?, ?, ?)",
@@ -198,9 +204,7 @@ pub fn list_endpoints(tx: &Tx, tenant: Uuid, page: &Page) -> Result<Vec<types::W
              WHERE tenant_id = ? AND deleted = 0 AND seq < ? ORDER BY seq DESC LIMIT ?",
         )
         .map_err(db_error)?;
-    let rows = statement
-        .query_map(params![tenant.to_string(), after, page.limit], endpoint_row)
-        .map_err(db_error)?;
+    let rows = statement.query_map(params![tenant.to_string(), after, page.limit], endpoint_row).map_err(db_error)?;
     rows.map(|row| endpoint(&row.map_err(db_error)?)).collect()
 }
 
@@ -253,7 +257,15 @@ pub fn enqueue(tx: &Tx, tenant: Uuid, event: &str, now: &str, data: &str) -> Res
     Ok(())
 }
 
-fn insert_notification(tx: &Tx, tenant: Uuid, endpoint: &str, id: Uuid, event: &str, now: &str, data: &str) -> Result<(), ApiError> {
+fn insert_notification(
+    tx: &Tx,
+    tenant: Uuid,
+    endpoint: &str,
+    id: Uuid,
+    event: &str,
+    now: &str,
+    data: &str,
+) -> Result<(), ApiError> {
     let created: chrono::DateTime<chrono::Utc> = typed(now)?;
     tx.sql()
         .execute(
@@ -286,7 +298,17 @@ const NOTIFICATION_COLUMNS: &str =
 type NotificationRow = (String, String, String, String, String, Option<i32>, i32, String, Option<i64>);
 
 fn notification(row: &rusqlite::Row) -> rusqlite::Result<NotificationRow> {
-    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?, row.get(7)?, row.get(8)?))
+    Ok((
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+        row.get(7)?,
+        row.get(8)?,
+    ))
 }
 
 fn webhook(row: NotificationRow) -> Result<types::Webhook, ApiError> {
@@ -370,9 +392,7 @@ pub struct Attempt {
 pub fn due_endpoints(tx: &Tx, now_us: i64) -> Result<Vec<String>, ApiError> {
     let mut statement = tx
         .sql()
-        .prepare_cached(
-            "SELECT DISTINCT endpoint_id FROM notifications WHERE next_attempt_us <= ? AND in_flight = 0",
-        )
+        .prepare_cached("SELECT DISTINCT endpoint_id FROM notifications WHERE next_attempt_us <= ? AND in_flight = 0")
         .map_err(db_error)?;
     let rows = statement.query_map(params![now_us], |row| row.get(0)).map_err(db_error)?;
     rows.collect::<Result<_, _>>().map_err(db_error)
@@ -477,7 +497,10 @@ mod tests {
         assert_eq!(only_forbidden(&[], strict), None);
         assert_eq!(only_forbidden(&["::1".parse().unwrap()], strict), Some("a loopback address"));
         assert_eq!(only_forbidden(&["::ffff:10.0.0.1".parse().unwrap()], strict), Some("a private address"));
-        assert_eq!(only_forbidden(&["100.64.0.1".parse().unwrap()], strict), Some("a shared (carrier-grade NAT) address"));
+        assert_eq!(
+            only_forbidden(&["100.64.0.1".parse().unwrap()], strict),
+            Some("a shared (carrier-grade NAT) address")
+        );
     }
 
     #[tokio::test]

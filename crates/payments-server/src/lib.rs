@@ -24,5 +24,5 @@ mod generated;
 pub mod runtime;
 
 pub use generated::*;
-pub use runtime::ApiError;
 pub use payments_types as types;
+pub use runtime::ApiError;

@@ -35,10 +35,7 @@ impl ApiError {
 
     /// `401`: no credential, or one that is not valid.
     pub fn unauthorized() -> Self {
-        Self::new(
-            StatusCode::UNAUTHORIZED,
-            "Missing or invalid credential: send Authorization: Bearer <token>",
-        )
+        Self::new(StatusCode::UNAUTHORIZED, "Missing or invalid credential: send Authorization: Bearer <token>")
     }
 
     /// `404`: no such resource for this caller.
@@ -56,10 +53,7 @@ impl ApiError {
         let unit = if seconds == 1 { "second" } else { "seconds" };
         Self {
             retry_after: Some(seconds),
-            ..Self::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!("Too many requests: retry after {seconds} {unit}"),
-            )
+            ..Self::new(StatusCode::TOO_MANY_REQUESTS, format!("Too many requests: retry after {seconds} {unit}"))
         }
     }
 
@@ -110,10 +104,7 @@ impl IntoResponse for ApiError {
 
 /// The token of an `Authorization: Bearer <token>` header.
 pub fn bearer_token(headers: &HeaderMap) -> Result<&str, ApiError> {
-    let value = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .ok_or_else(ApiError::unauthorized)?;
+    let value = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).ok_or_else(ApiError::unauthorized)?;
     let (scheme, token) = value.split_once(' ').ok_or_else(ApiError::unauthorized)?;
     let token = token.trim();
     if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
@@ -128,9 +119,8 @@ pub fn path_param<T: DeserializeOwned>(path: &RawPathParams, name: &str) -> Resu
         .iter()
         .find_map(|(key, value)| (key == name).then_some(value))
         .ok_or_else(|| ApiError::bad_request(format!("path parameter `{name}` is missing")))?;
-    serde_json::from_value(Value::String(raw.to_owned())).map_err(|e| {
-        ApiError::bad_request(format!("path parameter `{name}`: {raw:?} is not valid ({e})"))
-    })
+    serde_json::from_value(Value::String(raw.to_owned()))
+        .map_err(|e| ApiError::bad_request(format!("path parameter `{name}`: {raw:?} is not valid ({e})")))
 }
 
 /// The query string, parsed into the operation's query type and validated against the
@@ -180,17 +170,12 @@ pub fn optional_json_body<T: DeserializeOwned>(
 
 fn parse_json<T: DeserializeOwned>(headers: &HeaderMap, bytes: &[u8], validator: &Validator) -> Result<T, ApiError> {
     if !is_json(headers) {
-        return Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Content-Type must be application/json",
-        ));
+        return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"));
     }
-    let value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::bad_request(format!("malformed JSON: {e}")))?;
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| ApiError::bad_request(format!("malformed JSON: {e}")))?;
     validator.check(&value, "")?;
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        ApiError::bad_request(format!("{}: {}", e.path(), e.inner()))
-    })
+    serde_path_to_error::deserialize(value).map_err(|e| ApiError::bad_request(format!("{}: {}", e.path(), e.inner())))
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
@@ -203,10 +188,9 @@ fn is_json(headers: &HeaderMap) -> bool {
 
 fn body_rejection(rejection: BytesRejection) -> ApiError {
     match rejection.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("Request body larger than {BODY_LIMIT} bytes"),
-        ),
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, format!("Request body larger than {BODY_LIMIT} bytes"))
+        }
         status => ApiError::new(status, rejection.body_text()),
     }
 }

@@ -2,14 +2,7 @@
 // Do not edit by hand: change the document and run `cargo xtask codegen`.
 
 ///`AccountDetails`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AccountDetails {
     pub account_name: ::std::string::String,
@@ -22,14 +15,7 @@ impl AccountDetails {
     }
 }
 ///`AddressDetails`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddressDetails {
     pub account_name: ::std::string::String,
@@ -53,7 +39,7 @@ impl AddressDetails {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum AddressType {
     #[serde(rename = "local")]
@@ -68,9 +54,7 @@ impl ::std::fmt::Display for AddressType {
 }
 impl ::std::str::FromStr for AddressType {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "local" => Ok(Self::Local),
             _ => Err("invalid value".into()),
@@ -79,29 +63,18 @@ impl ::std::str::FromStr for AddressType {
 }
 impl ::std::convert::TryFrom<&str> for AddressType {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for AddressType {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 ///A positive amount in the currency's minor unit (`1050` GBP is £10.50).
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Amount(pub ::std::num::NonZeroU64);
 impl ::std::ops::Deref for Amount {
@@ -144,14 +117,7 @@ impl ::std::convert::TryFrom<String> for Amount {
     }
 }
 ///`Balance`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Balance {
     ///Bank details that credit this balance directly (GBP balances have one).
@@ -172,14 +138,7 @@ impl Balance {
     }
 }
 ///`BalanceAddress`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BalanceAddress {
     pub active: bool,
@@ -195,14 +154,7 @@ impl BalanceAddress {
     }
 }
 ///`BalanceCreate`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BalanceCreate {
     pub currency: CurrencyCode,
@@ -216,17 +168,7 @@ impl BalanceCreate {
     }
 }
 ///Defaults to `<currency> balance`.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct BalanceCreateName(::std::string::String);
 impl ::std::ops::Deref for BalanceCreateName {
@@ -242,9 +184,7 @@ impl ::std::convert::From<BalanceCreateName> for ::std::string::String {
 }
 impl ::std::str::FromStr for BalanceCreateName {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 50usize {
             return Err("longer than 50 characters".into());
         }
@@ -256,17 +196,13 @@ impl ::std::str::FromStr for BalanceCreateName {
 }
 impl ::std::convert::TryFrom<&str> for BalanceCreateName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BalanceCreateName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -277,23 +213,11 @@ impl<'de> ::serde::Deserialize<'de> for BalanceCreateName {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BalanceName`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct BalanceName(::std::string::String);
 impl ::std::ops::Deref for BalanceName {
@@ -309,9 +233,7 @@ impl ::std::convert::From<BalanceName> for ::std::string::String {
 }
 impl ::std::str::FromStr for BalanceName {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 50usize {
             return Err("longer than 50 characters".into());
         }
@@ -320,17 +242,13 @@ impl ::std::str::FromStr for BalanceName {
 }
 impl ::std::convert::TryFrom<&str> for BalanceName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BalanceName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -341,20 +259,11 @@ impl<'de> ::serde::Deserialize<'de> for BalanceName {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BalanceUpdate`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BalanceUpdate {
     pub name: BalanceUpdateName,
@@ -365,17 +274,7 @@ impl BalanceUpdate {
     }
 }
 ///`BalanceUpdateName`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct BalanceUpdateName(::std::string::String);
 impl ::std::ops::Deref for BalanceUpdateName {
@@ -391,9 +290,7 @@ impl ::std::convert::From<BalanceUpdateName> for ::std::string::String {
 }
 impl ::std::str::FromStr for BalanceUpdateName {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 50usize {
             return Err("longer than 50 characters".into());
         }
@@ -405,17 +302,13 @@ impl ::std::str::FromStr for BalanceUpdateName {
 }
 impl ::std::convert::TryFrom<&str> for BalanceUpdateName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BalanceUpdateName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -426,27 +319,17 @@ impl<'de> ::serde::Deserialize<'de> for BalanceUpdateName {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
-/**Bank-account data. `currency` plus the keys `GET /bankfields` lists for the country and
-currency: GB/GBP `account_name`, `sort_code` (6 digits, dashes allowed), `account_number`
-(8 digits); NG/NGN `account_name`, `bank_code` (3 digits), `account_number` (10 digits);
-IN/INR `account_name`, `ifsc` (4 letters, `0`, 6 letters or digits), `account_number` (9 to
-18 digits); US/USD `account_name`, `routing_number` (9 digits with a valid ABA checksum),
-`account_number` (4 to 17 digits); euro-area countries/EUR `account_name`, `iban` (valid
-check digits), `bic` (8 or 11 characters). `bank_name` is filled in by the service.
-*/
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+/// Bank-account data. `currency` plus the keys `GET /bankfields` lists for the country and
+/// currency: GB/GBP `account_name`, `sort_code` (6 digits, dashes allowed), `account_number`
+/// (8 digits); NG/NGN `account_name`, `bank_code` (3 digits), `account_number` (10 digits);
+/// IN/INR `account_name`, `ifsc` (4 letters, `0`, 6 letters or digits), `account_number` (9 to
+/// 18 digits); US/USD `account_name`, `routing_number` (9 digits with a valid ABA checksum),
+/// `account_number` (4 to 17 digits); euro-area countries/EUR `account_name`, `iban` (valid
+/// check digits), `bic` (8 or 11 characters). `bank_name` is filled in by the service.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BankAccount {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -475,17 +358,7 @@ impl BankAccount {
     }
 }
 ///`BankAccountAccountName`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct BankAccountAccountName(::std::string::String);
 impl ::std::ops::Deref for BankAccountAccountName {
@@ -501,9 +374,7 @@ impl ::std::convert::From<BankAccountAccountName> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountAccountName {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 140usize {
             return Err("longer than 140 characters".into());
         }
@@ -515,17 +386,13 @@ impl ::std::str::FromStr for BankAccountAccountName {
 }
 impl ::std::convert::TryFrom<&str> for BankAccountAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -536,23 +403,11 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountAccountName {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountAccountNumber`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct BankAccountAccountNumber(::std::string::String);
 impl ::std::ops::Deref for BankAccountAccountNumber {
@@ -568,9 +423,7 @@ impl ::std::convert::From<BankAccountAccountNumber> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountAccountNumber {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 34usize {
             return Err("longer than 34 characters".into());
         }
@@ -582,17 +435,13 @@ impl ::std::str::FromStr for BankAccountAccountNumber {
 }
 impl ::std::convert::TryFrom<&str> for BankAccountAccountNumber {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountAccountNumber {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -603,23 +452,11 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountAccountNumber {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountBankCode`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct BankAccountBankCode(::std::string::String);
 impl ::std::ops::Deref for BankAccountBankCode {
@@ -635,9 +472,7 @@ impl ::std::convert::From<BankAccountBankCode> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountBankCode {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 11usize {
             return Err("longer than 11 characters".into());
         }
@@ -649,17 +484,13 @@ impl ::std::str::FromStr for BankAccountBankCode {
 }
 impl ::std::convert::TryFrom<&str> for BankAccountBankCode {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountBankCode {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -670,23 +501,11 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountBankCode {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountBankName`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct BankAccountBankName(::std::string::String);
 impl ::std::ops::Deref for BankAccountBankName {
@@ -702,9 +521,7 @@ impl ::std::convert::From<BankAccountBankName> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountBankName {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 140usize {
             return Err("longer than 140 characters".into());
         }
@@ -713,17 +530,13 @@ impl ::std::str::FromStr for BankAccountBankName {
 }
 impl ::std::convert::TryFrom<&str> for BankAccountBankName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountBankName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -734,23 +547,11 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountBankName {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountBic`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct BankAccountBic(::std::string::String);
 impl ::std::ops::Deref for BankAccountBic {
@@ -766,9 +567,7 @@ impl ::std::convert::From<BankAccountBic> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountBic {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 11usize {
             return Err("longer than 11 characters".into());
         }
@@ -780,17 +579,13 @@ impl ::std::str::FromStr for BankAccountBic {
 }
 impl ::std::convert::TryFrom<&str> for BankAccountBic {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountBic {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -801,23 +596,11 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountBic {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountIban`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct BankAccountIban(::std::string::String);
 impl ::std::ops::Deref for BankAccountIban {
@@ -833,9 +616,7 @@ impl ::std::convert::From<BankAccountIban> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountIban {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 42usize {
             return Err("longer than 42 characters".into());
         }
@@ -847,17 +628,13 @@ impl ::std::str::FromStr for BankAccountIban {
 }
 impl ::std::convert::TryFrom<&str> for BankAccountIban {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountIban {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -868,23 +645,11 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountIban {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountIfsc`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct BankAccountIfsc(::std::string::String);
 impl ::std::ops::Deref for BankAccountIfsc {
@@ -900,9 +665,7 @@ impl ::std::convert::From<BankAccountIfsc> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountIfsc {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 11usize {
             return Err("longer than 11 characters".into());
         }
@@ -914,17 +677,13 @@ impl ::std::str::FromStr for BankAccountIfsc {
 }
 impl ::std::convert::TryFrom<&str> for BankAccountIfsc {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountIfsc {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -935,23 +694,11 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountIfsc {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountRoutingNumber`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct BankAccountRoutingNumber(::std::string::String);
 impl ::std::ops::Deref for BankAccountRoutingNumber {
@@ -967,9 +714,7 @@ impl ::std::convert::From<BankAccountRoutingNumber> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountRoutingNumber {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 9usize {
             return Err("longer than 9 characters".into());
         }
@@ -981,17 +726,13 @@ impl ::std::str::FromStr for BankAccountRoutingNumber {
 }
 impl ::std::convert::TryFrom<&str> for BankAccountRoutingNumber {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountRoutingNumber {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1002,23 +743,11 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountRoutingNumber {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountSortCode`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct BankAccountSortCode(::std::string::String);
 impl ::std::ops::Deref for BankAccountSortCode {
@@ -1034,9 +763,7 @@ impl ::std::convert::From<BankAccountSortCode> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountSortCode {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 8usize {
             return Err("longer than 8 characters".into());
         }
@@ -1048,17 +775,13 @@ impl ::std::str::FromStr for BankAccountSortCode {
 }
 impl ::std::convert::TryFrom<&str> for BankAccountSortCode {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountSortCode {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1069,20 +792,11 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountSortCode {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankField`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BankField {
     pub label: ::std::string::String,
@@ -1111,7 +825,7 @@ impl BankField {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum BankFieldType {
     #[serde(rename = "text")]
@@ -1129,9 +843,7 @@ impl ::std::fmt::Display for BankFieldType {
 }
 impl ::std::str::FromStr for BankFieldType {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "text" => Ok(Self::Text),
             "number" => Ok(Self::Number),
@@ -1141,29 +853,18 @@ impl ::std::str::FromStr for BankFieldType {
 }
 impl ::std::convert::TryFrom<&str> for BankFieldType {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankFieldType {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 ///`Country`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Country {
     pub alpha2: CountryCode,
@@ -1177,17 +878,7 @@ impl Country {
     }
 }
 ///ISO 3166-1 alpha-2 country code, upper case.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct CountryCode(::std::string::String);
 impl ::std::ops::Deref for CountryCode {
@@ -1203,17 +894,15 @@ impl ::std::convert::From<CountryCode> for ::std::string::String {
 }
 impl ::std::str::FromStr for CountryCode {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 2usize {
             return Err("longer than 2 characters".into());
         }
         if value.chars().count() < 2usize {
             return Err("shorter than 2 characters".into());
         }
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("^[A-Z]{2}$").unwrap() });
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+            ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[A-Z]{2}$").unwrap());
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"^[A-Z]{2}$\"".into());
         }
@@ -1222,17 +911,13 @@ impl ::std::str::FromStr for CountryCode {
 }
 impl ::std::convert::TryFrom<&str> for CountryCode {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for CountryCode {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1243,20 +928,11 @@ impl<'de> ::serde::Deserialize<'de> for CountryCode {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`Currency`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Currency {
     pub currency_code: CurrencyCode,
@@ -1274,17 +950,7 @@ impl Currency {
     }
 }
 ///ISO 4217 currency code, upper case.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct CurrencyCode(::std::string::String);
 impl ::std::ops::Deref for CurrencyCode {
@@ -1300,17 +966,15 @@ impl ::std::convert::From<CurrencyCode> for ::std::string::String {
 }
 impl ::std::str::FromStr for CurrencyCode {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 3usize {
             return Err("longer than 3 characters".into());
         }
         if value.chars().count() < 3usize {
             return Err("shorter than 3 characters".into());
         }
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+            ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[A-Z]{3}$").unwrap());
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
         }
@@ -1319,17 +983,13 @@ impl ::std::str::FromStr for CurrencyCode {
 }
 impl ::std::convert::TryFrom<&str> for CurrencyCode {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for CurrencyCode {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1340,15 +1000,12 @@ impl<'de> ::serde::Deserialize<'de> for CurrencyCode {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
-/**`pending`: not attempted yet, the first delivery is due at `next_attempt`; `failed`: the last
-attempt failed and a redelivery is due at `next_attempt`; `delivered`: an attempt was answered
-2xx; `discarded`: the 24 hourly redeliveries all failed, or the endpoint was deleted.
-*/
+/// `pending`: not attempted yet, the first delivery is due at `next_attempt`; `failed`: the last
+/// attempt failed and a redelivery is due at `next_attempt`; `delivered`: an attempt was answered
+/// 2xx; `discarded`: the 24 hourly redeliveries all failed, or the endpoint was deleted.
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -1360,7 +1017,7 @@ attempt failed and a redelivery is due at `next_attempt`; `delivered`: an attemp
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum DeliveryStatus {
     #[serde(rename = "pending")]
@@ -1384,9 +1041,7 @@ impl ::std::fmt::Display for DeliveryStatus {
 }
 impl ::std::str::FromStr for DeliveryStatus {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "pending" => Ok(Self::Pending),
             "delivered" => Ok(Self::Delivered),
@@ -1398,29 +1053,18 @@ impl ::std::str::FromStr for DeliveryStatus {
 }
 impl ::std::convert::TryFrom<&str> for DeliveryStatus {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for DeliveryStatus {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 ///The body of every failed request.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Error {
     ///The HTTP status code of the response.
@@ -1447,7 +1091,7 @@ impl Error {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum ErrorRequest {
     #[serde(rename = "error")]
@@ -1462,9 +1106,7 @@ impl ::std::fmt::Display for ErrorRequest {
 }
 impl ::std::str::FromStr for ErrorRequest {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "error" => Ok(Self::Error),
             _ => Err("invalid value".into()),
@@ -1473,32 +1115,20 @@ impl ::std::str::FromStr for ErrorRequest {
 }
 impl ::std::convert::TryFrom<&str> for ErrorRequest {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ErrorRequest {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-/**Rates as fixed-point integers with six decimals (`1234500` means 1.2345): units of
-`to_currency` for one unit of `currency`. `rate` is the rate applied to the transaction,
-the service's 0.5% margin included; `single_rate` is the mid-market rate without margin.
-*/
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+/// Rates as fixed-point integers with six decimals (`1234500` means 1.2345): units of
+/// `to_currency` for one unit of `currency`. `rate` is the rate applied to the transaction,
+/// the service's 0.5% margin included; `single_rate` is the mid-market rate without margin.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExchangeRate {
     pub rate: ::std::num::NonZeroU64,
@@ -1510,17 +1140,7 @@ impl ExchangeRate {
     }
 }
 ///`ListPaymentRequestsReferenceId`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct ListPaymentRequestsReferenceId(::std::string::String);
 impl ::std::ops::Deref for ListPaymentRequestsReferenceId {
@@ -1536,9 +1156,7 @@ impl ::std::convert::From<ListPaymentRequestsReferenceId> for ::std::string::Str
 }
 impl ::std::str::FromStr for ListPaymentRequestsReferenceId {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 50usize {
             return Err("longer than 50 characters".into());
         }
@@ -1550,17 +1168,13 @@ impl ::std::str::FromStr for ListPaymentRequestsReferenceId {
 }
 impl ::std::convert::TryFrom<&str> for ListPaymentRequestsReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListPaymentRequestsReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1571,23 +1185,11 @@ impl<'de> ::serde::Deserialize<'de> for ListPaymentRequestsReferenceId {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`ListTransactionsOrderId`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct ListTransactionsOrderId(::std::string::String);
 impl ::std::ops::Deref for ListTransactionsOrderId {
@@ -1603,9 +1205,7 @@ impl ::std::convert::From<ListTransactionsOrderId> for ::std::string::String {
 }
 impl ::std::str::FromStr for ListTransactionsOrderId {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 50usize {
             return Err("longer than 50 characters".into());
         }
@@ -1617,17 +1217,13 @@ impl ::std::str::FromStr for ListTransactionsOrderId {
 }
 impl ::std::convert::TryFrom<&str> for ListTransactionsOrderId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListTransactionsOrderId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1638,23 +1234,11 @@ impl<'de> ::serde::Deserialize<'de> for ListTransactionsOrderId {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`ListTransactionsSearch`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct ListTransactionsSearch(::std::string::String);
 impl ::std::ops::Deref for ListTransactionsSearch {
@@ -1670,9 +1254,7 @@ impl ::std::convert::From<ListTransactionsSearch> for ::std::string::String {
 }
 impl ::std::str::FromStr for ListTransactionsSearch {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 100usize {
             return Err("longer than 100 characters".into());
         }
@@ -1684,17 +1266,13 @@ impl ::std::str::FromStr for ListTransactionsSearch {
 }
 impl ::std::convert::TryFrom<&str> for ListTransactionsSearch {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListTransactionsSearch {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1705,23 +1283,11 @@ impl<'de> ::serde::Deserialize<'de> for ListTransactionsSearch {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`ListVirtualAccountsReferenceId`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct ListVirtualAccountsReferenceId(::std::string::String);
 impl ::std::ops::Deref for ListVirtualAccountsReferenceId {
@@ -1737,9 +1303,7 @@ impl ::std::convert::From<ListVirtualAccountsReferenceId> for ::std::string::Str
 }
 impl ::std::str::FromStr for ListVirtualAccountsReferenceId {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 50usize {
             return Err("longer than 50 characters".into());
         }
@@ -1751,17 +1315,13 @@ impl ::std::str::FromStr for ListVirtualAccountsReferenceId {
 }
 impl ::std::convert::TryFrom<&str> for ListVirtualAccountsReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListVirtualAccountsReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1772,23 +1332,11 @@ impl<'de> ::serde::Deserialize<'de> for ListVirtualAccountsReferenceId {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`ListVirtualAccountsSearch`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct ListVirtualAccountsSearch(::std::string::String);
 impl ::std::ops::Deref for ListVirtualAccountsSearch {
@@ -1804,9 +1352,7 @@ impl ::std::convert::From<ListVirtualAccountsSearch> for ::std::string::String {
 }
 impl ::std::str::FromStr for ListVirtualAccountsSearch {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 100usize {
             return Err("longer than 100 characters".into());
         }
@@ -1818,17 +1364,13 @@ impl ::std::str::FromStr for ListVirtualAccountsSearch {
 }
 impl ::std::convert::TryFrom<&str> for ListVirtualAccountsSearch {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListVirtualAccountsSearch {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1839,29 +1381,19 @@ impl<'de> ::serde::Deserialize<'de> for ListVirtualAccountsSearch {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///The body posted to an endpoint.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Notification {
     ///When the notification was generated; keep the newest per resource.
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
-    /**The resource the event concerns, as the API returns it at the moment of the event:
-a Transaction for `transaction.*` (its `status` matches the event), a PaymentRequest for
-`paymentrequest.*`, a VirtualAccount for `virtualaccount.*`, a Recipient for
-`recipient.*`, and a Ping for `ping`.
-*/
+    /// The resource the event concerns, as the API returns it at the moment of the event:
+    /// a Transaction for `transaction.*` (its `status` matches the event), a PaymentRequest for
+    /// `paymentrequest.*`, a VirtualAccount for `virtualaccount.*`, a Recipient for
+    /// `recipient.*`, and a Ping for `ping`.
     pub data: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     pub event: WebhookEvent,
     ///The notification's id; a redelivery carries the same id.
@@ -1884,7 +1416,7 @@ impl Notification {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum PaymentMethod {
     #[serde(rename = "balance")]
@@ -1905,9 +1437,7 @@ impl ::std::fmt::Display for PaymentMethod {
 }
 impl ::std::str::FromStr for PaymentMethod {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "balance" => Ok(Self::Balance),
             "bank_transfer" => Ok(Self::BankTransfer),
@@ -1918,29 +1448,18 @@ impl ::std::str::FromStr for PaymentMethod {
 }
 impl ::std::convert::TryFrom<&str> for PaymentMethod {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PaymentMethod {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 ///`PaymentRequest`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PaymentRequest {
     pub amount: Amount,
@@ -1971,14 +1490,7 @@ impl PaymentRequest {
     }
 }
 ///Give `currency`, `settlement_balance_id`, or both.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PaymentRequestCreate {
     pub amount: Amount,
@@ -2003,17 +1515,7 @@ impl PaymentRequestCreate {
     }
 }
 ///Free text shown to the payer.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct PaymentRequestCreateReference(::std::string::String);
 impl ::std::ops::Deref for PaymentRequestCreateReference {
@@ -2029,9 +1531,7 @@ impl ::std::convert::From<PaymentRequestCreateReference> for ::std::string::Stri
 }
 impl ::std::str::FromStr for PaymentRequestCreateReference {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 140usize {
             return Err("longer than 140 characters".into());
         }
@@ -2040,17 +1540,13 @@ impl ::std::str::FromStr for PaymentRequestCreateReference {
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestCreateReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestCreateReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2061,23 +1557,11 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReference {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///Your unique reference; reusing it makes the request a safe retry.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct PaymentRequestCreateReferenceId(::std::string::String);
 impl ::std::ops::Deref for PaymentRequestCreateReferenceId {
@@ -2093,9 +1577,7 @@ impl ::std::convert::From<PaymentRequestCreateReferenceId> for ::std::string::St
 }
 impl ::std::str::FromStr for PaymentRequestCreateReferenceId {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 50usize {
             return Err("longer than 50 characters".into());
         }
@@ -2107,17 +1589,13 @@ impl ::std::str::FromStr for PaymentRequestCreateReferenceId {
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestCreateReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestCreateReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2128,23 +1606,11 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReferenceId {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///An `http(s)` URL the payment page returns the payer to.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct PaymentRequestCreateReturnUrl(::std::string::String);
 impl ::std::ops::Deref for PaymentRequestCreateReturnUrl {
@@ -2160,9 +1626,7 @@ impl ::std::convert::From<PaymentRequestCreateReturnUrl> for ::std::string::Stri
 }
 impl ::std::str::FromStr for PaymentRequestCreateReturnUrl {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 2048usize {
             return Err("longer than 2048 characters".into());
         }
@@ -2171,17 +1635,13 @@ impl ::std::str::FromStr for PaymentRequestCreateReturnUrl {
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestCreateReturnUrl {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestCreateReturnUrl {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2192,20 +1652,11 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReturnUrl {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`PaymentRequestNotification`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PaymentRequestNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -2219,17 +1670,7 @@ impl PaymentRequestNotification {
     }
 }
 ///Free text shown to the payer.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct PaymentRequestReference(::std::string::String);
 impl ::std::ops::Deref for PaymentRequestReference {
@@ -2245,9 +1686,7 @@ impl ::std::convert::From<PaymentRequestReference> for ::std::string::String {
 }
 impl ::std::str::FromStr for PaymentRequestReference {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 140usize {
             return Err("longer than 140 characters".into());
         }
@@ -2256,17 +1695,13 @@ impl ::std::str::FromStr for PaymentRequestReference {
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2277,23 +1712,11 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestReference {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///Your unique reference, if you gave one.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct PaymentRequestReferenceId(::std::string::String);
 impl ::std::ops::Deref for PaymentRequestReferenceId {
@@ -2309,9 +1732,7 @@ impl ::std::convert::From<PaymentRequestReferenceId> for ::std::string::String {
 }
 impl ::std::str::FromStr for PaymentRequestReferenceId {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 50usize {
             return Err("longer than 50 characters".into());
         }
@@ -2320,17 +1741,13 @@ impl ::std::str::FromStr for PaymentRequestReferenceId {
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2341,9 +1758,7 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestReferenceId {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///See *Payment requests* for the transitions.
@@ -2358,7 +1773,7 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestReferenceId {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum PaymentRequestStatus {
     #[serde(rename = "initiated")]
@@ -2382,9 +1797,7 @@ impl ::std::fmt::Display for PaymentRequestStatus {
 }
 impl ::std::str::FromStr for PaymentRequestStatus {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "initiated" => Ok(Self::Initiated),
             "processed" => Ok(Self::Processed),
@@ -2396,29 +1809,18 @@ impl ::std::str::FromStr for PaymentRequestStatus {
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestStatus {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestStatus {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 ///`Ping`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Ping {
     pub endpoint_id: ::uuid::Uuid,
@@ -2441,7 +1843,7 @@ impl Ping {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum PingMessage {
     #[serde(rename = "ping")]
@@ -2456,9 +1858,7 @@ impl ::std::fmt::Display for PingMessage {
 }
 impl ::std::str::FromStr for PingMessage {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "ping" => Ok(Self::Ping),
             _ => Err("invalid value".into()),
@@ -2467,29 +1867,18 @@ impl ::std::str::FromStr for PingMessage {
 }
 impl ::std::convert::TryFrom<&str> for PingMessage {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PingMessage {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 ///`PingNotification`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PingNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -2503,14 +1892,7 @@ impl PingNotification {
     }
 }
 ///`Recipient`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Recipient {
     ///Your label for the recipient.
@@ -2532,17 +1914,7 @@ impl Recipient {
     }
 }
 ///Your label for the recipient.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct RecipientAlias(::std::string::String);
 impl ::std::ops::Deref for RecipientAlias {
@@ -2558,9 +1930,7 @@ impl ::std::convert::From<RecipientAlias> for ::std::string::String {
 }
 impl ::std::str::FromStr for RecipientAlias {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 150usize {
             return Err("longer than 150 characters".into());
         }
@@ -2569,17 +1939,13 @@ impl ::std::str::FromStr for RecipientAlias {
 }
 impl ::std::convert::TryFrom<&str> for RecipientAlias {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for RecipientAlias {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2590,20 +1956,11 @@ impl<'de> ::serde::Deserialize<'de> for RecipientAlias {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`RecipientCreate`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecipientCreate {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -2621,17 +1978,7 @@ impl RecipientCreate {
     }
 }
 ///`RecipientCreateAlias`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct RecipientCreateAlias(::std::string::String);
 impl ::std::ops::Deref for RecipientCreateAlias {
@@ -2647,9 +1994,7 @@ impl ::std::convert::From<RecipientCreateAlias> for ::std::string::String {
 }
 impl ::std::str::FromStr for RecipientCreateAlias {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 150usize {
             return Err("longer than 150 characters".into());
         }
@@ -2658,17 +2003,13 @@ impl ::std::str::FromStr for RecipientCreateAlias {
 }
 impl ::std::convert::TryFrom<&str> for RecipientCreateAlias {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for RecipientCreateAlias {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2679,23 +2020,11 @@ impl<'de> ::serde::Deserialize<'de> for RecipientCreateAlias {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`RecipientCreateDefaultReference`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct RecipientCreateDefaultReference(::std::string::String);
 impl ::std::ops::Deref for RecipientCreateDefaultReference {
@@ -2711,9 +2040,7 @@ impl ::std::convert::From<RecipientCreateDefaultReference> for ::std::string::St
 }
 impl ::std::str::FromStr for RecipientCreateDefaultReference {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 140usize {
             return Err("longer than 140 characters".into());
         }
@@ -2722,17 +2049,13 @@ impl ::std::str::FromStr for RecipientCreateDefaultReference {
 }
 impl ::std::convert::TryFrom<&str> for RecipientCreateDefaultReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for RecipientCreateDefaultReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2743,23 +2066,11 @@ impl<'de> ::serde::Deserialize<'de> for RecipientCreateDefaultReference {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///The payment reference used when a transaction gives none.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct RecipientDefaultReference(::std::string::String);
 impl ::std::ops::Deref for RecipientDefaultReference {
@@ -2775,9 +2086,7 @@ impl ::std::convert::From<RecipientDefaultReference> for ::std::string::String {
 }
 impl ::std::str::FromStr for RecipientDefaultReference {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 140usize {
             return Err("longer than 140 characters".into());
         }
@@ -2786,17 +2095,13 @@ impl ::std::str::FromStr for RecipientDefaultReference {
 }
 impl ::std::convert::TryFrom<&str> for RecipientDefaultReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for RecipientDefaultReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2807,20 +2112,11 @@ impl<'de> ::serde::Deserialize<'de> for RecipientDefaultReference {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`RecipientNotification`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecipientNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -2845,7 +2141,7 @@ impl RecipientNotification {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum RecipientType {
     #[serde(rename = "personal")]
@@ -2863,9 +2159,7 @@ impl ::std::fmt::Display for RecipientType {
 }
 impl ::std::str::FromStr for RecipientType {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "personal" => Ok(Self::Personal),
             "business" => Ok(Self::Business),
@@ -2875,29 +2169,18 @@ impl ::std::str::FromStr for RecipientType {
 }
 impl ::std::convert::TryFrom<&str> for RecipientType {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for RecipientType {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 ///`RecipientUpdate`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecipientUpdate {
     ///The new label; `null` removes it.
@@ -2910,17 +2193,7 @@ impl RecipientUpdate {
     }
 }
 ///The new label; `null` removes it.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct RecipientUpdateAlias(::std::string::String);
 impl ::std::ops::Deref for RecipientUpdateAlias {
@@ -2936,9 +2209,7 @@ impl ::std::convert::From<RecipientUpdateAlias> for ::std::string::String {
 }
 impl ::std::str::FromStr for RecipientUpdateAlias {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 150usize {
             return Err("longer than 150 characters".into());
         }
@@ -2947,17 +2218,13 @@ impl ::std::str::FromStr for RecipientUpdateAlias {
 }
 impl ::std::convert::TryFrom<&str> for RecipientUpdateAlias {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for RecipientUpdateAlias {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2968,20 +2235,11 @@ impl<'de> ::serde::Deserialize<'de> for RecipientUpdateAlias {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`RecipientValidate`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecipientValidate {
     pub bank_account: BankAccount,
@@ -2993,14 +2251,7 @@ impl RecipientValidate {
     }
 }
 ///`RecipientValidation`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecipientValidation {
     ///The name the bank holds for the account, where the bank resolves names; otherwise the name given, or `null`.
@@ -3019,14 +2270,7 @@ impl RecipientValidation {
     }
 }
 ///The body of a successful delete or cancel.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResultOk {
     pub result: ResultOkResult,
@@ -3048,7 +2292,7 @@ impl ResultOk {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum ResultOkResult {
     #[serde(rename = "ok")]
@@ -3063,9 +2307,7 @@ impl ::std::fmt::Display for ResultOkResult {
 }
 impl ::std::str::FromStr for ResultOkResult {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "ok" => Ok(Self::Ok),
             _ => Err("invalid value".into()),
@@ -3074,29 +2316,18 @@ impl ::std::str::FromStr for ResultOkResult {
 }
 impl ::std::convert::TryFrom<&str> for ResultOkResult {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ResultOkResult {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 ///`SandboxAdvance`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxAdvance {
     pub transactions_advanced: i32,
@@ -3108,14 +2339,7 @@ impl SandboxAdvance {
     }
 }
 ///`SimulateInboundTransfer`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SimulateInboundTransfer {
     pub amount: Amount,
@@ -3130,17 +2354,7 @@ impl SimulateInboundTransfer {
     }
 }
 ///`SimulateInboundTransferPayerName`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct SimulateInboundTransferPayerName(::std::string::String);
 impl ::std::ops::Deref for SimulateInboundTransferPayerName {
@@ -3156,9 +2370,7 @@ impl ::std::convert::From<SimulateInboundTransferPayerName> for ::std::string::S
 }
 impl ::std::str::FromStr for SimulateInboundTransferPayerName {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 140usize {
             return Err("longer than 140 characters".into());
         }
@@ -3170,18 +2382,13 @@ impl ::std::str::FromStr for SimulateInboundTransferPayerName {
 }
 impl ::std::convert::TryFrom<&str> for SimulateInboundTransferPayerName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String>
-for SimulateInboundTransferPayerName {
+impl ::std::convert::TryFrom<::std::string::String> for SimulateInboundTransferPayerName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -3192,23 +2399,11 @@ impl<'de> ::serde::Deserialize<'de> for SimulateInboundTransferPayerName {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`SimulateInboundTransferReference`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct SimulateInboundTransferReference(::std::string::String);
 impl ::std::ops::Deref for SimulateInboundTransferReference {
@@ -3224,9 +2419,7 @@ impl ::std::convert::From<SimulateInboundTransferReference> for ::std::string::S
 }
 impl ::std::str::FromStr for SimulateInboundTransferReference {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 140usize {
             return Err("longer than 140 characters".into());
         }
@@ -3235,18 +2428,13 @@ impl ::std::str::FromStr for SimulateInboundTransferReference {
 }
 impl ::std::convert::TryFrom<&str> for SimulateInboundTransferReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String>
-for SimulateInboundTransferReference {
+impl ::std::convert::TryFrom<::std::string::String> for SimulateInboundTransferReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -3257,20 +2445,11 @@ impl<'de> ::serde::Deserialize<'de> for SimulateInboundTransferReference {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`SimulatePayment`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SimulatePayment {
     #[serde(default = "defaults::simulate_payment_outcome")]
@@ -3281,10 +2460,7 @@ pub struct SimulatePayment {
 }
 impl ::std::default::Default for SimulatePayment {
     fn default() -> Self {
-        Self {
-            outcome: defaults::simulate_payment_outcome(),
-            payer_name: Default::default(),
-        }
+        Self { outcome: defaults::simulate_payment_outcome(), payer_name: Default::default() }
     }
 }
 impl SimulatePayment {
@@ -3304,7 +2480,7 @@ impl SimulatePayment {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum SimulatePaymentOutcome {
     #[serde(rename = "processed")]
@@ -3322,9 +2498,7 @@ impl ::std::fmt::Display for SimulatePaymentOutcome {
 }
 impl ::std::str::FromStr for SimulatePaymentOutcome {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "processed" => Ok(Self::Processed),
             "failed" => Ok(Self::Failed),
@@ -3334,17 +2508,13 @@ impl ::std::str::FromStr for SimulatePaymentOutcome {
 }
 impl ::std::convert::TryFrom<&str> for SimulatePaymentOutcome {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for SimulatePaymentOutcome {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -3354,17 +2524,7 @@ impl ::std::default::Default for SimulatePaymentOutcome {
     }
 }
 ///Defaults to `Sandbox Payer`.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct SimulatePaymentPayerName(::std::string::String);
 impl ::std::ops::Deref for SimulatePaymentPayerName {
@@ -3380,9 +2540,7 @@ impl ::std::convert::From<SimulatePaymentPayerName> for ::std::string::String {
 }
 impl ::std::str::FromStr for SimulatePaymentPayerName {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 140usize {
             return Err("longer than 140 characters".into());
         }
@@ -3394,17 +2552,13 @@ impl ::std::str::FromStr for SimulatePaymentPayerName {
 }
 impl ::std::convert::TryFrom<&str> for SimulatePaymentPayerName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for SimulatePaymentPayerName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -3415,20 +2569,11 @@ impl<'de> ::serde::Deserialize<'de> for SimulatePaymentPayerName {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`SimulateTransactionStatus`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SimulateTransactionStatus {
     ///Required with `failed`.
@@ -3442,17 +2587,7 @@ impl SimulateTransactionStatus {
     }
 }
 ///Required with `failed`.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct SimulateTransactionStatusFailureReason(::std::string::String);
 impl ::std::ops::Deref for SimulateTransactionStatusFailureReason {
@@ -3461,17 +2596,14 @@ impl ::std::ops::Deref for SimulateTransactionStatusFailureReason {
         &self.0
     }
 }
-impl ::std::convert::From<SimulateTransactionStatusFailureReason>
-for ::std::string::String {
+impl ::std::convert::From<SimulateTransactionStatusFailureReason> for ::std::string::String {
     fn from(value: SimulateTransactionStatusFailureReason) -> Self {
         value.0
     }
 }
 impl ::std::str::FromStr for SimulateTransactionStatusFailureReason {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 200usize {
             return Err("longer than 200 characters".into());
         }
@@ -3483,18 +2615,13 @@ impl ::std::str::FromStr for SimulateTransactionStatusFailureReason {
 }
 impl ::std::convert::TryFrom<&str> for SimulateTransactionStatusFailureReason {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String>
-for SimulateTransactionStatusFailureReason {
+impl ::std::convert::TryFrom<::std::string::String> for SimulateTransactionStatusFailureReason {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -3505,9 +2632,7 @@ impl<'de> ::serde::Deserialize<'de> for SimulateTransactionStatusFailureReason {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`SimulateTransactionStatusStatus`
@@ -3522,7 +2647,7 @@ impl<'de> ::serde::Deserialize<'de> for SimulateTransactionStatusFailureReason {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum SimulateTransactionStatusStatus {
     #[serde(rename = "pending")]
@@ -3552,9 +2677,7 @@ impl ::std::fmt::Display for SimulateTransactionStatusStatus {
 }
 impl ::std::str::FromStr for SimulateTransactionStatusStatus {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "pending" => Ok(Self::Pending),
             "processing" => Ok(Self::Processing),
@@ -3568,29 +2691,18 @@ impl ::std::str::FromStr for SimulateTransactionStatusStatus {
 }
 impl ::std::convert::TryFrom<&str> for SimulateTransactionStatusStatus {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for SimulateTransactionStatusStatus {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 ///`SimulateVirtualAccountStatus`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SimulateVirtualAccountStatus {
     pub status: SimulateVirtualAccountStatusStatus,
@@ -3612,7 +2724,7 @@ impl SimulateVirtualAccountStatus {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum SimulateVirtualAccountStatusStatus {
     #[serde(rename = "active")]
@@ -3630,9 +2742,7 @@ impl ::std::fmt::Display for SimulateVirtualAccountStatusStatus {
 }
 impl ::std::str::FromStr for SimulateVirtualAccountStatusStatus {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "active" => Ok(Self::Active),
             "blocked" => Ok(Self::Blocked),
@@ -3642,30 +2752,18 @@ impl ::std::str::FromStr for SimulateVirtualAccountStatusStatus {
 }
 impl ::std::convert::TryFrom<&str> for SimulateVirtualAccountStatusStatus {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String>
-for SimulateVirtualAccountStatusStatus {
+impl ::std::convert::TryFrom<::std::string::String> for SimulateVirtualAccountStatusStatus {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 ///`Transaction`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Transaction {
     pub amount: Amount,
@@ -3709,14 +2807,7 @@ impl Transaction {
     }
 }
 ///Give exactly one of `amount` and `to_amount`.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransactionCreate {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -3740,17 +2831,7 @@ impl TransactionCreate {
     }
 }
 ///Your unique id; reusing it makes the request a safe retry.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct TransactionCreateOrderId(::std::string::String);
 impl ::std::ops::Deref for TransactionCreateOrderId {
@@ -3766,9 +2847,7 @@ impl ::std::convert::From<TransactionCreateOrderId> for ::std::string::String {
 }
 impl ::std::str::FromStr for TransactionCreateOrderId {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 50usize {
             return Err("longer than 50 characters".into());
         }
@@ -3780,17 +2859,13 @@ impl ::std::str::FromStr for TransactionCreateOrderId {
 }
 impl ::std::convert::TryFrom<&str> for TransactionCreateOrderId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransactionCreateOrderId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -3801,23 +2876,11 @@ impl<'de> ::serde::Deserialize<'de> for TransactionCreateOrderId {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///Shown to the recipient; defaults to the recipient's `default_reference`.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct TransactionCreateReference(::std::string::String);
 impl ::std::ops::Deref for TransactionCreateReference {
@@ -3833,9 +2896,7 @@ impl ::std::convert::From<TransactionCreateReference> for ::std::string::String 
 }
 impl ::std::str::FromStr for TransactionCreateReference {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 140usize {
             return Err("longer than 140 characters".into());
         }
@@ -3844,17 +2905,13 @@ impl ::std::str::FromStr for TransactionCreateReference {
 }
 impl ::std::convert::TryFrom<&str> for TransactionCreateReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransactionCreateReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -3865,9 +2922,7 @@ impl<'de> ::serde::Deserialize<'de> for TransactionCreateReference {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///Only `payment` can be created.
@@ -3882,7 +2937,7 @@ impl<'de> ::serde::Deserialize<'de> for TransactionCreateReference {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum TransactionCreateTransactionType {
     #[serde(rename = "payment")]
@@ -3897,9 +2952,7 @@ impl ::std::fmt::Display for TransactionCreateTransactionType {
 }
 impl ::std::str::FromStr for TransactionCreateTransactionType {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "payment" => Ok(Self::Payment),
             _ => Err("invalid value".into()),
@@ -3908,30 +2961,18 @@ impl ::std::str::FromStr for TransactionCreateTransactionType {
 }
 impl ::std::convert::TryFrom<&str> for TransactionCreateTransactionType {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String>
-for TransactionCreateTransactionType {
+impl ::std::convert::TryFrom<::std::string::String> for TransactionCreateTransactionType {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 ///`TransactionNotification`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransactionNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -3945,17 +2986,7 @@ impl TransactionNotification {
     }
 }
 ///`TransactionOrderId`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct TransactionOrderId(::std::string::String);
 impl ::std::ops::Deref for TransactionOrderId {
@@ -3971,9 +3002,7 @@ impl ::std::convert::From<TransactionOrderId> for ::std::string::String {
 }
 impl ::std::str::FromStr for TransactionOrderId {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 50usize {
             return Err("longer than 50 characters".into());
         }
@@ -3982,17 +3011,13 @@ impl ::std::str::FromStr for TransactionOrderId {
 }
 impl ::std::convert::TryFrom<&str> for TransactionOrderId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransactionOrderId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -4003,23 +3028,11 @@ impl<'de> ::serde::Deserialize<'de> for TransactionOrderId {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///The reference the recipient's bank shows (the transaction's `reference`, else the recipient's `default_reference`).
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct TransactionPaymentReference(::std::string::String);
 impl ::std::ops::Deref for TransactionPaymentReference {
@@ -4035,9 +3048,7 @@ impl ::std::convert::From<TransactionPaymentReference> for ::std::string::String
 }
 impl ::std::str::FromStr for TransactionPaymentReference {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 140usize {
             return Err("longer than 140 characters".into());
         }
@@ -4046,17 +3057,13 @@ impl ::std::str::FromStr for TransactionPaymentReference {
 }
 impl ::std::convert::TryFrom<&str> for TransactionPaymentReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransactionPaymentReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -4067,23 +3074,11 @@ impl<'de> ::serde::Deserialize<'de> for TransactionPaymentReference {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`TransactionReference`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct TransactionReference(::std::string::String);
 impl ::std::ops::Deref for TransactionReference {
@@ -4099,9 +3094,7 @@ impl ::std::convert::From<TransactionReference> for ::std::string::String {
 }
 impl ::std::str::FromStr for TransactionReference {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 140usize {
             return Err("longer than 140 characters".into());
         }
@@ -4110,17 +3103,13 @@ impl ::std::str::FromStr for TransactionReference {
 }
 impl ::std::convert::TryFrom<&str> for TransactionReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransactionReference {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -4131,9 +3120,7 @@ impl<'de> ::serde::Deserialize<'de> for TransactionReference {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///See *Transactions* for the transitions.
@@ -4148,7 +3135,7 @@ impl<'de> ::serde::Deserialize<'de> for TransactionReference {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum TransactionStatus {
     #[serde(rename = "initiated")]
@@ -4181,9 +3168,7 @@ impl ::std::fmt::Display for TransactionStatus {
 }
 impl ::std::str::FromStr for TransactionStatus {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "initiated" => Ok(Self::Initiated),
             "pending" => Ok(Self::Pending),
@@ -4198,23 +3183,18 @@ impl ::std::str::FromStr for TransactionStatus {
 }
 impl ::std::convert::TryFrom<&str> for TransactionStatus {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransactionStatus {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-/**`payment`: money sent from a balance to a recipient. `deposit`: a bank transfer received on
-a virtual account. `collection`: a settled payment request.
-*/
+/// `payment`: money sent from a balance to a recipient. `deposit`: a bank transfer received on
+/// a virtual account. `collection`: a settled payment request.
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -4226,7 +3206,7 @@ a virtual account. `collection`: a settled payment request.
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum TransactionType {
     #[serde(rename = "payment")]
@@ -4247,9 +3227,7 @@ impl ::std::fmt::Display for TransactionType {
 }
 impl ::std::str::FromStr for TransactionType {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "payment" => Ok(Self::Payment),
             "deposit" => Ok(Self::Deposit),
@@ -4260,29 +3238,18 @@ impl ::std::str::FromStr for TransactionType {
 }
 impl ::std::convert::TryFrom<&str> for TransactionType {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransactionType {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 ///`VirtualAccount`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VirtualAccount {
     pub account_name: VirtualAccountAccountName,
@@ -4305,17 +3272,7 @@ impl VirtualAccount {
     }
 }
 ///`VirtualAccountAccountName`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct VirtualAccountAccountName(::std::string::String);
 impl ::std::ops::Deref for VirtualAccountAccountName {
@@ -4331,9 +3288,7 @@ impl ::std::convert::From<VirtualAccountAccountName> for ::std::string::String {
 }
 impl ::std::str::FromStr for VirtualAccountAccountName {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 100usize {
             return Err("longer than 100 characters".into());
         }
@@ -4342,17 +3297,13 @@ impl ::std::str::FromStr for VirtualAccountAccountName {
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -4363,21 +3314,11 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountAccountName {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///Give `currency`, `settlement_balance_id`, or both.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Default,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VirtualAccountCreate {
     ///The name on the account; defaults to the settlement balance's name.
@@ -4398,17 +3339,7 @@ impl VirtualAccountCreate {
     }
 }
 ///The name on the account; defaults to the settlement balance's name.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct VirtualAccountCreateAccountName(::std::string::String);
 impl ::std::ops::Deref for VirtualAccountCreateAccountName {
@@ -4424,9 +3355,7 @@ impl ::std::convert::From<VirtualAccountCreateAccountName> for ::std::string::St
 }
 impl ::std::str::FromStr for VirtualAccountCreateAccountName {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 100usize {
             return Err("longer than 100 characters".into());
         }
@@ -4438,17 +3367,13 @@ impl ::std::str::FromStr for VirtualAccountCreateAccountName {
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountCreateAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountCreateAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -4459,23 +3384,11 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountCreateAccountName {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///Your unique reference; reusing it makes the request a safe retry.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct VirtualAccountCreateReferenceId(::std::string::String);
 impl ::std::ops::Deref for VirtualAccountCreateReferenceId {
@@ -4491,9 +3404,7 @@ impl ::std::convert::From<VirtualAccountCreateReferenceId> for ::std::string::St
 }
 impl ::std::str::FromStr for VirtualAccountCreateReferenceId {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 50usize {
             return Err("longer than 50 characters".into());
         }
@@ -4505,17 +3416,13 @@ impl ::std::str::FromStr for VirtualAccountCreateReferenceId {
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountCreateReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountCreateReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -4526,20 +3433,11 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountCreateReferenceId {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`VirtualAccountNotification`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VirtualAccountNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -4553,17 +3451,7 @@ impl VirtualAccountNotification {
     }
 }
 ///`VirtualAccountReferenceId`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct VirtualAccountReferenceId(::std::string::String);
 impl ::std::ops::Deref for VirtualAccountReferenceId {
@@ -4579,9 +3467,7 @@ impl ::std::convert::From<VirtualAccountReferenceId> for ::std::string::String {
 }
 impl ::std::str::FromStr for VirtualAccountReferenceId {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 50usize {
             return Err("longer than 50 characters".into());
         }
@@ -4590,17 +3476,13 @@ impl ::std::str::FromStr for VirtualAccountReferenceId {
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -4611,9 +3493,7 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountReferenceId {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///See *Virtual accounts* for the transitions.
@@ -4628,7 +3508,7 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountReferenceId {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum VirtualAccountStatus {
     #[serde(rename = "initiated")]
@@ -4652,9 +3532,7 @@ impl ::std::fmt::Display for VirtualAccountStatus {
 }
 impl ::std::str::FromStr for VirtualAccountStatus {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "initiated" => Ok(Self::Initiated),
             "active" => Ok(Self::Active),
@@ -4666,29 +3544,18 @@ impl ::std::str::FromStr for VirtualAccountStatus {
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountStatus {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountStatus {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 ///`VirtualAccountUpdate`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VirtualAccountUpdate {
     pub account_name: VirtualAccountUpdateAccountName,
@@ -4699,17 +3566,7 @@ impl VirtualAccountUpdate {
     }
 }
 ///`VirtualAccountUpdateAccountName`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct VirtualAccountUpdateAccountName(::std::string::String);
 impl ::std::ops::Deref for VirtualAccountUpdateAccountName {
@@ -4725,9 +3582,7 @@ impl ::std::convert::From<VirtualAccountUpdateAccountName> for ::std::string::St
 }
 impl ::std::str::FromStr for VirtualAccountUpdateAccountName {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 100usize {
             return Err("longer than 100 characters".into());
         }
@@ -4739,17 +3594,13 @@ impl ::std::str::FromStr for VirtualAccountUpdateAccountName {
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountUpdateAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountUpdateAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -4760,20 +3611,11 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountUpdateAccountName {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///A stored notification with its delivery outcome.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Webhook {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -4798,14 +3640,7 @@ impl Webhook {
     }
 }
 ///**Extension.** Where notifications are posted.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookEndpoint {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -4821,14 +3656,7 @@ impl WebhookEndpoint {
     }
 }
 ///`WebhookEndpointCreate`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookEndpointCreate {
     ///Events to subscribe to; absent means all.
@@ -4843,17 +3671,7 @@ impl WebhookEndpointCreate {
     }
 }
 ///An `https://` URL.
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct WebhookEndpointCreateUrl(::std::string::String);
 impl ::std::ops::Deref for WebhookEndpointCreateUrl {
@@ -4869,9 +3687,7 @@ impl ::std::convert::From<WebhookEndpointCreateUrl> for ::std::string::String {
 }
 impl ::std::str::FromStr for WebhookEndpointCreateUrl {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 2048usize {
             return Err("longer than 2048 characters".into());
         }
@@ -4880,17 +3696,13 @@ impl ::std::str::FromStr for WebhookEndpointCreateUrl {
 }
 impl ::std::convert::TryFrom<&str> for WebhookEndpointCreateUrl {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for WebhookEndpointCreateUrl {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -4901,23 +3713,11 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointCreateUrl {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`WebhookEndpointUrl`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct WebhookEndpointUrl(::std::string::String);
 impl ::std::ops::Deref for WebhookEndpointUrl {
@@ -4933,9 +3733,7 @@ impl ::std::convert::From<WebhookEndpointUrl> for ::std::string::String {
 }
 impl ::std::str::FromStr for WebhookEndpointUrl {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 2048usize {
             return Err("longer than 2048 characters".into());
         }
@@ -4944,17 +3742,13 @@ impl ::std::str::FromStr for WebhookEndpointUrl {
 }
 impl ::std::convert::TryFrom<&str> for WebhookEndpointUrl {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for WebhookEndpointUrl {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -4965,20 +3759,11 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointUrl {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///**Extension.** An endpoint with its signing secret, shown only when created or rotated.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookEndpointWithSecret {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -4995,17 +3780,7 @@ impl WebhookEndpointWithSecret {
     }
 }
 ///`WebhookEndpointWithSecretUrl`
-#[derive(
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct WebhookEndpointWithSecretUrl(::std::string::String);
 impl ::std::ops::Deref for WebhookEndpointWithSecretUrl {
@@ -5021,9 +3796,7 @@ impl ::std::convert::From<WebhookEndpointWithSecretUrl> for ::std::string::Strin
 }
 impl ::std::str::FromStr for WebhookEndpointWithSecretUrl {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() > 2048usize {
             return Err("longer than 2048 characters".into());
         }
@@ -5032,17 +3805,13 @@ impl ::std::str::FromStr for WebhookEndpointWithSecretUrl {
 }
 impl ::std::convert::TryFrom<&str> for WebhookEndpointWithSecretUrl {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for WebhookEndpointWithSecretUrl {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -5053,9 +3822,7 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointWithSecretUrl {
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///An event name. The list grows over time; receivers must ignore events they do not know.
@@ -5070,7 +3837,7 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointWithSecretUrl {
     Ord,
     PartialEq,
     PartialOrd,
-    schemars::JsonSchema
+    schemars::JsonSchema,
 )]
 pub enum WebhookEvent {
     #[serde(rename = "ping")]
@@ -5139,9 +3906,7 @@ impl ::std::fmt::Display for WebhookEvent {
 }
 impl ::std::str::FromStr for WebhookEvent {
     type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "ping" => Ok(Self::Ping),
             "recipient.created" => Ok(Self::RecipientCreated),
@@ -5168,29 +3933,18 @@ impl ::std::str::FromStr for WebhookEvent {
 }
 impl ::std::convert::TryFrom<&str> for WebhookEvent {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for WebhookEvent {
     type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 ///`WebhookPing`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    PartialEq,
-    schemars::JsonSchema
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookPing {
     pub endpoint_id: ::uuid::Uuid,
@@ -5204,14 +3958,8 @@ impl WebhookPing {
 pub mod builder {
     #[derive(Clone, Debug)]
     pub struct AccountDetails {
-        account_name: ::std::result::Result<
-            ::std::string::String,
-            ::std::string::String,
-        >,
-        account_number: ::std::result::Result<
-            ::std::string::String,
-            ::std::string::String,
-        >,
+        account_name: ::std::result::Result<::std::string::String, ::std::string::String>,
+        account_number: ::std::result::Result<::std::string::String, ::std::string::String>,
         bank_name: ::std::result::Result<::std::string::String, ::std::string::String>,
     }
     impl ::std::default::Default for AccountDetails {
@@ -5229,11 +3977,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.account_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for account_name: {e}")
-                });
+            self.account_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for account_name: {e}"));
             self
         }
         pub fn account_number<T>(mut self, value: T) -> Self
@@ -5241,11 +3986,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.account_number = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for account_number: {e}")
-                });
+            self.account_number =
+                value.try_into().map_err(|e| format!("error converting supplied value for account_number: {e}"));
             self
         }
         pub fn bank_name<T>(mut self, value: T) -> Self
@@ -5253,19 +3995,14 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.bank_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for bank_name: {e}")
-                });
+            self.bank_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for bank_name: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<AccountDetails> for super::AccountDetails {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: AccountDetails,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: AccountDetails) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 account_name: value.account_name?,
                 account_number: value.account_number?,
@@ -5284,14 +4021,8 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct AddressDetails {
-        account_name: ::std::result::Result<
-            ::std::string::String,
-            ::std::string::String,
-        >,
-        account_number: ::std::result::Result<
-            ::std::string::String,
-            ::std::string::String,
-        >,
+        account_name: ::std::result::Result<::std::string::String, ::std::string::String>,
+        account_number: ::std::result::Result<::std::string::String, ::std::string::String>,
         sort_code: ::std::result::Result<::std::string::String, ::std::string::String>,
     }
     impl ::std::default::Default for AddressDetails {
@@ -5309,11 +4040,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.account_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for account_name: {e}")
-                });
+            self.account_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for account_name: {e}"));
             self
         }
         pub fn account_number<T>(mut self, value: T) -> Self
@@ -5321,11 +4049,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.account_number = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for account_number: {e}")
-                });
+            self.account_number =
+                value.try_into().map_err(|e| format!("error converting supplied value for account_number: {e}"));
             self
         }
         pub fn sort_code<T>(mut self, value: T) -> Self
@@ -5333,19 +4058,14 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.sort_code = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for sort_code: {e}")
-                });
+            self.sort_code =
+                value.try_into().map_err(|e| format!("error converting supplied value for sort_code: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<AddressDetails> for super::AddressDetails {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: AddressDetails,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: AddressDetails) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 account_name: value.account_name?,
                 account_number: value.account_number?,
@@ -5364,20 +4084,11 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct Balance {
-        addresses: ::std::result::Result<
-            ::std::vec::Vec<super::BalanceAddress>,
-            ::std::string::String,
-        >,
+        addresses: ::std::result::Result<::std::vec::Vec<super::BalanceAddress>, ::std::string::String>,
         balance: ::std::result::Result<i64, ::std::string::String>,
-        created: ::std::result::Result<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-            ::std::string::String,
-        >,
+        created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         currency: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
-        default_currency: ::std::result::Result<
-            super::CurrencyCode,
-            ::std::string::String,
-        >,
+        default_currency: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
         default_currency_balance: ::std::result::Result<i64, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
         name: ::std::result::Result<super::BalanceName, ::std::string::String>,
@@ -5389,12 +4100,8 @@ pub mod builder {
                 balance: Err("no value supplied for balance".to_string()),
                 created: Err("no value supplied for created".to_string()),
                 currency: Err("no value supplied for currency".to_string()),
-                default_currency: Err(
-                    "no value supplied for default_currency".to_string(),
-                ),
-                default_currency_balance: Err(
-                    "no value supplied for default_currency_balance".to_string(),
-                ),
+                default_currency: Err("no value supplied for default_currency".to_string()),
+                default_currency_balance: Err("no value supplied for default_currency_balance".to_string()),
                 id: Err("no value supplied for id".to_string()),
                 name: Err("no value supplied for name".to_string()),
             }
@@ -5406,11 +4113,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::vec::Vec<super::BalanceAddress>>,
             T::Error: ::std::fmt::Display,
         {
-            self.addresses = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for addresses: {e}")
-                });
+            self.addresses =
+                value.try_into().map_err(|e| format!("error converting supplied value for addresses: {e}"));
             self
         }
         pub fn balance<T>(mut self, value: T) -> Self
@@ -5418,11 +4122,7 @@ pub mod builder {
             T: ::std::convert::TryInto<i64>,
             T::Error: ::std::fmt::Display,
         {
-            self.balance = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for balance: {e}")
-                });
+            self.balance = value.try_into().map_err(|e| format!("error converting supplied value for balance: {e}"));
             self
         }
         pub fn created<T>(mut self, value: T) -> Self
@@ -5430,11 +4130,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.created = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for created: {e}")
-                });
+            self.created = value.try_into().map_err(|e| format!("error converting supplied value for created: {e}"));
             self
         }
         pub fn currency<T>(mut self, value: T) -> Self
@@ -5442,11 +4138,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CurrencyCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for currency: {e}")
-                });
+            self.currency = value.try_into().map_err(|e| format!("error converting supplied value for currency: {e}"));
             self
         }
         pub fn default_currency<T>(mut self, value: T) -> Self
@@ -5454,11 +4146,8 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CurrencyCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.default_currency = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for default_currency: {e}")
-                });
+            self.default_currency =
+                value.try_into().map_err(|e| format!("error converting supplied value for default_currency: {e}"));
             self
         }
         pub fn default_currency_balance<T>(mut self, value: T) -> Self
@@ -5468,11 +4157,7 @@ pub mod builder {
         {
             self.default_currency_balance = value
                 .try_into()
-                .map_err(|e| {
-                    format!(
-                        "error converting supplied value for default_currency_balance: {e}"
-                    )
-                });
+                .map_err(|e| format!("error converting supplied value for default_currency_balance: {e}"));
             self
         }
         pub fn id<T>(mut self, value: T) -> Self
@@ -5480,9 +4165,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.id = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for id: {e}"));
+            self.id = value.try_into().map_err(|e| format!("error converting supplied value for id: {e}"));
             self
         }
         pub fn name<T>(mut self, value: T) -> Self
@@ -5490,17 +4173,13 @@ pub mod builder {
             T: ::std::convert::TryInto<super::BalanceName>,
             T::Error: ::std::fmt::Display,
         {
-            self.name = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for name: {e}"));
+            self.name = value.try_into().map_err(|e| format!("error converting supplied value for name: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<Balance> for super::Balance {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: Balance,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: Balance) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 addresses: value.addresses?,
                 balance: value.balance?,
@@ -5531,10 +4210,7 @@ pub mod builder {
     pub struct BalanceAddress {
         active: ::std::result::Result<bool, ::std::string::String>,
         details: ::std::result::Result<super::AddressDetails, ::std::string::String>,
-        supported_channels: ::std::result::Result<
-            ::std::vec::Vec<::std::string::String>,
-            ::std::string::String,
-        >,
+        supported_channels: ::std::result::Result<::std::vec::Vec<::std::string::String>, ::std::string::String>,
         type_: ::std::result::Result<super::AddressType, ::std::string::String>,
     }
     impl ::std::default::Default for BalanceAddress {
@@ -5542,9 +4218,7 @@ pub mod builder {
             Self {
                 active: Err("no value supplied for active".to_string()),
                 details: Err("no value supplied for details".to_string()),
-                supported_channels: Err(
-                    "no value supplied for supported_channels".to_string(),
-                ),
+                supported_channels: Err("no value supplied for supported_channels".to_string()),
                 type_: Err("no value supplied for type_".to_string()),
             }
         }
@@ -5555,9 +4229,7 @@ pub mod builder {
             T: ::std::convert::TryInto<bool>,
             T::Error: ::std::fmt::Display,
         {
-            self.active = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for active: {e}"));
+            self.active = value.try_into().map_err(|e| format!("error converting supplied value for active: {e}"));
             self
         }
         pub fn details<T>(mut self, value: T) -> Self
@@ -5565,11 +4237,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::AddressDetails>,
             T::Error: ::std::fmt::Display,
         {
-            self.details = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for details: {e}")
-                });
+            self.details = value.try_into().map_err(|e| format!("error converting supplied value for details: {e}"));
             self
         }
         pub fn supported_channels<T>(mut self, value: T) -> Self
@@ -5577,13 +4245,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
             T::Error: ::std::fmt::Display,
         {
-            self.supported_channels = value
-                .try_into()
-                .map_err(|e| {
-                    format!(
-                        "error converting supplied value for supported_channels: {e}"
-                    )
-                });
+            self.supported_channels =
+                value.try_into().map_err(|e| format!("error converting supplied value for supported_channels: {e}"));
             self
         }
         pub fn type_<T>(mut self, value: T) -> Self
@@ -5591,17 +4254,13 @@ pub mod builder {
             T: ::std::convert::TryInto<super::AddressType>,
             T::Error: ::std::fmt::Display,
         {
-            self.type_ = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for type_: {e}"));
+            self.type_ = value.try_into().map_err(|e| format!("error converting supplied value for type_: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<BalanceAddress> for super::BalanceAddress {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: BalanceAddress,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: BalanceAddress) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 active: value.active?,
                 details: value.details?,
@@ -5623,17 +4282,11 @@ pub mod builder {
     #[derive(Clone, Debug)]
     pub struct BalanceCreate {
         currency: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
-        name: ::std::result::Result<
-            ::std::option::Option<super::BalanceCreateName>,
-            ::std::string::String,
-        >,
+        name: ::std::result::Result<::std::option::Option<super::BalanceCreateName>, ::std::string::String>,
     }
     impl ::std::default::Default for BalanceCreate {
         fn default() -> Self {
-            Self {
-                currency: Err("no value supplied for currency".to_string()),
-                name: Ok(Default::default()),
-            }
+            Self { currency: Err("no value supplied for currency".to_string()), name: Ok(Default::default()) }
         }
     }
     impl BalanceCreate {
@@ -5642,11 +4295,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CurrencyCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for currency: {e}")
-                });
+            self.currency = value.try_into().map_err(|e| format!("error converting supplied value for currency: {e}"));
             self
         }
         pub fn name<T>(mut self, value: T) -> Self
@@ -5654,29 +4303,19 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::BalanceCreateName>>,
             T::Error: ::std::fmt::Display,
         {
-            self.name = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for name: {e}"));
+            self.name = value.try_into().map_err(|e| format!("error converting supplied value for name: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<BalanceCreate> for super::BalanceCreate {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: BalanceCreate,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                currency: value.currency?,
-                name: value.name?,
-            })
+        fn try_from(value: BalanceCreate) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { currency: value.currency?, name: value.name? })
         }
     }
     impl ::std::convert::From<super::BalanceCreate> for BalanceCreate {
         fn from(value: super::BalanceCreate) -> Self {
-            Self {
-                currency: Ok(value.currency),
-                name: Ok(value.name),
-            }
+            Self { currency: Ok(value.currency), name: Ok(value.name) }
         }
     }
     #[derive(Clone, Debug)]
@@ -5685,9 +4324,7 @@ pub mod builder {
     }
     impl ::std::default::Default for BalanceUpdate {
         fn default() -> Self {
-            Self {
-                name: Err("no value supplied for name".to_string()),
-            }
+            Self { name: Err("no value supplied for name".to_string()) }
         }
     }
     impl BalanceUpdate {
@@ -5696,17 +4333,13 @@ pub mod builder {
             T: ::std::convert::TryInto<super::BalanceUpdateName>,
             T::Error: ::std::fmt::Display,
         {
-            self.name = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for name: {e}"));
+            self.name = value.try_into().map_err(|e| format!("error converting supplied value for name: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<BalanceUpdate> for super::BalanceUpdate {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: BalanceUpdate,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: BalanceUpdate) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { name: value.name? })
         }
     }
@@ -5717,43 +4350,19 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct BankAccount {
-        account_name: ::std::result::Result<
-            ::std::option::Option<super::BankAccountAccountName>,
-            ::std::string::String,
-        >,
-        account_number: ::std::result::Result<
-            ::std::option::Option<super::BankAccountAccountNumber>,
-            ::std::string::String,
-        >,
-        bank_code: ::std::result::Result<
-            ::std::option::Option<super::BankAccountBankCode>,
-            ::std::string::String,
-        >,
-        bank_name: ::std::result::Result<
-            ::std::option::Option<super::BankAccountBankName>,
-            ::std::string::String,
-        >,
-        bic: ::std::result::Result<
-            ::std::option::Option<super::BankAccountBic>,
-            ::std::string::String,
-        >,
+        account_name:
+            ::std::result::Result<::std::option::Option<super::BankAccountAccountName>, ::std::string::String>,
+        account_number:
+            ::std::result::Result<::std::option::Option<super::BankAccountAccountNumber>, ::std::string::String>,
+        bank_code: ::std::result::Result<::std::option::Option<super::BankAccountBankCode>, ::std::string::String>,
+        bank_name: ::std::result::Result<::std::option::Option<super::BankAccountBankName>, ::std::string::String>,
+        bic: ::std::result::Result<::std::option::Option<super::BankAccountBic>, ::std::string::String>,
         currency: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
-        iban: ::std::result::Result<
-            ::std::option::Option<super::BankAccountIban>,
-            ::std::string::String,
-        >,
-        ifsc: ::std::result::Result<
-            ::std::option::Option<super::BankAccountIfsc>,
-            ::std::string::String,
-        >,
-        routing_number: ::std::result::Result<
-            ::std::option::Option<super::BankAccountRoutingNumber>,
-            ::std::string::String,
-        >,
-        sort_code: ::std::result::Result<
-            ::std::option::Option<super::BankAccountSortCode>,
-            ::std::string::String,
-        >,
+        iban: ::std::result::Result<::std::option::Option<super::BankAccountIban>, ::std::string::String>,
+        ifsc: ::std::result::Result<::std::option::Option<super::BankAccountIfsc>, ::std::string::String>,
+        routing_number:
+            ::std::result::Result<::std::option::Option<super::BankAccountRoutingNumber>, ::std::string::String>,
+        sort_code: ::std::result::Result<::std::option::Option<super::BankAccountSortCode>, ::std::string::String>,
     }
     impl ::std::default::Default for BankAccount {
         fn default() -> Self {
@@ -5774,58 +4383,38 @@ pub mod builder {
     impl BankAccount {
         pub fn account_name<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::BankAccountAccountName>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::BankAccountAccountName>>,
             T::Error: ::std::fmt::Display,
         {
-            self.account_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for account_name: {e}")
-                });
+            self.account_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for account_name: {e}"));
             self
         }
         pub fn account_number<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::BankAccountAccountNumber>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::BankAccountAccountNumber>>,
             T::Error: ::std::fmt::Display,
         {
-            self.account_number = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for account_number: {e}")
-                });
+            self.account_number =
+                value.try_into().map_err(|e| format!("error converting supplied value for account_number: {e}"));
             self
         }
         pub fn bank_code<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::BankAccountBankCode>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::BankAccountBankCode>>,
             T::Error: ::std::fmt::Display,
         {
-            self.bank_code = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for bank_code: {e}")
-                });
+            self.bank_code =
+                value.try_into().map_err(|e| format!("error converting supplied value for bank_code: {e}"));
             self
         }
         pub fn bank_name<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::BankAccountBankName>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::BankAccountBankName>>,
             T::Error: ::std::fmt::Display,
         {
-            self.bank_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for bank_name: {e}")
-                });
+            self.bank_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for bank_name: {e}"));
             self
         }
         pub fn bic<T>(mut self, value: T) -> Self
@@ -5833,9 +4422,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::BankAccountBic>>,
             T::Error: ::std::fmt::Display,
         {
-            self.bic = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for bic: {e}"));
+            self.bic = value.try_into().map_err(|e| format!("error converting supplied value for bic: {e}"));
             self
         }
         pub fn currency<T>(mut self, value: T) -> Self
@@ -5843,11 +4430,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CurrencyCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for currency: {e}")
-                });
+            self.currency = value.try_into().map_err(|e| format!("error converting supplied value for currency: {e}"));
             self
         }
         pub fn iban<T>(mut self, value: T) -> Self
@@ -5855,9 +4438,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::BankAccountIban>>,
             T::Error: ::std::fmt::Display,
         {
-            self.iban = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for iban: {e}"));
+            self.iban = value.try_into().map_err(|e| format!("error converting supplied value for iban: {e}"));
             self
         }
         pub fn ifsc<T>(mut self, value: T) -> Self
@@ -5865,45 +4446,31 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::BankAccountIfsc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.ifsc = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for ifsc: {e}"));
+            self.ifsc = value.try_into().map_err(|e| format!("error converting supplied value for ifsc: {e}"));
             self
         }
         pub fn routing_number<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::BankAccountRoutingNumber>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::BankAccountRoutingNumber>>,
             T::Error: ::std::fmt::Display,
         {
-            self.routing_number = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for routing_number: {e}")
-                });
+            self.routing_number =
+                value.try_into().map_err(|e| format!("error converting supplied value for routing_number: {e}"));
             self
         }
         pub fn sort_code<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::BankAccountSortCode>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::BankAccountSortCode>>,
             T::Error: ::std::fmt::Display,
         {
-            self.sort_code = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for sort_code: {e}")
-                });
+            self.sort_code =
+                value.try_into().map_err(|e| format!("error converting supplied value for sort_code: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<BankAccount> for super::BankAccount {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: BankAccount,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: BankAccount) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 account_name: value.account_name?,
                 account_number: value.account_number?,
@@ -5957,9 +4524,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.label = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for label: {e}"));
+            self.label = value.try_into().map_err(|e| format!("error converting supplied value for label: {e}"));
             self
         }
         pub fn length<T>(mut self, value: T) -> Self
@@ -5967,9 +4532,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<i32>>,
             T::Error: ::std::fmt::Display,
         {
-            self.length = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for length: {e}"));
+            self.length = value.try_into().map_err(|e| format!("error converting supplied value for length: {e}"));
             self
         }
         pub fn name<T>(mut self, value: T) -> Self
@@ -5977,9 +4540,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.name = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for name: {e}"));
+            self.name = value.try_into().map_err(|e| format!("error converting supplied value for name: {e}"));
             self
         }
         pub fn type_<T>(mut self, value: T) -> Self
@@ -5987,46 +4548,26 @@ pub mod builder {
             T: ::std::convert::TryInto<super::BankFieldType>,
             T::Error: ::std::fmt::Display,
         {
-            self.type_ = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for type_: {e}"));
+            self.type_ = value.try_into().map_err(|e| format!("error converting supplied value for type_: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<BankField> for super::BankField {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: BankField,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                label: value.label?,
-                length: value.length?,
-                name: value.name?,
-                type_: value.type_?,
-            })
+        fn try_from(value: BankField) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { label: value.label?, length: value.length?, name: value.name?, type_: value.type_? })
         }
     }
     impl ::std::convert::From<super::BankField> for BankField {
         fn from(value: super::BankField) -> Self {
-            Self {
-                label: Ok(value.label),
-                length: Ok(value.length),
-                name: Ok(value.name),
-                type_: Ok(value.type_),
-            }
+            Self { label: Ok(value.label), length: Ok(value.length), name: Ok(value.name), type_: Ok(value.type_) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct Country {
         alpha2: ::std::result::Result<super::CountryCode, ::std::string::String>,
-        country_name: ::std::result::Result<
-            ::std::string::String,
-            ::std::string::String,
-        >,
-        currencies: ::std::result::Result<
-            ::std::vec::Vec<super::CurrencyCode>,
-            ::std::string::String,
-        >,
+        country_name: ::std::result::Result<::std::string::String, ::std::string::String>,
+        currencies: ::std::result::Result<::std::vec::Vec<super::CurrencyCode>, ::std::string::String>,
     }
     impl ::std::default::Default for Country {
         fn default() -> Self {
@@ -6043,9 +4584,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CountryCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.alpha2 = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for alpha2: {e}"));
+            self.alpha2 = value.try_into().map_err(|e| format!("error converting supplied value for alpha2: {e}"));
             self
         }
         pub fn country_name<T>(mut self, value: T) -> Self
@@ -6053,11 +4592,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.country_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for country_name: {e}")
-                });
+            self.country_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for country_name: {e}"));
             self
         }
         pub fn currencies<T>(mut self, value: T) -> Self
@@ -6065,42 +4601,26 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::vec::Vec<super::CurrencyCode>>,
             T::Error: ::std::fmt::Display,
         {
-            self.currencies = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for currencies: {e}")
-                });
+            self.currencies =
+                value.try_into().map_err(|e| format!("error converting supplied value for currencies: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<Country> for super::Country {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: Country,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                alpha2: value.alpha2?,
-                country_name: value.country_name?,
-                currencies: value.currencies?,
-            })
+        fn try_from(value: Country) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { alpha2: value.alpha2?, country_name: value.country_name?, currencies: value.currencies? })
         }
     }
     impl ::std::convert::From<super::Country> for Country {
         fn from(value: super::Country) -> Self {
-            Self {
-                alpha2: Ok(value.alpha2),
-                country_name: Ok(value.country_name),
-                currencies: Ok(value.currencies),
-            }
+            Self { alpha2: Ok(value.alpha2), country_name: Ok(value.country_name), currencies: Ok(value.currencies) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct Currency {
         currency_code: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
-        currency_name: ::std::result::Result<
-            ::std::string::String,
-            ::std::string::String,
-        >,
+        currency_name: ::std::result::Result<::std::string::String, ::std::string::String>,
         exchange_from: ::std::result::Result<bool, ::std::string::String>,
         minor_units: ::std::result::Result<i32, ::std::string::String>,
         supports_payment_requests: ::std::result::Result<bool, ::std::string::String>,
@@ -6113,12 +4633,8 @@ pub mod builder {
                 currency_name: Err("no value supplied for currency_name".to_string()),
                 exchange_from: Err("no value supplied for exchange_from".to_string()),
                 minor_units: Err("no value supplied for minor_units".to_string()),
-                supports_payment_requests: Err(
-                    "no value supplied for supports_payment_requests".to_string(),
-                ),
-                supports_virtual_account: Err(
-                    "no value supplied for supports_virtual_account".to_string(),
-                ),
+                supports_payment_requests: Err("no value supplied for supports_payment_requests".to_string()),
+                supports_virtual_account: Err("no value supplied for supports_virtual_account".to_string()),
             }
         }
     }
@@ -6128,11 +4644,8 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CurrencyCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency_code = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for currency_code: {e}")
-                });
+            self.currency_code =
+                value.try_into().map_err(|e| format!("error converting supplied value for currency_code: {e}"));
             self
         }
         pub fn currency_name<T>(mut self, value: T) -> Self
@@ -6140,11 +4653,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for currency_name: {e}")
-                });
+            self.currency_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for currency_name: {e}"));
             self
         }
         pub fn exchange_from<T>(mut self, value: T) -> Self
@@ -6152,11 +4662,8 @@ pub mod builder {
             T: ::std::convert::TryInto<bool>,
             T::Error: ::std::fmt::Display,
         {
-            self.exchange_from = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for exchange_from: {e}")
-                });
+            self.exchange_from =
+                value.try_into().map_err(|e| format!("error converting supplied value for exchange_from: {e}"));
             self
         }
         pub fn minor_units<T>(mut self, value: T) -> Self
@@ -6164,11 +4671,8 @@ pub mod builder {
             T: ::std::convert::TryInto<i32>,
             T::Error: ::std::fmt::Display,
         {
-            self.minor_units = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for minor_units: {e}")
-                });
+            self.minor_units =
+                value.try_into().map_err(|e| format!("error converting supplied value for minor_units: {e}"));
             self
         }
         pub fn supports_payment_requests<T>(mut self, value: T) -> Self
@@ -6178,11 +4682,7 @@ pub mod builder {
         {
             self.supports_payment_requests = value
                 .try_into()
-                .map_err(|e| {
-                    format!(
-                        "error converting supplied value for supports_payment_requests: {e}"
-                    )
-                });
+                .map_err(|e| format!("error converting supplied value for supports_payment_requests: {e}"));
             self
         }
         pub fn supports_virtual_account<T>(mut self, value: T) -> Self
@@ -6192,19 +4692,13 @@ pub mod builder {
         {
             self.supports_virtual_account = value
                 .try_into()
-                .map_err(|e| {
-                    format!(
-                        "error converting supplied value for supports_virtual_account: {e}"
-                    )
-                });
+                .map_err(|e| format!("error converting supplied value for supports_virtual_account: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<Currency> for super::Currency {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: Currency,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: Currency) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 currency_code: value.currency_code?,
                 currency_name: value.currency_name?,
@@ -6248,9 +4742,7 @@ pub mod builder {
             T: ::std::convert::TryInto<i32>,
             T::Error: ::std::fmt::Display,
         {
-            self.code = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for code: {e}"));
+            self.code = value.try_into().map_err(|e| format!("error converting supplied value for code: {e}"));
             self
         }
         pub fn message<T>(mut self, value: T) -> Self
@@ -6258,11 +4750,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.message = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for message: {e}")
-                });
+            self.message = value.try_into().map_err(|e| format!("error converting supplied value for message: {e}"));
             self
         }
         pub fn request<T>(mut self, value: T) -> Self
@@ -6270,42 +4758,25 @@ pub mod builder {
             T: ::std::convert::TryInto<super::ErrorRequest>,
             T::Error: ::std::fmt::Display,
         {
-            self.request = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for request: {e}")
-                });
+            self.request = value.try_into().map_err(|e| format!("error converting supplied value for request: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<Error> for super::Error {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: Error,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                code: value.code?,
-                message: value.message?,
-                request: value.request?,
-            })
+        fn try_from(value: Error) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { code: value.code?, message: value.message?, request: value.request? })
         }
     }
     impl ::std::convert::From<super::Error> for Error {
         fn from(value: super::Error) -> Self {
-            Self {
-                code: Ok(value.code),
-                message: Ok(value.message),
-                request: Ok(value.request),
-            }
+            Self { code: Ok(value.code), message: Ok(value.message), request: Ok(value.request) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct ExchangeRate {
         rate: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
-        single_rate: ::std::result::Result<
-            ::std::num::NonZeroU64,
-            ::std::string::String,
-        >,
+        single_rate: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
     }
     impl ::std::default::Default for ExchangeRate {
         fn default() -> Self {
@@ -6321,9 +4792,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::num::NonZeroU64>,
             T::Error: ::std::fmt::Display,
         {
-            self.rate = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for rate: {e}"));
+            self.rate = value.try_into().map_err(|e| format!("error converting supplied value for rate: {e}"));
             self
         }
         pub fn single_rate<T>(mut self, value: T) -> Self
@@ -6331,43 +4800,27 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::num::NonZeroU64>,
             T::Error: ::std::fmt::Display,
         {
-            self.single_rate = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for single_rate: {e}")
-                });
+            self.single_rate =
+                value.try_into().map_err(|e| format!("error converting supplied value for single_rate: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<ExchangeRate> for super::ExchangeRate {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: ExchangeRate,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                rate: value.rate?,
-                single_rate: value.single_rate?,
-            })
+        fn try_from(value: ExchangeRate) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { rate: value.rate?, single_rate: value.single_rate? })
         }
     }
     impl ::std::convert::From<super::ExchangeRate> for ExchangeRate {
         fn from(value: super::ExchangeRate) -> Self {
-            Self {
-                rate: Ok(value.rate),
-                single_rate: Ok(value.single_rate),
-            }
+            Self { rate: Ok(value.rate), single_rate: Ok(value.single_rate) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct Notification {
-        created: ::std::result::Result<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-            ::std::string::String,
-        >,
-        data: ::std::result::Result<
-            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-            ::std::string::String,
-        >,
+        created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
+        data:
+            ::std::result::Result<::serde_json::Map<::std::string::String, ::serde_json::Value>, ::std::string::String>,
         event: ::std::result::Result<super::WebhookEvent, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
     }
@@ -6387,23 +4840,15 @@ pub mod builder {
             T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.created = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for created: {e}")
-                });
+            self.created = value.try_into().map_err(|e| format!("error converting supplied value for created: {e}"));
             self
         }
         pub fn data<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-            >,
+            T: ::std::convert::TryInto<::serde_json::Map<::std::string::String, ::serde_json::Value>>,
             T::Error: ::std::fmt::Display,
         {
-            self.data = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for data: {e}"));
+            self.data = value.try_into().map_err(|e| format!("error converting supplied value for data: {e}"));
             self
         }
         pub fn event<T>(mut self, value: T) -> Self
@@ -6411,9 +4856,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::WebhookEvent>,
             T::Error: ::std::fmt::Display,
         {
-            self.event = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for event: {e}"));
+            self.event = value.try_into().map_err(|e| format!("error converting supplied value for event: {e}"));
             self
         }
         pub fn id<T>(mut self, value: T) -> Self
@@ -6421,67 +4864,36 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.id = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for id: {e}"));
+            self.id = value.try_into().map_err(|e| format!("error converting supplied value for id: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<Notification> for super::Notification {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: Notification,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                created: value.created?,
-                data: value.data?,
-                event: value.event?,
-                id: value.id?,
-            })
+        fn try_from(value: Notification) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { created: value.created?, data: value.data?, event: value.event?, id: value.id? })
         }
     }
     impl ::std::convert::From<super::Notification> for Notification {
         fn from(value: super::Notification) -> Self {
-            Self {
-                created: Ok(value.created),
-                data: Ok(value.data),
-                event: Ok(value.event),
-                id: Ok(value.id),
-            }
+            Self { created: Ok(value.created), data: Ok(value.data), event: Ok(value.event), id: Ok(value.id) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct PaymentRequest {
         amount: ::std::result::Result<super::Amount, ::std::string::String>,
-        created: ::std::result::Result<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-            ::std::string::String,
-        >,
+        created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         currency: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
         market: ::std::result::Result<super::CountryCode, ::std::string::String>,
         payment_url: ::std::result::Result<::std::string::String, ::std::string::String>,
         qr_code_url: ::std::result::Result<::std::string::String, ::std::string::String>,
-        reference: ::std::result::Result<
-            ::std::option::Option<super::PaymentRequestReference>,
-            ::std::string::String,
-        >,
-        reference_id: ::std::result::Result<
-            ::std::option::Option<super::PaymentRequestReferenceId>,
-            ::std::string::String,
-        >,
-        return_url: ::std::result::Result<
-            ::std::option::Option<::std::string::String>,
-            ::std::string::String,
-        >,
-        settlement_balance_id: ::std::result::Result<
-            ::uuid::Uuid,
-            ::std::string::String,
-        >,
-        status: ::std::result::Result<
-            super::PaymentRequestStatus,
-            ::std::string::String,
-        >,
+        reference: ::std::result::Result<::std::option::Option<super::PaymentRequestReference>, ::std::string::String>,
+        reference_id:
+            ::std::result::Result<::std::option::Option<super::PaymentRequestReferenceId>, ::std::string::String>,
+        return_url: ::std::result::Result<::std::option::Option<::std::string::String>, ::std::string::String>,
+        settlement_balance_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+        status: ::std::result::Result<super::PaymentRequestStatus, ::std::string::String>,
     }
     impl ::std::default::Default for PaymentRequest {
         fn default() -> Self {
@@ -6496,9 +4908,7 @@ pub mod builder {
                 reference: Err("no value supplied for reference".to_string()),
                 reference_id: Err("no value supplied for reference_id".to_string()),
                 return_url: Err("no value supplied for return_url".to_string()),
-                settlement_balance_id: Err(
-                    "no value supplied for settlement_balance_id".to_string(),
-                ),
+                settlement_balance_id: Err("no value supplied for settlement_balance_id".to_string()),
                 status: Err("no value supplied for status".to_string()),
             }
         }
@@ -6509,9 +4919,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::Amount>,
             T::Error: ::std::fmt::Display,
         {
-            self.amount = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for amount: {e}"));
+            self.amount = value.try_into().map_err(|e| format!("error converting supplied value for amount: {e}"));
             self
         }
         pub fn created<T>(mut self, value: T) -> Self
@@ -6519,11 +4927,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.created = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for created: {e}")
-                });
+            self.created = value.try_into().map_err(|e| format!("error converting supplied value for created: {e}"));
             self
         }
         pub fn currency<T>(mut self, value: T) -> Self
@@ -6531,11 +4935,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CurrencyCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for currency: {e}")
-                });
+            self.currency = value.try_into().map_err(|e| format!("error converting supplied value for currency: {e}"));
             self
         }
         pub fn id<T>(mut self, value: T) -> Self
@@ -6543,9 +4943,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.id = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for id: {e}"));
+            self.id = value.try_into().map_err(|e| format!("error converting supplied value for id: {e}"));
             self
         }
         pub fn market<T>(mut self, value: T) -> Self
@@ -6553,9 +4951,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CountryCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.market = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for market: {e}"));
+            self.market = value.try_into().map_err(|e| format!("error converting supplied value for market: {e}"));
             self
         }
         pub fn payment_url<T>(mut self, value: T) -> Self
@@ -6563,11 +4959,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.payment_url = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for payment_url: {e}")
-                });
+            self.payment_url =
+                value.try_into().map_err(|e| format!("error converting supplied value for payment_url: {e}"));
             self
         }
         pub fn qr_code_url<T>(mut self, value: T) -> Self
@@ -6575,39 +4968,26 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.qr_code_url = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for qr_code_url: {e}")
-                });
+            self.qr_code_url =
+                value.try_into().map_err(|e| format!("error converting supplied value for qr_code_url: {e}"));
             self
         }
         pub fn reference<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::PaymentRequestReference>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::PaymentRequestReference>>,
             T::Error: ::std::fmt::Display,
         {
-            self.reference = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for reference: {e}")
-                });
+            self.reference =
+                value.try_into().map_err(|e| format!("error converting supplied value for reference: {e}"));
             self
         }
         pub fn reference_id<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::PaymentRequestReferenceId>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::PaymentRequestReferenceId>>,
             T::Error: ::std::fmt::Display,
         {
-            self.reference_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for reference_id: {e}")
-                });
+            self.reference_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for reference_id: {e}"));
             self
         }
         pub fn return_url<T>(mut self, value: T) -> Self
@@ -6615,11 +4995,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
             T::Error: ::std::fmt::Display,
         {
-            self.return_url = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for return_url: {e}")
-                });
+            self.return_url =
+                value.try_into().map_err(|e| format!("error converting supplied value for return_url: {e}"));
             self
         }
         pub fn settlement_balance_id<T>(mut self, value: T) -> Self
@@ -6627,13 +5004,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.settlement_balance_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!(
-                        "error converting supplied value for settlement_balance_id: {e}"
-                    )
-                });
+            self.settlement_balance_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for settlement_balance_id: {e}"));
             self
         }
         pub fn status<T>(mut self, value: T) -> Self
@@ -6641,17 +5013,13 @@ pub mod builder {
             T: ::std::convert::TryInto<super::PaymentRequestStatus>,
             T::Error: ::std::fmt::Display,
         {
-            self.status = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for status: {e}"));
+            self.status = value.try_into().map_err(|e| format!("error converting supplied value for status: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<PaymentRequest> for super::PaymentRequest {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: PaymentRequest,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: PaymentRequest) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 amount: value.amount?,
                 created: value.created?,
@@ -6689,26 +5057,14 @@ pub mod builder {
     #[derive(Clone, Debug)]
     pub struct PaymentRequestCreate {
         amount: ::std::result::Result<super::Amount, ::std::string::String>,
-        currency: ::std::result::Result<
-            ::std::option::Option<super::CurrencyCode>,
-            ::std::string::String,
-        >,
-        reference: ::std::result::Result<
-            ::std::option::Option<super::PaymentRequestCreateReference>,
-            ::std::string::String,
-        >,
-        reference_id: ::std::result::Result<
-            ::std::option::Option<super::PaymentRequestCreateReferenceId>,
-            ::std::string::String,
-        >,
-        return_url: ::std::result::Result<
-            ::std::option::Option<super::PaymentRequestCreateReturnUrl>,
-            ::std::string::String,
-        >,
-        settlement_balance_id: ::std::result::Result<
-            ::std::option::Option<::uuid::Uuid>,
-            ::std::string::String,
-        >,
+        currency: ::std::result::Result<::std::option::Option<super::CurrencyCode>, ::std::string::String>,
+        reference:
+            ::std::result::Result<::std::option::Option<super::PaymentRequestCreateReference>, ::std::string::String>,
+        reference_id:
+            ::std::result::Result<::std::option::Option<super::PaymentRequestCreateReferenceId>, ::std::string::String>,
+        return_url:
+            ::std::result::Result<::std::option::Option<super::PaymentRequestCreateReturnUrl>, ::std::string::String>,
+        settlement_balance_id: ::std::result::Result<::std::option::Option<::uuid::Uuid>, ::std::string::String>,
     }
     impl ::std::default::Default for PaymentRequestCreate {
         fn default() -> Self {
@@ -6728,9 +5084,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::Amount>,
             T::Error: ::std::fmt::Display,
         {
-            self.amount = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for amount: {e}"));
+            self.amount = value.try_into().map_err(|e| format!("error converting supplied value for amount: {e}"));
             self
         }
         pub fn currency<T>(mut self, value: T) -> Self
@@ -6738,53 +5092,34 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::CurrencyCode>>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for currency: {e}")
-                });
+            self.currency = value.try_into().map_err(|e| format!("error converting supplied value for currency: {e}"));
             self
         }
         pub fn reference<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::PaymentRequestCreateReference>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::PaymentRequestCreateReference>>,
             T::Error: ::std::fmt::Display,
         {
-            self.reference = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for reference: {e}")
-                });
+            self.reference =
+                value.try_into().map_err(|e| format!("error converting supplied value for reference: {e}"));
             self
         }
         pub fn reference_id<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::PaymentRequestCreateReferenceId>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::PaymentRequestCreateReferenceId>>,
             T::Error: ::std::fmt::Display,
         {
-            self.reference_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for reference_id: {e}")
-                });
+            self.reference_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for reference_id: {e}"));
             self
         }
         pub fn return_url<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::PaymentRequestCreateReturnUrl>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::PaymentRequestCreateReturnUrl>>,
             T::Error: ::std::fmt::Display,
         {
-            self.return_url = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for return_url: {e}")
-                });
+            self.return_url =
+                value.try_into().map_err(|e| format!("error converting supplied value for return_url: {e}"));
             self
         }
         pub fn settlement_balance_id<T>(mut self, value: T) -> Self
@@ -6792,21 +5127,14 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
             T::Error: ::std::fmt::Display,
         {
-            self.settlement_balance_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!(
-                        "error converting supplied value for settlement_balance_id: {e}"
-                    )
-                });
+            self.settlement_balance_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for settlement_balance_id: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<PaymentRequestCreate> for super::PaymentRequestCreate {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: PaymentRequestCreate,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: PaymentRequestCreate) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 amount: value.amount?,
                 currency: value.currency?,
@@ -6831,10 +5159,7 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct PaymentRequestNotification {
-        created: ::std::result::Result<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-            ::std::string::String,
-        >,
+        created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         data: ::std::result::Result<super::PaymentRequest, ::std::string::String>,
         event: ::std::result::Result<super::WebhookEvent, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
@@ -6855,11 +5180,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.created = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for created: {e}")
-                });
+            self.created = value.try_into().map_err(|e| format!("error converting supplied value for created: {e}"));
             self
         }
         pub fn data<T>(mut self, value: T) -> Self
@@ -6867,9 +5188,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::PaymentRequest>,
             T::Error: ::std::fmt::Display,
         {
-            self.data = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for data: {e}"));
+            self.data = value.try_into().map_err(|e| format!("error converting supplied value for data: {e}"));
             self
         }
         pub fn event<T>(mut self, value: T) -> Self
@@ -6877,9 +5196,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::WebhookEvent>,
             T::Error: ::std::fmt::Display,
         {
-            self.event = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for event: {e}"));
+            self.event = value.try_into().map_err(|e| format!("error converting supplied value for event: {e}"));
             self
         }
         pub fn id<T>(mut self, value: T) -> Self
@@ -6887,35 +5204,19 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.id = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for id: {e}"));
+            self.id = value.try_into().map_err(|e| format!("error converting supplied value for id: {e}"));
             self
         }
     }
-    impl ::std::convert::TryFrom<PaymentRequestNotification>
-    for super::PaymentRequestNotification {
+    impl ::std::convert::TryFrom<PaymentRequestNotification> for super::PaymentRequestNotification {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: PaymentRequestNotification,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                created: value.created?,
-                data: value.data?,
-                event: value.event?,
-                id: value.id?,
-            })
+        fn try_from(value: PaymentRequestNotification) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { created: value.created?, data: value.data?, event: value.event?, id: value.id? })
         }
     }
-    impl ::std::convert::From<super::PaymentRequestNotification>
-    for PaymentRequestNotification {
+    impl ::std::convert::From<super::PaymentRequestNotification> for PaymentRequestNotification {
         fn from(value: super::PaymentRequestNotification) -> Self {
-            Self {
-                created: Ok(value.created),
-                data: Ok(value.data),
-                event: Ok(value.event),
-                id: Ok(value.id),
-            }
+            Self { created: Ok(value.created), data: Ok(value.data), event: Ok(value.event), id: Ok(value.id) }
         }
     }
     #[derive(Clone, Debug)]
@@ -6937,11 +5238,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.endpoint_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for endpoint_id: {e}")
-                });
+            self.endpoint_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for endpoint_id: {e}"));
             self
         }
         pub fn message<T>(mut self, value: T) -> Self
@@ -6949,39 +5247,24 @@ pub mod builder {
             T: ::std::convert::TryInto<super::PingMessage>,
             T::Error: ::std::fmt::Display,
         {
-            self.message = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for message: {e}")
-                });
+            self.message = value.try_into().map_err(|e| format!("error converting supplied value for message: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<Ping> for super::Ping {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: Ping,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                endpoint_id: value.endpoint_id?,
-                message: value.message?,
-            })
+        fn try_from(value: Ping) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { endpoint_id: value.endpoint_id?, message: value.message? })
         }
     }
     impl ::std::convert::From<super::Ping> for Ping {
         fn from(value: super::Ping) -> Self {
-            Self {
-                endpoint_id: Ok(value.endpoint_id),
-                message: Ok(value.message),
-            }
+            Self { endpoint_id: Ok(value.endpoint_id), message: Ok(value.message) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct PingNotification {
-        created: ::std::result::Result<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-            ::std::string::String,
-        >,
+        created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         data: ::std::result::Result<super::Ping, ::std::string::String>,
         event: ::std::result::Result<super::WebhookEvent, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
@@ -7002,11 +5285,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.created = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for created: {e}")
-                });
+            self.created = value.try_into().map_err(|e| format!("error converting supplied value for created: {e}"));
             self
         }
         pub fn data<T>(mut self, value: T) -> Self
@@ -7014,9 +5293,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::Ping>,
             T::Error: ::std::fmt::Display,
         {
-            self.data = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for data: {e}"));
+            self.data = value.try_into().map_err(|e| format!("error converting supplied value for data: {e}"));
             self
         }
         pub fn event<T>(mut self, value: T) -> Self
@@ -7024,9 +5301,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::WebhookEvent>,
             T::Error: ::std::fmt::Display,
         {
-            self.event = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for event: {e}"));
+            self.event = value.try_into().map_err(|e| format!("error converting supplied value for event: {e}"));
             self
         }
         pub fn id<T>(mut self, value: T) -> Self
@@ -7034,51 +5309,29 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.id = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for id: {e}"));
+            self.id = value.try_into().map_err(|e| format!("error converting supplied value for id: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<PingNotification> for super::PingNotification {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: PingNotification,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                created: value.created?,
-                data: value.data?,
-                event: value.event?,
-                id: value.id?,
-            })
+        fn try_from(value: PingNotification) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { created: value.created?, data: value.data?, event: value.event?, id: value.id? })
         }
     }
     impl ::std::convert::From<super::PingNotification> for PingNotification {
         fn from(value: super::PingNotification) -> Self {
-            Self {
-                created: Ok(value.created),
-                data: Ok(value.data),
-                event: Ok(value.event),
-                id: Ok(value.id),
-            }
+            Self { created: Ok(value.created), data: Ok(value.data), event: Ok(value.event), id: Ok(value.id) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct Recipient {
-        alias: ::std::result::Result<
-            ::std::option::Option<super::RecipientAlias>,
-            ::std::string::String,
-        >,
+        alias: ::std::result::Result<::std::option::Option<super::RecipientAlias>, ::std::string::String>,
         bank_account: ::std::result::Result<super::BankAccount, ::std::string::String>,
         country: ::std::result::Result<super::CountryCode, ::std::string::String>,
-        created: ::std::result::Result<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-            ::std::string::String,
-        >,
-        default_reference: ::std::result::Result<
-            ::std::option::Option<super::RecipientDefaultReference>,
-            ::std::string::String,
-        >,
+        created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
+        default_reference:
+            ::std::result::Result<::std::option::Option<super::RecipientDefaultReference>, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
         type_: ::std::result::Result<super::RecipientType, ::std::string::String>,
     }
@@ -7089,9 +5342,7 @@ pub mod builder {
                 bank_account: Err("no value supplied for bank_account".to_string()),
                 country: Err("no value supplied for country".to_string()),
                 created: Err("no value supplied for created".to_string()),
-                default_reference: Err(
-                    "no value supplied for default_reference".to_string(),
-                ),
+                default_reference: Err("no value supplied for default_reference".to_string()),
                 id: Err("no value supplied for id".to_string()),
                 type_: Err("no value supplied for type_".to_string()),
             }
@@ -7103,9 +5354,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::RecipientAlias>>,
             T::Error: ::std::fmt::Display,
         {
-            self.alias = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for alias: {e}"));
+            self.alias = value.try_into().map_err(|e| format!("error converting supplied value for alias: {e}"));
             self
         }
         pub fn bank_account<T>(mut self, value: T) -> Self
@@ -7113,11 +5362,8 @@ pub mod builder {
             T: ::std::convert::TryInto<super::BankAccount>,
             T::Error: ::std::fmt::Display,
         {
-            self.bank_account = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for bank_account: {e}")
-                });
+            self.bank_account =
+                value.try_into().map_err(|e| format!("error converting supplied value for bank_account: {e}"));
             self
         }
         pub fn country<T>(mut self, value: T) -> Self
@@ -7125,11 +5371,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CountryCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.country = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for country: {e}")
-                });
+            self.country = value.try_into().map_err(|e| format!("error converting supplied value for country: {e}"));
             self
         }
         pub fn created<T>(mut self, value: T) -> Self
@@ -7137,25 +5379,16 @@ pub mod builder {
             T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.created = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for created: {e}")
-                });
+            self.created = value.try_into().map_err(|e| format!("error converting supplied value for created: {e}"));
             self
         }
         pub fn default_reference<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::RecipientDefaultReference>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::RecipientDefaultReference>>,
             T::Error: ::std::fmt::Display,
         {
-            self.default_reference = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for default_reference: {e}")
-                });
+            self.default_reference =
+                value.try_into().map_err(|e| format!("error converting supplied value for default_reference: {e}"));
             self
         }
         pub fn id<T>(mut self, value: T) -> Self
@@ -7163,9 +5396,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.id = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for id: {e}"));
+            self.id = value.try_into().map_err(|e| format!("error converting supplied value for id: {e}"));
             self
         }
         pub fn type_<T>(mut self, value: T) -> Self
@@ -7173,17 +5404,13 @@ pub mod builder {
             T: ::std::convert::TryInto<super::RecipientType>,
             T::Error: ::std::fmt::Display,
         {
-            self.type_ = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for type_: {e}"));
+            self.type_ = value.try_into().map_err(|e| format!("error converting supplied value for type_: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<Recipient> for super::Recipient {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: Recipient,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: Recipient) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 alias: value.alias?,
                 bank_account: value.bank_account?,
@@ -7210,16 +5437,11 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct RecipientCreate {
-        alias: ::std::result::Result<
-            ::std::option::Option<super::RecipientCreateAlias>,
-            ::std::string::String,
-        >,
+        alias: ::std::result::Result<::std::option::Option<super::RecipientCreateAlias>, ::std::string::String>,
         bank_account: ::std::result::Result<super::BankAccount, ::std::string::String>,
         country: ::std::result::Result<super::CountryCode, ::std::string::String>,
-        default_reference: ::std::result::Result<
-            ::std::option::Option<super::RecipientCreateDefaultReference>,
-            ::std::string::String,
-        >,
+        default_reference:
+            ::std::result::Result<::std::option::Option<super::RecipientCreateDefaultReference>, ::std::string::String>,
         type_: ::std::result::Result<super::RecipientType, ::std::string::String>,
     }
     impl ::std::default::Default for RecipientCreate {
@@ -7236,14 +5458,10 @@ pub mod builder {
     impl RecipientCreate {
         pub fn alias<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::RecipientCreateAlias>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::RecipientCreateAlias>>,
             T::Error: ::std::fmt::Display,
         {
-            self.alias = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for alias: {e}"));
+            self.alias = value.try_into().map_err(|e| format!("error converting supplied value for alias: {e}"));
             self
         }
         pub fn bank_account<T>(mut self, value: T) -> Self
@@ -7251,11 +5469,8 @@ pub mod builder {
             T: ::std::convert::TryInto<super::BankAccount>,
             T::Error: ::std::fmt::Display,
         {
-            self.bank_account = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for bank_account: {e}")
-                });
+            self.bank_account =
+                value.try_into().map_err(|e| format!("error converting supplied value for bank_account: {e}"));
             self
         }
         pub fn country<T>(mut self, value: T) -> Self
@@ -7263,25 +5478,16 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CountryCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.country = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for country: {e}")
-                });
+            self.country = value.try_into().map_err(|e| format!("error converting supplied value for country: {e}"));
             self
         }
         pub fn default_reference<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::RecipientCreateDefaultReference>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::RecipientCreateDefaultReference>>,
             T::Error: ::std::fmt::Display,
         {
-            self.default_reference = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for default_reference: {e}")
-                });
+            self.default_reference =
+                value.try_into().map_err(|e| format!("error converting supplied value for default_reference: {e}"));
             self
         }
         pub fn type_<T>(mut self, value: T) -> Self
@@ -7289,17 +5495,13 @@ pub mod builder {
             T: ::std::convert::TryInto<super::RecipientType>,
             T::Error: ::std::fmt::Display,
         {
-            self.type_ = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for type_: {e}"));
+            self.type_ = value.try_into().map_err(|e| format!("error converting supplied value for type_: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<RecipientCreate> for super::RecipientCreate {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: RecipientCreate,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: RecipientCreate) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 alias: value.alias?,
                 bank_account: value.bank_account?,
@@ -7322,10 +5524,7 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct RecipientNotification {
-        created: ::std::result::Result<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-            ::std::string::String,
-        >,
+        created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         data: ::std::result::Result<super::Recipient, ::std::string::String>,
         event: ::std::result::Result<super::WebhookEvent, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
@@ -7346,11 +5545,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.created = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for created: {e}")
-                });
+            self.created = value.try_into().map_err(|e| format!("error converting supplied value for created: {e}"));
             self
         }
         pub fn data<T>(mut self, value: T) -> Self
@@ -7358,9 +5553,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::Recipient>,
             T::Error: ::std::fmt::Display,
         {
-            self.data = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for data: {e}"));
+            self.data = value.try_into().map_err(|e| format!("error converting supplied value for data: {e}"));
             self
         }
         pub fn event<T>(mut self, value: T) -> Self
@@ -7368,9 +5561,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::WebhookEvent>,
             T::Error: ::std::fmt::Display,
         {
-            self.event = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for event: {e}"));
+            self.event = value.try_into().map_err(|e| format!("error converting supplied value for event: {e}"));
             self
         }
         pub fn id<T>(mut self, value: T) -> Self
@@ -7378,69 +5569,43 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.id = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for id: {e}"));
+            self.id = value.try_into().map_err(|e| format!("error converting supplied value for id: {e}"));
             self
         }
     }
-    impl ::std::convert::TryFrom<RecipientNotification>
-    for super::RecipientNotification {
+    impl ::std::convert::TryFrom<RecipientNotification> for super::RecipientNotification {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: RecipientNotification,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                created: value.created?,
-                data: value.data?,
-                event: value.event?,
-                id: value.id?,
-            })
+        fn try_from(value: RecipientNotification) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { created: value.created?, data: value.data?, event: value.event?, id: value.id? })
         }
     }
     impl ::std::convert::From<super::RecipientNotification> for RecipientNotification {
         fn from(value: super::RecipientNotification) -> Self {
-            Self {
-                created: Ok(value.created),
-                data: Ok(value.data),
-                event: Ok(value.event),
-                id: Ok(value.id),
-            }
+            Self { created: Ok(value.created), data: Ok(value.data), event: Ok(value.event), id: Ok(value.id) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct RecipientUpdate {
-        alias: ::std::result::Result<
-            ::std::option::Option<super::RecipientUpdateAlias>,
-            ::std::string::String,
-        >,
+        alias: ::std::result::Result<::std::option::Option<super::RecipientUpdateAlias>, ::std::string::String>,
     }
     impl ::std::default::Default for RecipientUpdate {
         fn default() -> Self {
-            Self {
-                alias: Err("no value supplied for alias".to_string()),
-            }
+            Self { alias: Err("no value supplied for alias".to_string()) }
         }
     }
     impl RecipientUpdate {
         pub fn alias<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::RecipientUpdateAlias>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::RecipientUpdateAlias>>,
             T::Error: ::std::fmt::Display,
         {
-            self.alias = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for alias: {e}"));
+            self.alias = value.try_into().map_err(|e| format!("error converting supplied value for alias: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<RecipientUpdate> for super::RecipientUpdate {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: RecipientUpdate,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: RecipientUpdate) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { alias: value.alias? })
         }
     }
@@ -7468,11 +5633,8 @@ pub mod builder {
             T: ::std::convert::TryInto<super::BankAccount>,
             T::Error: ::std::fmt::Display,
         {
-            self.bank_account = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for bank_account: {e}")
-                });
+            self.bank_account =
+                value.try_into().map_err(|e| format!("error converting supplied value for bank_account: {e}"));
             self
         }
         pub fn country<T>(mut self, value: T) -> Self
@@ -7480,43 +5642,25 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CountryCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.country = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for country: {e}")
-                });
+            self.country = value.try_into().map_err(|e| format!("error converting supplied value for country: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<RecipientValidate> for super::RecipientValidate {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: RecipientValidate,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                bank_account: value.bank_account?,
-                country: value.country?,
-            })
+        fn try_from(value: RecipientValidate) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { bank_account: value.bank_account?, country: value.country? })
         }
     }
     impl ::std::convert::From<super::RecipientValidate> for RecipientValidate {
         fn from(value: super::RecipientValidate) -> Self {
-            Self {
-                bank_account: Ok(value.bank_account),
-                country: Ok(value.country),
-            }
+            Self { bank_account: Ok(value.bank_account), country: Ok(value.country) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct RecipientValidation {
-        account_name: ::std::result::Result<
-            ::std::option::Option<::std::string::String>,
-            ::std::string::String,
-        >,
-        account_number: ::std::result::Result<
-            ::std::string::String,
-            ::std::string::String,
-        >,
+        account_name: ::std::result::Result<::std::option::Option<::std::string::String>, ::std::string::String>,
+        account_number: ::std::result::Result<::std::string::String, ::std::string::String>,
         bank_id: ::std::result::Result<::std::string::String, ::std::string::String>,
         bank_name: ::std::result::Result<::std::string::String, ::std::string::String>,
         currency: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
@@ -7538,11 +5682,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
             T::Error: ::std::fmt::Display,
         {
-            self.account_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for account_name: {e}")
-                });
+            self.account_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for account_name: {e}"));
             self
         }
         pub fn account_number<T>(mut self, value: T) -> Self
@@ -7550,11 +5691,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.account_number = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for account_number: {e}")
-                });
+            self.account_number =
+                value.try_into().map_err(|e| format!("error converting supplied value for account_number: {e}"));
             self
         }
         pub fn bank_id<T>(mut self, value: T) -> Self
@@ -7562,11 +5700,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.bank_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for bank_id: {e}")
-                });
+            self.bank_id = value.try_into().map_err(|e| format!("error converting supplied value for bank_id: {e}"));
             self
         }
         pub fn bank_name<T>(mut self, value: T) -> Self
@@ -7574,11 +5708,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.bank_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for bank_name: {e}")
-                });
+            self.bank_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for bank_name: {e}"));
             self
         }
         pub fn currency<T>(mut self, value: T) -> Self
@@ -7586,19 +5717,13 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CurrencyCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for currency: {e}")
-                });
+            self.currency = value.try_into().map_err(|e| format!("error converting supplied value for currency: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<RecipientValidation> for super::RecipientValidation {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: RecipientValidation,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: RecipientValidation) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 account_name: value.account_name?,
                 account_number: value.account_number?,
@@ -7625,9 +5750,7 @@ pub mod builder {
     }
     impl ::std::default::Default for ResultOk {
         fn default() -> Self {
-            Self {
-                result: Err("no value supplied for result".to_string()),
-            }
+            Self { result: Err("no value supplied for result".to_string()) }
         }
     }
     impl ResultOk {
@@ -7636,17 +5759,13 @@ pub mod builder {
             T: ::std::convert::TryInto<super::ResultOkResult>,
             T::Error: ::std::fmt::Display,
         {
-            self.result = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for result: {e}"));
+            self.result = value.try_into().map_err(|e| format!("error converting supplied value for result: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<ResultOk> for super::ResultOk {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: ResultOk,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: ResultOk) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { result: value.result? })
         }
     }
@@ -7663,12 +5782,8 @@ pub mod builder {
     impl ::std::default::Default for SandboxAdvance {
         fn default() -> Self {
             Self {
-                transactions_advanced: Err(
-                    "no value supplied for transactions_advanced".to_string(),
-                ),
-                virtual_accounts_activated: Err(
-                    "no value supplied for virtual_accounts_activated".to_string(),
-                ),
+                transactions_advanced: Err("no value supplied for transactions_advanced".to_string()),
+                virtual_accounts_activated: Err("no value supplied for virtual_accounts_activated".to_string()),
             }
         }
     }
@@ -7678,13 +5793,8 @@ pub mod builder {
             T: ::std::convert::TryInto<i32>,
             T::Error: ::std::fmt::Display,
         {
-            self.transactions_advanced = value
-                .try_into()
-                .map_err(|e| {
-                    format!(
-                        "error converting supplied value for transactions_advanced: {e}"
-                    )
-                });
+            self.transactions_advanced =
+                value.try_into().map_err(|e| format!("error converting supplied value for transactions_advanced: {e}"));
             self
         }
         pub fn virtual_accounts_activated<T>(mut self, value: T) -> Self
@@ -7694,19 +5804,13 @@ pub mod builder {
         {
             self.virtual_accounts_activated = value
                 .try_into()
-                .map_err(|e| {
-                    format!(
-                        "error converting supplied value for virtual_accounts_activated: {e}"
-                    )
-                });
+                .map_err(|e| format!("error converting supplied value for virtual_accounts_activated: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<SandboxAdvance> for super::SandboxAdvance {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: SandboxAdvance,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: SandboxAdvance) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 transactions_advanced: value.transactions_advanced?,
                 virtual_accounts_activated: value.virtual_accounts_activated?,
@@ -7748,80 +5852,48 @@ pub mod builder {
             T: ::std::convert::TryInto<super::Amount>,
             T::Error: ::std::fmt::Display,
         {
-            self.amount = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for amount: {e}"));
+            self.amount = value.try_into().map_err(|e| format!("error converting supplied value for amount: {e}"));
             self
         }
         pub fn payer_name<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::SimulateInboundTransferPayerName>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::SimulateInboundTransferPayerName>>,
             T::Error: ::std::fmt::Display,
         {
-            self.payer_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for payer_name: {e}")
-                });
+            self.payer_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for payer_name: {e}"));
             self
         }
         pub fn reference<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::SimulateInboundTransferReference>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::SimulateInboundTransferReference>>,
             T::Error: ::std::fmt::Display,
         {
-            self.reference = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for reference: {e}")
-                });
+            self.reference =
+                value.try_into().map_err(|e| format!("error converting supplied value for reference: {e}"));
             self
         }
     }
-    impl ::std::convert::TryFrom<SimulateInboundTransfer>
-    for super::SimulateInboundTransfer {
+    impl ::std::convert::TryFrom<SimulateInboundTransfer> for super::SimulateInboundTransfer {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: SimulateInboundTransfer,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                amount: value.amount?,
-                payer_name: value.payer_name?,
-                reference: value.reference?,
-            })
+        fn try_from(value: SimulateInboundTransfer) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { amount: value.amount?, payer_name: value.payer_name?, reference: value.reference? })
         }
     }
-    impl ::std::convert::From<super::SimulateInboundTransfer>
-    for SimulateInboundTransfer {
+    impl ::std::convert::From<super::SimulateInboundTransfer> for SimulateInboundTransfer {
         fn from(value: super::SimulateInboundTransfer) -> Self {
-            Self {
-                amount: Ok(value.amount),
-                payer_name: Ok(value.payer_name),
-                reference: Ok(value.reference),
-            }
+            Self { amount: Ok(value.amount), payer_name: Ok(value.payer_name), reference: Ok(value.reference) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct SimulatePayment {
-        outcome: ::std::result::Result<
-            super::SimulatePaymentOutcome,
-            ::std::string::String,
-        >,
-        payer_name: ::std::result::Result<
-            ::std::option::Option<super::SimulatePaymentPayerName>,
-            ::std::string::String,
-        >,
+        outcome: ::std::result::Result<super::SimulatePaymentOutcome, ::std::string::String>,
+        payer_name:
+            ::std::result::Result<::std::option::Option<super::SimulatePaymentPayerName>, ::std::string::String>,
     }
     impl ::std::default::Default for SimulatePayment {
         fn default() -> Self {
-            Self {
-                outcome: Ok(super::defaults::simulate_payment_outcome()),
-                payer_name: Ok(Default::default()),
-            }
+            Self { outcome: Ok(super::defaults::simulate_payment_outcome()), payer_name: Ok(Default::default()) }
         }
     }
     impl SimulatePayment {
@@ -7830,45 +5902,28 @@ pub mod builder {
             T: ::std::convert::TryInto<super::SimulatePaymentOutcome>,
             T::Error: ::std::fmt::Display,
         {
-            self.outcome = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for outcome: {e}")
-                });
+            self.outcome = value.try_into().map_err(|e| format!("error converting supplied value for outcome: {e}"));
             self
         }
         pub fn payer_name<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::SimulatePaymentPayerName>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::SimulatePaymentPayerName>>,
             T::Error: ::std::fmt::Display,
         {
-            self.payer_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for payer_name: {e}")
-                });
+            self.payer_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for payer_name: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<SimulatePayment> for super::SimulatePayment {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: SimulatePayment,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                outcome: value.outcome?,
-                payer_name: value.payer_name?,
-            })
+        fn try_from(value: SimulatePayment) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { outcome: value.outcome?, payer_name: value.payer_name? })
         }
     }
     impl ::std::convert::From<super::SimulatePayment> for SimulatePayment {
         fn from(value: super::SimulatePayment) -> Self {
-            Self {
-                outcome: Ok(value.outcome),
-                payer_name: Ok(value.payer_name),
-            }
+            Self { outcome: Ok(value.outcome), payer_name: Ok(value.payer_name) }
         }
     }
     #[derive(Clone, Debug)]
@@ -7877,32 +5932,21 @@ pub mod builder {
             ::std::option::Option<super::SimulateTransactionStatusFailureReason>,
             ::std::string::String,
         >,
-        status: ::std::result::Result<
-            super::SimulateTransactionStatusStatus,
-            ::std::string::String,
-        >,
+        status: ::std::result::Result<super::SimulateTransactionStatusStatus, ::std::string::String>,
     }
     impl ::std::default::Default for SimulateTransactionStatus {
         fn default() -> Self {
-            Self {
-                failure_reason: Ok(Default::default()),
-                status: Err("no value supplied for status".to_string()),
-            }
+            Self { failure_reason: Ok(Default::default()), status: Err("no value supplied for status".to_string()) }
         }
     }
     impl SimulateTransactionStatus {
         pub fn failure_reason<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::SimulateTransactionStatusFailureReason>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::SimulateTransactionStatusFailureReason>>,
             T::Error: ::std::fmt::Display,
         {
-            self.failure_reason = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for failure_reason: {e}")
-                });
+            self.failure_reason =
+                value.try_into().map_err(|e| format!("error converting supplied value for failure_reason: {e}"));
             self
         }
         pub fn status<T>(mut self, value: T) -> Self
@@ -7910,45 +5954,28 @@ pub mod builder {
             T: ::std::convert::TryInto<super::SimulateTransactionStatusStatus>,
             T::Error: ::std::fmt::Display,
         {
-            self.status = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for status: {e}"));
+            self.status = value.try_into().map_err(|e| format!("error converting supplied value for status: {e}"));
             self
         }
     }
-    impl ::std::convert::TryFrom<SimulateTransactionStatus>
-    for super::SimulateTransactionStatus {
+    impl ::std::convert::TryFrom<SimulateTransactionStatus> for super::SimulateTransactionStatus {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: SimulateTransactionStatus,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                failure_reason: value.failure_reason?,
-                status: value.status?,
-            })
+        fn try_from(value: SimulateTransactionStatus) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { failure_reason: value.failure_reason?, status: value.status? })
         }
     }
-    impl ::std::convert::From<super::SimulateTransactionStatus>
-    for SimulateTransactionStatus {
+    impl ::std::convert::From<super::SimulateTransactionStatus> for SimulateTransactionStatus {
         fn from(value: super::SimulateTransactionStatus) -> Self {
-            Self {
-                failure_reason: Ok(value.failure_reason),
-                status: Ok(value.status),
-            }
+            Self { failure_reason: Ok(value.failure_reason), status: Ok(value.status) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct SimulateVirtualAccountStatus {
-        status: ::std::result::Result<
-            super::SimulateVirtualAccountStatusStatus,
-            ::std::string::String,
-        >,
+        status: ::std::result::Result<super::SimulateVirtualAccountStatusStatus, ::std::string::String>,
     }
     impl ::std::default::Default for SimulateVirtualAccountStatus {
         fn default() -> Self {
-            Self {
-                status: Err("no value supplied for status".to_string()),
-            }
+            Self { status: Err("no value supplied for status".to_string()) }
         }
     }
     impl SimulateVirtualAccountStatus {
@@ -7957,23 +5984,17 @@ pub mod builder {
             T: ::std::convert::TryInto<super::SimulateVirtualAccountStatusStatus>,
             T::Error: ::std::fmt::Display,
         {
-            self.status = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for status: {e}"));
+            self.status = value.try_into().map_err(|e| format!("error converting supplied value for status: {e}"));
             self
         }
     }
-    impl ::std::convert::TryFrom<SimulateVirtualAccountStatus>
-    for super::SimulateVirtualAccountStatus {
+    impl ::std::convert::TryFrom<SimulateVirtualAccountStatus> for super::SimulateVirtualAccountStatus {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: SimulateVirtualAccountStatus,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: SimulateVirtualAccountStatus) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { status: value.status? })
         }
     }
-    impl ::std::convert::From<super::SimulateVirtualAccountStatus>
-    for SimulateVirtualAccountStatus {
+    impl ::std::convert::From<super::SimulateVirtualAccountStatus> for SimulateVirtualAccountStatus {
         fn from(value: super::SimulateVirtualAccountStatus) -> Self {
             Self { status: Ok(value.status) }
         }
@@ -7982,56 +6003,24 @@ pub mod builder {
     pub struct Transaction {
         amount: ::std::result::Result<super::Amount, ::std::string::String>,
         balance_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
-        created: ::std::result::Result<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-            ::std::string::String,
-        >,
+        created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         currency: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
-        exchange_rate: ::std::result::Result<
-            ::std::option::Option<super::ExchangeRate>,
-            ::std::string::String,
-        >,
-        failure_reason: ::std::result::Result<
-            ::std::option::Option<::std::string::String>,
-            ::std::string::String,
-        >,
+        exchange_rate: ::std::result::Result<::std::option::Option<super::ExchangeRate>, ::std::string::String>,
+        failure_reason: ::std::result::Result<::std::option::Option<::std::string::String>, ::std::string::String>,
         fees: ::std::result::Result<i64, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
-        order_id: ::std::result::Result<
-            ::std::option::Option<super::TransactionOrderId>,
-            ::std::string::String,
-        >,
-        payer_name: ::std::result::Result<
-            ::std::option::Option<::std::string::String>,
-            ::std::string::String,
-        >,
-        payment_method: ::std::result::Result<
-            super::PaymentMethod,
-            ::std::string::String,
-        >,
-        payment_reference: ::std::result::Result<
-            ::std::option::Option<super::TransactionPaymentReference>,
-            ::std::string::String,
-        >,
-        recipient: ::std::result::Result<
-            ::std::option::Option<super::Recipient>,
-            ::std::string::String,
-        >,
-        reference: ::std::result::Result<
-            ::std::option::Option<super::TransactionReference>,
-            ::std::string::String,
-        >,
+        order_id: ::std::result::Result<::std::option::Option<super::TransactionOrderId>, ::std::string::String>,
+        payer_name: ::std::result::Result<::std::option::Option<::std::string::String>, ::std::string::String>,
+        payment_method: ::std::result::Result<super::PaymentMethod, ::std::string::String>,
+        payment_reference:
+            ::std::result::Result<::std::option::Option<super::TransactionPaymentReference>, ::std::string::String>,
+        recipient: ::std::result::Result<::std::option::Option<super::Recipient>, ::std::string::String>,
+        reference: ::std::result::Result<::std::option::Option<super::TransactionReference>, ::std::string::String>,
         status: ::std::result::Result<super::TransactionStatus, ::std::string::String>,
         to_amount: ::std::result::Result<super::Amount, ::std::string::String>,
         to_currency: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
-        transaction_type: ::std::result::Result<
-            super::TransactionType,
-            ::std::string::String,
-        >,
-        virtual_account_id: ::std::result::Result<
-            ::std::option::Option<::uuid::Uuid>,
-            ::std::string::String,
-        >,
+        transaction_type: ::std::result::Result<super::TransactionType, ::std::string::String>,
+        virtual_account_id: ::std::result::Result<::std::option::Option<::uuid::Uuid>, ::std::string::String>,
     }
     impl ::std::default::Default for Transaction {
         fn default() -> Self {
@@ -8047,20 +6036,14 @@ pub mod builder {
                 order_id: Err("no value supplied for order_id".to_string()),
                 payer_name: Err("no value supplied for payer_name".to_string()),
                 payment_method: Err("no value supplied for payment_method".to_string()),
-                payment_reference: Err(
-                    "no value supplied for payment_reference".to_string(),
-                ),
+                payment_reference: Err("no value supplied for payment_reference".to_string()),
                 recipient: Err("no value supplied for recipient".to_string()),
                 reference: Err("no value supplied for reference".to_string()),
                 status: Err("no value supplied for status".to_string()),
                 to_amount: Err("no value supplied for to_amount".to_string()),
                 to_currency: Err("no value supplied for to_currency".to_string()),
-                transaction_type: Err(
-                    "no value supplied for transaction_type".to_string(),
-                ),
-                virtual_account_id: Err(
-                    "no value supplied for virtual_account_id".to_string(),
-                ),
+                transaction_type: Err("no value supplied for transaction_type".to_string()),
+                virtual_account_id: Err("no value supplied for virtual_account_id".to_string()),
             }
         }
     }
@@ -8070,9 +6053,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::Amount>,
             T::Error: ::std::fmt::Display,
         {
-            self.amount = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for amount: {e}"));
+            self.amount = value.try_into().map_err(|e| format!("error converting supplied value for amount: {e}"));
             self
         }
         pub fn balance_id<T>(mut self, value: T) -> Self
@@ -8080,11 +6061,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.balance_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for balance_id: {e}")
-                });
+            self.balance_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for balance_id: {e}"));
             self
         }
         pub fn created<T>(mut self, value: T) -> Self
@@ -8092,11 +6070,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.created = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for created: {e}")
-                });
+            self.created = value.try_into().map_err(|e| format!("error converting supplied value for created: {e}"));
             self
         }
         pub fn currency<T>(mut self, value: T) -> Self
@@ -8104,11 +6078,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CurrencyCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for currency: {e}")
-                });
+            self.currency = value.try_into().map_err(|e| format!("error converting supplied value for currency: {e}"));
             self
         }
         pub fn exchange_rate<T>(mut self, value: T) -> Self
@@ -8116,11 +6086,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::ExchangeRate>>,
             T::Error: ::std::fmt::Display,
         {
-            self.exchange_rate = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for exchange_rate: {e}")
-                });
+            self.exchange_rate =
+                value.try_into().map_err(|e| format!("error converting supplied value for exchange_rate: {e}"));
             self
         }
         pub fn failure_reason<T>(mut self, value: T) -> Self
@@ -8128,11 +6095,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
             T::Error: ::std::fmt::Display,
         {
-            self.failure_reason = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for failure_reason: {e}")
-                });
+            self.failure_reason =
+                value.try_into().map_err(|e| format!("error converting supplied value for failure_reason: {e}"));
             self
         }
         pub fn fees<T>(mut self, value: T) -> Self
@@ -8140,9 +6104,7 @@ pub mod builder {
             T: ::std::convert::TryInto<i64>,
             T::Error: ::std::fmt::Display,
         {
-            self.fees = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for fees: {e}"));
+            self.fees = value.try_into().map_err(|e| format!("error converting supplied value for fees: {e}"));
             self
         }
         pub fn id<T>(mut self, value: T) -> Self
@@ -8150,9 +6112,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.id = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for id: {e}"));
+            self.id = value.try_into().map_err(|e| format!("error converting supplied value for id: {e}"));
             self
         }
         pub fn order_id<T>(mut self, value: T) -> Self
@@ -8160,11 +6120,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::TransactionOrderId>>,
             T::Error: ::std::fmt::Display,
         {
-            self.order_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for order_id: {e}")
-                });
+            self.order_id = value.try_into().map_err(|e| format!("error converting supplied value for order_id: {e}"));
             self
         }
         pub fn payer_name<T>(mut self, value: T) -> Self
@@ -8172,11 +6128,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
             T::Error: ::std::fmt::Display,
         {
-            self.payer_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for payer_name: {e}")
-                });
+            self.payer_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for payer_name: {e}"));
             self
         }
         pub fn payment_method<T>(mut self, value: T) -> Self
@@ -8184,25 +6137,17 @@ pub mod builder {
             T: ::std::convert::TryInto<super::PaymentMethod>,
             T::Error: ::std::fmt::Display,
         {
-            self.payment_method = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for payment_method: {e}")
-                });
+            self.payment_method =
+                value.try_into().map_err(|e| format!("error converting supplied value for payment_method: {e}"));
             self
         }
         pub fn payment_reference<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::TransactionPaymentReference>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::TransactionPaymentReference>>,
             T::Error: ::std::fmt::Display,
         {
-            self.payment_reference = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for payment_reference: {e}")
-                });
+            self.payment_reference =
+                value.try_into().map_err(|e| format!("error converting supplied value for payment_reference: {e}"));
             self
         }
         pub fn recipient<T>(mut self, value: T) -> Self
@@ -8210,25 +6155,17 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::Recipient>>,
             T::Error: ::std::fmt::Display,
         {
-            self.recipient = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for recipient: {e}")
-                });
+            self.recipient =
+                value.try_into().map_err(|e| format!("error converting supplied value for recipient: {e}"));
             self
         }
         pub fn reference<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::TransactionReference>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::TransactionReference>>,
             T::Error: ::std::fmt::Display,
         {
-            self.reference = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for reference: {e}")
-                });
+            self.reference =
+                value.try_into().map_err(|e| format!("error converting supplied value for reference: {e}"));
             self
         }
         pub fn status<T>(mut self, value: T) -> Self
@@ -8236,9 +6173,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::TransactionStatus>,
             T::Error: ::std::fmt::Display,
         {
-            self.status = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for status: {e}"));
+            self.status = value.try_into().map_err(|e| format!("error converting supplied value for status: {e}"));
             self
         }
         pub fn to_amount<T>(mut self, value: T) -> Self
@@ -8246,11 +6181,8 @@ pub mod builder {
             T: ::std::convert::TryInto<super::Amount>,
             T::Error: ::std::fmt::Display,
         {
-            self.to_amount = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for to_amount: {e}")
-                });
+            self.to_amount =
+                value.try_into().map_err(|e| format!("error converting supplied value for to_amount: {e}"));
             self
         }
         pub fn to_currency<T>(mut self, value: T) -> Self
@@ -8258,11 +6190,8 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CurrencyCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.to_currency = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for to_currency: {e}")
-                });
+            self.to_currency =
+                value.try_into().map_err(|e| format!("error converting supplied value for to_currency: {e}"));
             self
         }
         pub fn transaction_type<T>(mut self, value: T) -> Self
@@ -8270,11 +6199,8 @@ pub mod builder {
             T: ::std::convert::TryInto<super::TransactionType>,
             T::Error: ::std::fmt::Display,
         {
-            self.transaction_type = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for transaction_type: {e}")
-                });
+            self.transaction_type =
+                value.try_into().map_err(|e| format!("error converting supplied value for transaction_type: {e}"));
             self
         }
         pub fn virtual_account_id<T>(mut self, value: T) -> Self
@@ -8282,21 +6208,14 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
             T::Error: ::std::fmt::Display,
         {
-            self.virtual_account_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!(
-                        "error converting supplied value for virtual_account_id: {e}"
-                    )
-                });
+            self.virtual_account_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for virtual_account_id: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<Transaction> for super::Transaction {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: Transaction,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: Transaction) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 amount: value.amount?,
                 balance_id: value.balance_id?,
@@ -8347,28 +6266,14 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct TransactionCreate {
-        amount: ::std::result::Result<
-            ::std::option::Option<super::Amount>,
-            ::std::string::String,
-        >,
+        amount: ::std::result::Result<::std::option::Option<super::Amount>, ::std::string::String>,
         balance_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
-        order_id: ::std::result::Result<
-            ::std::option::Option<super::TransactionCreateOrderId>,
-            ::std::string::String,
-        >,
+        order_id: ::std::result::Result<::std::option::Option<super::TransactionCreateOrderId>, ::std::string::String>,
         recipient_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
-        reference: ::std::result::Result<
-            ::std::option::Option<super::TransactionCreateReference>,
-            ::std::string::String,
-        >,
-        to_amount: ::std::result::Result<
-            ::std::option::Option<super::Amount>,
-            ::std::string::String,
-        >,
-        transaction_type: ::std::result::Result<
-            super::TransactionCreateTransactionType,
-            ::std::string::String,
-        >,
+        reference:
+            ::std::result::Result<::std::option::Option<super::TransactionCreateReference>, ::std::string::String>,
+        to_amount: ::std::result::Result<::std::option::Option<super::Amount>, ::std::string::String>,
+        transaction_type: ::std::result::Result<super::TransactionCreateTransactionType, ::std::string::String>,
     }
     impl ::std::default::Default for TransactionCreate {
         fn default() -> Self {
@@ -8379,9 +6284,7 @@ pub mod builder {
                 recipient_id: Err("no value supplied for recipient_id".to_string()),
                 reference: Ok(Default::default()),
                 to_amount: Ok(Default::default()),
-                transaction_type: Err(
-                    "no value supplied for transaction_type".to_string(),
-                ),
+                transaction_type: Err("no value supplied for transaction_type".to_string()),
             }
         }
     }
@@ -8391,9 +6294,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::Amount>>,
             T::Error: ::std::fmt::Display,
         {
-            self.amount = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for amount: {e}"));
+            self.amount = value.try_into().map_err(|e| format!("error converting supplied value for amount: {e}"));
             self
         }
         pub fn balance_id<T>(mut self, value: T) -> Self
@@ -8401,25 +6302,16 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.balance_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for balance_id: {e}")
-                });
+            self.balance_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for balance_id: {e}"));
             self
         }
         pub fn order_id<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::TransactionCreateOrderId>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::TransactionCreateOrderId>>,
             T::Error: ::std::fmt::Display,
         {
-            self.order_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for order_id: {e}")
-                });
+            self.order_id = value.try_into().map_err(|e| format!("error converting supplied value for order_id: {e}"));
             self
         }
         pub fn recipient_id<T>(mut self, value: T) -> Self
@@ -8427,25 +6319,17 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.recipient_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for recipient_id: {e}")
-                });
+            self.recipient_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for recipient_id: {e}"));
             self
         }
         pub fn reference<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::TransactionCreateReference>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::TransactionCreateReference>>,
             T::Error: ::std::fmt::Display,
         {
-            self.reference = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for reference: {e}")
-                });
+            self.reference =
+                value.try_into().map_err(|e| format!("error converting supplied value for reference: {e}"));
             self
         }
         pub fn to_amount<T>(mut self, value: T) -> Self
@@ -8453,11 +6337,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::Amount>>,
             T::Error: ::std::fmt::Display,
         {
-            self.to_amount = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for to_amount: {e}")
-                });
+            self.to_amount =
+                value.try_into().map_err(|e| format!("error converting supplied value for to_amount: {e}"));
             self
         }
         pub fn transaction_type<T>(mut self, value: T) -> Self
@@ -8465,19 +6346,14 @@ pub mod builder {
             T: ::std::convert::TryInto<super::TransactionCreateTransactionType>,
             T::Error: ::std::fmt::Display,
         {
-            self.transaction_type = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for transaction_type: {e}")
-                });
+            self.transaction_type =
+                value.try_into().map_err(|e| format!("error converting supplied value for transaction_type: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<TransactionCreate> for super::TransactionCreate {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: TransactionCreate,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: TransactionCreate) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 amount: value.amount?,
                 balance_id: value.balance_id?,
@@ -8504,10 +6380,7 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct TransactionNotification {
-        created: ::std::result::Result<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-            ::std::string::String,
-        >,
+        created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         data: ::std::result::Result<super::Transaction, ::std::string::String>,
         event: ::std::result::Result<super::WebhookEvent, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
@@ -8528,11 +6401,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.created = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for created: {e}")
-                });
+            self.created = value.try_into().map_err(|e| format!("error converting supplied value for created: {e}"));
             self
         }
         pub fn data<T>(mut self, value: T) -> Self
@@ -8540,9 +6409,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::Transaction>,
             T::Error: ::std::fmt::Display,
         {
-            self.data = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for data: {e}"));
+            self.data = value.try_into().map_err(|e| format!("error converting supplied value for data: {e}"));
             self
         }
         pub fn event<T>(mut self, value: T) -> Self
@@ -8550,9 +6417,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::WebhookEvent>,
             T::Error: ::std::fmt::Display,
         {
-            self.event = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for event: {e}"));
+            self.event = value.try_into().map_err(|e| format!("error converting supplied value for event: {e}"));
             self
         }
         pub fn id<T>(mut self, value: T) -> Self
@@ -8560,66 +6425,33 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.id = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for id: {e}"));
+            self.id = value.try_into().map_err(|e| format!("error converting supplied value for id: {e}"));
             self
         }
     }
-    impl ::std::convert::TryFrom<TransactionNotification>
-    for super::TransactionNotification {
+    impl ::std::convert::TryFrom<TransactionNotification> for super::TransactionNotification {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: TransactionNotification,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                created: value.created?,
-                data: value.data?,
-                event: value.event?,
-                id: value.id?,
-            })
+        fn try_from(value: TransactionNotification) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { created: value.created?, data: value.data?, event: value.event?, id: value.id? })
         }
     }
-    impl ::std::convert::From<super::TransactionNotification>
-    for TransactionNotification {
+    impl ::std::convert::From<super::TransactionNotification> for TransactionNotification {
         fn from(value: super::TransactionNotification) -> Self {
-            Self {
-                created: Ok(value.created),
-                data: Ok(value.data),
-                event: Ok(value.event),
-                id: Ok(value.id),
-            }
+            Self { created: Ok(value.created), data: Ok(value.data), event: Ok(value.event), id: Ok(value.id) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct VirtualAccount {
-        account_name: ::std::result::Result<
-            super::VirtualAccountAccountName,
-            ::std::string::String,
-        >,
-        created: ::std::result::Result<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-            ::std::string::String,
-        >,
+        account_name: ::std::result::Result<super::VirtualAccountAccountName, ::std::string::String>,
+        created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         currency: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
         details: ::std::result::Result<super::AccountDetails, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
-        reference_id: ::std::result::Result<
-            ::std::option::Option<super::VirtualAccountReferenceId>,
-            ::std::string::String,
-        >,
-        settlement_balance_id: ::std::result::Result<
-            ::uuid::Uuid,
-            ::std::string::String,
-        >,
-        status: ::std::result::Result<
-            super::VirtualAccountStatus,
-            ::std::string::String,
-        >,
-        supported_channels: ::std::result::Result<
-            ::std::vec::Vec<::std::string::String>,
-            ::std::string::String,
-        >,
+        reference_id:
+            ::std::result::Result<::std::option::Option<super::VirtualAccountReferenceId>, ::std::string::String>,
+        settlement_balance_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+        status: ::std::result::Result<super::VirtualAccountStatus, ::std::string::String>,
+        supported_channels: ::std::result::Result<::std::vec::Vec<::std::string::String>, ::std::string::String>,
         type_: ::std::result::Result<super::AddressType, ::std::string::String>,
     }
     impl ::std::default::Default for VirtualAccount {
@@ -8631,13 +6463,9 @@ pub mod builder {
                 details: Err("no value supplied for details".to_string()),
                 id: Err("no value supplied for id".to_string()),
                 reference_id: Err("no value supplied for reference_id".to_string()),
-                settlement_balance_id: Err(
-                    "no value supplied for settlement_balance_id".to_string(),
-                ),
+                settlement_balance_id: Err("no value supplied for settlement_balance_id".to_string()),
                 status: Err("no value supplied for status".to_string()),
-                supported_channels: Err(
-                    "no value supplied for supported_channels".to_string(),
-                ),
+                supported_channels: Err("no value supplied for supported_channels".to_string()),
                 type_: Err("no value supplied for type_".to_string()),
             }
         }
@@ -8648,11 +6476,8 @@ pub mod builder {
             T: ::std::convert::TryInto<super::VirtualAccountAccountName>,
             T::Error: ::std::fmt::Display,
         {
-            self.account_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for account_name: {e}")
-                });
+            self.account_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for account_name: {e}"));
             self
         }
         pub fn created<T>(mut self, value: T) -> Self
@@ -8660,11 +6485,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.created = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for created: {e}")
-                });
+            self.created = value.try_into().map_err(|e| format!("error converting supplied value for created: {e}"));
             self
         }
         pub fn currency<T>(mut self, value: T) -> Self
@@ -8672,11 +6493,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CurrencyCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for currency: {e}")
-                });
+            self.currency = value.try_into().map_err(|e| format!("error converting supplied value for currency: {e}"));
             self
         }
         pub fn details<T>(mut self, value: T) -> Self
@@ -8684,11 +6501,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::AccountDetails>,
             T::Error: ::std::fmt::Display,
         {
-            self.details = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for details: {e}")
-                });
+            self.details = value.try_into().map_err(|e| format!("error converting supplied value for details: {e}"));
             self
         }
         pub fn id<T>(mut self, value: T) -> Self
@@ -8696,23 +6509,16 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.id = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for id: {e}"));
+            self.id = value.try_into().map_err(|e| format!("error converting supplied value for id: {e}"));
             self
         }
         pub fn reference_id<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::VirtualAccountReferenceId>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::VirtualAccountReferenceId>>,
             T::Error: ::std::fmt::Display,
         {
-            self.reference_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for reference_id: {e}")
-                });
+            self.reference_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for reference_id: {e}"));
             self
         }
         pub fn settlement_balance_id<T>(mut self, value: T) -> Self
@@ -8720,13 +6526,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.settlement_balance_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!(
-                        "error converting supplied value for settlement_balance_id: {e}"
-                    )
-                });
+            self.settlement_balance_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for settlement_balance_id: {e}"));
             self
         }
         pub fn status<T>(mut self, value: T) -> Self
@@ -8734,9 +6535,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::VirtualAccountStatus>,
             T::Error: ::std::fmt::Display,
         {
-            self.status = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for status: {e}"));
+            self.status = value.try_into().map_err(|e| format!("error converting supplied value for status: {e}"));
             self
         }
         pub fn supported_channels<T>(mut self, value: T) -> Self
@@ -8744,13 +6543,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
             T::Error: ::std::fmt::Display,
         {
-            self.supported_channels = value
-                .try_into()
-                .map_err(|e| {
-                    format!(
-                        "error converting supplied value for supported_channels: {e}"
-                    )
-                });
+            self.supported_channels =
+                value.try_into().map_err(|e| format!("error converting supplied value for supported_channels: {e}"));
             self
         }
         pub fn type_<T>(mut self, value: T) -> Self
@@ -8758,17 +6552,13 @@ pub mod builder {
             T: ::std::convert::TryInto<super::AddressType>,
             T::Error: ::std::fmt::Display,
         {
-            self.type_ = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for type_: {e}"));
+            self.type_ = value.try_into().map_err(|e| format!("error converting supplied value for type_: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<VirtualAccount> for super::VirtualAccount {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: VirtualAccount,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: VirtualAccount) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 account_name: value.account_name?,
                 created: value.created?,
@@ -8801,22 +6591,12 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct VirtualAccountCreate {
-        account_name: ::std::result::Result<
-            ::std::option::Option<super::VirtualAccountCreateAccountName>,
-            ::std::string::String,
-        >,
-        currency: ::std::result::Result<
-            ::std::option::Option<super::CurrencyCode>,
-            ::std::string::String,
-        >,
-        reference_id: ::std::result::Result<
-            ::std::option::Option<super::VirtualAccountCreateReferenceId>,
-            ::std::string::String,
-        >,
-        settlement_balance_id: ::std::result::Result<
-            ::std::option::Option<::uuid::Uuid>,
-            ::std::string::String,
-        >,
+        account_name:
+            ::std::result::Result<::std::option::Option<super::VirtualAccountCreateAccountName>, ::std::string::String>,
+        currency: ::std::result::Result<::std::option::Option<super::CurrencyCode>, ::std::string::String>,
+        reference_id:
+            ::std::result::Result<::std::option::Option<super::VirtualAccountCreateReferenceId>, ::std::string::String>,
+        settlement_balance_id: ::std::result::Result<::std::option::Option<::uuid::Uuid>, ::std::string::String>,
     }
     impl ::std::default::Default for VirtualAccountCreate {
         fn default() -> Self {
@@ -8831,16 +6611,11 @@ pub mod builder {
     impl VirtualAccountCreate {
         pub fn account_name<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::VirtualAccountCreateAccountName>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::VirtualAccountCreateAccountName>>,
             T::Error: ::std::fmt::Display,
         {
-            self.account_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for account_name: {e}")
-                });
+            self.account_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for account_name: {e}"));
             self
         }
         pub fn currency<T>(mut self, value: T) -> Self
@@ -8848,25 +6623,16 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::CurrencyCode>>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for currency: {e}")
-                });
+            self.currency = value.try_into().map_err(|e| format!("error converting supplied value for currency: {e}"));
             self
         }
         pub fn reference_id<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<super::VirtualAccountCreateReferenceId>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<super::VirtualAccountCreateReferenceId>>,
             T::Error: ::std::fmt::Display,
         {
-            self.reference_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for reference_id: {e}")
-                });
+            self.reference_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for reference_id: {e}"));
             self
         }
         pub fn settlement_balance_id<T>(mut self, value: T) -> Self
@@ -8874,21 +6640,14 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
             T::Error: ::std::fmt::Display,
         {
-            self.settlement_balance_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!(
-                        "error converting supplied value for settlement_balance_id: {e}"
-                    )
-                });
+            self.settlement_balance_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for settlement_balance_id: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<VirtualAccountCreate> for super::VirtualAccountCreate {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: VirtualAccountCreate,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: VirtualAccountCreate) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 account_name: value.account_name?,
                 currency: value.currency?,
@@ -8909,10 +6668,7 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct VirtualAccountNotification {
-        created: ::std::result::Result<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-            ::std::string::String,
-        >,
+        created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         data: ::std::result::Result<super::VirtualAccount, ::std::string::String>,
         event: ::std::result::Result<super::WebhookEvent, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
@@ -8933,11 +6689,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.created = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for created: {e}")
-                });
+            self.created = value.try_into().map_err(|e| format!("error converting supplied value for created: {e}"));
             self
         }
         pub fn data<T>(mut self, value: T) -> Self
@@ -8945,9 +6697,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::VirtualAccount>,
             T::Error: ::std::fmt::Display,
         {
-            self.data = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for data: {e}"));
+            self.data = value.try_into().map_err(|e| format!("error converting supplied value for data: {e}"));
             self
         }
         pub fn event<T>(mut self, value: T) -> Self
@@ -8955,9 +6705,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::WebhookEvent>,
             T::Error: ::std::fmt::Display,
         {
-            self.event = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for event: {e}"));
+            self.event = value.try_into().map_err(|e| format!("error converting supplied value for event: {e}"));
             self
         }
         pub fn id<T>(mut self, value: T) -> Self
@@ -8965,49 +6713,28 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.id = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for id: {e}"));
+            self.id = value.try_into().map_err(|e| format!("error converting supplied value for id: {e}"));
             self
         }
     }
-    impl ::std::convert::TryFrom<VirtualAccountNotification>
-    for super::VirtualAccountNotification {
+    impl ::std::convert::TryFrom<VirtualAccountNotification> for super::VirtualAccountNotification {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: VirtualAccountNotification,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                created: value.created?,
-                data: value.data?,
-                event: value.event?,
-                id: value.id?,
-            })
+        fn try_from(value: VirtualAccountNotification) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { created: value.created?, data: value.data?, event: value.event?, id: value.id? })
         }
     }
-    impl ::std::convert::From<super::VirtualAccountNotification>
-    for VirtualAccountNotification {
+    impl ::std::convert::From<super::VirtualAccountNotification> for VirtualAccountNotification {
         fn from(value: super::VirtualAccountNotification) -> Self {
-            Self {
-                created: Ok(value.created),
-                data: Ok(value.data),
-                event: Ok(value.event),
-                id: Ok(value.id),
-            }
+            Self { created: Ok(value.created), data: Ok(value.data), event: Ok(value.event), id: Ok(value.id) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct VirtualAccountUpdate {
-        account_name: ::std::result::Result<
-            super::VirtualAccountUpdateAccountName,
-            ::std::string::String,
-        >,
+        account_name: ::std::result::Result<super::VirtualAccountUpdateAccountName, ::std::string::String>,
     }
     impl ::std::default::Default for VirtualAccountUpdate {
         fn default() -> Self {
-            Self {
-                account_name: Err("no value supplied for account_name".to_string()),
-            }
+            Self { account_name: Err("no value supplied for account_name".to_string()) }
         }
     }
     impl VirtualAccountUpdate {
@@ -9016,41 +6743,27 @@ pub mod builder {
             T: ::std::convert::TryInto<super::VirtualAccountUpdateAccountName>,
             T::Error: ::std::fmt::Display,
         {
-            self.account_name = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for account_name: {e}")
-                });
+            self.account_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for account_name: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<VirtualAccountUpdate> for super::VirtualAccountUpdate {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: VirtualAccountUpdate,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                account_name: value.account_name?,
-            })
+        fn try_from(value: VirtualAccountUpdate) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { account_name: value.account_name? })
         }
     }
     impl ::std::convert::From<super::VirtualAccountUpdate> for VirtualAccountUpdate {
         fn from(value: super::VirtualAccountUpdate) -> Self {
-            Self {
-                account_name: Ok(value.account_name),
-            }
+            Self { account_name: Ok(value.account_name) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct Webhook {
-        created: ::std::result::Result<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-            ::std::string::String,
-        >,
-        data: ::std::result::Result<
-            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-            ::std::string::String,
-        >,
+        created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
+        data:
+            ::std::result::Result<::serde_json::Map<::std::string::String, ::serde_json::Value>, ::std::string::String>,
         endpoint_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
         event: ::std::result::Result<super::WebhookEvent, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
@@ -9058,10 +6771,7 @@ pub mod builder {
             ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
             ::std::string::String,
         >,
-        response_code: ::std::result::Result<
-            ::std::option::Option<i32>,
-            ::std::string::String,
-        >,
+        response_code: ::std::result::Result<::std::option::Option<i32>, ::std::string::String>,
         retry_count: ::std::result::Result<i32, ::std::string::String>,
         status: ::std::result::Result<super::DeliveryStatus, ::std::string::String>,
     }
@@ -9086,23 +6796,15 @@ pub mod builder {
             T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.created = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for created: {e}")
-                });
+            self.created = value.try_into().map_err(|e| format!("error converting supplied value for created: {e}"));
             self
         }
         pub fn data<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-            >,
+            T: ::std::convert::TryInto<::serde_json::Map<::std::string::String, ::serde_json::Value>>,
             T::Error: ::std::fmt::Display,
         {
-            self.data = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for data: {e}"));
+            self.data = value.try_into().map_err(|e| format!("error converting supplied value for data: {e}"));
             self
         }
         pub fn endpoint_id<T>(mut self, value: T) -> Self
@@ -9110,11 +6812,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.endpoint_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for endpoint_id: {e}")
-                });
+            self.endpoint_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for endpoint_id: {e}"));
             self
         }
         pub fn event<T>(mut self, value: T) -> Self
@@ -9122,9 +6821,7 @@ pub mod builder {
             T: ::std::convert::TryInto<super::WebhookEvent>,
             T::Error: ::std::fmt::Display,
         {
-            self.event = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for event: {e}"));
+            self.event = value.try_into().map_err(|e| format!("error converting supplied value for event: {e}"));
             self
         }
         pub fn id<T>(mut self, value: T) -> Self
@@ -9132,23 +6829,16 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.id = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for id: {e}"));
+            self.id = value.try_into().map_err(|e| format!("error converting supplied value for id: {e}"));
             self
         }
         pub fn next_attempt<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>>,
             T::Error: ::std::fmt::Display,
         {
-            self.next_attempt = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for next_attempt: {e}")
-                });
+            self.next_attempt =
+                value.try_into().map_err(|e| format!("error converting supplied value for next_attempt: {e}"));
             self
         }
         pub fn response_code<T>(mut self, value: T) -> Self
@@ -9156,11 +6846,8 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<i32>>,
             T::Error: ::std::fmt::Display,
         {
-            self.response_code = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for response_code: {e}")
-                });
+            self.response_code =
+                value.try_into().map_err(|e| format!("error converting supplied value for response_code: {e}"));
             self
         }
         pub fn retry_count<T>(mut self, value: T) -> Self
@@ -9168,11 +6855,8 @@ pub mod builder {
             T: ::std::convert::TryInto<i32>,
             T::Error: ::std::fmt::Display,
         {
-            self.retry_count = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for retry_count: {e}")
-                });
+            self.retry_count =
+                value.try_into().map_err(|e| format!("error converting supplied value for retry_count: {e}"));
             self
         }
         pub fn status<T>(mut self, value: T) -> Self
@@ -9180,17 +6864,13 @@ pub mod builder {
             T: ::std::convert::TryInto<super::DeliveryStatus>,
             T::Error: ::std::fmt::Display,
         {
-            self.status = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for status: {e}"));
+            self.status = value.try_into().map_err(|e| format!("error converting supplied value for status: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<Webhook> for super::Webhook {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: Webhook,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: Webhook) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 created: value.created?,
                 data: value.data?,
@@ -9221,14 +6901,9 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct WebhookEndpoint {
-        created: ::std::result::Result<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-            ::std::string::String,
-        >,
-        events: ::std::result::Result<
-            ::std::option::Option<::std::vec::Vec<super::WebhookEvent>>,
-            ::std::string::String,
-        >,
+        created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
+        events:
+            ::std::result::Result<::std::option::Option<::std::vec::Vec<super::WebhookEvent>>, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
         url: ::std::result::Result<super::WebhookEndpointUrl, ::std::string::String>,
     }
@@ -9248,23 +6923,15 @@ pub mod builder {
             T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.created = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for created: {e}")
-                });
+            self.created = value.try_into().map_err(|e| format!("error converting supplied value for created: {e}"));
             self
         }
         pub fn events<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<::std::vec::Vec<super::WebhookEvent>>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<::std::vec::Vec<super::WebhookEvent>>>,
             T::Error: ::std::fmt::Display,
         {
-            self.events = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for events: {e}"));
+            self.events = value.try_into().map_err(|e| format!("error converting supplied value for events: {e}"));
             self
         }
         pub fn id<T>(mut self, value: T) -> Self
@@ -9272,9 +6939,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.id = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for id: {e}"));
+            self.id = value.try_into().map_err(|e| format!("error converting supplied value for id: {e}"));
             self
         }
         pub fn url<T>(mut self, value: T) -> Self
@@ -9282,65 +6947,39 @@ pub mod builder {
             T: ::std::convert::TryInto<super::WebhookEndpointUrl>,
             T::Error: ::std::fmt::Display,
         {
-            self.url = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for url: {e}"));
+            self.url = value.try_into().map_err(|e| format!("error converting supplied value for url: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<WebhookEndpoint> for super::WebhookEndpoint {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: WebhookEndpoint,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                created: value.created?,
-                events: value.events?,
-                id: value.id?,
-                url: value.url?,
-            })
+        fn try_from(value: WebhookEndpoint) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { created: value.created?, events: value.events?, id: value.id?, url: value.url? })
         }
     }
     impl ::std::convert::From<super::WebhookEndpoint> for WebhookEndpoint {
         fn from(value: super::WebhookEndpoint) -> Self {
-            Self {
-                created: Ok(value.created),
-                events: Ok(value.events),
-                id: Ok(value.id),
-                url: Ok(value.url),
-            }
+            Self { created: Ok(value.created), events: Ok(value.events), id: Ok(value.id), url: Ok(value.url) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct WebhookEndpointCreate {
-        events: ::std::result::Result<
-            ::std::option::Option<::std::vec::Vec<super::WebhookEvent>>,
-            ::std::string::String,
-        >,
-        url: ::std::result::Result<
-            super::WebhookEndpointCreateUrl,
-            ::std::string::String,
-        >,
+        events:
+            ::std::result::Result<::std::option::Option<::std::vec::Vec<super::WebhookEvent>>, ::std::string::String>,
+        url: ::std::result::Result<super::WebhookEndpointCreateUrl, ::std::string::String>,
     }
     impl ::std::default::Default for WebhookEndpointCreate {
         fn default() -> Self {
-            Self {
-                events: Ok(Default::default()),
-                url: Err("no value supplied for url".to_string()),
-            }
+            Self { events: Ok(Default::default()), url: Err("no value supplied for url".to_string()) }
         }
     }
     impl WebhookEndpointCreate {
         pub fn events<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<::std::vec::Vec<super::WebhookEvent>>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<::std::vec::Vec<super::WebhookEvent>>>,
             T::Error: ::std::fmt::Display,
         {
-            self.events = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for events: {e}"));
+            self.events = value.try_into().map_err(|e| format!("error converting supplied value for events: {e}"));
             self
         }
         pub fn url<T>(mut self, value: T) -> Self
@@ -9348,48 +6987,29 @@ pub mod builder {
             T: ::std::convert::TryInto<super::WebhookEndpointCreateUrl>,
             T::Error: ::std::fmt::Display,
         {
-            self.url = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for url: {e}"));
+            self.url = value.try_into().map_err(|e| format!("error converting supplied value for url: {e}"));
             self
         }
     }
-    impl ::std::convert::TryFrom<WebhookEndpointCreate>
-    for super::WebhookEndpointCreate {
+    impl ::std::convert::TryFrom<WebhookEndpointCreate> for super::WebhookEndpointCreate {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: WebhookEndpointCreate,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                events: value.events?,
-                url: value.url?,
-            })
+        fn try_from(value: WebhookEndpointCreate) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { events: value.events?, url: value.url? })
         }
     }
     impl ::std::convert::From<super::WebhookEndpointCreate> for WebhookEndpointCreate {
         fn from(value: super::WebhookEndpointCreate) -> Self {
-            Self {
-                events: Ok(value.events),
-                url: Ok(value.url),
-            }
+            Self { events: Ok(value.events), url: Ok(value.url) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct WebhookEndpointWithSecret {
-        created: ::std::result::Result<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-            ::std::string::String,
-        >,
-        events: ::std::result::Result<
-            ::std::option::Option<::std::vec::Vec<super::WebhookEvent>>,
-            ::std::string::String,
-        >,
+        created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
+        events:
+            ::std::result::Result<::std::option::Option<::std::vec::Vec<super::WebhookEvent>>, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
         secret: ::std::result::Result<::std::string::String, ::std::string::String>,
-        url: ::std::result::Result<
-            super::WebhookEndpointWithSecretUrl,
-            ::std::string::String,
-        >,
+        url: ::std::result::Result<super::WebhookEndpointWithSecretUrl, ::std::string::String>,
     }
     impl ::std::default::Default for WebhookEndpointWithSecret {
         fn default() -> Self {
@@ -9408,23 +7028,15 @@ pub mod builder {
             T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.created = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for created: {e}")
-                });
+            self.created = value.try_into().map_err(|e| format!("error converting supplied value for created: {e}"));
             self
         }
         pub fn events<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<
-                ::std::option::Option<::std::vec::Vec<super::WebhookEvent>>,
-            >,
+            T: ::std::convert::TryInto<::std::option::Option<::std::vec::Vec<super::WebhookEvent>>>,
             T::Error: ::std::fmt::Display,
         {
-            self.events = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for events: {e}"));
+            self.events = value.try_into().map_err(|e| format!("error converting supplied value for events: {e}"));
             self
         }
         pub fn id<T>(mut self, value: T) -> Self
@@ -9432,9 +7044,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.id = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for id: {e}"));
+            self.id = value.try_into().map_err(|e| format!("error converting supplied value for id: {e}"));
             self
         }
         pub fn secret<T>(mut self, value: T) -> Self
@@ -9442,9 +7052,7 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::string::String>,
             T::Error: ::std::fmt::Display,
         {
-            self.secret = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for secret: {e}"));
+            self.secret = value.try_into().map_err(|e| format!("error converting supplied value for secret: {e}"));
             self
         }
         pub fn url<T>(mut self, value: T) -> Self
@@ -9452,18 +7060,13 @@ pub mod builder {
             T: ::std::convert::TryInto<super::WebhookEndpointWithSecretUrl>,
             T::Error: ::std::fmt::Display,
         {
-            self.url = value
-                .try_into()
-                .map_err(|e| format!("error converting supplied value for url: {e}"));
+            self.url = value.try_into().map_err(|e| format!("error converting supplied value for url: {e}"));
             self
         }
     }
-    impl ::std::convert::TryFrom<WebhookEndpointWithSecret>
-    for super::WebhookEndpointWithSecret {
+    impl ::std::convert::TryFrom<WebhookEndpointWithSecret> for super::WebhookEndpointWithSecret {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: WebhookEndpointWithSecret,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(value: WebhookEndpointWithSecret) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 created: value.created?,
                 events: value.events?,
@@ -9473,8 +7076,7 @@ pub mod builder {
             })
         }
     }
-    impl ::std::convert::From<super::WebhookEndpointWithSecret>
-    for WebhookEndpointWithSecret {
+    impl ::std::convert::From<super::WebhookEndpointWithSecret> for WebhookEndpointWithSecret {
         fn from(value: super::WebhookEndpointWithSecret) -> Self {
             Self {
                 created: Ok(value.created),
@@ -9491,9 +7093,7 @@ pub mod builder {
     }
     impl ::std::default::Default for WebhookPing {
         fn default() -> Self {
-            Self {
-                endpoint_id: Err("no value supplied for endpoint_id".to_string()),
-            }
+            Self { endpoint_id: Err("no value supplied for endpoint_id".to_string()) }
         }
     }
     impl WebhookPing {
@@ -9502,29 +7102,20 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.endpoint_id = value
-                .try_into()
-                .map_err(|e| {
-                    format!("error converting supplied value for endpoint_id: {e}")
-                });
+            self.endpoint_id =
+                value.try_into().map_err(|e| format!("error converting supplied value for endpoint_id: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<WebhookPing> for super::WebhookPing {
         type Error = super::error::ConversionError;
-        fn try_from(
-            value: WebhookPing,
-        ) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self {
-                endpoint_id: value.endpoint_id?,
-            })
+        fn try_from(value: WebhookPing) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { endpoint_id: value.endpoint_id? })
         }
     }
     impl ::std::convert::From<super::WebhookPing> for WebhookPing {
         fn from(value: super::WebhookPing) -> Self {
-            Self {
-                endpoint_id: Ok(value.endpoint_id),
-            }
+            Self { endpoint_id: Ok(value.endpoint_id) }
         }
     }
 }
@@ -9540,18 +7131,12 @@ pub mod error {
     pub struct ConversionError(::std::borrow::Cow<'static, str>);
     impl ::std::error::Error for ConversionError {}
     impl ::std::fmt::Display for ConversionError {
-        fn fmt(
-            &self,
-            f: &mut ::std::fmt::Formatter<'_>,
-        ) -> Result<(), ::std::fmt::Error> {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> Result<(), ::std::fmt::Error> {
             ::std::fmt::Display::fmt(&self.0, f)
         }
     }
     impl ::std::fmt::Debug for ConversionError {
-        fn fmt(
-            &self,
-            f: &mut ::std::fmt::Formatter<'_>,
-        ) -> Result<(), ::std::fmt::Error> {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> Result<(), ::std::fmt::Error> {
             ::std::fmt::Debug::fmt(&self.0, f)
         }
     }
@@ -9576,9 +7161,7 @@ pub mod components {
         /// The model's JSON Schema, as schemars derives it.
         pub schema: fn() -> ::schemars::schema::RootSchema,
         /// Deserialises a value into the model and serialises it back.
-        pub round_trip: fn(
-            ::serde_json::Value,
-        ) -> ::serde_json::Result<::serde_json::Value>,
+        pub round_trip: fn(::serde_json::Value) -> ::serde_json::Result<::serde_json::Value>,
     }
     /// All of them, sorted by name.
     pub const ALL: &[Component] = &[
@@ -9890,9 +7473,7 @@ pub mod components {
             name: "SimulateVirtualAccountStatus",
             schema: || ::schemars::schema_for!(SimulateVirtualAccountStatus),
             round_trip: |value| {
-                let model: SimulateVirtualAccountStatus = ::serde_json::from_value(
-                    value,
-                )?;
+                let model: SimulateVirtualAccountStatus = ::serde_json::from_value(value)?;
                 ::serde_json::to_value(model)
             },
         },
