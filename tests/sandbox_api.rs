@@ -711,7 +711,7 @@ async fn payments_convert_charge_fees_and_follow_the_rail() {
         all.iter().map(|t| t.id).collect::<Vec<_>>()
     );
     assert_refused(client.get_transaction().id(Uuid::new_v4()).send().await, 404, "transaction");
-    assert_ledger_reconciles(&sandbox.database);
+    assert_ledger_reconciles(&sandbox.database).await;
 }
 
 #[tokio::test]

@@ -50,7 +50,7 @@ async fn a_hundred_simultaneous_payments_against_a_balance_that_covers_thirty() 
         .into_inner();
     assert_eq!(payments.len(), 30);
     assert!(payments.iter().all(|p| p.amount.get() == 1_000 && p.fees == 20));
-    assert_ledger_reconciles(&sandbox.database);
+    assert_ledger_reconciles(&sandbox.database).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -78,7 +78,7 @@ async fn concurrent_retries_with_one_order_id_make_one_payment() {
         .collect();
     assert_eq!(ids.len(), 1, "every retry returns the one payment");
     assert_eq!(balance_of(&client, balance.id).await, 10_000 - 2_520);
-    assert_ledger_reconciles(&sandbox.database);
+    assert_ledger_reconciles(&sandbox.database).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -136,5 +136,5 @@ async fn money_in_equals_money_out_plus_what_is_held() {
         .sum();
     assert_eq!(credited, 50_000);
     assert_eq!(balance_of(&client, gbp.id).await, credited - spent);
-    assert_ledger_reconciles(&sandbox.database);
+    assert_ledger_reconciles(&sandbox.database).await;
 }

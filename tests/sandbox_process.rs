@@ -257,7 +257,7 @@ async fn acknowledged_writes_survive_kill_9_and_restart() {
     let spent: i64 = stored.iter().map(|t| t.amount.get() as i64 + t.fees).sum();
     assert_eq!(balance_of(&client, balance.id).await, 1_000_000 - spent);
     drop(restarted);
-    assert_ledger_reconciles(&database);
+    assert_ledger_reconciles(&database).await;
 }
 
 fn delivering(receiver: &Receiver) -> Vec<String> {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use payments_client::{Client, types};
-use payments_sandbox::{DeliveryOptions, Options, Store};
+use payments_sandbox::{DeliveryOptions, Options, Server};
 use uuid::Uuid;
 
 pub const ALICE: &str = "tok_alice";
@@ -37,20 +37,20 @@ pub async fn start_sandbox_with(mut options: Options) -> TestSandbox {
     payments_client::install_crypto_provider();
     let dir = tempfile::tempdir().expect("a temporary directory");
     let database = dir.path().join("sandbox.db");
-    let store = Store::open(database.to_str().expect("a UTF-8 path")).expect("the database opens");
-    for token in [ALICE, BOB] {
-        let hash = payments_sandbox::service::token_hash(token);
-        let now = payments_sandbox::service::Now::new().text();
-        store.run_blocking(|tx| tx.create_tenant("Test tenant", &hash, &now)).expect("a tenant");
-    }
+    let store =
+        payments_sandbox::open_store(database.to_str().expect("a UTF-8 path")).await.expect("the database opens");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("an ephemeral port");
     let addr = listener.local_addr().expect("a bound address");
     let url = format!("http://{addr}");
     if options.public_url.is_empty() {
         options.public_url = url.clone();
     }
+    let server = Server::new(store, options).expect("the sandbox starts");
+    for token in [ALICE, BOB] {
+        server.sandbox().ensure_tenant(token, "Test tenant").await.expect("a tenant");
+    }
     let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(payments_sandbox::run(store, options, listener, async move {
+    tokio::spawn(server.run(listener, async move {
         let _ = stop.await;
     }));
     TestSandbox { url, addr, database, _dir: dir, _shutdown: shutdown }
@@ -159,19 +159,27 @@ pub fn payment(balance: uuid::Uuid, recipient: uuid::Uuid, value: u64) -> types:
         .recipient_id(recipient)
 }
 
-/// Every balance equals the sum of its ledger entries, read from the database file itself.
-pub fn assert_ledger_reconciles(database: &std::path::Path) {
-    let conn = rusqlite::Connection::open_with_flags(database, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+/// Every balance equals the sum of its ledger entries and none is negative, read from the
+/// database file itself (not through the sandbox).
+pub async fn assert_ledger_reconciles(database: &std::path::Path) {
+    use sqlx::ConnectOptions;
+    let mut connection = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(database)
+        .read_only(true)
+        .connect()
+        .await
         .expect("the database opens read-only");
-    let mismatched: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM balances b
-             WHERE b.amount != COALESCE((SELECT SUM(delta) FROM ledger l WHERE l.balance_id = b.id), 0)",
-            [],
-            |row| row.get(0),
-        )
-        .expect("a count");
-    assert_eq!(mismatched, 0, "balances that differ from their ledger");
+    let (balances, mismatched, negative): (i64, i64, i64) = sqlx::query_as(
+        "SELECT COUNT(*),
+                SUM(b.amount != COALESCE((SELECT SUM(delta) FROM ledger l WHERE l.balance_id = b.id), 0)),
+                SUM(b.amount < 0)
+         FROM balances b",
+    )
+    .fetch_one(&mut connection)
+    .await
+    .expect("a count");
+    assert!(balances > 0, "there are balances to check");
+    assert_eq!((mismatched, negative), (0, 0), "balances that differ from their ledger, or are negative");
 }
 
 /// Waits until `condition` holds, checking every 50 ms, for at most `within`.

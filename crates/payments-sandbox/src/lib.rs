@@ -1,29 +1,27 @@
 //! The payments sandbox: a real payments service implementing the generated
-//! `payments_server::Api` on an embedded SQLite database, with simulated payment rails, the
-//! hosted payment page and webhook delivery. `main.rs` is the command line around [`run`].
+//! `payments_server::Api`, on the `payments-store` database, with simulated payment rails, the
+//! hosted payment page and webhook delivery. `main.rs` is the command line around [`Server`].
+//!
+//! Three layers, and data flows one way through them:
+//! - [`http`] maps HTTP to domain calls and answers back (the generated trait, the pay page,
+//!   the docs);
+//! - [`domain`] holds the rules and decides every change;
+//! - the store (`payments-store`) holds every SQL statement.
+//!
+//! [`workers`] (webhook delivery, the background rail) sit beside `http` and use the domain and
+//! the store. No layer imports one above it.
 
-pub mod delivery;
-pub mod docs;
-pub mod paypage;
-pub mod rails;
-pub mod reference;
-pub mod service;
-pub mod store;
-pub mod webhooks;
+pub mod domain;
+pub mod http;
+pub mod workers;
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::HeaderName;
-use tower_http::cors::{Any, CorsLayer};
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
-
-pub use delivery::DeliveryOptions;
-pub use service::{Sandbox, Tenant};
-pub use store::Store;
-pub use webhooks::TargetPolicy;
+pub use domain::{Sandbox, TargetPolicy};
+pub use payments_store::{Store, open as open_store};
+pub use workers::delivery::DeliveryOptions;
 
 /// How a sandbox behaves, besides where its database is.
 #[derive(Debug, Clone)]
@@ -38,51 +36,26 @@ pub struct Options {
     pub webhooks: DeliveryOptions,
 }
 
-const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-/// The whole HTTP surface: the generated API router around `sandbox`, the hosted payment page,
-/// the documentation, and a request id and trace span for every request.
-pub fn app(sandbox: Sandbox) -> Result<axum::Router, String> {
-    let docs = docs::routes(sandbox.public_url())?;
-    Ok(paypage::routes(sandbox.clone()).merge(docs).merge(payments_server::router(Arc::new(sandbox))).layer(
-        tower::ServiceBuilder::new()
-            .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
-            .layer(
-                TraceLayer::new_for_http()
-                    .make_span_with(|request: &axum::http::Request<_>| {
-                        let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-                        tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())
-                    })
-                    // One line per request, with its status and latency, inside its span.
-                    .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
-            )
-            .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-            // Browsers may call the API from other origins (the static reference opened from
-            // disk, a test page): credentials are bearer tokens, never cookies.
-            .layer(
-                CorsLayer::new()
-                    .allow_origin(Any)
-                    .allow_methods(Any)
-                    .allow_headers(Any)
-                    .expose_headers([REQUEST_ID, axum::http::header::RETRY_AFTER]),
-            ),
-    ))
-}
-
 /// A sandbox ready to serve: everything that takes time or can fail (the HTTP client for
 /// webhooks, the documentation) is done, so once this exists the address can be announced.
 pub struct Server {
-    store: Store,
+    sandbox: Sandbox,
     options: Options,
     app: axum::Router,
-    deliverer: delivery::Deliverer,
+    deliverer: workers::delivery::Deliverer,
 }
 
 impl Server {
-    pub fn new(store: Store, options: Options) -> Result<Self, String> {
-        let app = app(Sandbox::new(store.clone(), &options))?;
-        let deliverer = delivery::Deliverer::new(store.clone(), options.webhooks.clone())?;
-        Ok(Self { store, options, app, deliverer })
+    pub fn new(store: Arc<dyn Store>, options: Options) -> Result<Self, String> {
+        let sandbox = Sandbox::new(store.clone(), &options.public_url, options.webhooks.policy);
+        let app = http::app(sandbox.clone(), options.rate_limit)?;
+        let deliverer = workers::delivery::Deliverer::new(store, options.webhooks.clone())?;
+        Ok(Self { sandbox, options, app, deliverer })
+    }
+
+    /// The service behind the HTTP surface (to set up tenants before serving).
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
     }
 
     /// Serves on `listener` until `shutdown` resolves, then finishes the requests in flight and
@@ -93,20 +66,24 @@ impl Server {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let (stop, stopped) = tokio::sync::watch::channel(false);
-        let deliveries = tokio::spawn(self.deliverer.run(stopped));
-        if let Some(interval) = self.options.rail_interval {
-            tokio::spawn(rails::run(self.store.clone(), interval));
-        }
+        let deliveries = tokio::spawn(self.deliverer.run(stopped.clone()));
+        let rails = self
+            .options
+            .rail_interval
+            .map(|interval| tokio::spawn(workers::rails::run(self.sandbox.clone(), interval, stopped)));
         let served = axum::serve(listener, self.app).with_graceful_shutdown(shutdown).await;
         let _ = stop.send(true);
         let _ = deliveries.await;
+        if let Some(rails) = rails {
+            let _ = rails.await;
+        }
         served
     }
 }
 
 /// [`Server::new`] then [`Server::run`].
 pub async fn run(
-    store: Store,
+    store: Arc<dyn Store>,
     options: Options,
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,

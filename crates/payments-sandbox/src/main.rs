@@ -6,14 +6,13 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use payments_sandbox::service::{Now, new_token, token_hash};
-use payments_sandbox::{DeliveryOptions, Options, Server, Store, TargetPolicy};
+use payments_sandbox::{DeliveryOptions, Options, Sandbox, Server, TargetPolicy};
 
 #[derive(Parser)]
 #[command(version, about = "The payments sandbox: the Payments API on an embedded database.")]
 struct Cli {
-    /// The SQLite database file, created and migrated on first start (`sqlite::memory:` for
-    /// an in-memory one).
+    /// The SQLite database file, created on first start and migrated to this release's schema
+    /// (`sqlite::memory:` for a database that is gone when the sandbox stops).
     #[arg(long, global = true, default_value = "payments-sandbox.db", env = "PAYMENTS_SANDBOX_DATABASE")]
     database: String,
     /// How logs are written to stderr: `text` for people, `json` (one object per line) for
@@ -95,61 +94,55 @@ fn main() -> std::process::ExitCode {
 }
 
 fn start(cli: Cli) -> Result<(), String> {
-    let store = Store::open(&cli.database)?;
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(serve(cli))
+}
+
+async fn serve(cli: Cli) -> Result<(), String> {
+    let store = payments_sandbox::open_store(&cli.database).await?;
+    let serve = cli.serve;
+    let policy = TargetPolicy { allow_loopback: serve.webhook_allow_loopback };
     if let Some(Command::CreateTenant { name }) = cli.command {
-        let token = create_tenant(&store, &name, None)?;
+        let token = Sandbox::new(store, "", policy).create_tenant(&name).await.map_err(|e| e.to_string())?;
         println!("{token}");
         return Ok(());
     }
-    let serve = cli.serve;
-    let mut new_tokens = vec![];
+    // Listen first: the public URL (pay links) may depend on the port the system picked.
+    let listener = tokio::net::TcpListener::bind(serve.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", serve.listen))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let public_url = serve.public_url.unwrap_or_else(|| format!("http://{address}"));
+    let options = Options {
+        public_url: public_url.clone(),
+        rate_limit: NonZeroU32::new(serve.rate_limit),
+        rail_interval: (serve.rail_interval > 0).then(|| Duration::from_secs(serve.rail_interval)),
+        webhooks: DeliveryOptions {
+            retry_interval: Duration::from_secs(serve.webhook_retry_interval),
+            root_ca: serve.webhook_root_ca,
+            policy,
+        },
+    };
+    let shutdown = shutdown_signal()?;
+    let server = Server::new(store, options)?;
+    let sandbox = server.sandbox();
     for token in serve.tokens.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
-        let hash = token_hash(token);
-        if store.run_blocking(|tx| tx.tenant_by_token_hash(&hash)).map_err(|e| e.to_string())?.is_none() {
-            create_tenant(&store, "Sandbox tenant", Some(token))?;
-        }
+        sandbox.ensure_tenant(token, "Sandbox tenant").await.map_err(|e| e.to_string())?;
     }
-    if store.run_blocking(|tx| tx.tenant_count()).map_err(|e| e.to_string())? == 0 {
-        new_tokens.push(create_tenant(&store, "Sandbox tenant", None)?);
+    let mut new_tokens = vec![];
+    if sandbox.tenant_count().await.map_err(|e| e.to_string())? == 0 {
+        new_tokens.push(sandbox.create_tenant("Sandbox tenant").await.map_err(|e| e.to_string())?);
     }
-    let unreconciled = store.run_blocking(|tx| tx.unreconciled_balances()).map_err(|e| e.to_string())?;
+    let unreconciled = sandbox.unreconciled_balances().await.map_err(|e| e.to_string())?;
     if !unreconciled.is_empty() {
         return Err(format!("balances disagree with their ledger entries: {unreconciled:?}"));
     }
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(serve.listen)
-            .await
-            .map_err(|e| format!("cannot listen on {}: {e}", serve.listen))?;
-        let address = listener.local_addr().map_err(|e| e.to_string())?;
-        let public_url = serve.public_url.unwrap_or_else(|| format!("http://{address}"));
-        let options = Options {
-            public_url: public_url.clone(),
-            rate_limit: NonZeroU32::new(serve.rate_limit),
-            rail_interval: (serve.rail_interval > 0).then(|| Duration::from_secs(serve.rail_interval)),
-            webhooks: DeliveryOptions {
-                retry_interval: Duration::from_secs(serve.webhook_retry_interval),
-                root_ca: serve.webhook_root_ca,
-                policy: TargetPolicy { allow_loopback: serve.webhook_allow_loopback },
-            },
-        };
-        let shutdown = shutdown_signal()?;
-        let server = Server::new(store, options)?;
-        // Announced once ready: what connects from here on is served.
-        announce(&public_url, &cli.database, &new_tokens);
-        tracing::info!(%address, database = %cli.database, "listening");
-        server.run(listener, shutdown).await.map_err(|e| e.to_string())?;
-        tracing::info!("stopped");
-        Ok(())
-    })
-}
-
-fn create_tenant(store: &Store, name: &str, token: Option<&str>) -> Result<String, String> {
-    let token = token.map_or_else(new_token, str::to_owned);
-    let hash = token_hash(&token);
-    let now = Now::new().text();
-    store.run_blocking(|tx| tx.create_tenant(name, &hash, &now)).map_err(|e| e.to_string())?;
-    Ok(token)
+    // Announced once ready: what connects from here on is served.
+    announce(&public_url, &cli.database, &new_tokens);
+    tracing::info!(%address, database = %cli.database, "listening");
+    server.run(listener, shutdown).await.map_err(|e| e.to_string())?;
+    tracing::info!("stopped");
+    Ok(())
 }
 
 fn announce(url: &str, database: &str, new_tokens: &[String]) {

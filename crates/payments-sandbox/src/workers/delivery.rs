@@ -15,10 +15,12 @@ use std::time::Duration;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use tokio::sync::Notify;
 
+use chrono::Utc;
 use payments_client::webhooks as webhooks_kit;
+use payments_store::{Attempt, AttemptOutcome, Store};
+use uuid::Uuid;
 
-use crate::store::Store;
-use crate::webhooks::{self, Attempt, Outcome, TargetPolicy, forbidden_address};
+use crate::domain::webhook_targets::{TargetPolicy, check_url, forbidden_address};
 
 /// Deliveries under way per endpoint at most.
 pub const PER_ENDPOINT: usize = 8;
@@ -26,6 +28,9 @@ pub const PER_ENDPOINT: usize = 8;
 pub const MAX_RETRIES: i64 = 24;
 /// How long a receiver has to answer.
 pub const RECEIVER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a claimed notification stays claimed: long enough for any attempt (the receiver's
+/// time and the connection's), so only a deliverer that died leaves one to run out.
+pub const LEASE: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone)]
 pub struct DeliveryOptions {
@@ -88,15 +93,15 @@ fn http_client(options: &DeliveryOptions) -> Result<reqwest::Client, String> {
 /// The delivery worker. [`Deliverer::run`] until the shutdown signal; it then stops claiming and
 /// waits for the deliveries under way.
 pub struct Deliverer {
-    store: Store,
+    store: Arc<dyn Store>,
     client: reqwest::Client,
     options: DeliveryOptions,
     wake: Arc<Notify>,
-    in_flight: Arc<Mutex<HashMap<String, usize>>>,
+    in_flight: Arc<Mutex<HashMap<Uuid, usize>>>,
 }
 
 impl Deliverer {
-    pub fn new(store: Store, options: DeliveryOptions) -> Result<Self, String> {
+    pub fn new(store: Arc<dyn Store>, options: DeliveryOptions) -> Result<Self, String> {
         Ok(Self {
             client: http_client(&options)?,
             store,
@@ -107,7 +112,8 @@ impl Deliverer {
     }
 
     pub async fn run(self, mut shutdown: tokio::sync::watch::Receiver<bool>) {
-        if let Err(error) = self.store.run(webhooks::release_in_flight).await {
+        // This process is the database's only deliverer: what a crash left claimed is due again.
+        if let Err(error) = self.store.release_claims().await {
             tracing::error!(%error, "cannot release notifications left in flight");
         }
         let mut tasks = tokio::task::JoinSet::new();
@@ -133,17 +139,15 @@ impl Deliverer {
     }
 
     /// Claims what is due for every endpoint with free slots and starts those deliveries.
-    async fn dispatch(&self, tasks: &mut tokio::task::JoinSet<()>) -> Result<(), payments_server::ApiError> {
-        let now_us = chrono::Utc::now().timestamp_micros();
-        let endpoints = self.store.run(move |tx| webhooks::due_endpoints(tx, now_us)).await?;
-        for endpoint in endpoints {
+    async fn dispatch(&self, tasks: &mut tokio::task::JoinSet<()>) -> Result<(), payments_store::StoreError> {
+        let now = Utc::now();
+        let lease_until = now + LEASE;
+        for endpoint in self.store.due_endpoints(now).await? {
             let busy = self.in_flight.lock().unwrap().get(&endpoint).copied().unwrap_or(0);
             if busy >= PER_ENDPOINT {
                 continue;
             }
-            let claimed_for = endpoint.clone();
-            let attempts =
-                self.store.run(move |tx| webhooks::claim(tx, &claimed_for, now_us, PER_ENDPOINT - busy)).await?;
+            let attempts = self.store.claim(endpoint, now, PER_ENDPOINT - busy, lease_until).await?;
             *self.in_flight.lock().unwrap().entry(endpoint).or_default() += attempts.len();
             for attempt in attempts {
                 tasks.spawn(deliver(
@@ -161,40 +165,52 @@ impl Deliverer {
 }
 
 async fn deliver(
-    store: Store,
+    store: Arc<dyn Store>,
     client: reqwest::Client,
     options: DeliveryOptions,
     attempt: Attempt,
     wake: Arc<Notify>,
-    in_flight: Arc<Mutex<HashMap<String, usize>>>,
+    in_flight: Arc<Mutex<HashMap<Uuid, usize>>>,
 ) {
-    let outcome = post(&client, &options, &attempt).await;
-    let interval = options.retry_interval.as_micros().max(1) as i64;
-    let now_us = chrono::Utc::now().timestamp_micros();
-    let next_retry_us = (now_us / interval + 1) * interval;
+    let response_code = post(&client, &options, &attempt).await;
+    let outcome = match response_code {
+        Some(code) if (200..300).contains(&code) => AttemptOutcome::Delivered { response_code: code },
+        response_code => AttemptOutcome::Failed {
+            response_code,
+            retry_at: next_retry(options.retry_interval),
+            max_retries: MAX_RETRIES,
+        },
+    };
     tracing::info!(
-        notification = %attempt.id,
-        endpoint = %attempt.endpoint_id,
+        notification = %attempt.notification,
+        endpoint = %attempt.endpoint,
         retry_count = attempt.retry_count,
-        response_code = ?outcome.response_code,
-        delivered = outcome.delivered,
+        response_code = ?response_code,
+        delivered = matches!(outcome, AttemptOutcome::Delivered { .. }),
         "webhook attempt"
     );
-    let id = attempt.id.clone();
-    if let Err(error) = store.run(move |tx| webhooks::record(tx, &id, &outcome, next_retry_us, MAX_RETRIES)).await {
-        tracing::error!(%error, notification = %attempt.id, "cannot record a webhook attempt");
+    if let Err(error) = store.record_attempt(attempt.notification, outcome).await {
+        tracing::error!(%error, notification = %attempt.notification, "cannot record a webhook attempt");
     }
-    if let Some(count) = in_flight.lock().unwrap().get_mut(&attempt.endpoint_id) {
+    if let Some(count) = in_flight.lock().unwrap().get_mut(&attempt.endpoint) {
         *count = count.saturating_sub(1);
     }
     wake.notify_one();
 }
 
-async fn post(client: &reqwest::Client, options: &DeliveryOptions, attempt: &Attempt) -> Outcome {
+/// The next multiple of `interval` since the epoch: on the hour for 3600 seconds.
+fn next_retry(interval: Duration) -> chrono::DateTime<Utc> {
+    let interval = i64::try_from(interval.as_micros()).unwrap_or(i64::MAX).max(1);
+    let now = Utc::now().timestamp_micros();
+    chrono::DateTime::from_timestamp_micros((now / interval + 1) * interval).unwrap_or_else(Utc::now)
+}
+
+/// Posts one attempt: the receiver's status code, or `None` when it did not answer.
+async fn post(client: &reqwest::Client, options: &DeliveryOptions, attempt: &Attempt) -> Option<u16> {
     // The URL is checked again at every attempt: the policy may have changed since it was saved.
-    if let Err(reason) = webhooks::check_url(&attempt.url, options.policy) {
+    if let Err(reason) = check_url(&attempt.url, options.policy) {
         tracing::warn!(url = %attempt.url, %reason, "webhook target refused");
-        return Outcome { response_code: None, delivered: false };
+        return None;
     }
     let response = client
         .post(&attempt.url)
@@ -206,15 +222,11 @@ async fn post(client: &reqwest::Client, options: &DeliveryOptions, attempt: &Att
         .send()
         .await;
     match response {
-        Ok(response) => {
-            let status = response.status();
-            // Only the status counts; the body is not read beyond what the connection needs.
-            drop(response);
-            Outcome { response_code: Some(status.as_u16()), delivered: status.is_success() }
-        }
+        // Only the status counts; the body is not read beyond what the connection needs.
+        Ok(response) => Some(response.status().as_u16()),
         Err(error) => {
             tracing::debug!(%error, url = %attempt.url, "webhook attempt got no response");
-            Outcome { response_code: None, delivered: false }
+            None
         }
     }
 }
@@ -224,7 +236,7 @@ mod tests {
     use reqwest::dns::Resolve;
 
     use super::GuardedResolver;
-    use crate::webhooks::TargetPolicy;
+    use crate::domain::webhook_targets::TargetPolicy;
 
     #[tokio::test]
     async fn names_that_resolve_to_loopback_are_refused_unless_allowed() {

@@ -8,9 +8,7 @@ use axum::routing::get;
 use payments_types as types;
 use uuid::Uuid;
 
-use crate::reference;
-use crate::service::{Now, Sandbox, pay};
-use crate::store::Kind;
+use crate::domain::{Sandbox, reference};
 
 pub fn routes(sandbox: Sandbox) -> axum::Router {
     axum::Router::new()
@@ -19,14 +17,19 @@ pub fn routes(sandbox: Sandbox) -> axum::Router {
         .with_state(sandbox)
 }
 
-async fn find(sandbox: &Sandbox, id: &str) -> Option<(Uuid, types::PaymentRequest)> {
+/// The payment request behind `/pay/{id}`; `None` for an id that is not one (or a failure,
+/// which is logged: the payer is shown "not found" either way).
+async fn find(sandbox: &Sandbox, id: &str) -> Option<types::PaymentRequest> {
     let id: Uuid = id.parse().ok()?;
-    sandbox.store().run(move |tx| tx.find_any(Kind::PaymentRequest, id)).await.ok().flatten()
+    sandbox.payment_request_for_payer(id).await.unwrap_or_else(|error| {
+        tracing::error!(%error, "cannot read a payment request for the payment page");
+        None
+    })
 }
 
 async fn page(State(sandbox): State<Sandbox>, Path(id): Path<String>) -> Response {
     match find(&sandbox, &id).await {
-        Some((_, request)) => Html(render(&request, None)).into_response(),
+        Some(request) => Html(render(&request, None)).into_response(),
         None => not_found(),
     }
 }
@@ -42,24 +45,24 @@ async fn submit(
     Path(id): Path<String>,
     form: Result<axum::Form<PayForm>, axum::extract::rejection::FormRejection>,
 ) -> Response {
-    let Some((tenant, request)) = find(&sandbox, &id).await else { return not_found() };
+    let Some(request) = find(&sandbox, &id).await else { return not_found() };
     let payer_name =
         form.ok().map(|f| f.0.payer_name.trim().to_owned()).filter(|n| !n.is_empty() && n.chars().count() <= 140);
-    let paid = sandbox.store().run(move |tx| pay(tx, Now::new(), tenant, request.id, true, payer_name)).await;
-    match paid {
+    match sandbox.pay_as_payer(request.id, payer_name).await {
         Ok(request) => match &request.return_url {
             Some(url) => Redirect::to(url).into_response(),
             None => Redirect::to(&format!("/pay/{}", request.id)).into_response(),
         },
         Err(error) => {
-            let current = find(&sandbox, &id).await.map(|(_, r)| r).unwrap_or(request);
+            let error = super::api::api_error(error);
+            let current = find(&sandbox, &id).await.unwrap_or(request);
             (error.status(), Html(render(&current, Some(error.message())))).into_response()
         }
     }
 }
 
 async fn qr_code(State(sandbox): State<Sandbox>, Path(id): Path<String>) -> Response {
-    let Some((_, request)) = find(&sandbox, &id).await else { return not_found() };
+    let Some(request) = find(&sandbox, &id).await else { return not_found() };
     let Ok(code) = qrcode::QrCode::new(request.payment_url.as_bytes()) else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };

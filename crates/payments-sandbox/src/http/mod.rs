@@ -1,0 +1,51 @@
+//! The HTTP side: the generated router around [`api::Api`] (which only maps requests and
+//! answers to and from the domain), the hosted payment page, the documentation, and the layers
+//! every request passes (request id, trace span, CORS).
+
+pub mod api;
+pub mod docs;
+pub mod paypage;
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
+use axum::http::HeaderName;
+use tower_http::cors::{Any, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+
+use crate::domain::Sandbox;
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The whole HTTP surface: the generated API router around `sandbox`, the hosted payment page,
+/// the documentation, and a request id and trace span for every request.
+pub fn app(sandbox: Sandbox, rate_limit: Option<NonZeroU32>) -> Result<axum::Router, String> {
+    let docs = docs::routes(sandbox.public_url())?;
+    Ok(paypage::routes(sandbox.clone())
+        .merge(docs)
+        .merge(payments_server::router(Arc::new(api::Api::new(sandbox, rate_limit))))
+        .layer(
+            tower::ServiceBuilder::new()
+                .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+                .layer(
+                    TraceLayer::new_for_http()
+                        .make_span_with(|request: &axum::http::Request<_>| {
+                            let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+                            tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())
+                        })
+                        // One line per request, with its status and latency, inside its span.
+                        .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+                )
+                .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+                // Browsers may call the API from other origins (the static reference opened from
+                // disk, a test page): credentials are bearer tokens, never cookies.
+                .layer(
+                    CorsLayer::new()
+                        .allow_origin(Any)
+                        .allow_methods(Any)
+                        .allow_headers(Any)
+                        .expose_headers([REQUEST_ID, axum::http::header::RETRY_AFTER]),
+                ),
+        ))
+}

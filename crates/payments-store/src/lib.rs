@@ -1,0 +1,198 @@
+//! The payments sandbox's database, and the only code that talks to it: every SQL statement,
+//! the schema and its migrations live in this crate, behind the [`Store`] trait. A backend is a
+//! module that implements it (`sqlite` today); nothing outside this crate names a database.
+//!
+//! Reads run on a pool of read connections and never wait behind a write. Writes are
+//! [`Changeset`]s applied whole, in one database transaction, and acknowledged only once
+//! committed to disk. The rules that decide *what* to write (funds, fees, state machines,
+//! idempotency, events) are the domain's; the store guarantees that a changeset applies
+//! atomically and only to the state it was decided on: debits never overdraw (checked by the
+//! update itself and a `CHECK`), idempotency keys are unique per tenant (a unique index), and
+//! status changes name the status they expect (a stale one fails with [`StoreError::Stale`]).
+
+mod model;
+mod sqlite;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use payments_types as types;
+use uuid::Uuid;
+
+pub use model::*;
+pub use sqlite::SqliteStore;
+
+/// What can go wrong in the store. The first four are answers the domain expects and turns into
+/// its own refusals; [`StoreError::Database`] is a failure (logged, answered `500`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    /// `starting_after` names no item of this list (unknown, another tenant's, deleted).
+    UnknownCursor(Uuid),
+    /// A unique key is taken.
+    Duplicate(UniqueKey),
+    /// A guarded change found its row in another state than the one it was decided on (someone
+    /// changed it first), or not at all.
+    Stale { resource: &'static str, id: Uuid },
+    /// A debit the balance does not cover; nothing was changed.
+    InsufficientFunds { balance: Uuid, available: i64 },
+    /// The database failed.
+    Database(String),
+}
+
+/// The unique keys a write can collide with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UniqueKey {
+    /// `order_id` of a transaction, per tenant.
+    OrderId,
+    /// `reference_id` of a payment request, per tenant.
+    PaymentRequestReferenceId,
+    /// `reference_id` of a virtual account, per tenant.
+    VirtualAccountReferenceId,
+    /// A virtual account's number, across tenants.
+    AccountNumber,
+    /// A token's hash.
+    Token,
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::UnknownCursor(id) => write!(f, "{id} is not an item of this list"),
+            Self::Duplicate(key) => write!(f, "{key:?} already taken"),
+            Self::Stale { resource, id } => write!(f, "{resource} {id} changed meanwhile"),
+            Self::InsufficientFunds { balance, available } => {
+                write!(f, "balance {balance} holds {available}, not enough")
+            }
+            Self::Database(message) => write!(f, "database: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        Self::Database(error.to_string())
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Opens the database named by `location` — a file path, `sqlite:PATH`, or `sqlite::memory:`
+/// (a database in a temporary file that is removed when the store is dropped) — creating it on
+/// first use and migrating it to this release's schema. A database this release cannot read
+/// (written by a newer release, or not a sandbox database) is refused with a message that says
+/// what to do; nothing in it is changed then.
+pub async fn open(location: &str) -> Result<std::sync::Arc<dyn Store>, String> {
+    Ok(std::sync::Arc::new(SqliteStore::open(location).await?))
+}
+
+/// The database, as the domain and the workers use it. Every method concerns one tenant only
+/// (the `tenant` argument or the changeset's), except those the background workers use across
+/// tenants (`on_rails(None)`, the outbox).
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Where the data is, for messages (never a password).
+    fn describe(&self) -> String;
+
+    // -- tenants ----------------------------------------------------------------------------
+
+    async fn tenant_by_token(&self, hash: &TokenHash) -> Result<Option<TenantRecord>>;
+    /// The tenant holding this token, created with `name` when there is none. Race-free: of
+    /// concurrent calls with one token, exactly one creates it.
+    async fn ensure_tenant(&self, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<EnsuredTenant>;
+    /// A new tenant holding this token; [`StoreError::Duplicate`] when the token is taken.
+    async fn create_tenant(&self, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<TenantRecord>;
+    async fn tenant_count(&self) -> Result<u64>;
+    /// Balances whose amount differs from the sum of their ledger entries.
+    async fn unreconciled_balances(&self) -> Result<Vec<Unreconciled>>;
+
+    // -- writes -----------------------------------------------------------------------------
+
+    /// Applies every change, or none: the first that fails rolls the whole changeset back and
+    /// its error is returned. `Ok` means committed to disk.
+    async fn apply(&self, changes: Changeset) -> Result<()>;
+
+    // -- reads ------------------------------------------------------------------------------
+
+    async fn balance(&self, tenant: TenantId, id: Uuid) -> Result<Option<BalanceRecord>>;
+    async fn balances(&self, tenant: TenantId, filter: &BalanceFilter, page: Page) -> Result<Vec<BalanceRecord>>;
+    /// The tenant's first balance in `currency`.
+    async fn oldest_balance(&self, tenant: TenantId, currency: &str) -> Result<Option<BalanceRecord>>;
+
+    async fn recipient(&self, tenant: TenantId, id: Uuid) -> Result<Option<types::Recipient>>;
+    async fn recipients(&self, tenant: TenantId, page: Page) -> Result<Vec<types::Recipient>>;
+
+    async fn payment_request(&self, tenant: TenantId, id: Uuid) -> Result<Option<types::PaymentRequest>>;
+    /// The payment request with this id whoever owns it: for the hosted payment page, where
+    /// the unguessable id is the payer's credential.
+    async fn payment_request_for_payer(&self, id: Uuid) -> Result<Option<(TenantId, types::PaymentRequest)>>;
+    async fn payment_request_by_reference_id(
+        &self,
+        tenant: TenantId,
+        reference_id: &str,
+    ) -> Result<Option<Keyed<types::PaymentRequest>>>;
+    async fn payment_requests(
+        &self,
+        tenant: TenantId,
+        filter: &PaymentRequestFilter,
+        page: Page,
+    ) -> Result<Vec<types::PaymentRequest>>;
+
+    async fn transaction(&self, tenant: TenantId, id: Uuid) -> Result<Option<types::Transaction>>;
+    async fn transaction_by_order_id(
+        &self,
+        tenant: TenantId,
+        order_id: &str,
+    ) -> Result<Option<Keyed<types::Transaction>>>;
+    async fn transactions(
+        &self,
+        tenant: TenantId,
+        filter: &TransactionFilter,
+        page: Page,
+    ) -> Result<Vec<types::Transaction>>;
+
+    async fn virtual_account(&self, tenant: TenantId, id: Uuid) -> Result<Option<types::VirtualAccount>>;
+    async fn virtual_account_by_reference_id(
+        &self,
+        tenant: TenantId,
+        reference_id: &str,
+    ) -> Result<Option<Keyed<types::VirtualAccount>>>;
+    async fn virtual_accounts(
+        &self,
+        tenant: TenantId,
+        filter: &VirtualAccountFilter,
+        page: Page,
+    ) -> Result<Vec<types::VirtualAccount>>;
+
+    /// What the rails have to move, for one tenant or (`None`) all of them, oldest first.
+    async fn on_rails(&self, tenant: Option<TenantId>) -> Result<OnRails>;
+
+    async fn webhook_endpoint(&self, tenant: TenantId, id: Uuid) -> Result<Option<EndpointRecord>>;
+    async fn webhook_endpoints(&self, tenant: TenantId, page: Page) -> Result<Vec<types::WebhookEndpoint>>;
+    async fn notification(&self, tenant: TenantId, id: Uuid) -> Result<Option<types::Webhook>>;
+    async fn notifications(
+        &self,
+        tenant: TenantId,
+        filter: &NotificationFilter,
+        page: Page,
+    ) -> Result<Vec<types::Webhook>>;
+
+    // -- the outbox, for the delivery worker -------------------------------------------------
+
+    /// Endpoints with notifications due at `now` that nobody is delivering.
+    async fn due_endpoints(&self, now: DateTime<Utc>) -> Result<Vec<Uuid>>;
+    /// Claims up to `limit` due notifications of one endpoint, oldest due first, for a
+    /// delivery that must be recorded before `lease_until` (else they are due again).
+    async fn claim(
+        &self,
+        endpoint: Uuid,
+        now: DateTime<Utc>,
+        limit: usize,
+        lease_until: DateTime<Utc>,
+    ) -> Result<Vec<Attempt>>;
+    /// Records an attempt and ends its claim. A notification discarded meanwhile (its endpoint
+    /// deleted) stays discarded.
+    async fn record_attempt(&self, notification: Uuid, outcome: AttemptOutcome) -> Result<()>;
+    /// Ends every claim: at start-up, when this process is the only one delivering.
+    async fn release_claims(&self) -> Result<u64>;
+}

@@ -1,0 +1,82 @@
+//! Tenants and their tokens, and the start-up check that money adds up.
+
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+use sqlx::sqlite::SqliteConnection;
+
+use super::codec::{micros, unique_violation};
+use crate::{EnsuredTenant, Result, TenantId, TenantRecord, TokenHash, UniqueKey, Unreconciled};
+
+/// Every new tenant's default currency (the API has no way to change it yet).
+const DEFAULT_CURRENCY: &str = "GBP";
+
+pub async fn by_token(connection: &mut SqliteConnection, hash: &TokenHash) -> Result<Option<TenantRecord>> {
+    let row = sqlx::query(
+        "SELECT t.id, t.name, t.default_currency FROM tokens k JOIN tenants t ON t.id = k.tenant_id WHERE k.hash = $1",
+    )
+    .bind(&hash[..])
+    .fetch_optional(connection)
+    .await?;
+    row.map(|row| {
+        Ok(TenantRecord { id: TenantId(row.try_get(0)?), name: row.try_get(1)?, default_currency: row.try_get(2)? })
+    })
+    .transpose()
+}
+
+pub async fn create(
+    connection: &mut SqliteConnection,
+    hash: &TokenHash,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<TenantRecord> {
+    let id: i64 =
+        sqlx::query_scalar("INSERT INTO tenants (name, default_currency, created) VALUES ($1, $2, $3) RETURNING id")
+            .bind(name)
+            .bind(DEFAULT_CURRENCY)
+            .bind(micros(now))
+            .fetch_one(&mut *connection)
+            .await?;
+    sqlx::query("INSERT INTO tokens (hash, tenant_id, created) VALUES ($1, $2, $3)")
+        .bind(&hash[..])
+        .bind(id)
+        .bind(micros(now))
+        .execute(&mut *connection)
+        .await
+        .map_err(|e| unique_violation(e, |_| Some(UniqueKey::Token)))?;
+    Ok(TenantRecord { id: TenantId(id), name: name.to_owned(), default_currency: DEFAULT_CURRENCY.to_owned() })
+}
+
+/// Runs on the writer, so the look-up and the creation cannot be interleaved with another.
+pub async fn ensure(
+    connection: &mut SqliteConnection,
+    hash: &TokenHash,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<EnsuredTenant> {
+    if let Some(tenant) = by_token(&mut *connection, hash).await? {
+        return Ok(EnsuredTenant { tenant, created: false });
+    }
+    let tenant = create(connection, hash, name, now).await?;
+    Ok(EnsuredTenant { tenant, created: true })
+}
+
+pub async fn count(connection: &mut SqliteConnection) -> Result<u64> {
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tenants").fetch_one(connection).await?;
+    Ok(count.unsigned_abs())
+}
+
+pub async fn unreconciled(connection: &mut SqliteConnection) -> Result<Vec<Unreconciled>> {
+    let rows = sqlx::query(
+        "SELECT b.id, b.amount, COALESCE(l.total, 0) AS total
+         FROM balances b LEFT JOIN (SELECT balance_id, SUM(delta) AS total FROM ledger GROUP BY balance_id) l
+           ON l.balance_id = b.id
+         WHERE b.amount != COALESCE(l.total, 0)",
+    )
+    .fetch_all(connection)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Unreconciled { balance: row.try_get(0)?, amount: row.try_get(1)?, ledger_total: row.try_get(2)? })
+        })
+        .collect()
+}

@@ -1,0 +1,118 @@
+//! Virtual accounts. Account numbers are unique across tenants; `search` goes through the
+//! trigram table `virtual_account_search`.
+
+use payments_types as types;
+use sqlx::sqlite::{SqliteConnection, SqliteRow};
+use sqlx::{QueryBuilder, Row, Sqlite};
+use uuid::Uuid;
+
+use super::codec::{cursor, finish_page, instant, json, parsed, parsed_opt, push_search};
+use crate::{Keyed, Page, Result, TenantId, VirtualAccountFilter};
+
+const COLUMNS: &str = "id, account_name, currency, settlement_balance_id, reference_id, bank_name, account_number, \
+                       supported_channels, type, status, created";
+
+pub const SEARCHED: &[&str] = &["account_name", "account_number", "bank_name"];
+
+fn record(row: &SqliteRow) -> Result<types::VirtualAccount> {
+    let account_name: String = row.try_get("account_name")?;
+    Ok(types::VirtualAccount {
+        id: row.try_get("id")?,
+        account_name: account_name.parse().map_err(|_| super::codec::corrupt("account_name", &account_name))?,
+        currency: parsed(row, "currency")?,
+        settlement_balance_id: row.try_get("settlement_balance_id")?,
+        reference_id: parsed_opt(row, "reference_id")?,
+        details: types::AccountDetails {
+            account_name,
+            account_number: row.try_get("account_number")?,
+            bank_name: row.try_get("bank_name")?,
+        },
+        supported_channels: json(row, "supported_channels")?,
+        type_: parsed(row, "type")?,
+        status: parsed(row, "status")?,
+        created: instant(row.try_get("created")?)?,
+    })
+}
+
+pub async fn get(
+    connection: &mut SqliteConnection,
+    tenant: TenantId,
+    id: Uuid,
+) -> Result<Option<types::VirtualAccount>> {
+    let row = sqlx::query(
+        "SELECT id, account_name, currency, settlement_balance_id, reference_id, bank_name, account_number,
+                supported_channels, type, status, created
+         FROM virtual_accounts WHERE id = $1 AND tenant_id = $2",
+    )
+    .bind(id)
+    .bind(tenant.0)
+    .fetch_optional(connection)
+    .await?;
+    row.as_ref().map(record).transpose()
+}
+
+pub async fn by_reference_id(
+    connection: &mut SqliteConnection,
+    tenant: TenantId,
+    reference_id: &str,
+) -> Result<Option<Keyed<types::VirtualAccount>>> {
+    let row = sqlx::query(
+        "SELECT request, id, account_name, currency, settlement_balance_id, reference_id, bank_name, account_number,
+                supported_channels, type, status, created
+         FROM virtual_accounts WHERE tenant_id = $1 AND reference_id = $2",
+    )
+    .bind(tenant.0)
+    .bind(reference_id)
+    .fetch_optional(connection)
+    .await?;
+    row.map(|row| Ok(Keyed { request: row.try_get("request")?, resource: record(&row)? })).transpose()
+}
+
+pub async fn list(
+    connection: &mut SqliteConnection,
+    tenant: TenantId,
+    filter: &VirtualAccountFilter,
+    page: Page,
+) -> Result<Vec<types::VirtualAccount>> {
+    let start = match page.starting_after {
+        Some(after) => Some(cursor(&mut *connection, "virtual_accounts", "TRUE", tenant.0, after).await?),
+        None => None,
+    };
+    let mut query = QueryBuilder::<Sqlite>::new(format!("SELECT {COLUMNS} FROM virtual_accounts WHERE tenant_id = "));
+    query.push_bind(tenant.0);
+    if let Some(reference_id) = &filter.reference_id {
+        query.push(" AND reference_id = ").push_bind(reference_id.clone());
+    }
+    if let Some(currency) = &filter.currency {
+        query.push(" AND currency = ").push_bind(currency.clone());
+    }
+    if let Some(balance) = filter.settlement_balance_id {
+        query.push(" AND settlement_balance_id = ").push_bind(balance);
+    }
+    if let Some(status) = filter.status {
+        query.push(" AND status = ").push_bind(status.to_string());
+    }
+    if let Some(needle) = &filter.search {
+        push_search(&mut query, "virtual_account_search", SEARCHED, needle);
+    }
+    finish_page(&mut query, start, page);
+    let rows = query.build().fetch_all(connection).await?;
+    rows.iter().map(record).collect()
+}
+
+/// Accounts waiting to be activated, and the tenant of each, oldest first.
+pub async fn initiated(
+    connection: &mut SqliteConnection,
+    tenant: Option<TenantId>,
+) -> Result<Vec<(TenantId, types::VirtualAccount)>> {
+    let rows = sqlx::query(
+        "SELECT tenant_id, id, account_name, currency, settlement_balance_id, reference_id, bank_name, account_number,
+                supported_channels, type, status, created
+         FROM virtual_accounts WHERE status = 'initiated' AND ($1 IS NULL OR tenant_id = $1)
+         ORDER BY created, seq",
+    )
+    .bind(tenant.map(|t| t.0))
+    .fetch_all(connection)
+    .await?;
+    rows.iter().map(|row| Ok((TenantId(row.try_get("tenant_id")?), record(row)?))).collect()
+}
