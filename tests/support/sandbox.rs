@@ -13,13 +13,13 @@ use uuid::Uuid;
 pub const ALICE: &str = "tok_alice";
 pub const BOB: &str = "tok_bob";
 
-/// A sandbox served in this process. Dropping it stops the server; the directory (and the
-/// database in it) goes with it.
+/// A sandbox served in this process. Dropping it stops the server; a directory it made for its
+/// database goes with it.
 pub struct TestSandbox {
     pub url: String,
     pub addr: SocketAddr,
     pub database: PathBuf,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
     _shutdown: tokio::sync::oneshot::Sender<()>,
 }
 
@@ -33,10 +33,17 @@ pub async fn start_sandbox() -> TestSandbox {
     start_sandbox_with(test_options()).await
 }
 
-pub async fn start_sandbox_with(mut options: Options) -> TestSandbox {
-    payments_client::install_crypto_provider();
+pub async fn start_sandbox_with(options: Options) -> TestSandbox {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let database = dir.path().join("sandbox.db");
+    let mut sandbox = start_sandbox_on(&dir.path().join("sandbox.db"), options).await;
+    sandbox._dir = Some(dir);
+    sandbox
+}
+
+/// A sandbox on the database file at `database` (created when missing), with tenants for
+/// [`ALICE`] and [`BOB`] (made when missing).
+pub async fn start_sandbox_on(database: &std::path::Path, mut options: Options) -> TestSandbox {
+    payments_client::install_crypto_provider();
     let store =
         payments_sandbox::open_store(database.to_str().expect("a UTF-8 path")).await.expect("the database opens");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("an ephemeral port");
@@ -53,7 +60,7 @@ pub async fn start_sandbox_with(mut options: Options) -> TestSandbox {
     tokio::spawn(server.run(listener, async move {
         let _ = stop.await;
     }));
-    TestSandbox { url, addr, database, _dir: dir, _shutdown: shutdown }
+    TestSandbox { url, addr, database: database.to_path_buf(), _dir: None, _shutdown: shutdown }
 }
 
 impl TestSandbox {

@@ -24,6 +24,9 @@ CREATE TABLE IF NOT EXISTS resources (
     deleted INTEGER NOT NULL DEFAULT 0,
     doc TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS resources_list ON resources (tenant_id, kind, seq);
+CREATE UNIQUE INDEX IF NOT EXISTS resources_idempotency ON resources (tenant_id, kind, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
 CREATE TABLE IF NOT EXISTS balances (
     id TEXT PRIMARY KEY REFERENCES resources(id),
     amount INTEGER NOT NULL CHECK (amount >= 0)
@@ -36,6 +39,7 @@ CREATE TABLE IF NOT EXISTS ledger (
     delta INTEGER NOT NULL,
     created TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS ledger_balance ON ledger (balance_id);
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL UNIQUE,
@@ -70,3 +74,6 @@ CREATE TABLE IF NOT EXISTS notifications (
     in_flight INTEGER NOT NULL DEFAULT 0,
     next_attempt_us INTEGER
 );
+CREATE INDEX IF NOT EXISTS notifications_list ON notifications (tenant_id, seq);
+CREATE INDEX IF NOT EXISTS notifications_due ON notifications (endpoint_id, next_attempt_us)
+    WHERE next_attempt_us IS NOT NULL;

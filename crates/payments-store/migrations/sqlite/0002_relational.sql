@@ -9,6 +9,13 @@
 -- entry with it, so an index on (tenant_id, x, created) orders by (created, seq) within x, the
 -- keyset pages are cut on.
 
+-- Indexes keep their names when their table is renamed: release 0.1's go first.
+DROP INDEX resources_list;
+DROP INDEX resources_idempotency;
+DROP INDEX ledger_balance;
+DROP INDEX notifications_list;
+DROP INDEX notifications_due;
+
 ALTER TABLE tenants RENAME TO legacy_tenants;
 ALTER TABLE tokens RENAME TO legacy_tokens;
 ALTER TABLE resources RENAME TO legacy_resources;

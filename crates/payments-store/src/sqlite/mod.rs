@@ -24,7 +24,7 @@ use payments_types as types;
 use sqlx::migrate::{MigrateError, Migration, MigrationType, Migrator};
 use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{ConnectOptions, Sqlite};
+use sqlx::{ConnectOptions, Connection, Sqlite};
 use uuid::Uuid;
 
 use crate::*;
@@ -84,6 +84,9 @@ impl SqliteStore {
             }
         };
         let shown = path.display().to_string();
+        if path.exists() {
+            check_ours(&path, &shown).await?;
+        }
         let writer_options = SqliteConnectOptions::new()
             .filename(&path)
             .create_if_missing(true)
@@ -95,20 +98,6 @@ impl SqliteStore {
             .log_statements(tracing::log::LevelFilter::Trace);
         let mut connection =
             writer_options.connect().await.map_err(|e| format!("cannot open database {shown}: {e}"))?;
-        let tables = table_names(&mut connection).await.map_err(|e| format!("cannot read database {shown}: {e}"))?;
-        let application_id: i64 = sqlx::query_scalar("PRAGMA application_id")
-            .fetch_one(&mut connection)
-            .await
-            .map_err(|e| format!("cannot read database {shown}: {e}"))?;
-        if application_id != APPLICATION_ID && !tables.iter().all(|t| RELEASE_0_1_TABLES.contains(&t.as_str())) {
-            return Err(format!(
-                "{shown} is not a payments-sandbox database (it has tables {}): give --database a new file",
-                tables.join(", ")
-            ));
-        }
-        if application_id != APPLICATION_ID && tables.iter().any(|t| t == "resources") {
-            tracing::info!(database = %shown, "upgrading a database of release 0.1 to the relational schema");
-        }
         migrator().run(&mut connection).await.map_err(|e| explain(&shown, e))?;
         // Fresh statistics for the query planner, cheap when nothing changed.
         sqlx::raw_sql("PRAGMA optimize = 0x10002")
@@ -178,8 +167,36 @@ fn explain(database: &str, error: MigrateError) -> String {
     }
 }
 
-async fn table_names(connection: &mut sqlx::SqliteConnection) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query_scalar("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").fetch_all(connection).await
+/// Refuses a file that is not a sandbox database before anything touches it: read-only, so a
+/// file that is refused is left exactly as it was.
+async fn check_ours(path: &Path, shown: &str) -> Result<(), String> {
+    let mut probe = SqliteConnectOptions::new()
+        .filename(path)
+        .read_only(true)
+        .connect()
+        .await
+        .map_err(|e| format!("cannot open database {shown}: {e}"))?;
+    let unreadable = |e: sqlx::Error| format!("cannot read database {shown}: {e}");
+    let tables: Vec<String> = sqlx::query_scalar("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+        .fetch_all(&mut probe)
+        .await
+        .map_err(unreadable)?;
+    let application_id: i64 =
+        sqlx::query_scalar("PRAGMA application_id").fetch_one(&mut probe).await.map_err(unreadable)?;
+    let _ = probe.close().await;
+    if application_id == APPLICATION_ID {
+        return Ok(());
+    }
+    if !tables.iter().all(|t| RELEASE_0_1_TABLES.contains(&t.as_str())) {
+        return Err(format!(
+            "{shown} is not a payments-sandbox database (it has tables {}): give --database a new file",
+            tables.join(", ")
+        ));
+    }
+    if tables.iter().any(|t| t == "resources") {
+        tracing::info!(database = %shown, "upgrading a database of release 0.1 to the relational schema");
+    }
+    Ok(())
 }
 
 #[async_trait]
