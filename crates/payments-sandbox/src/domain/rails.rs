@@ -39,7 +39,8 @@ impl Sandbox {
             .into_iter()
             .map(|p| (p, TxStatus::Processed))
             .chain(due.initiated_payments.into_iter().map(|p| (p, TxStatus::Processing)));
-        for ((owner, payment), to) in steps {
+        for ((owner, payment), to) in steps.filter(|((_, p), _)| p.transaction_type == types::TransactionType::Payment)
+        {
             let mut changes = changeset(owner, Now::new());
             move_payment(&mut changes, payment, to, None)?;
             moves.push((false, changes));

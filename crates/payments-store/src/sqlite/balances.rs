@@ -54,12 +54,22 @@ pub async fn list(
         Some(after) => Some(cursor(&mut *connection, "balances", "TRUE", tenant.0, after).await?),
         None => None,
     };
+    let rows = list_query(tenant, filter, start, page).build().fetch_all(connection).await?;
+    rows.iter().map(record).collect()
+}
+
+/// The page of the tenant's balances that `filter` selects, newest first.
+pub fn list_query(
+    tenant: TenantId,
+    filter: &BalanceFilter,
+    start: Option<(i64, i64)>,
+    page: Page,
+) -> QueryBuilder<Sqlite> {
     let mut query = QueryBuilder::<Sqlite>::new(format!("SELECT {COLUMNS} FROM balances WHERE tenant_id = "));
     query.push_bind(tenant.0);
     if let Some(currency) = &filter.currency {
         query.push(" AND currency = ").push_bind(currency.clone());
     }
     finish_page(&mut query, start, page);
-    let rows = query.build().fetch_all(connection).await?;
-    rows.iter().map(record).collect()
+    query
 }

@@ -6,6 +6,8 @@ mod balances;
 mod changes;
 mod codec;
 mod payment_requests;
+#[cfg(test)]
+mod query_plans;
 mod recipients;
 mod tenants;
 mod transactions;

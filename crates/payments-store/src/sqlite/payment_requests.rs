@@ -87,6 +87,17 @@ pub async fn list(
         Some(after) => Some(cursor(&mut *connection, "payment_requests", "TRUE", tenant.0, after).await?),
         None => None,
     };
+    let rows = list_query(tenant, filter, start, page).build().fetch_all(connection).await?;
+    rows.iter().map(record).collect()
+}
+
+/// The page of the tenant's payment requests that `filter` selects, newest first.
+pub fn list_query(
+    tenant: TenantId,
+    filter: &PaymentRequestFilter,
+    start: Option<(i64, i64)>,
+    page: Page,
+) -> QueryBuilder<Sqlite> {
     let mut query = QueryBuilder::<Sqlite>::new(format!("SELECT {COLUMNS} FROM payment_requests WHERE tenant_id = "));
     query.push_bind(tenant.0);
     if let Some(reference_id) = &filter.reference_id {
@@ -102,6 +113,5 @@ pub async fn list(
         query.push(" AND status = ").push_bind(status.to_string());
     }
     finish_page(&mut query, start, page);
-    let rows = query.build().fetch_all(connection).await?;
-    rows.iter().map(record).collect()
+    query
 }

@@ -97,6 +97,17 @@ pub async fn list(
         Some(after) => Some(cursor(&mut *connection, "transactions", "TRUE", tenant.0, after).await?),
         None => None,
     };
+    let rows = list_query(tenant, filter, start, page).build().fetch_all(connection).await?;
+    rows.iter().map(record).collect()
+}
+
+/// The page of the tenant's transactions that `filter` selects, newest first.
+pub fn list_query(
+    tenant: TenantId,
+    filter: &TransactionFilter,
+    start: Option<(i64, i64)>,
+    page: Page,
+) -> QueryBuilder<Sqlite> {
     let mut query = QueryBuilder::<Sqlite>::new(format!("SELECT {COLUMNS} FROM transactions WHERE tenant_id = "));
     query.push_bind(tenant.0);
     let text = [
@@ -137,27 +148,30 @@ pub async fn list(
         push_search(&mut query, "transaction_search", SEARCHED, needle);
     }
     finish_page(&mut query, start, page);
-    let rows = query.build().fetch_all(connection).await?;
-    rows.iter().map(record).collect()
+    query
 }
 
-/// Payments the rails move on, and the tenant of each, oldest first.
+/// Transactions in `status` (only payments are ever `initiated` or `processing`), and the tenant
+/// of each, oldest first: one tenant's (through its status index), or everyone's (through the
+/// small index of what is still on the rails).
+pub fn on_rails_query(tenant: Option<TenantId>, status: types::TransactionStatus) -> QueryBuilder<Sqlite> {
+    let mut query =
+        QueryBuilder::<Sqlite>::new(format!("SELECT tenant_id, {COLUMNS} FROM transactions WHERE status = "));
+    query.push_bind(status.to_string());
+    match tenant {
+        Some(tenant) => query.push(" AND tenant_id = ").push_bind(tenant.0),
+        // The partial index's own condition, which the planner needs to see to use it.
+        None => query.push(" AND status IN ('initiated', 'processing')"),
+    };
+    query.push(" ORDER BY created, seq");
+    query
+}
+
 pub async fn on_rails(
     connection: &mut SqliteConnection,
     tenant: Option<TenantId>,
     status: types::TransactionStatus,
 ) -> Result<Vec<(TenantId, types::Transaction)>> {
-    let rows = sqlx::query(
-        "SELECT tenant_id, id, transaction_type, payment_method, status, failure_reason, balance_id, currency, amount,
-                fees, to_currency, to_amount, rate, single_rate, virtual_account_id, order_id, recipient, payer_name,
-                reference, payment_reference, created
-         FROM transactions
-         WHERE status = $1 AND transaction_type = 'payment' AND ($2 IS NULL OR tenant_id = $2)
-         ORDER BY created, seq",
-    )
-    .bind(status.to_string())
-    .bind(tenant.map(|t| t.0))
-    .fetch_all(connection)
-    .await?;
+    let rows = on_rails_query(tenant, status).build().fetch_all(connection).await?;
     rows.iter().map(|row| Ok((TenantId(row.try_get("tenant_id")?), record(row)?))).collect()
 }

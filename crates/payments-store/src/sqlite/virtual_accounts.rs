@@ -78,6 +78,17 @@ pub async fn list(
         Some(after) => Some(cursor(&mut *connection, "virtual_accounts", "TRUE", tenant.0, after).await?),
         None => None,
     };
+    let rows = list_query(tenant, filter, start, page).build().fetch_all(connection).await?;
+    rows.iter().map(record).collect()
+}
+
+/// The page of the tenant's accounts that `filter` selects, newest first.
+pub fn list_query(
+    tenant: TenantId,
+    filter: &VirtualAccountFilter,
+    start: Option<(i64, i64)>,
+    page: Page,
+) -> QueryBuilder<Sqlite> {
     let mut query = QueryBuilder::<Sqlite>::new(format!("SELECT {COLUMNS} FROM virtual_accounts WHERE tenant_id = "));
     query.push_bind(tenant.0);
     if let Some(reference_id) = &filter.reference_id {
@@ -96,23 +107,26 @@ pub async fn list(
         push_search(&mut query, "virtual_account_search", SEARCHED, needle);
     }
     finish_page(&mut query, start, page);
-    let rows = query.build().fetch_all(connection).await?;
-    rows.iter().map(record).collect()
+    query
 }
 
-/// Accounts waiting to be activated, and the tenant of each, oldest first.
+/// Accounts waiting to be activated, and the tenant of each, oldest first: one tenant's (through
+/// its status index), or everyone's (through the small index of those still to activate).
+pub fn initiated_query(tenant: Option<TenantId>) -> QueryBuilder<Sqlite> {
+    let mut query = QueryBuilder::<Sqlite>::new(format!(
+        "SELECT tenant_id, {COLUMNS} FROM virtual_accounts WHERE status = 'initiated'"
+    ));
+    if let Some(tenant) = tenant {
+        query.push(" AND tenant_id = ").push_bind(tenant.0);
+    }
+    query.push(" ORDER BY created, seq");
+    query
+}
+
 pub async fn initiated(
     connection: &mut SqliteConnection,
     tenant: Option<TenantId>,
 ) -> Result<Vec<(TenantId, types::VirtualAccount)>> {
-    let rows = sqlx::query(
-        "SELECT tenant_id, id, account_name, currency, settlement_balance_id, reference_id, bank_name, account_number,
-                supported_channels, type, status, created
-         FROM virtual_accounts WHERE status = 'initiated' AND ($1 IS NULL OR tenant_id = $1)
-         ORDER BY created, seq",
-    )
-    .bind(tenant.map(|t| t.0))
-    .fetch_all(connection)
-    .await?;
+    let rows = initiated_query(tenant).build().fetch_all(connection).await?;
     rows.iter().map(|row| Ok((TenantId(row.try_get("tenant_id")?), record(row)?))).collect()
 }

@@ -105,7 +105,18 @@ pub async fn notification_list(
         Some(after) => Some(cursor(&mut *connection, "notifications", "TRUE", tenant.0, after).await?),
         None => None,
     };
-    // The page is cut from `notifications` alone (its indexes), then joined with the events.
+    let rows = notification_list_query(tenant, filter, start, page).build().fetch_all(connection).await?;
+    rows.iter().map(notification).collect()
+}
+
+/// The page of the tenant's notifications that `filter` selects, newest first: cut from
+/// `notifications` alone (its indexes), then joined with the events.
+pub fn notification_list_query(
+    tenant: TenantId,
+    filter: &NotificationFilter,
+    start: Option<(i64, i64)>,
+    page: Page,
+) -> QueryBuilder<Sqlite> {
     let mut query = QueryBuilder::<Sqlite>::new(format!(
         "SELECT {NOTIFICATION_COLUMNS} FROM (SELECT * FROM notifications WHERE tenant_id = "
     ));
@@ -121,8 +132,7 @@ pub async fn notification_list(
     }
     finish_page(&mut query, start, page);
     query.push(") n JOIN events e ON e.seq = n.event_seq ORDER BY n.created DESC, n.seq DESC");
-    let rows = query.build().fetch_all(connection).await?;
-    rows.iter().map(notification).collect()
+    query
 }
 
 pub async fn due_endpoints(connection: &mut SqliteConnection, now: DateTime<Utc>) -> Result<Vec<Uuid>> {
