@@ -23,10 +23,14 @@ mod webhooks;
 use std::sync::Arc;
 
 use chrono::{DateTime, SubsecRound, Utc};
-use payments_store::{Changeset, Store, StoreError, TenantId};
+use payments_store::{Changeset, Store, StoreError};
 use uuid::Uuid;
 
 pub use error::{Error, Result};
+/// What lists take: the store's filters and page, as the domain's input.
+pub use payments_store::{
+    BalanceFilter, NotificationFilter, Page, PaymentRequestFilter, TenantId, TransactionFilter, VirtualAccountFilter,
+};
 pub use tenants::{Tenant, new_token, token_hash};
 pub use webhook_targets::TargetPolicy;
 

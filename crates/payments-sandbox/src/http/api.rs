@@ -7,13 +7,13 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use payments_server::{self as server, ApiError};
-use payments_store::{
-    BalanceFilter, NotificationFilter, Page, PaymentRequestFilter, TenantId, TransactionFilter, VirtualAccountFilter,
-};
 use payments_types as types;
 use uuid::Uuid;
 
-use crate::domain::{Error, Sandbox, Tenant};
+use crate::domain::{
+    BalanceFilter, Error, NotificationFilter, Page, PaymentRequestFilter, Sandbox, Tenant, TenantId, TransactionFilter,
+    VirtualAccountFilter,
+};
 
 type Limiter = governor::DefaultKeyedRateLimiter<TenantId>;
 
