@@ -18,6 +18,22 @@ pub fn replay<T>(field: &str, key: &str, earlier: Option<Keyed<T>>, request: &st
     }
 }
 
+/// The answer to a create that carries `key`, given what making it gave: when it was refused (or
+/// found its key taken), an earlier request with the key decides — its resource for a retry,
+/// `409` for a different request — whatever changed since the first time. Looking the key up
+/// only then saves a read on every first attempt; the unique index, not this look-up, is what
+/// keeps the key unique.
+pub async fn or_replay<'k, T, R>(made: Result<T>, key: Option<&'k str>, earlier: impl FnOnce(&'k str) -> R) -> Result<T>
+where
+    R: Future<Output = Result<Option<T>>>,
+{
+    let (Err(_), Some(key)) = (&made, key) else { return made };
+    Ok(match earlier(key).await? {
+        Some(original) => original,
+        None => return made,
+    })
+}
+
 /// The canonical JSON of a create request: what a retry must repeat exactly.
 pub fn canonical<T: serde::Serialize>(request: &T) -> Result<String> {
     serde_json::to_string(request).map_err(Error::internal)
@@ -47,6 +63,22 @@ mod tests {
             replay("reference_id", "inv-9", earlier(r#"{"amount":1}"#), r#"{"amount":2}"#),
             Err(Error::conflict(r#"reference_id "inv-9" was already used by a different request"#))
         );
+    }
+
+    #[tokio::test]
+    async fn a_refused_create_with_a_used_key_answers_as_the_first_request_did() {
+        let refused = || Err::<&str, _>(Error::invalid("insufficient funds"));
+        let original = |_: &str| async { Ok(Some("the original")) };
+        let unused = |_: &str| async { Ok(None) };
+        assert_eq!(or_replay(refused(), Some("o-1"), original).await, Ok("the original"));
+        assert_eq!(or_replay(refused(), Some("o-1"), unused).await, refused(), "a new key: the refusal stands");
+        assert_eq!(or_replay(refused(), None, original).await, refused(), "no key: nothing to replay");
+        let conflict = |_: &str| async { Err(Error::conflict("used by a different request")) };
+        assert_eq!(
+            or_replay(refused(), Some("o-1"), conflict).await,
+            Err(Error::conflict("used by a different request"))
+        );
+        assert_eq!(or_replay(Ok("made"), Some("o-1"), conflict).await, Ok("made"), "made: the key was free");
     }
 
     #[test]

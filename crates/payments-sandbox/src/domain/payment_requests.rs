@@ -9,7 +9,7 @@ use types::WebhookEvent as Event;
 use uuid::Uuid;
 
 use super::error::{Error, Result, listing};
-use super::idempotency::{canonical, replay};
+use super::idempotency::{canonical, or_replay, replay};
 use super::transactions::{Incoming, IncomingKind, receive};
 use super::{Now, Sandbox, Tenant, changeset, json, ok, reference, typed};
 
@@ -36,13 +36,20 @@ impl Sandbox {
         tenant: Tenant,
         body: types::PaymentRequestCreate,
     ) -> Result<types::PaymentRequest> {
-        let request_json = canonical(&body)?;
+        let request = canonical(&body)?;
         let key = body.reference_id.as_ref().map(|r| r.to_string());
-        if let Some(key) = &key
-            && let Some(original) = self.replay_payment_request(tenant, key, &request_json).await?
-        {
-            return Ok(original);
-        }
+        let made = self.request_payment(tenant, &body, key.as_deref(), &request).await;
+        or_replay(made, key.as_deref(), |key| self.replay_payment_request(tenant, key, &request)).await
+    }
+
+    /// The payment request itself, for [`Sandbox::create_payment_request`].
+    async fn request_payment(
+        &self,
+        tenant: Tenant,
+        body: &types::PaymentRequestCreate,
+        key: Option<&str>,
+        request_json: &str,
+    ) -> Result<types::PaymentRequest> {
         let balance = self.settlement_balance(tenant, body.currency.as_ref(), body.settlement_balance_id).await?;
         let currency = reference::supported_currency("currency", &balance.currency)?;
         let market = currency.payment_request_market.ok_or_else(|| {
@@ -65,7 +72,7 @@ impl Sandbox {
             currency: typed(&balance.currency)?,
             amount: body.amount.clone(),
             settlement_balance_id: balance.id,
-            reference_id: key.as_deref().map(typed).transpose()?,
+            reference_id: key.map(typed).transpose()?,
             reference: body.reference.as_ref().map(|r| typed(r)).transpose()?,
             status: Status::Initiated,
             qr_code_url: format!("{payment_url}/qr.svg"),
@@ -76,16 +83,14 @@ impl Sandbox {
         let changes = changeset(tenant.id, now)
             .with(Change::InsertPaymentRequest {
                 request: Box::new(request.clone()),
-                idempotency: key.clone().map(|key| Idempotency { key, request: request_json.clone() }),
+                idempotency: key.map(|key| Idempotency { key: key.to_owned(), request: request_json.to_owned() }),
             })
             .with(Change::Event { event: Event::PaymentrequestInitiated, data: json(&request)? });
         match self.store.apply(changes).await {
             Ok(()) => Ok(request),
+            // Taken by an earlier request: the caller answers from it.
             Err(StoreError::Duplicate(UniqueKey::PaymentRequestReferenceId)) => {
-                let key = key.unwrap_or_default();
-                self.replay_payment_request(tenant, &key, &request_json)
-                    .await?
-                    .ok_or_else(|| Error::internal(format!("reference_id {key:?} is taken but not found")))
+                Err(Error::internal("reference_id is taken"))
             }
             Err(other) => Err(other.into()),
         }

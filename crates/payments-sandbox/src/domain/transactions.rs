@@ -9,7 +9,7 @@ use types::WebhookEvent as Event;
 use uuid::Uuid;
 
 use super::error::{Error, Result, listing};
-use super::idempotency::{canonical, replay};
+use super::idempotency::{canonical, or_replay, replay};
 use super::{Now, Sandbox, Tenant, changeset, json, money, reference, typed};
 
 /// Whether the rail may move a payment from `from` to `to` (the table under *Transactions* in
@@ -170,11 +170,18 @@ impl Sandbox {
     ) -> Result<types::Transaction> {
         let request = canonical(&body)?;
         let key = body.order_id.as_ref().map(|o| o.to_string());
-        if let Some(key) = &key
-            && let Some(original) = self.replay_payment(tenant, key, &request).await?
-        {
-            return Ok(original);
-        }
+        let made = self.pay_recipient(tenant, &body, key.as_deref(), &request).await;
+        or_replay(made, key.as_deref(), |key| self.replay_payment(tenant, key, &request)).await
+    }
+
+    /// The payment itself, for [`Sandbox::create_transaction`].
+    async fn pay_recipient(
+        &self,
+        tenant: Tenant,
+        body: &types::TransactionCreate,
+        key: Option<&str>,
+        request: &str,
+    ) -> Result<types::Transaction> {
         let balance = self.balance_record(tenant, body.balance_id, "balance_id: ").await?;
         let recipient = self
             .store
@@ -198,7 +205,7 @@ impl Sandbox {
             to_currency: recipient.bank_account.currency.clone(),
             balance_id: balance.id,
             virtual_account_id: None,
-            order_id: key.as_deref().map(typed).transpose()?,
+            order_id: key.map(typed).transpose()?,
             payment_reference: payment_reference.as_deref().map(typed).transpose()?,
             status: Status::Initiated,
             failure_reason: None,
@@ -214,7 +221,7 @@ impl Sandbox {
         let mut changes = changeset(tenant.id, now);
         changes.push(Change::InsertTransaction {
             transaction: Box::new(payment.clone()),
-            idempotency: key.clone().map(|key| Idempotency { key, request: request.clone() }),
+            idempotency: key.map(|key| Idempotency { key: key.to_owned(), request: request.to_owned() }),
         });
         changes.push(Change::Post {
             balance: balance.id,
@@ -237,13 +244,8 @@ impl Sandbox {
                 "insufficient funds: balance {balance} holds {available}, this payment needs {debit} ({amount} plus {} fees)",
                 priced.fees
             ))),
-            // A concurrent request with this order_id got there first: answer as a retry.
-            Err(StoreError::Duplicate(UniqueKey::OrderId)) => {
-                let key = key.unwrap_or_default();
-                self.replay_payment(tenant, &key, &request)
-                    .await?
-                    .ok_or_else(|| Error::internal(format!("order_id {key:?} is taken but not found")))
-            }
+            // Taken by an earlier request: the caller answers from it.
+            Err(StoreError::Duplicate(UniqueKey::OrderId)) => Err(Error::internal("order_id is taken")),
             Err(other) => Err(other.into()),
         }
     }

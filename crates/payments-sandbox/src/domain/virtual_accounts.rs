@@ -9,7 +9,7 @@ use types::WebhookEvent as Event;
 use uuid::Uuid;
 
 use super::error::{Error, Result, listing};
-use super::idempotency::{canonical, replay};
+use super::idempotency::{canonical, or_replay, replay};
 use super::{Now, Sandbox, Tenant, changeset, json, ok, reference, typed};
 
 /// Whether an account may go from `from` to `to`.
@@ -88,11 +88,18 @@ impl Sandbox {
     ) -> Result<types::VirtualAccount> {
         let request = canonical(&body)?;
         let key = body.reference_id.as_ref().map(|r| r.to_string());
-        if let Some(key) = &key
-            && let Some(original) = self.replay_virtual_account(tenant, key, &request).await?
-        {
-            return Ok(original);
-        }
+        let made = self.issue_account(tenant, &body, key.as_deref(), &request).await;
+        or_replay(made, key.as_deref(), |key| self.replay_virtual_account(tenant, key, &request)).await
+    }
+
+    /// The account itself, for [`Sandbox::create_virtual_account`].
+    async fn issue_account(
+        &self,
+        tenant: Tenant,
+        body: &types::VirtualAccountCreate,
+        key: Option<&str>,
+        request: &str,
+    ) -> Result<types::VirtualAccount> {
         let balance = self.settlement_balance(tenant, body.currency.as_ref(), body.settlement_balance_id).await?;
         let currency = reference::supported_currency("currency", &balance.currency)?;
         let (bank, prefix, digits, channels) =
@@ -112,7 +119,7 @@ impl Sandbox {
                 account_name: typed(&name)?,
                 currency: typed(&balance.currency)?,
                 settlement_balance_id: balance.id,
-                reference_id: key.as_deref().map(typed).transpose()?,
+                reference_id: key.map(typed).transpose()?,
                 details: types::AccountDetails {
                     bank_name: bank.into(),
                     account_name: name.clone(),
@@ -126,18 +133,15 @@ impl Sandbox {
             let changes = changeset(tenant.id, now)
                 .with(Change::InsertVirtualAccount {
                     account: Box::new(account.clone()),
-                    idempotency: key.clone().map(|key| Idempotency { key, request: request.clone() }),
+                    idempotency: key.map(|key| Idempotency { key: key.to_owned(), request: request.to_owned() }),
                 })
                 .with(Change::Event { event: Event::VirtualaccountInitiated, data: json(&account)? });
             match self.store.apply(changes).await {
                 Ok(()) => return Ok(account),
                 Err(StoreError::Duplicate(UniqueKey::AccountNumber)) => continue,
+                // Taken by an earlier request: the caller answers from it.
                 Err(StoreError::Duplicate(UniqueKey::VirtualAccountReferenceId)) => {
-                    let key = key.unwrap_or_default();
-                    return self
-                        .replay_virtual_account(tenant, &key, &request)
-                        .await?
-                        .ok_or_else(|| Error::internal(format!("reference_id {key:?} is taken but not found")));
+                    return Err(Error::internal("reference_id is taken"));
                 }
                 Err(other) => return Err(other.into()),
             }

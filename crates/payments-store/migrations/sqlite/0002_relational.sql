@@ -45,8 +45,9 @@ CREATE TABLE balances (
     tenant_id INTEGER NOT NULL REFERENCES tenants(id),
     currency TEXT NOT NULL,
     name TEXT NOT NULL,
-    -- Changed only together with a ledger row (see `ledger`), never below zero.
-    amount INTEGER NOT NULL CHECK (amount >= 0),
+    -- Changed only together with a ledger row (see `ledger`), never below zero: a debit the
+    -- balance does not cover fails on this constraint, which the store reports as such.
+    amount INTEGER NOT NULL CONSTRAINT funds CHECK (amount >= 0),
     created INTEGER NOT NULL
 );
 CREATE INDEX balances_list ON balances (tenant_id, created);
@@ -240,6 +241,14 @@ CREATE TABLE notifications (
 CREATE INDEX notifications_list ON notifications (tenant_id, created);
 CREATE INDEX notifications_by_endpoint ON notifications (tenant_id, endpoint_id, created);
 CREATE INDEX notifications_due ON notifications (endpoint_id, next_attempt) WHERE next_attempt IS NOT NULL;
+
+-- Assertions inside a write: a statement that inserts a row here fails the write with the
+-- message `guard <n>`, n being the change that found its row in another state than the one it
+-- was decided on. Nothing is ever kept in it.
+CREATE TABLE guards (change INTEGER NOT NULL);
+CREATE TRIGGER guards_fail BEFORE INSERT ON guards BEGIN
+    SELECT RAISE(ABORT, 'guard ' || NEW.change);
+END;
 
 -- Release 0.1's data. Its tenants keep their rowid as their id; its UUIDs were text and its
 -- times RFC 3339 text or microseconds.

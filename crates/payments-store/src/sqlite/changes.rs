@@ -1,479 +1,357 @@
-//! Applying a [`Changeset`]: one or two statements per change, on the writer's connection, in
-//! the transaction the writer opened. A change that cannot apply to the state it was decided on
-//! (a status that moved, a debit not covered, a key taken) fails the whole changeset.
+//! Applying a [`Changeset`]: compiled into one SQL script — a savepoint, one or two statements
+//! per change, the savepoint released — and run in one call on the writer's connection, since
+//! each call to SQLite costs a thread hand-off and the statements cost next to nothing. A change
+//! that cannot apply to the state it was decided on stops the script with an error: a status
+//! that moved or a row that is gone trips a guard (`guard <n>`, n its index), a debit the
+//! balance does not cover trips the `funds` check, a taken key its unique index. The savepoint
+//! is then rolled back, so nothing of the changeset remains.
 
 use payments_types as types;
 use sqlx::sqlite::SqliteConnection;
+use sqlx::{QueryBuilder, Sqlite};
 use uuid::Uuid;
 
-use super::codec::{amount_value, micros, to_json, unique_violation};
-use super::transactions;
-use crate::{Change, Changeset, Idempotency, LedgerEntryKind, Result, StoreError, TenantId, UniqueKey};
+use super::codec::{amount_value, micros, to_json, unique_key};
+use crate::{Change, Changeset, Idempotency, Result, StoreError, TenantId};
+
+/// A fresh version-4 UUID for each row an `INSERT ... SELECT` makes (notifications fanned out
+/// to several endpoints): random hex with the version (`4`) and variant (`8`–`b`) digits set.
+const NEW_UUID: &str = "unhex(hex(randomblob(6)) || '4' || substr(hex(randomblob(2)), 2) \
+     || substr('89ab', 1 + (random() & 3), 1) || substr(hex(randomblob(2)), 2) || hex(randomblob(6)))";
+
+/// The endpoints of tenant `?` subscribed to event `?` (binds: tenant, event).
+const SUBSCRIBED: &str = "tenant_id = ? AND deleted = FALSE AND (all_events OR EXISTS \
+     (SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.event = ?))";
 
 pub async fn apply(connection: &mut SqliteConnection, changes: &Changeset) -> Result<()> {
+    let mut script = QueryBuilder::<Sqlite>::new("SAVEPOINT change;");
     let now = micros(changes.now);
-    let mut posted = Posted::default();
-    for change in &changes.changes {
-        apply_one(connection, changes.tenant, now, change, &mut posted).await?;
+    for (index, change) in changes.changes.iter().enumerate() {
+        push(&mut script, changes.tenant, now, index, change)?;
     }
-    Ok(())
+    script.push(" RELEASE change;");
+    let Err(error) = script.build().execute(&mut *connection).await else { return Ok(()) };
+    // Nothing of the changeset may remain. If even that fails, the writer's whole transaction
+    // is in doubt: a `Database` error tells the writer to roll it all back.
+    sqlx::raw_sql("ROLLBACK TO change; RELEASE change").execute(&mut *connection).await?;
+    Err(why(connection, changes, error).await)
 }
 
-/// What this changeset has posted to each balance so far: a debit it cannot cover is reported
-/// with what the balance held before the changeset (which is all that the caller ever sees).
-type Posted = std::collections::HashMap<Uuid, i64>;
-
-/// `Ok` when a guarded statement changed its row, [`StoreError::Stale`] when it found none in
-/// the expected state.
-fn guarded(done: sqlx::sqlite::SqliteQueryResult, resource: &'static str, id: Uuid) -> Result<()> {
-    if done.rows_affected() == 1 { Ok(()) } else { Err(StoreError::Stale { resource, id }) }
+/// What a failed script means, read off its error (and, for funds, off the balances now that
+/// the changeset is rolled back).
+async fn why(connection: &mut SqliteConnection, changes: &Changeset, error: sqlx::Error) -> StoreError {
+    let sqlx::Error::Database(database) = &error else { return error.into() };
+    let message = database.message();
+    if let Some(index) = message.strip_prefix("guard ").and_then(|n| n.parse::<usize>().ok())
+        && let Some(change) = changes.changes.get(index)
+    {
+        let (resource, id) = guarded(change);
+        return StoreError::Stale { resource, id };
+    }
+    if message == "CHECK constraint failed: funds" {
+        return match uncovered(connection, changes).await {
+            Ok(Some((balance, available))) => StoreError::InsufficientFunds { balance, available },
+            Ok(None) => StoreError::Database("a debit failed the funds check, yet every balance covers it".into()),
+            Err(error) => error,
+        };
+    }
+    if database.is_unique_violation()
+        && let Some(key) = unique_key(message)
+    {
+        return StoreError::Duplicate(key);
+    }
+    error.into()
 }
 
-fn key_and_request(idempotency: &Option<Idempotency>) -> (Option<&str>, Option<&str>) {
-    idempotency.as_ref().map(|i| (i.key.as_str(), i.request.as_str())).unzip()
+/// The first balance that this changeset's debits overdraw, with what it holds.
+async fn uncovered(connection: &mut SqliteConnection, changes: &Changeset) -> Result<Option<(Uuid, i64)>> {
+    let mut totals: Vec<(Uuid, i64)> = Vec::new();
+    for change in &changes.changes {
+        if let Change::Post { balance, delta, .. } = change {
+            match totals.iter_mut().find(|(b, _)| b == balance) {
+                Some((_, total)) => *total += delta,
+                None => totals.push((*balance, *delta)),
+            }
+        }
+    }
+    for (balance, total) in totals {
+        let held: Option<i64> = sqlx::query_scalar("SELECT amount FROM balances WHERE id = ? AND tenant_id = ?")
+            .bind(balance)
+            .bind(changes.tenant.0)
+            .fetch_optional(&mut *connection)
+            .await?;
+        if let Some(held) = held
+            && held + total < 0
+        {
+            return Ok(Some((balance, held)));
+        }
+    }
+    Ok(None)
 }
 
-async fn apply_one(
-    connection: &mut SqliteConnection,
-    tenant: TenantId,
-    now: i64,
-    change: &Change,
-    posted: &mut Posted,
-) -> Result<()> {
+/// The row a guarded change expects, for [`StoreError::Stale`].
+fn guarded(change: &Change) -> (&'static str, Uuid) {
+    match change {
+        Change::RenameBalance { id, .. } => ("balance", *id),
+        Change::Post { balance, .. } => ("balance", *balance),
+        Change::SetRecipientAlias { id, .. } | Change::DeleteRecipient { id } => ("recipient", *id),
+        Change::SetPaymentRequestStatus { id, .. } => ("payment request", *id),
+        Change::SetTransactionStatus { id, .. } => ("transaction", *id),
+        Change::SetVirtualAccountStatus { id, .. }
+        | Change::RenameVirtualAccount { id, .. }
+        | Change::ExpectVirtualAccountStatus { id, .. } => ("virtual account", *id),
+        Change::DeleteWebhookEndpoint { id } | Change::SetWebhookSecret { id, .. } => ("webhook endpoint", *id),
+        Change::OpenBalance { id, .. } => ("balance", *id),
+        Change::InsertRecipient(recipient) => ("recipient", recipient.id),
+        Change::InsertPaymentRequest { request, .. } => ("payment request", request.id),
+        Change::InsertTransaction { transaction, .. } => ("transaction", transaction.id),
+        Change::InsertVirtualAccount { account, .. } => ("virtual account", account.id),
+        Change::InsertWebhookEndpoint { endpoint, .. } => ("webhook endpoint", endpoint.id),
+        Change::Ping { endpoint, .. } => ("webhook endpoint", *endpoint),
+        Change::Event { .. } => ("event", Uuid::nil()),
+    }
+}
+
+/// Fails the script with `guard <index>` unless the statement just before changed a row.
+fn guard(script: &mut QueryBuilder<Sqlite>, index: usize) {
+    script.push(" INSERT INTO guards (change) SELECT ").push_bind(index as i64).push(" WHERE changes() = 0;");
+}
+
+fn key_and_request(idempotency: &Option<Idempotency>) -> (Option<String>, Option<String>) {
+    idempotency.as_ref().map(|i| (i.key.clone(), i.request.clone())).unzip()
+}
+
+/// An optional constrained string (the models' newtypes over `String`) as text.
+fn text<T: std::ops::Deref<Target = String>>(value: Option<&T>) -> Option<String> {
+    value.map(|v| String::clone(v))
+}
+
+/// Appends the statements of change `index`.
+fn push(script: &mut QueryBuilder<Sqlite>, tenant: TenantId, now: i64, index: usize, change: &Change) -> Result<()> {
+    let tenant = tenant.0;
     match change {
         Change::OpenBalance { id, currency, name } => {
-            sqlx::query(
-                "INSERT INTO balances (id, tenant_id, currency, name, amount, created) VALUES ($1, $2, $3, $4, 0, $5)",
-            )
-            .bind(id)
-            .bind(tenant.0)
-            .bind(currency)
-            .bind(name)
-            .bind(now)
-            .execute(connection)
-            .await?;
+            script.push(" INSERT INTO balances (id, tenant_id, currency, name, amount, created) VALUES (");
+            script.push_bind(*id).push(", ").push_bind(tenant).push(", ").push_bind(currency.clone());
+            script.push(", ").push_bind(name.clone()).push(", 0, ").push_bind(now).push(");");
         }
         Change::RenameBalance { id, name } => {
-            let done = sqlx::query("UPDATE balances SET name = $1 WHERE id = $2 AND tenant_id = $3")
-                .bind(name)
-                .bind(id)
-                .bind(tenant.0)
-                .execute(connection)
-                .await?;
-            guarded(done, "balance", *id)?;
+            script.push(" UPDATE balances SET name = ").push_bind(name.clone());
+            script.push(" WHERE id = ").push_bind(*id).push(" AND tenant_id = ").push_bind(tenant).push(";");
+            guard(script, index);
         }
         Change::Post { balance, transaction, kind, delta } => {
-            post(connection, tenant, now, (*balance, *transaction), *kind, *delta, posted).await?
+            // Invariant: credits add, debits take, and no entry is zero.
+            if *delta == 0 || kind.is_credit() != (*delta > 0) {
+                return Err(StoreError::Database(format!("a {} ledger entry cannot be {delta}", kind.as_str())));
+            }
+            // A debit below zero fails the `funds` check; a balance that is not the tenant's,
+            // the guard.
+            script.push(" UPDATE balances SET amount = amount + ").push_bind(*delta);
+            script.push(" WHERE id = ").push_bind(*balance).push(" AND tenant_id = ").push_bind(tenant).push(";");
+            guard(script, index);
+            script.push(" INSERT INTO ledger (balance_id, transaction_id, kind, delta, created) VALUES (");
+            script.push_bind(*balance).push(", ").push_bind(*transaction).push(", ").push_bind(kind.as_str());
+            script.push(", ").push_bind(*delta).push(", ").push_bind(now).push(");");
         }
         Change::InsertRecipient(recipient) => {
-            sqlx::query(
-                "INSERT INTO recipients (id, tenant_id, type, country, alias, default_reference, bank_account, created)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            )
-            .bind(recipient.id)
-            .bind(tenant.0)
-            .bind(recipient.type_.to_string())
-            .bind(recipient.country.to_string())
-            .bind(recipient.alias.as_ref().map(|a| a.to_string()))
-            .bind(recipient.default_reference.as_ref().map(|r| r.to_string()))
-            .bind(to_json(&recipient.bank_account)?)
-            .bind(micros(recipient.created))
-            .execute(connection)
-            .await?;
+            script.push(
+                " INSERT INTO recipients (id, tenant_id, type, country, alias, default_reference, bank_account, created) \
+                 VALUES (",
+            );
+            let mut values = script.separated(", ");
+            values.push_bind(recipient.id).push_bind(tenant).push_bind(recipient.type_.to_string());
+            values.push_bind(recipient.country.to_string()).push_bind(text(recipient.alias.as_ref()));
+            values.push_bind(text(recipient.default_reference.as_ref())).push_bind(to_json(&recipient.bank_account)?);
+            values.push_bind(micros(recipient.created));
+            script.push(");");
         }
         Change::SetRecipientAlias { id, alias } => {
-            let done =
-                sqlx::query("UPDATE recipients SET alias = $1 WHERE id = $2 AND tenant_id = $3 AND deleted = FALSE")
-                    .bind(alias)
-                    .bind(id)
-                    .bind(tenant.0)
-                    .execute(connection)
-                    .await?;
-            guarded(done, "recipient", *id)?;
+            script.push(" UPDATE recipients SET alias = ").push_bind(alias.clone());
+            script.push(" WHERE id = ").push_bind(*id).push(" AND tenant_id = ").push_bind(tenant);
+            script.push(" AND deleted = FALSE;");
+            guard(script, index);
         }
         Change::DeleteRecipient { id } => {
-            let done = sqlx::query(
-                "UPDATE recipients SET deleted = TRUE WHERE id = $1 AND tenant_id = $2 AND deleted = FALSE",
-            )
-            .bind(id)
-            .bind(tenant.0)
-            .execute(connection)
-            .await?;
-            guarded(done, "recipient", *id)?;
+            script.push(" UPDATE recipients SET deleted = TRUE WHERE id = ").push_bind(*id);
+            script.push(" AND tenant_id = ").push_bind(tenant).push(" AND deleted = FALSE;");
+            guard(script, index);
         }
         Change::InsertPaymentRequest { request, idempotency } => {
             let (key, canonical) = key_and_request(idempotency);
-            sqlx::query(
-                "INSERT INTO payment_requests (id, tenant_id, reference_id, request, market, currency, amount,
-                     settlement_balance_id, reference, status, payment_url, qr_code_url, return_url, created)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-            )
-            .bind(request.id)
-            .bind(tenant.0)
-            .bind(key)
-            .bind(canonical)
-            .bind(request.market.to_string())
-            .bind(request.currency.to_string())
-            .bind(amount_value(&request.amount)?)
-            .bind(request.settlement_balance_id)
-            .bind(request.reference.as_ref().map(|r| r.to_string()))
-            .bind(request.status.to_string())
-            .bind(&request.payment_url)
-            .bind(&request.qr_code_url)
-            .bind(&request.return_url)
-            .bind(micros(request.created))
-            .execute(connection)
-            .await
-            .map_err(|e| unique_violation(e, |_| Some(UniqueKey::PaymentRequestReferenceId)))?;
+            script.push(
+                " INSERT INTO payment_requests (id, tenant_id, reference_id, request, market, currency, amount, \
+                 settlement_balance_id, reference, status, payment_url, qr_code_url, return_url, created) VALUES (",
+            );
+            let mut values = script.separated(", ");
+            values.push_bind(request.id).push_bind(tenant).push_bind(key).push_bind(canonical);
+            values.push_bind(request.market.to_string()).push_bind(request.currency.to_string());
+            values.push_bind(amount_value(&request.amount)?).push_bind(request.settlement_balance_id);
+            values.push_bind(text(request.reference.as_ref())).push_bind(request.status.to_string());
+            values.push_bind(request.payment_url.clone()).push_bind(request.qr_code_url.clone());
+            values.push_bind(request.return_url.clone()).push_bind(micros(request.created));
+            script.push(");");
         }
         Change::SetPaymentRequestStatus { id, from, to } => {
-            let done =
-                sqlx::query("UPDATE payment_requests SET status = $1 WHERE id = $2 AND tenant_id = $3 AND status = $4")
-                    .bind(to.to_string())
-                    .bind(id)
-                    .bind(tenant.0)
-                    .bind(from.to_string())
-                    .execute(connection)
-                    .await?;
-            guarded(done, "payment request", *id)?;
+            script.push(" UPDATE payment_requests SET status = ").push_bind(to.to_string());
+            script.push(" WHERE id = ").push_bind(*id).push(" AND tenant_id = ").push_bind(tenant);
+            script.push(" AND status = ").push_bind(from.to_string()).push(";");
+            guard(script, index);
         }
         Change::InsertTransaction { transaction, idempotency } => {
-            insert_transaction(connection, tenant, transaction, idempotency).await?
+            push_transaction(script, tenant, transaction, idempotency)?
         }
         Change::SetTransactionStatus { id, from, to, failure_reason } => {
-            let done = sqlx::query(
-                "UPDATE transactions SET status = $1, failure_reason = $2 WHERE id = $3 AND tenant_id = $4 AND status = $5",
-            )
-            .bind(to.to_string())
-            .bind(failure_reason)
-            .bind(id)
-            .bind(tenant.0)
-            .bind(from.to_string())
-            .execute(connection)
-            .await?;
-            guarded(done, "transaction", *id)?;
+            script.push(" UPDATE transactions SET status = ").push_bind(to.to_string());
+            script.push(", failure_reason = ").push_bind(failure_reason.clone());
+            script.push(" WHERE id = ").push_bind(*id).push(" AND tenant_id = ").push_bind(tenant);
+            script.push(" AND status = ").push_bind(from.to_string()).push(";");
+            guard(script, index);
         }
         Change::InsertVirtualAccount { account, idempotency } => {
             let (key, canonical) = key_and_request(idempotency);
-            let seq: i64 = sqlx::query_scalar(
-                "INSERT INTO virtual_accounts (id, tenant_id, reference_id, request, currency, settlement_balance_id,
-                     account_name, bank_name, account_number, supported_channels, type, status, created)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING seq",
-            )
-            .bind(account.id)
-            .bind(tenant.0)
-            .bind(key)
-            .bind(canonical)
-            .bind(account.currency.to_string())
-            .bind(account.settlement_balance_id)
-            .bind(account.account_name.to_string())
-            .bind(&account.details.bank_name)
-            .bind(&account.details.account_number)
-            .bind(to_json(&account.supported_channels)?)
-            .bind(account.type_.to_string())
-            .bind(account.status.to_string())
-            .bind(micros(account.created))
-            .fetch_one(&mut *connection)
-            .await
-            .map_err(|e| {
-                unique_violation(e, |message| {
-                    Some(if message.contains("account_number") {
-                        UniqueKey::AccountNumber
-                    } else {
-                        UniqueKey::VirtualAccountReferenceId
-                    })
-                })
-            })?;
-            sqlx::query("INSERT INTO virtual_account_search (rowid, account_name, account_number, bank_name) VALUES ($1, $2, $3, $4)")
-                .bind(seq)
-                .bind(account.account_name.to_string())
-                .bind(&account.details.account_number)
-                .bind(&account.details.bank_name)
-                .execute(connection)
-                .await?;
+            script.push(
+                " INSERT INTO virtual_accounts (id, tenant_id, reference_id, request, currency, settlement_balance_id, \
+                 account_name, bank_name, account_number, supported_channels, type, status, created) VALUES (",
+            );
+            let mut values = script.separated(", ");
+            values.push_bind(account.id).push_bind(tenant).push_bind(key).push_bind(canonical);
+            values.push_bind(account.currency.to_string()).push_bind(account.settlement_balance_id);
+            values.push_bind(account.account_name.to_string()).push_bind(account.details.bank_name.clone());
+            values.push_bind(account.details.account_number.clone()).push_bind(to_json(&account.supported_channels)?);
+            values.push_bind(account.type_.to_string()).push_bind(account.status.to_string());
+            values.push_bind(micros(account.created));
+            script.push(");");
+            script
+                .push(" INSERT INTO virtual_account_search (rowid, account_name, account_number, bank_name) VALUES (");
+            script.push("last_insert_rowid(), ").push_bind(account.account_name.to_string());
+            script.push(", ").push_bind(account.details.account_number.clone());
+            script.push(", ").push_bind(account.details.bank_name.clone()).push(");");
         }
         Change::SetVirtualAccountStatus { id, from, to } => {
-            let done =
-                sqlx::query("UPDATE virtual_accounts SET status = $1 WHERE id = $2 AND tenant_id = $3 AND status = $4")
-                    .bind(to.to_string())
-                    .bind(id)
-                    .bind(tenant.0)
-                    .bind(from.to_string())
-                    .execute(connection)
-                    .await?;
-            guarded(done, "virtual account", *id)?;
+            script.push(" UPDATE virtual_accounts SET status = ").push_bind(to.to_string());
+            script.push(" WHERE id = ").push_bind(*id).push(" AND tenant_id = ").push_bind(tenant);
+            script.push(" AND status = ").push_bind(from.to_string()).push(";");
+            guard(script, index);
         }
         Change::RenameVirtualAccount { id, name } => {
-            let seq: Option<i64> = sqlx::query_scalar(
-                "UPDATE virtual_accounts SET account_name = $1 WHERE id = $2 AND tenant_id = $3 RETURNING seq",
-            )
-            .bind(name)
-            .bind(id)
-            .bind(tenant.0)
-            .fetch_optional(&mut *connection)
-            .await?;
-            let seq = seq.ok_or(StoreError::Stale { resource: "virtual account", id: *id })?;
-            sqlx::query("UPDATE virtual_account_search SET account_name = $1 WHERE rowid = $2")
-                .bind(name)
-                .bind(seq)
-                .execute(connection)
-                .await?;
+            script.push(" UPDATE virtual_accounts SET account_name = ").push_bind(name.clone());
+            script.push(" WHERE id = ").push_bind(*id).push(" AND tenant_id = ").push_bind(tenant).push(";");
+            guard(script, index);
+            script.push(" UPDATE virtual_account_search SET account_name = ").push_bind(name.clone());
+            script.push(" WHERE rowid = (SELECT seq FROM virtual_accounts WHERE id = ").push_bind(*id).push(");");
         }
         Change::ExpectVirtualAccountStatus { id, status } => {
-            let found: Option<i64> =
-                sqlx::query_scalar("SELECT 1 FROM virtual_accounts WHERE id = $1 AND tenant_id = $2 AND status = $3")
-                    .bind(id)
-                    .bind(tenant.0)
-                    .bind(status.to_string())
-                    .fetch_optional(connection)
-                    .await?;
-            found.ok_or(StoreError::Stale { resource: "virtual account", id: *id })?;
+            script.push(" INSERT INTO guards (change) SELECT ").push_bind(index as i64);
+            script.push(" WHERE NOT EXISTS (SELECT 1 FROM virtual_accounts WHERE id = ").push_bind(*id);
+            script.push(" AND tenant_id = ").push_bind(tenant).push(" AND status = ").push_bind(status.to_string());
+            script.push(");");
         }
         Change::InsertWebhookEndpoint { endpoint, secret } => {
-            sqlx::query(
-                "INSERT INTO webhook_endpoints (id, tenant_id, url, all_events, secret, created) VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .bind(endpoint.id)
-            .bind(tenant.0)
-            .bind(endpoint.url.to_string())
-            .bind(endpoint.events.is_none())
-            .bind(secret)
-            .bind(micros(endpoint.created))
-            .execute(&mut *connection)
-            .await?;
+            script.push(" INSERT INTO webhook_endpoints (id, tenant_id, url, all_events, secret, created) VALUES (");
+            let mut values = script.separated(", ");
+            values.push_bind(endpoint.id).push_bind(tenant).push_bind(endpoint.url.to_string());
+            values.push_bind(endpoint.events.is_none()).push_bind(secret.clone()).push_bind(micros(endpoint.created));
+            script.push(");");
             for (position, event) in endpoint.events.iter().flatten().enumerate() {
-                sqlx::query("INSERT INTO webhook_subscriptions (endpoint_id, position, event) VALUES ($1, $2, $3)")
-                    .bind(endpoint.id)
-                    .bind(i64::try_from(position).unwrap_or(i64::MAX))
-                    .bind(event.to_string())
-                    .execute(&mut *connection)
-                    .await?;
+                script.push(" INSERT INTO webhook_subscriptions (endpoint_id, position, event) VALUES (");
+                script.push_bind(endpoint.id).push(", ").push_bind(position as i64);
+                script.push(", ").push_bind(event.to_string()).push(");");
             }
         }
         Change::DeleteWebhookEndpoint { id } => {
-            let done = sqlx::query(
-                "UPDATE webhook_endpoints SET deleted = TRUE WHERE id = $1 AND tenant_id = $2 AND deleted = FALSE",
-            )
-            .bind(id)
-            .bind(tenant.0)
-            .execute(&mut *connection)
-            .await?;
-            guarded(done, "webhook endpoint", *id)?;
-            sqlx::query(
-                "UPDATE notifications SET status = 'discarded', next_attempt = NULL
-                 WHERE endpoint_id = $1 AND next_attempt IS NOT NULL",
-            )
-            .bind(id)
-            .execute(connection)
-            .await?;
+            script.push(" UPDATE webhook_endpoints SET deleted = TRUE WHERE id = ").push_bind(*id);
+            script.push(" AND tenant_id = ").push_bind(tenant).push(" AND deleted = FALSE;");
+            guard(script, index);
+            script.push(" UPDATE notifications SET status = 'discarded', next_attempt = NULL WHERE endpoint_id = ");
+            script.push_bind(*id).push(" AND next_attempt IS NOT NULL;");
         }
         Change::SetWebhookSecret { id, secret } => {
-            let done = sqlx::query(
-                "UPDATE webhook_endpoints SET secret = $1 WHERE id = $2 AND tenant_id = $3 AND deleted = FALSE",
-            )
-            .bind(secret)
-            .bind(id)
-            .bind(tenant.0)
-            .execute(connection)
-            .await?;
-            guarded(done, "webhook endpoint", *id)?;
+            script.push(" UPDATE webhook_endpoints SET secret = ").push_bind(secret.clone());
+            script.push(" WHERE id = ").push_bind(*id).push(" AND tenant_id = ").push_bind(tenant);
+            script.push(" AND deleted = FALSE;");
+            guard(script, index);
         }
-        Change::Event { event, data } => record_event(connection, tenant, now, *event, data).await?,
+        Change::Event { event, data } => push_event(script, tenant, now, *event, data),
         Change::Ping { id, endpoint, data } => {
-            let event_seq = insert_event(connection, tenant, now, types::WebhookEvent::Ping, data).await?;
-            insert_notification(connection, tenant, now, *id, *endpoint, event_seq).await?;
+            script.push(" INSERT INTO events (tenant_id, event, created, data) VALUES (");
+            script.push_bind(tenant).push(", ").push_bind(types::WebhookEvent::Ping.to_string());
+            script.push(", ").push_bind(now).push(", ").push_bind(data.clone()).push(");");
+            script.push(
+                " INSERT INTO notifications (id, tenant_id, endpoint_id, event_seq, status, next_attempt, created) ",
+            );
+            script.push("VALUES (").push_bind(*id).push(", ").push_bind(tenant).push(", ").push_bind(*endpoint);
+            script.push(", last_insert_rowid(), 'pending', ").push_bind(now).push(", ").push_bind(now).push(");");
         }
     }
     Ok(())
 }
 
-/// Changes a balance by `delta` and writes its ledger entry. The update itself checks that a
-/// debit is covered, so two debits racing for one balance cannot both pass.
-async fn post(
-    connection: &mut SqliteConnection,
-    tenant: TenantId,
-    now: i64,
-    (balance, transaction): (Uuid, Uuid),
-    kind: LedgerEntryKind,
-    delta: i64,
-    posted: &mut Posted,
-) -> Result<()> {
-    // Invariant: credits add, debits take, and no entry is zero.
-    if delta == 0 || kind.is_credit() != (delta > 0) {
-        return Err(StoreError::Database(format!("a {} ledger entry cannot be {delta}", kind.as_str())));
-    }
-    let done =
-        sqlx::query("UPDATE balances SET amount = amount + $1 WHERE id = $2 AND tenant_id = $3 AND amount + $1 >= 0")
-            .bind(delta)
-            .bind(balance)
-            .bind(tenant.0)
-            .execute(&mut *connection)
-            .await?;
-    if done.rows_affected() != 1 {
-        let available: Option<i64> = sqlx::query_scalar("SELECT amount FROM balances WHERE id = $1 AND tenant_id = $2")
-            .bind(balance)
-            .bind(tenant.0)
-            .fetch_optional(&mut *connection)
-            .await?;
-        return Err(match available {
-            Some(now) => {
-                StoreError::InsufficientFunds { balance, available: now - posted.get(&balance).copied().unwrap_or(0) }
-            }
-            None => StoreError::Stale { resource: "balance", id: balance },
-        });
-    }
-    *posted.entry(balance).or_default() += delta;
-    sqlx::query("INSERT INTO ledger (balance_id, transaction_id, kind, delta, created) VALUES ($1, $2, $3, $4, $5)")
-        .bind(balance)
-        .bind(transaction)
-        .bind(kind.as_str())
-        .bind(delta)
-        .bind(now)
-        .execute(connection)
-        .await?;
-    Ok(())
-}
-
-async fn insert_transaction(
-    connection: &mut SqliteConnection,
-    tenant: TenantId,
+fn push_transaction(
+    script: &mut QueryBuilder<Sqlite>,
+    tenant: i64,
     transaction: &types::Transaction,
     idempotency: &Option<Idempotency>,
 ) -> Result<()> {
     let (key, canonical) = key_and_request(idempotency);
     let recipient = transaction.recipient.as_ref();
-    let seq: i64 = sqlx::query_scalar(
-        "INSERT INTO transactions (id, tenant_id, order_id, request, transaction_type, payment_method, status,
-             failure_reason, balance_id, currency, amount, fees, to_currency, to_amount, rate, single_rate,
-             virtual_account_id, recipient_id, recipient_country, recipient, payer_name, reference, payment_reference,
-             created)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-                 $23, $24)
-         RETURNING seq",
-    )
-    .bind(transaction.id)
-    .bind(tenant.0)
-    .bind(key)
-    .bind(canonical)
-    .bind(transaction.transaction_type.to_string())
-    .bind(transaction.payment_method.to_string())
-    .bind(transaction.status.to_string())
-    .bind(&transaction.failure_reason)
-    .bind(transaction.balance_id)
-    .bind(transaction.currency.to_string())
-    .bind(amount_value(&transaction.amount)?)
-    .bind(transaction.fees)
-    .bind(transaction.to_currency.to_string())
-    .bind(amount_value(&transaction.to_amount)?)
-    .bind(transaction.exchange_rate.as_ref().map(|r| rate(r.rate)).transpose()?)
-    .bind(transaction.exchange_rate.as_ref().map(|r| rate(r.single_rate)).transpose()?)
-    .bind(transaction.virtual_account_id)
-    .bind(recipient.map(|r| r.id))
-    .bind(recipient.map(|r| r.country.to_string()))
-    .bind(recipient.map(to_json).transpose()?)
-    .bind(&transaction.payer_name)
-    .bind(transaction.reference.as_ref().map(|r| r.to_string()))
-    .bind(transaction.payment_reference.as_ref().map(|r| r.to_string()))
-    .bind(micros(transaction.created))
-    .fetch_one(&mut *connection)
-    .await
-    .map_err(|e| unique_violation(e, |_| Some(UniqueKey::OrderId)))?;
-    let searched: [Option<String>; 6] = [
-        transaction.reference.as_ref().map(|r| r.to_string()),
-        transaction.payment_reference.as_ref().map(|r| r.to_string()),
-        transaction.order_id.as_ref().map(|o| o.to_string()),
-        transaction.payer_name.clone(),
-        recipient.and_then(|r| r.bank_account.account_name.as_ref().map(|n| n.to_string())),
-        recipient.and_then(|r| r.alias.as_ref().map(|a| a.to_string())),
-    ];
-    debug_assert_eq!(searched.len(), transactions::SEARCHED.len());
-    let [reference, payment_reference, order_id, payer_name, account_name, alias] = searched;
-    sqlx::query(
-        "INSERT INTO transaction_search (rowid, reference, payment_reference, order_id, payer_name, account_name, alias)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(seq)
-    .bind(reference)
-    .bind(payment_reference)
-    .bind(order_id)
-    .bind(payer_name)
-    .bind(account_name)
-    .bind(alias)
-    .execute(connection)
-    .await?;
+    let rate = |value: std::num::NonZeroU64| {
+        i64::try_from(value.get()).map_err(|_| StoreError::Database(format!("rate {value} too large")))
+    };
+    script.push(
+        " INSERT INTO transactions (id, tenant_id, order_id, request, transaction_type, payment_method, status, \
+         failure_reason, balance_id, currency, amount, fees, to_currency, to_amount, rate, single_rate, \
+         virtual_account_id, recipient_id, recipient_country, recipient, payer_name, reference, payment_reference, \
+         created) VALUES (",
+    );
+    let mut values = script.separated(", ");
+    values.push_bind(transaction.id).push_bind(tenant).push_bind(key).push_bind(canonical);
+    values.push_bind(transaction.transaction_type.to_string()).push_bind(transaction.payment_method.to_string());
+    values.push_bind(transaction.status.to_string()).push_bind(transaction.failure_reason.clone());
+    values.push_bind(transaction.balance_id).push_bind(transaction.currency.to_string());
+    values.push_bind(amount_value(&transaction.amount)?).push_bind(transaction.fees);
+    values.push_bind(transaction.to_currency.to_string()).push_bind(amount_value(&transaction.to_amount)?);
+    values.push_bind(transaction.exchange_rate.as_ref().map(|r| rate(r.rate)).transpose()?);
+    values.push_bind(transaction.exchange_rate.as_ref().map(|r| rate(r.single_rate)).transpose()?);
+    values.push_bind(transaction.virtual_account_id).push_bind(recipient.map(|r| r.id));
+    values.push_bind(recipient.map(|r| r.country.to_string())).push_bind(recipient.map(to_json).transpose()?);
+    values.push_bind(transaction.payer_name.clone()).push_bind(text(transaction.reference.as_ref()));
+    values.push_bind(text(transaction.payment_reference.as_ref())).push_bind(micros(transaction.created));
+    script.push(");");
+    // What `search` looks in, under the transaction's rowid (see `transactions::SEARCHED`).
+    script.push(
+        " INSERT INTO transaction_search (rowid, reference, payment_reference, order_id, payer_name, account_name, \
+         alias) VALUES (last_insert_rowid(), ",
+    );
+    let mut values = script.separated(", ");
+    values.push_bind(text(transaction.reference.as_ref())).push_bind(text(transaction.payment_reference.as_ref()));
+    values.push_bind(text(transaction.order_id.as_ref())).push_bind(transaction.payer_name.clone());
+    values.push_bind(recipient.and_then(|r| text(r.bank_account.account_name.as_ref())));
+    values.push_bind(recipient.and_then(|r| text(r.alias.as_ref())));
+    script.push(");");
     Ok(())
 }
 
-fn rate(value: std::num::NonZeroU64) -> Result<i64> {
-    i64::try_from(value.get()).map_err(|_| StoreError::Database(format!("rate {value} too large")))
+/// An event is kept only when an endpoint subscribes to it, with a notification (due at once)
+/// for each such endpoint: nothing is written for a tenant without endpoints.
+fn push_event(script: &mut QueryBuilder<Sqlite>, tenant: i64, now: i64, event: types::WebhookEvent, data: &str) {
+    let event = event.to_string();
+    script.push(" INSERT INTO events (tenant_id, event, created, data) SELECT ").push_bind(tenant);
+    script.push(", ").push_bind(event.clone()).push(", ").push_bind(now).push(", ").push_bind(data.to_owned());
+    script.push(" WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE ");
+    push_subscribed(script, tenant, &event);
+    script.push(");");
+    // The event just written is the newest: the writer is the only one writing.
+    script.push(" INSERT INTO notifications (id, tenant_id, endpoint_id, event_seq, status, next_attempt, created) ");
+    script.push(format!("SELECT {NEW_UUID}, tenant_id, id, (SELECT max(seq) FROM events), 'pending', "));
+    script.push_bind(now).push(", ").push_bind(now).push(" FROM webhook_endpoints e WHERE ");
+    push_subscribed(script, tenant, &event);
+    script.push(" ORDER BY seq;");
 }
 
-/// Records `event` for every endpoint of the tenant subscribed to it. With none, nothing is
-/// kept: an event only exists to be delivered.
-async fn record_event(
-    connection: &mut SqliteConnection,
-    tenant: TenantId,
-    now: i64,
-    event: types::WebhookEvent,
-    data: &str,
-) -> Result<()> {
-    let endpoints: Vec<Uuid> = sqlx::query_scalar(
-        "SELECT id FROM webhook_endpoints e WHERE tenant_id = $1 AND deleted = FALSE
-         AND (all_events OR EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.event = $2))
-         ORDER BY seq",
-    )
-    .bind(tenant.0)
-    .bind(event.to_string())
-    .fetch_all(&mut *connection)
-    .await?;
-    if endpoints.is_empty() {
-        return Ok(());
-    }
-    let event_seq = insert_event(connection, tenant, now, event, data).await?;
-    for endpoint in endpoints {
-        insert_notification(connection, tenant, now, Uuid::new_v4(), endpoint, event_seq).await?;
-    }
-    Ok(())
-}
-
-async fn insert_event(
-    connection: &mut SqliteConnection,
-    tenant: TenantId,
-    now: i64,
-    event: types::WebhookEvent,
-    data: &str,
-) -> Result<i64> {
-    let seq = sqlx::query_scalar(
-        "INSERT INTO events (tenant_id, event, created, data) VALUES ($1, $2, $3, $4) RETURNING seq",
-    )
-    .bind(tenant.0)
-    .bind(event.to_string())
-    .bind(now)
-    .bind(data)
-    .fetch_one(connection)
-    .await?;
-    Ok(seq)
-}
-
-/// A notification of `event_seq` for `endpoint`, due at once.
-async fn insert_notification(
-    connection: &mut SqliteConnection,
-    tenant: TenantId,
-    now: i64,
-    id: Uuid,
-    endpoint: Uuid,
-    event_seq: i64,
-) -> Result<()> {
-    sqlx::query(
-        "INSERT INTO notifications (id, tenant_id, endpoint_id, event_seq, status, next_attempt, created)
-         VALUES ($1, $2, $3, $4, 'pending', $5, $5)",
-    )
-    .bind(id)
-    .bind(tenant.0)
-    .bind(endpoint)
-    .bind(event_seq)
-    .bind(now)
-    .execute(connection)
-    .await?;
-    Ok(())
+fn push_subscribed(script: &mut QueryBuilder<Sqlite>, tenant: i64, event: &str) {
+    let mut parts = SUBSCRIBED.split('?');
+    script.push(parts.next().unwrap_or_default()).push_bind(tenant);
+    script.push(parts.next().unwrap_or_default()).push_bind(event.to_owned());
+    script.push(parts.next().unwrap_or_default());
 }

@@ -53,16 +53,18 @@ pub fn amount_value(amount: &types::Amount) -> Result<i64> {
     i64::try_from(amount.get()).map_err(|_| StoreError::Database(format!("amount {} too large", amount.get())))
 }
 
-/// The unique key an `INSERT` collided with, judged by SQLite's message
-/// (`UNIQUE constraint failed: table.column, ...`), or the error as a failure.
-pub fn unique_violation(error: sqlx::Error, key: impl Fn(&str) -> Option<UniqueKey>) -> StoreError {
-    if let sqlx::Error::Database(database) = &error
-        && database.is_unique_violation()
-        && let Some(key) = key(database.message())
-    {
-        return StoreError::Duplicate(key);
-    }
-    error.into()
+/// The unique key a failed `INSERT` collided with, from SQLite's message
+/// (`UNIQUE constraint failed: table.column, ...`); `None` for one no caller can take.
+pub fn unique_key(message: &str) -> Option<UniqueKey> {
+    let columns = message.strip_prefix("UNIQUE constraint failed: ")?;
+    Some(match columns {
+        "transactions.tenant_id, transactions.order_id" => UniqueKey::OrderId,
+        "payment_requests.tenant_id, payment_requests.reference_id" => UniqueKey::PaymentRequestReferenceId,
+        "virtual_accounts.tenant_id, virtual_accounts.reference_id" => UniqueKey::VirtualAccountReferenceId,
+        "virtual_accounts.account_number" => UniqueKey::AccountNumber,
+        "tokens.hash" => UniqueKey::Token,
+        _ => return None,
+    })
 }
 
 /// Where a page starts: the (created, seq) of the item it starts after, found in `table` among

@@ -36,6 +36,8 @@ use writer::Writer;
 const READERS: u32 = 4;
 /// How long a statement waits for a lock held by another process before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Reads map the file (up to this size) instead of copying its pages through `read()`.
+const MMAP_SIZE: &str = "1073741824";
 /// The database's `application_id`: "PAYS".
 const APPLICATION_ID: i64 = 0x5041_5953;
 
@@ -96,6 +98,7 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT)
+            .pragma("mmap_size", MMAP_SIZE)
             .statement_cache_capacity(256)
             .log_statements(tracing::log::LevelFilter::Trace);
         let mut connection =
@@ -115,6 +118,7 @@ impl SqliteStore {
                     .filename(&path)
                     .read_only(true)
                     .busy_timeout(BUSY_TIMEOUT)
+                    .pragma("mmap_size", MMAP_SIZE)
                     .statement_cache_capacity(256)
                     .log_statements(tracing::log::LevelFilter::Trace),
             )

@@ -4,8 +4,8 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 use sqlx::sqlite::SqliteConnection;
 
-use super::codec::{micros, unique_violation};
-use crate::{EnsuredTenant, Result, TenantId, TenantRecord, TokenHash, UniqueKey, Unreconciled};
+use super::codec::{micros, unique_key};
+use crate::{EnsuredTenant, Result, StoreError, TenantId, TenantRecord, TokenHash, UniqueKey, Unreconciled};
 
 /// Every new tenant's default currency (the API has no way to change it yet).
 const DEFAULT_CURRENCY: &str = "GBP";
@@ -23,27 +23,42 @@ pub async fn by_token(connection: &mut SqliteConnection, hash: &TokenHash) -> Re
     .transpose()
 }
 
+/// A tenant and its token, in one script (one is never kept without the other).
 pub async fn create(
     connection: &mut SqliteConnection,
     hash: &TokenHash,
     name: &str,
     now: DateTime<Utc>,
 ) -> Result<TenantRecord> {
-    let id: i64 =
-        sqlx::query_scalar("INSERT INTO tenants (name, default_currency, created) VALUES ($1, $2, $3) RETURNING id")
-            .bind(name)
-            .bind(DEFAULT_CURRENCY)
-            .bind(micros(now))
-            .fetch_one(&mut *connection)
-            .await?;
-    sqlx::query("INSERT INTO tokens (hash, tenant_id, created) VALUES ($1, $2, $3)")
-        .bind(&hash[..])
-        .bind(id)
-        .bind(micros(now))
-        .execute(&mut *connection)
-        .await
-        .map_err(|e| unique_violation(e, |_| Some(UniqueKey::Token)))?;
-    Ok(TenantRecord { id: TenantId(id), name: name.to_owned(), default_currency: DEFAULT_CURRENCY.to_owned() })
+    let made: Result<i64, sqlx::Error> = sqlx::query_scalar(
+        "SAVEPOINT tenant;
+         INSERT INTO tenants (name, default_currency, created) VALUES ($1, $2, $3);
+         INSERT INTO tokens (hash, tenant_id, created) VALUES ($4, last_insert_rowid(), $3);
+         RELEASE tenant;
+         SELECT tenant_id FROM tokens WHERE hash = $4",
+    )
+    .bind(name)
+    .bind(DEFAULT_CURRENCY)
+    .bind(micros(now))
+    .bind(&hash[..])
+    .fetch_one(&mut *connection)
+    .await;
+    match made {
+        Ok(id) => {
+            Ok(TenantRecord { id: TenantId(id), name: name.to_owned(), default_currency: DEFAULT_CURRENCY.to_owned() })
+        }
+        Err(error) => {
+            sqlx::raw_sql("ROLLBACK TO tenant; RELEASE tenant").execute(&mut *connection).await?;
+            Err(match &error {
+                sqlx::Error::Database(e)
+                    if e.is_unique_violation() && unique_key(e.message()) == Some(UniqueKey::Token) =>
+                {
+                    StoreError::Duplicate(UniqueKey::Token)
+                }
+                _ => error.into(),
+            })
+        }
+    }
 }
 
 /// Runs on the writer, so the look-up and the creation cannot be interleaved with another.

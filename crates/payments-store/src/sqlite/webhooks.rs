@@ -157,6 +157,8 @@ fn body(id: Uuid, event: &str, created: DateTime<Utc>, data: &str) -> String {
     )
 }
 
+/// Claims up to `limit` due notifications of one endpoint in one statement: the lease and what
+/// to post come back together.
 pub async fn claim(
     connection: &mut SqliteConnection,
     endpoint: Uuid,
@@ -165,69 +167,69 @@ pub async fn claim(
     lease_until: DateTime<Utc>,
 ) -> Result<Vec<Attempt>> {
     let rows = sqlx::query(
-        "SELECT n.id, n.endpoint_id, w.url, w.secret, n.attempts, e.event, e.created, e.data
-         FROM notifications n
-         JOIN webhook_endpoints w ON w.id = n.endpoint_id
-         JOIN events e ON e.seq = n.event_seq
-         WHERE n.endpoint_id = $1 AND n.next_attempt <= $2 AND (n.lease_until IS NULL OR n.lease_until <= $2)
-         ORDER BY n.next_attempt, n.seq LIMIT $3",
+        "UPDATE notifications SET lease_until = $1
+         WHERE seq IN (SELECT seq FROM notifications WHERE endpoint_id = $2 AND next_attempt <= $3
+                       AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_attempt, seq LIMIT $4)
+         RETURNING id, endpoint_id, attempts, next_attempt, seq,
+                   (SELECT url FROM webhook_endpoints w WHERE w.id = notifications.endpoint_id) AS url,
+                   (SELECT secret FROM webhook_endpoints w WHERE w.id = notifications.endpoint_id) AS secret,
+                   (SELECT event FROM events e WHERE e.seq = notifications.event_seq) AS event,
+                   (SELECT created FROM events e WHERE e.seq = notifications.event_seq) AS event_created,
+                   (SELECT data FROM events e WHERE e.seq = notifications.event_seq) AS data",
     )
+    .bind(micros(lease_until))
     .bind(endpoint)
     .bind(micros(now))
     .bind(i64::try_from(limit).unwrap_or(i64::MAX))
     .fetch_all(&mut *connection)
     .await?;
-    let mut attempts = Vec::with_capacity(rows.len());
+    let mut due: Vec<(i64, i64, Attempt)> = Vec::with_capacity(rows.len());
     for row in &rows {
         let id: Uuid = row.try_get("id")?;
         let event: String = row.try_get("event")?;
         let data: String = row.try_get("data")?;
-        attempts.push(Attempt {
+        let attempt = Attempt {
             notification: id,
             endpoint: row.try_get("endpoint_id")?,
             url: row.try_get("url")?,
             secret: row.try_get("secret")?,
             retry_count: row.try_get("attempts")?,
-            body: body(id, &event, instant(row.try_get("created")?)?, &data),
-        });
-        sqlx::query("UPDATE notifications SET lease_until = $1 WHERE id = $2")
-            .bind(micros(lease_until))
-            .bind(id)
-            .execute(&mut *connection)
-            .await?;
+            body: body(id, &event, instant(row.try_get("event_created")?)?, &data),
+        };
+        due.push((row.try_get("next_attempt")?, row.try_get("seq")?, attempt));
     }
-    Ok(attempts)
+    // RETURNING comes in no particular order: oldest due first.
+    due.sort_by_key(|(next, seq, _)| (*next, *seq));
+    Ok(due.into_iter().map(|(.., attempt)| attempt).collect())
 }
 
+/// Records an attempt and ends its claim, in one statement. A notification discarded meanwhile
+/// (its endpoint deleted) only loses its claim.
 pub async fn record_attempt(connection: &mut SqliteConnection, id: Uuid, outcome: AttemptOutcome) -> Result<()> {
-    match outcome {
-        AttemptOutcome::Delivered { response_code } => {
-            sqlx::query(
-                "UPDATE notifications SET status = 'delivered', response_code = $1, attempts = attempts + 1,
-                 lease_until = NULL, next_attempt = NULL WHERE id = $2 AND status != 'discarded'",
-            )
-            .bind(i64::from(response_code))
-            .bind(id)
-            .execute(&mut *connection)
-            .await?;
-        }
+    let (delivered, response_code, retry_at, max_retries) = match outcome {
+        AttemptOutcome::Delivered { response_code } => (true, Some(response_code), None, 0),
         AttemptOutcome::Failed { response_code, retry_at, max_retries } => {
-            sqlx::query(
-                "UPDATE notifications SET response_code = $1, attempts = attempts + 1, lease_until = NULL,
-                 status = CASE WHEN attempts + 1 > $2 THEN 'discarded' ELSE 'failed' END,
-                 next_attempt = CASE WHEN attempts + 1 > $2 THEN NULL ELSE $3 END
-                 WHERE id = $4 AND status != 'discarded'",
-            )
-            .bind(response_code.map(i64::from))
-            .bind(max_retries)
-            .bind(micros(retry_at))
-            .bind(id)
-            .execute(&mut *connection)
-            .await?;
+            (false, response_code, Some(micros(retry_at)), max_retries)
         }
-    }
-    // One discarded while under way (its endpoint deleted) matched neither: end its claim.
-    sqlx::query("UPDATE notifications SET lease_until = NULL WHERE id = $1").bind(id).execute(connection).await?;
+    };
+    sqlx::query(
+        "UPDATE notifications SET lease_until = NULL,
+             response_code = CASE WHEN status = 'discarded' THEN response_code ELSE $1 END,
+             attempts = CASE WHEN status = 'discarded' THEN attempts ELSE attempts + 1 END,
+             status = CASE WHEN status = 'discarded' THEN status
+                           WHEN $2 THEN 'delivered'
+                           WHEN attempts + 1 > $3 THEN 'discarded'
+                           ELSE 'failed' END,
+             next_attempt = CASE WHEN status = 'discarded' OR $2 OR attempts + 1 > $3 THEN NULL ELSE $4 END
+         WHERE id = $5",
+    )
+    .bind(response_code.map(i64::from))
+    .bind(delivered)
+    .bind(max_retries)
+    .bind(retry_at)
+    .bind(id)
+    .execute(connection)
+    .await?;
     Ok(())
 }
 

@@ -1,9 +1,14 @@
 //! The one connection that writes. SQLite admits one writer at a time anyway; owning it in one
 //! task makes every check-and-write (funds, unique keys, expected statuses) race-free, and lets
 //! many writes share one commit (group commit): the writes queued while the previous commit was
-//! on its way to disk are applied one after another, each in a savepoint of one transaction,
-//! and committed with one fsync. A write that fails rolls back its savepoint only. No write is
-//! answered before the commit that holds it is on disk (`synchronous = FULL`).
+//! on its way to disk are applied one after another in one transaction and committed with one
+//! fsync. No write is answered before the commit that holds it is on disk (`synchronous = FULL`).
+//!
+//! Each write is atomic by itself (one statement, or a script in its own savepoint that it rolls
+//! back when it fails), so a write refused for a reason the caller can act on (a taken key, a
+//! stale status, a debit not covered) leaves the others untouched. A write that fails with
+//! [`StoreError::Database`] may have left the transaction in doubt: the whole batch is then
+//! rolled back and every write in it answered with the failure.
 
 use std::panic::AssertUnwindSafe;
 
@@ -22,9 +27,9 @@ const QUEUE: usize = 4096;
 /// Answers the caller once the commit is known. A write that failed is answered with its own
 /// error; one that succeeded, with the commit's outcome.
 type Reply = Box<dyn FnOnce(Result<()>) + Send>;
-/// A write: runs on the connection inside the open transaction and says whether it succeeded.
-/// Dropped without running (the transaction could not start), it answers its caller with an
-/// error through its closed channel.
+/// A write: runs on the connection inside the open transaction and says whether the transaction
+/// is still intact. Dropped without running (the transaction could not start or broke), it
+/// answers its caller with an error through its closed channel.
 type Job = Box<dyn for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, (bool, Reply)> + Send>;
 
 #[derive(Clone)]
@@ -50,11 +55,11 @@ impl Writer {
         let job: Job = Box::new(move |connection| {
             Box::pin(async move {
                 let result = work(connection).await;
-                let ok = result.is_ok();
+                let intact = !matches!(result, Err(StoreError::Database(_)));
                 let reply: Reply = Box::new(move |committed| {
                     let _ = answer.send(result.and_then(|value| committed.map(|()| value)));
                 });
-                (ok, reply)
+                (intact, reply)
             })
         });
         self.jobs.send(job).await.map_err(|_| not_made())?;
@@ -84,46 +89,26 @@ async fn commit(connection: &mut SqliteConnection, batch: Vec<Job>) {
         tracing::error!(%error, writes = batch.len(), "cannot begin a write transaction");
         return;
     }
-    // One write alone needs no savepoint: if it fails, the transaction is rolled back.
-    let savepoints = batch.len() > 1;
     let mut replies = Vec::with_capacity(batch.len());
-    let mut kept = 0;
     let mut failure = None;
     for job in batch {
-        if failure.is_some() {
-            break; // the rest are dropped unrun: their callers get an error
-        }
-        if savepoints && let Err(error) = execute(connection, "SAVEPOINT write").await {
-            failure = Some(error);
-            break;
-        }
-        let (ok, reply) = match AssertUnwindSafe(job(connection)).catch_unwind().await {
+        let (intact, reply) = match AssertUnwindSafe(job(connection)).catch_unwind().await {
             Ok(outcome) => outcome,
             Err(_) => {
-                tracing::error!("a write panicked; it was rolled back");
+                tracing::error!("a write panicked; its transaction is rolled back");
                 (false, Box::new(|_| {}) as Reply)
             }
         };
         replies.push(reply);
-        kept += usize::from(ok);
-        if savepoints {
-            let end = if ok { "RELEASE write" } else { "ROLLBACK TO write; RELEASE write" };
-            if let Err(error) = execute(connection, end).await {
-                failure = Some(error);
-            }
+        if !intact {
+            // The rest are dropped unrun: their callers get an error.
+            failure = Some(StoreError::Database("a write failed and took its transaction with it".into()));
+            break;
         }
     }
     let committed = match failure {
         Some(error) => Err(error),
-        None if kept > 0 => execute(connection, "COMMIT").await,
-        // Every write failed on its own: there is nothing to keep, and each is answered with
-        // its own error.
-        None => {
-            if let Err(error) = execute(connection, "ROLLBACK").await {
-                tracing::error!(%error, "cannot roll back a write transaction");
-            }
-            Ok(())
-        }
+        None => execute(connection, "COMMIT").await,
     };
     if let Err(error) = &committed {
         tracing::error!(%error, writes = replies.len(), "a write transaction failed; its writes were rolled back");
