@@ -1,13 +1,16 @@
 -- The relational schema: every field a list can be filtered by is a column with an index that
--- starts with the tenant, lists page newest first on (created, seq), `search` goes through FTS5
--- trigram tables, and idempotency keys are unique per tenant. Data written by release 0.1 (JSON
+-- starts with the tenant, lists page newest first on `seq` (creation order, below), `search`
+-- goes through FTS5 trigram tables, and idempotency keys are unique per tenant. Data written by release 0.1 (JSON
 -- documents in `resources`) is moved over and the old tables are dropped.
 --
 -- Conventions: times are INTEGER microseconds since 1970-01-01 UTC; resource ids are 16-byte
 -- UUID BLOBs; a tenant is an INTEGER known only inside the database; enums are their API text.
--- `seq` is each row's integer id (its rowid), in order of insertion: SQLite ends every index
--- entry with it, so an index on (tenant_id, x, created) orders by (created, seq) within x, the
--- keyset pages are cut on.
+-- `seq`, each listed row's integer key (its rowid), is its creation order: the millisecond of
+-- `created` times 2^20, plus its place among the rows created in that millisecond. SQLite ends
+-- every index entry with the rowid, so an index on (tenant_id, x) is an index on (tenant_id, x,
+-- created, insertion order): every list, filtered or not, is one range of one index read newest
+-- first, pages are cut on seq, a `created` bound is a seq bound, and the search tables (whose
+-- rowid is the same seq) give their matches newest first too. Nothing is ever sorted.
 
 -- Indexes keep their names when their table is renamed: release 0.1's go first.
 DROP INDEX resources_list;
@@ -50,8 +53,8 @@ CREATE TABLE balances (
     amount INTEGER NOT NULL CONSTRAINT funds CHECK (amount >= 0),
     created INTEGER NOT NULL
 );
-CREATE INDEX balances_list ON balances (tenant_id, created);
-CREATE INDEX balances_by_currency ON balances (tenant_id, currency, created);
+CREATE INDEX balances_list ON balances (tenant_id);
+CREATE INDEX balances_by_currency ON balances (tenant_id, currency);
 
 -- One row per change of a balance: per balance they sum to balances.amount.
 CREATE TABLE ledger (
@@ -77,7 +80,7 @@ CREATE TABLE recipients (
     deleted BOOLEAN NOT NULL DEFAULT FALSE,
     created INTEGER NOT NULL
 );
-CREATE INDEX recipients_list ON recipients (tenant_id, created) WHERE deleted = FALSE;
+CREATE INDEX recipients_list ON recipients (tenant_id) WHERE deleted = FALSE;
 
 CREATE TABLE payment_requests (
     seq INTEGER PRIMARY KEY,
@@ -99,10 +102,10 @@ CREATE TABLE payment_requests (
 );
 CREATE UNIQUE INDEX payment_requests_reference_id ON payment_requests (tenant_id, reference_id)
     WHERE reference_id IS NOT NULL;
-CREATE INDEX payment_requests_list ON payment_requests (tenant_id, created);
-CREATE INDEX payment_requests_by_currency ON payment_requests (tenant_id, currency, created);
-CREATE INDEX payment_requests_by_balance ON payment_requests (tenant_id, settlement_balance_id, created);
-CREATE INDEX payment_requests_by_status ON payment_requests (tenant_id, status, created);
+CREATE INDEX payment_requests_list ON payment_requests (tenant_id);
+CREATE INDEX payment_requests_by_currency ON payment_requests (tenant_id, currency);
+CREATE INDEX payment_requests_by_balance ON payment_requests (tenant_id, settlement_balance_id);
+CREATE INDEX payment_requests_by_status ON payment_requests (tenant_id, status);
 
 CREATE TABLE transactions (
     seq INTEGER PRIMARY KEY,
@@ -136,22 +139,23 @@ CREATE TABLE transactions (
     created INTEGER NOT NULL
 );
 CREATE UNIQUE INDEX transactions_order_id ON transactions (tenant_id, order_id) WHERE order_id IS NOT NULL;
-CREATE INDEX transactions_list ON transactions (tenant_id, created);
-CREATE INDEX transactions_by_balance ON transactions (tenant_id, balance_id, created);
-CREATE INDEX transactions_by_status ON transactions (tenant_id, status, created);
-CREATE INDEX transactions_by_type ON transactions (tenant_id, transaction_type, created);
-CREATE INDEX transactions_by_currency ON transactions (tenant_id, currency, created);
-CREATE INDEX transactions_by_to_currency ON transactions (tenant_id, to_currency, created);
-CREATE INDEX transactions_by_recipient ON transactions (tenant_id, recipient_id, created)
+CREATE INDEX transactions_list ON transactions (tenant_id);
+CREATE INDEX transactions_by_balance ON transactions (tenant_id, balance_id);
+CREATE INDEX transactions_by_status ON transactions (tenant_id, status);
+CREATE INDEX transactions_by_type ON transactions (tenant_id, transaction_type);
+CREATE INDEX transactions_by_currency ON transactions (tenant_id, currency);
+CREATE INDEX transactions_by_to_currency ON transactions (tenant_id, to_currency);
+CREATE INDEX transactions_by_recipient ON transactions (tenant_id, recipient_id)
     WHERE recipient_id IS NOT NULL;
-CREATE INDEX transactions_by_recipient_country ON transactions (tenant_id, recipient_country, created)
+CREATE INDEX transactions_by_recipient_country ON transactions (tenant_id, recipient_country)
     WHERE recipient_country IS NOT NULL;
-CREATE INDEX transactions_by_virtual_account ON transactions (tenant_id, virtual_account_id, created)
+CREATE INDEX transactions_by_virtual_account ON transactions (tenant_id, virtual_account_id)
     WHERE virtual_account_id IS NOT NULL;
-CREATE INDEX transactions_by_scheduled_payment ON transactions (tenant_id, scheduled_payment_id, created)
+CREATE INDEX transactions_by_scheduled_payment ON transactions (tenant_id, scheduled_payment_id)
     WHERE scheduled_payment_id IS NOT NULL;
--- What the rails still have to move, across tenants: small, since settled payments leave it.
-CREATE INDEX transactions_on_rails ON transactions (status, created) WHERE status IN ('initiated', 'processing');
+-- What the rails still have to move, across tenants, oldest first: small, since settled
+-- payments leave it.
+CREATE INDEX transactions_on_rails ON transactions (status) WHERE status IN ('initiated', 'processing');
 -- `search`: substrings (3 characters or more through the index) of these fields, any case.
 -- rowid = transactions.seq.
 CREATE VIRTUAL TABLE transaction_search USING fts5(
@@ -179,11 +183,11 @@ CREATE TABLE virtual_accounts (
 );
 CREATE UNIQUE INDEX virtual_accounts_reference_id ON virtual_accounts (tenant_id, reference_id)
     WHERE reference_id IS NOT NULL;
-CREATE INDEX virtual_accounts_list ON virtual_accounts (tenant_id, created);
-CREATE INDEX virtual_accounts_by_currency ON virtual_accounts (tenant_id, currency, created);
-CREATE INDEX virtual_accounts_by_balance ON virtual_accounts (tenant_id, settlement_balance_id, created);
-CREATE INDEX virtual_accounts_by_status ON virtual_accounts (tenant_id, status, created);
-CREATE INDEX virtual_accounts_on_rails ON virtual_accounts (status, created) WHERE status = 'initiated';
+CREATE INDEX virtual_accounts_list ON virtual_accounts (tenant_id);
+CREATE INDEX virtual_accounts_by_currency ON virtual_accounts (tenant_id, currency);
+CREATE INDEX virtual_accounts_by_balance ON virtual_accounts (tenant_id, settlement_balance_id);
+CREATE INDEX virtual_accounts_by_status ON virtual_accounts (tenant_id, status);
+CREATE INDEX virtual_accounts_on_rails ON virtual_accounts (status) WHERE status = 'initiated';
 -- rowid = virtual_accounts.seq.
 CREATE VIRTUAL TABLE virtual_account_search USING fts5(
     account_name, account_number, bank_name,
@@ -201,8 +205,7 @@ CREATE TABLE webhook_endpoints (
     deleted BOOLEAN NOT NULL DEFAULT FALSE,
     created INTEGER NOT NULL
 );
-CREATE INDEX webhook_endpoints_list ON webhook_endpoints (tenant_id, created) WHERE deleted = FALSE;
-CREATE INDEX webhook_endpoints_of_tenant ON webhook_endpoints (tenant_id) WHERE deleted = FALSE;
+CREATE INDEX webhook_endpoints_list ON webhook_endpoints (tenant_id) WHERE deleted = FALSE;
 
 -- The `events` list of an endpoint, in the order given.
 CREATE TABLE webhook_subscriptions (
@@ -238,8 +241,8 @@ CREATE TABLE notifications (
     lease_until INTEGER,
     created INTEGER NOT NULL
 );
-CREATE INDEX notifications_list ON notifications (tenant_id, created);
-CREATE INDEX notifications_by_endpoint ON notifications (tenant_id, endpoint_id, created);
+CREATE INDEX notifications_list ON notifications (tenant_id);
+CREATE INDEX notifications_by_endpoint ON notifications (tenant_id, endpoint_id);
 CREATE INDEX notifications_due ON notifications (endpoint_id, next_attempt) WHERE next_attempt IS NOT NULL;
 
 -- Assertions inside a write: a statement that inserts a row here fails the write with the
@@ -260,8 +263,9 @@ INSERT INTO tokens (hash, tenant_id, created)
 SELECT k.hash, t.rowid, CAST(round(unixepoch(k.created, 'subsec') * 1000) AS INTEGER) * 1000
 FROM legacy_tokens k JOIN legacy_tenants t ON t.id = k.tenant_id;
 
-INSERT INTO balances (id, tenant_id, currency, name, amount, created)
-SELECT unhex(replace(r.id, '-', '')), t.rowid, json_extract(r.doc, '$.currency'), json_extract(r.doc, '$.name'),
+INSERT INTO balances (seq, id, tenant_id, currency, name, amount, created)
+SELECT ((r.created_us / 1000) << 20) + row_number() OVER (PARTITION BY r.created_us / 1000 ORDER BY r.seq) - 1,
+       unhex(replace(r.id, '-', '')), t.rowid, json_extract(r.doc, '$.currency'), json_extract(r.doc, '$.name'),
        b.amount, r.created_us
 FROM legacy_resources r
 JOIN legacy_tenants t ON t.id = r.tenant_id
@@ -275,17 +279,20 @@ SELECT unhex(replace(balance_id, '-', '')), unhex(replace(transaction_id, '-', '
 FROM legacy_ledger
 ORDER BY seq;
 
-INSERT INTO recipients (id, tenant_id, type, country, alias, default_reference, bank_account, deleted, created)
-SELECT unhex(replace(r.id, '-', '')), t.rowid, json_extract(r.doc, '$.type'), json_extract(r.doc, '$.country'),
+INSERT INTO recipients (seq, id, tenant_id, type, country, alias, default_reference, bank_account, deleted,
+                        created)
+SELECT ((r.created_us / 1000) << 20) + row_number() OVER (PARTITION BY r.created_us / 1000 ORDER BY r.seq) - 1,
+       unhex(replace(r.id, '-', '')), t.rowid, json_extract(r.doc, '$.type'), json_extract(r.doc, '$.country'),
        json_extract(r.doc, '$.alias'), json_extract(r.doc, '$.default_reference'),
        json_extract(r.doc, '$.bank_account'), r.deleted != 0, r.created_us
 FROM legacy_resources r JOIN legacy_tenants t ON t.id = r.tenant_id
 WHERE r.kind = 'recipient'
 ORDER BY r.seq;
 
-INSERT INTO payment_requests (id, tenant_id, reference_id, request, market, currency, amount, settlement_balance_id,
+INSERT INTO payment_requests (seq, id, tenant_id, reference_id, request, market, currency, amount, settlement_balance_id,
                               reference, status, payment_url, qr_code_url, return_url, created)
-SELECT unhex(replace(r.id, '-', '')), t.rowid, r.idempotency_key, r.request, json_extract(r.doc, '$.market'),
+SELECT ((r.created_us / 1000) << 20) + row_number() OVER (PARTITION BY r.created_us / 1000 ORDER BY r.seq) - 1,
+       unhex(replace(r.id, '-', '')), t.rowid, r.idempotency_key, r.request, json_extract(r.doc, '$.market'),
        json_extract(r.doc, '$.currency'), json_extract(r.doc, '$.amount'),
        unhex(replace(json_extract(r.doc, '$.settlement_balance_id'), '-', '')), json_extract(r.doc, '$.reference'),
        json_extract(r.doc, '$.status'), json_extract(r.doc, '$.payment_url'), json_extract(r.doc, '$.qr_code_url'),
@@ -294,11 +301,12 @@ FROM legacy_resources r JOIN legacy_tenants t ON t.id = r.tenant_id
 WHERE r.kind = 'payment_request'
 ORDER BY r.seq;
 
-INSERT INTO transactions (id, tenant_id, order_id, request, transaction_type, payment_method, status, failure_reason,
+INSERT INTO transactions (seq, id, tenant_id, order_id, request, transaction_type, payment_method, status, failure_reason,
                           balance_id, currency, amount, fees, to_currency, to_amount, rate, single_rate,
                           virtual_account_id, recipient_id, recipient_country, recipient, payer_name, reference,
                           payment_reference, created)
-SELECT unhex(replace(r.id, '-', '')), t.rowid, r.idempotency_key, r.request,
+SELECT ((r.created_us / 1000) << 20) + row_number() OVER (PARTITION BY r.created_us / 1000 ORDER BY r.seq) - 1,
+       unhex(replace(r.id, '-', '')), t.rowid, r.idempotency_key, r.request,
        json_extract(r.doc, '$.transaction_type'), json_extract(r.doc, '$.payment_method'),
        json_extract(r.doc, '$.status'), json_extract(r.doc, '$.failure_reason'),
        unhex(replace(json_extract(r.doc, '$.balance_id'), '-', '')), json_extract(r.doc, '$.currency'),
@@ -318,9 +326,10 @@ SELECT seq, reference, payment_reference, order_id, payer_name,
        json_extract(recipient, '$.bank_account.account_name'), json_extract(recipient, '$.alias')
 FROM transactions;
 
-INSERT INTO virtual_accounts (id, tenant_id, reference_id, request, currency, settlement_balance_id, account_name,
+INSERT INTO virtual_accounts (seq, id, tenant_id, reference_id, request, currency, settlement_balance_id, account_name,
                               bank_name, account_number, supported_channels, type, status, created)
-SELECT unhex(replace(r.id, '-', '')), t.rowid, r.idempotency_key, r.request, json_extract(r.doc, '$.currency'),
+SELECT ((r.created_us / 1000) << 20) + row_number() OVER (PARTITION BY r.created_us / 1000 ORDER BY r.seq) - 1,
+       unhex(replace(r.id, '-', '')), t.rowid, r.idempotency_key, r.request, json_extract(r.doc, '$.currency'),
        unhex(replace(json_extract(r.doc, '$.settlement_balance_id'), '-', '')), json_extract(r.doc, '$.account_name'),
        json_extract(r.doc, '$.details.bank_name'), json_extract(r.doc, '$.details.account_number'),
        json_extract(r.doc, '$.supported_channels'), json_extract(r.doc, '$.type'), json_extract(r.doc, '$.status'),
@@ -332,8 +341,9 @@ ORDER BY r.seq;
 INSERT INTO virtual_account_search (rowid, account_name, account_number, bank_name)
 SELECT seq, account_name, account_number, bank_name FROM virtual_accounts;
 
-INSERT INTO webhook_endpoints (id, tenant_id, url, all_events, secret, deleted, created)
-SELECT unhex(replace(e.id, '-', '')), t.rowid, e.url, e.events IS NULL, e.secret, e.deleted != 0,
+INSERT INTO webhook_endpoints (seq, id, tenant_id, url, all_events, secret, deleted, created)
+SELECT ((CAST(round(unixepoch(e.created, 'subsec') * 1000) AS INTEGER)) << 20) + row_number() OVER (PARTITION BY CAST(round(unixepoch(e.created, 'subsec') * 1000) AS INTEGER) ORDER BY e.seq) - 1,
+       unhex(replace(e.id, '-', '')), t.rowid, e.url, e.events IS NULL, e.secret, e.deleted != 0,
        CAST(round(unixepoch(e.created, 'subsec') * 1000) AS INTEGER) * 1000
 FROM legacy_webhook_endpoints e JOIN legacy_tenants t ON t.id = e.tenant_id
 ORDER BY e.seq;
@@ -349,9 +359,10 @@ INSERT INTO events (seq, tenant_id, event, created, data)
 SELECT n.seq, t.rowid, n.event, n.created_us, n.data
 FROM legacy_notifications n JOIN legacy_tenants t ON t.id = n.tenant_id;
 
-INSERT INTO notifications (id, tenant_id, endpoint_id, event_seq, status, response_code, attempts, next_attempt,
-                           lease_until, created)
-SELECT unhex(replace(n.id, '-', '')), t.rowid, unhex(replace(n.endpoint_id, '-', '')), n.seq, n.status,
+INSERT INTO notifications (seq, id, tenant_id, endpoint_id, event_seq, status, response_code, attempts,
+                           next_attempt, lease_until, created)
+SELECT ((n.created_us / 1000) << 20) + row_number() OVER (PARTITION BY n.created_us / 1000 ORDER BY n.seq) - 1,
+       unhex(replace(n.id, '-', '')), t.rowid, unhex(replace(n.endpoint_id, '-', '')), n.seq, n.status,
        n.response_code, n.attempts, n.next_attempt_us, NULL, n.created_us
 FROM legacy_notifications n JOIN legacy_tenants t ON t.id = n.tenant_id
 ORDER BY n.seq;

@@ -35,7 +35,7 @@ pub async fn oldest(
 ) -> Result<Option<BalanceRecord>> {
     let row = sqlx::query(
         "SELECT id, name, currency, amount, created FROM balances WHERE tenant_id = $1 AND currency = $2
-         ORDER BY created, seq LIMIT 1",
+         ORDER BY seq LIMIT 1",
     )
     .bind(tenant.0)
     .bind(currency)
@@ -59,17 +59,12 @@ pub async fn list(
 }
 
 /// The page of the tenant's balances that `filter` selects, newest first.
-pub fn list_query(
-    tenant: TenantId,
-    filter: &BalanceFilter,
-    start: Option<(i64, i64)>,
-    page: Page,
-) -> QueryBuilder<Sqlite> {
+pub fn list_query(tenant: TenantId, filter: &BalanceFilter, start: Option<i64>, page: Page) -> QueryBuilder<Sqlite> {
     let mut query = QueryBuilder::<Sqlite>::new(format!("SELECT {COLUMNS} FROM balances WHERE tenant_id = "));
     query.push_bind(tenant.0);
     if let Some(currency) = &filter.currency {
         query.push(" AND currency = ").push_bind(currency.clone());
     }
-    finish_page(&mut query, start, page);
+    finish_page(&mut query, "seq", start, page);
     query
 }

@@ -6,12 +6,13 @@
 //! balance does not cover trips the `funds` check, a taken key its unique index. The savepoint
 //! is then rolled back, so nothing of the changeset remains.
 
+use chrono::{DateTime, Utc};
 use payments_types as types;
 use sqlx::sqlite::SqliteConnection;
 use sqlx::{QueryBuilder, Sqlite};
 use uuid::Uuid;
 
-use super::codec::{amount_value, micros, to_json, unique_key};
+use super::codec::{amount_value, micros, push_new_seq, to_json, unique_key};
 use crate::{Change, Changeset, Idempotency, Result, StoreError, TenantId};
 
 /// A fresh version-4 UUID for each row an `INSERT ... SELECT` makes (notifications fanned out
@@ -25,9 +26,9 @@ const SUBSCRIBED: &str = "tenant_id = ? AND deleted = FALSE AND (all_events OR E
 
 pub async fn apply(connection: &mut SqliteConnection, changes: &Changeset) -> Result<()> {
     let mut script = QueryBuilder::<Sqlite>::new("SAVEPOINT change;");
-    let now = micros(changes.now);
+    let moves = balance_moves(&changes.changes);
     for (index, change) in changes.changes.iter().enumerate() {
-        push(&mut script, changes.tenant, now, index, change)?;
+        push(&mut script, changes.tenant, changes.now, index, change, moves[index])?;
     }
     script.push(" RELEASE change;");
     let Err(error) = script.build().execute(&mut *connection).await else { return Ok(()) };
@@ -89,6 +90,28 @@ async fn uncovered(connection: &mut SqliteConnection, changes: &Changeset) -> Re
     Ok(None)
 }
 
+/// For each change, what its balance moves by when the change is the first of consecutive
+/// postings to one balance (a payment and its fee): one `UPDATE` for the run, checked against
+/// the funds once for the whole, then a ledger row for each posting. `None` for the others.
+fn balance_moves(changes: &[Change]) -> Vec<Option<i64>> {
+    let mut moves = vec![None; changes.len()];
+    let mut run: Option<(usize, Uuid)> = None;
+    for (index, change) in changes.iter().enumerate() {
+        run = match (change, run) {
+            (Change::Post { balance, delta, .. }, Some((start, of))) if *balance == of => {
+                moves[start] = moves[start].map(|total: i64| total.saturating_add(*delta));
+                Some((start, of))
+            }
+            (Change::Post { balance, delta, .. }, _) => {
+                moves[index] = Some(*delta);
+                Some((index, *balance))
+            }
+            _ => None,
+        };
+    }
+    moves
+}
+
 /// The row a guarded change expects, for [`StoreError::Stale`].
 fn guarded(change: &Change) -> (&'static str, Uuid) {
     match change {
@@ -126,13 +149,22 @@ fn text<T: std::ops::Deref<Target = String>>(value: Option<&T>) -> Option<String
     value.map(|v| String::clone(v))
 }
 
-/// Appends the statements of change `index`.
-fn push(script: &mut QueryBuilder<Sqlite>, tenant: TenantId, now: i64, index: usize, change: &Change) -> Result<()> {
+/// Appends the statements of change `index` (`balance_move`: see [`balance_moves`]).
+fn push(
+    script: &mut QueryBuilder<Sqlite>,
+    tenant: TenantId,
+    at: DateTime<Utc>,
+    index: usize,
+    change: &Change,
+    balance_move: Option<i64>,
+) -> Result<()> {
     let tenant = tenant.0;
+    let now = micros(at);
     match change {
         Change::OpenBalance { id, currency, name } => {
-            script.push(" INSERT INTO balances (id, tenant_id, currency, name, amount, created) VALUES (");
-            script.push_bind(*id).push(", ").push_bind(tenant).push(", ").push_bind(currency.clone());
+            script.push(" INSERT INTO balances (seq, id, tenant_id, currency, name, amount, created) VALUES (");
+            push_new_seq(script, "balances", at);
+            script.push(", ").push_bind(*id).push(", ").push_bind(tenant).push(", ").push_bind(currency.clone());
             script.push(", ").push_bind(name.clone()).push(", 0, ").push_bind(now).push(");");
         }
         Change::RenameBalance { id, name } => {
@@ -146,19 +178,23 @@ fn push(script: &mut QueryBuilder<Sqlite>, tenant: TenantId, now: i64, index: us
                 return Err(StoreError::Database(format!("a {} ledger entry cannot be {delta}", kind.as_str())));
             }
             // A debit below zero fails the `funds` check; a balance that is not the tenant's,
-            // the guard.
-            script.push(" UPDATE balances SET amount = amount + ").push_bind(*delta);
-            script.push(" WHERE id = ").push_bind(*balance).push(" AND tenant_id = ").push_bind(tenant).push(";");
-            guard(script, index);
+            // the guard. The first posting of a run moves the balance for all of them.
+            if let Some(moved) = balance_move {
+                script.push(" UPDATE balances SET amount = amount + ").push_bind(moved);
+                script.push(" WHERE id = ").push_bind(*balance).push(" AND tenant_id = ").push_bind(tenant).push(";");
+                guard(script, index);
+            }
             script.push(" INSERT INTO ledger (balance_id, transaction_id, kind, delta, created) VALUES (");
             script.push_bind(*balance).push(", ").push_bind(*transaction).push(", ").push_bind(kind.as_str());
             script.push(", ").push_bind(*delta).push(", ").push_bind(now).push(");");
         }
         Change::InsertRecipient(recipient) => {
             script.push(
-                " INSERT INTO recipients (id, tenant_id, type, country, alias, default_reference, bank_account, created) \
-                 VALUES (",
+                " INSERT INTO recipients (seq, id, tenant_id, type, country, alias, default_reference, bank_account, \
+                 created) VALUES (",
             );
+            push_new_seq(script, "recipients", recipient.created);
+            script.push(", ");
             let mut values = script.separated(", ");
             values.push_bind(recipient.id).push_bind(tenant).push_bind(recipient.type_.to_string());
             values.push_bind(recipient.country.to_string()).push_bind(text(recipient.alias.as_ref()));
@@ -180,9 +216,11 @@ fn push(script: &mut QueryBuilder<Sqlite>, tenant: TenantId, now: i64, index: us
         Change::InsertPaymentRequest { request, idempotency } => {
             let (key, canonical) = key_and_request(idempotency);
             script.push(
-                " INSERT INTO payment_requests (id, tenant_id, reference_id, request, market, currency, amount, \
+                " INSERT INTO payment_requests (seq, id, tenant_id, reference_id, request, market, currency, amount, \
                  settlement_balance_id, reference, status, payment_url, qr_code_url, return_url, created) VALUES (",
             );
+            push_new_seq(script, "payment_requests", request.created);
+            script.push(", ");
             let mut values = script.separated(", ");
             values.push_bind(request.id).push_bind(tenant).push_bind(key).push_bind(canonical);
             values.push_bind(request.market.to_string()).push_bind(request.currency.to_string());
@@ -211,9 +249,12 @@ fn push(script: &mut QueryBuilder<Sqlite>, tenant: TenantId, now: i64, index: us
         Change::InsertVirtualAccount { account, idempotency } => {
             let (key, canonical) = key_and_request(idempotency);
             script.push(
-                " INSERT INTO virtual_accounts (id, tenant_id, reference_id, request, currency, settlement_balance_id, \
-                 account_name, bank_name, account_number, supported_channels, type, status, created) VALUES (",
+                " INSERT INTO virtual_accounts (seq, id, tenant_id, reference_id, request, currency, \
+                 settlement_balance_id, account_name, bank_name, account_number, supported_channels, type, status, \
+                 created) VALUES (",
             );
+            push_new_seq(script, "virtual_accounts", account.created);
+            script.push(", ");
             let mut values = script.separated(", ");
             values.push_bind(account.id).push_bind(tenant).push_bind(key).push_bind(canonical);
             values.push_bind(account.currency.to_string()).push_bind(account.settlement_balance_id);
@@ -248,7 +289,10 @@ fn push(script: &mut QueryBuilder<Sqlite>, tenant: TenantId, now: i64, index: us
             script.push(");");
         }
         Change::InsertWebhookEndpoint { endpoint, secret } => {
-            script.push(" INSERT INTO webhook_endpoints (id, tenant_id, url, all_events, secret, created) VALUES (");
+            script
+                .push(" INSERT INTO webhook_endpoints (seq, id, tenant_id, url, all_events, secret, created) VALUES (");
+            push_new_seq(script, "webhook_endpoints", endpoint.created);
+            script.push(", ");
             let mut values = script.separated(", ");
             values.push_bind(endpoint.id).push_bind(tenant).push_bind(endpoint.url.to_string());
             values.push_bind(endpoint.events.is_none()).push_bind(secret.clone()).push_bind(micros(endpoint.created));
@@ -272,15 +316,18 @@ fn push(script: &mut QueryBuilder<Sqlite>, tenant: TenantId, now: i64, index: us
             script.push(" AND deleted = FALSE;");
             guard(script, index);
         }
-        Change::Event { event, data } => push_event(script, tenant, now, *event, data),
+        Change::Event { event, data } => push_event(script, tenant, at, *event, data),
         Change::Ping { id, endpoint, data } => {
             script.push(" INSERT INTO events (tenant_id, event, created, data) VALUES (");
             script.push_bind(tenant).push(", ").push_bind(types::WebhookEvent::Ping.to_string());
             script.push(", ").push_bind(now).push(", ").push_bind(data.clone()).push(");");
+            // `last_insert_rowid()`: the event just written (the key's look-up inserts nothing).
             script.push(
-                " INSERT INTO notifications (id, tenant_id, endpoint_id, event_seq, status, next_attempt, created) ",
+                " INSERT INTO notifications (seq, id, tenant_id, endpoint_id, event_seq, status, next_attempt, created) \
+                 VALUES (",
             );
-            script.push("VALUES (").push_bind(*id).push(", ").push_bind(tenant).push(", ").push_bind(*endpoint);
+            push_new_seq(script, "notifications", at);
+            script.push(", ").push_bind(*id).push(", ").push_bind(tenant).push(", ").push_bind(*endpoint);
             script.push(", last_insert_rowid(), 'pending', ").push_bind(now).push(", ").push_bind(now).push(");");
         }
     }
@@ -299,11 +346,13 @@ fn push_transaction(
         i64::try_from(value.get()).map_err(|_| StoreError::Database(format!("rate {value} too large")))
     };
     script.push(
-        " INSERT INTO transactions (id, tenant_id, order_id, request, transaction_type, payment_method, status, \
+        " INSERT INTO transactions (seq, id, tenant_id, order_id, request, transaction_type, payment_method, status, \
          failure_reason, balance_id, currency, amount, fees, to_currency, to_amount, rate, single_rate, \
          virtual_account_id, recipient_id, recipient_country, recipient, payer_name, reference, payment_reference, \
          created) VALUES (",
     );
+    push_new_seq(script, "transactions", transaction.created);
+    script.push(", ");
     let mut values = script.separated(", ");
     values.push_bind(transaction.id).push_bind(tenant).push_bind(key).push_bind(canonical);
     values.push_bind(transaction.transaction_type.to_string()).push_bind(transaction.payment_method.to_string());
@@ -324,7 +373,10 @@ fn push_transaction(
          alias) VALUES (last_insert_rowid(), ",
     );
     let mut values = script.separated(", ");
-    values.push_bind(text(transaction.reference.as_ref())).push_bind(text(transaction.payment_reference.as_ref()));
+    // A payment reference that repeats the reference (the usual case) is found through it.
+    let payment_reference = text(transaction.payment_reference.as_ref())
+        .filter(|p| Some(p) != text(transaction.reference.as_ref()).as_ref());
+    values.push_bind(text(transaction.reference.as_ref())).push_bind(payment_reference);
     values.push_bind(text(transaction.order_id.as_ref())).push_bind(transaction.payer_name.clone());
     values.push_bind(recipient.and_then(|r| text(r.bank_account.account_name.as_ref())));
     values.push_bind(recipient.and_then(|r| text(r.alias.as_ref())));
@@ -334,19 +386,33 @@ fn push_transaction(
 
 /// An event is kept only when an endpoint subscribes to it, with a notification (due at once)
 /// for each such endpoint: nothing is written for a tenant without endpoints.
-fn push_event(script: &mut QueryBuilder<Sqlite>, tenant: i64, now: i64, event: types::WebhookEvent, data: &str) {
+fn push_event(
+    script: &mut QueryBuilder<Sqlite>,
+    tenant: i64,
+    at: DateTime<Utc>,
+    event: types::WebhookEvent,
+    data: &str,
+) {
     let event = event.to_string();
+    let now = micros(at);
     script.push(" INSERT INTO events (tenant_id, event, created, data) SELECT ").push_bind(tenant);
     script.push(", ").push_bind(event.clone()).push(", ").push_bind(now).push(", ").push_bind(data.to_owned());
     script.push(" WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE ");
     push_subscribed(script, tenant, &event);
     script.push(");");
-    // The event just written is the newest: the writer is the only one writing.
-    script.push(" INSERT INTO notifications (id, tenant_id, endpoint_id, event_seq, status, next_attempt, created) ");
-    script.push(format!("SELECT {NEW_UUID}, tenant_id, id, (SELECT max(seq) FROM events), 'pending', "));
+    // The event just written is the newest: the writer is the only one writing. The
+    // notifications take consecutive keys after those already made in this millisecond.
+    script.push(
+        " INSERT INTO notifications (seq, id, tenant_id, endpoint_id, event_seq, status, next_attempt, created) ",
+    );
+    script.push("SELECT ");
+    push_new_seq(script, "notifications", at);
+    script.push(format!(
+        " + row_number() OVER (ORDER BY e.seq) - 1, {NEW_UUID}, tenant_id, id, (SELECT max(seq) FROM events), 'pending', "
+    ));
     script.push_bind(now).push(", ").push_bind(now).push(" FROM webhook_endpoints e WHERE ");
     push_subscribed(script, tenant, &event);
-    script.push(" ORDER BY seq;");
+    script.push(";");
 }
 
 fn push_subscribed(script: &mut QueryBuilder<Sqlite>, tenant: i64, event: &str) {
@@ -354,4 +420,28 @@ fn push_subscribed(script: &mut QueryBuilder<Sqlite>, tenant: i64, event: &str) 
     script.push(parts.next().unwrap_or_default()).push_bind(tenant);
     script.push(parts.next().unwrap_or_default()).push_bind(event.to_owned());
     script.push(parts.next().unwrap_or_default());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LedgerEntryKind;
+
+    fn post(balance: Uuid, kind: LedgerEntryKind, delta: i64) -> Change {
+        Change::Post { balance, transaction: Uuid::nil(), kind, delta }
+    }
+
+    #[test]
+    fn consecutive_postings_to_one_balance_move_it_once() {
+        let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+        let event = Change::Event { event: types::WebhookEvent::TransactionInitiated, data: "{}".into() };
+        let changes = [
+            post(a, LedgerEntryKind::Payment, -1_000),
+            post(a, LedgerEntryKind::Fee, -20),
+            post(b, LedgerEntryKind::Collection, 500),
+            event,
+            post(a, LedgerEntryKind::Refund, 1_000),
+        ];
+        assert_eq!(balance_moves(&changes), [Some(-1_020), None, Some(500), None, Some(1_000)]);
+    }
 }

@@ -67,27 +67,68 @@ pub fn unique_key(message: &str) -> Option<UniqueKey> {
     })
 }
 
-/// Where a page starts: the (created, seq) of the item it starts after, found in `table` among
-/// the tenant's rows that pass `visible`. An id that is not in the list is refused.
+/// Rows created in one millisecond share the key range `[ms << 20, (ms + 1) << 20)`.
+const SEQ_BITS: u32 = 20;
+
+/// The first key of rows created at `at`'s millisecond.
+pub fn seq_floor(at: DateTime<Utc>) -> i64 {
+    at.timestamp_millis() << SEQ_BITS
+}
+
+/// The first key of rows created at or after `at` (a bound for `created >= at` or
+/// `created < at`: `created` is whole milliseconds).
+pub fn seq_bound(at: DateTime<Utc>) -> i64 {
+    at.timestamp_micros().div_euclid(1000).saturating_add(i64::from(at.timestamp_micros().rem_euclid(1000) > 0))
+        << SEQ_BITS
+}
+
+/// A new row's key in `table`: after the rows already created in its millisecond.
+pub fn push_new_seq(script: &mut QueryBuilder<Sqlite>, table: &'static str, created: DateTime<Utc>) {
+    let floor = seq_floor(created);
+    script.push("(SELECT COALESCE(max(seq) + 1, ").push_bind(floor);
+    script.push(format!(") FROM {table} WHERE seq >= ")).push_bind(floor);
+    script.push(" AND seq < ").push_bind(floor + (1 << SEQ_BITS)).push(")");
+}
+
+/// Where a page starts: the key of the item it starts after, among the tenant's rows of `table`
+/// that pass `visible`. An id that is not in the list is refused.
 pub async fn cursor(
     connection: &mut SqliteConnection,
     table: &'static str,
     visible: &'static str,
     tenant: i64,
     after: Uuid,
-) -> Result<(i64, i64)> {
-    let sql = format!("SELECT created, seq FROM {table} WHERE tenant_id = $1 AND id = $2 AND {visible}");
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant).bind(after).fetch_optional(connection).await?;
-    let row = row.ok_or(StoreError::UnknownCursor(after))?;
-    Ok((row.try_get(0)?, row.try_get(1)?))
+) -> Result<i64> {
+    let sql = format!("SELECT seq FROM {table} WHERE tenant_id = $1 AND id = $2 AND {visible}");
+    let seq = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(tenant).bind(after).fetch_optional(connection).await?;
+    seq.ok_or(StoreError::UnknownCursor(after))
 }
 
-/// Ends a list query: after the cursor if any, newest first, `limit` rows.
-pub fn finish_page(query: &mut QueryBuilder<Sqlite>, start: Option<(i64, i64)>, page: Page) {
-    if let Some((created, seq)) = start {
-        query.push(" AND (created, seq) < (").push_bind(created).push(", ").push_bind(seq).push(")");
+/// Adds `created` bounds: on `key` (the row's seq), so the index range holds them, and on
+/// `created` itself, so they are exact.
+pub fn push_created(
+    query: &mut QueryBuilder<Sqlite>,
+    key: &str,
+    created: &str,
+    from: Option<DateTime<Utc>>,
+    before: Option<DateTime<Utc>>,
+) {
+    if let Some(from) = from {
+        query.push(format!(" AND {key} >= ")).push_bind(seq_bound(from));
+        query.push(format!(" AND {created} >= ")).push_bind(micros(from));
     }
-    query.push(" ORDER BY created DESC, seq DESC LIMIT ").push_bind(i64::from(page.limit));
+    if let Some(before) = before {
+        query.push(format!(" AND {key} < ")).push_bind(seq_bound(before));
+        query.push(format!(" AND {created} < ")).push_bind(micros(before));
+    }
+}
+
+/// Ends a list query: after the cursor if any, newest first (by `key`), `limit` rows.
+pub fn finish_page(query: &mut QueryBuilder<Sqlite>, key: &str, start: Option<i64>, page: Page) {
+    if let Some(seq) = start {
+        query.push(format!(" AND {key} < ")).push_bind(seq);
+    }
+    query.push(format!(" ORDER BY {key} DESC LIMIT ")).push_bind(i64::from(page.limit));
 }
 
 /// `needle` as an FTS5 phrase: a substring match on a trigram table.
@@ -101,25 +142,32 @@ pub fn like_pattern(needle: &str) -> String {
     format!("%{escaped}%")
 }
 
-/// Adds `AND seq IN (rows of the trigram table `search_table` containing `needle` in any of
-/// `columns`, any case)`. Needles of three characters or more are looked up in the index;
-/// shorter ones, which a trigram index cannot hold, are found by scanning it.
-pub fn push_search(
+/// The `FROM` of a search: the rows of the trigram table `search_table` (alias `s`, rowid = the
+/// row's seq) containing `needle` in any of `columns`, any case, joined to `table` (alias
+/// `alias`) and read newest first through the search table itself (`s.rowid`), so a search
+/// stops at the page's last match instead of collecting and sorting every match. Needles of
+/// three characters or more are looked up in the index; shorter ones, which a trigram index
+/// cannot hold, are found by scanning it.
+pub fn push_search_from(
     query: &mut QueryBuilder<Sqlite>,
     search_table: &'static str,
     columns: &[&'static str],
+    table: &'static str,
+    alias: &'static str,
     needle: &str,
 ) {
-    query.push(" AND seq IN (SELECT rowid FROM ").push(search_table).push(" WHERE ");
+    // CROSS JOIN: the search table is the outer loop, whatever the planner's statistics say.
+    query.push(format!(" FROM {search_table} s CROSS JOIN {table} {alias} ON {alias}.seq = s.rowid WHERE "));
     if needle.chars().count() >= 3 {
-        query.push(search_table).push(" MATCH ").push_bind(phrase(needle));
+        query.push(format!("s.{search_table} MATCH ")).push_bind(phrase(needle));
     } else {
+        query.push("(");
         for (i, column) in columns.iter().enumerate() {
             if i > 0 {
                 query.push(" OR ");
             }
-            query.push(*column).push(" LIKE ").push_bind(like_pattern(needle)).push(" ESCAPE '\\'");
+            query.push(format!("s.{column} LIKE ")).push_bind(like_pattern(needle)).push(" ESCAPE '\\'");
         }
+        query.push(")");
     }
-    query.push(")");
 }

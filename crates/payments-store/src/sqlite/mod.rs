@@ -38,6 +38,12 @@ const READERS: u32 = 4;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Reads map the file (up to this size) instead of copying its pages through `read()`.
 const MMAP_SIZE: &str = "1073741824";
+/// Page caches, in KiB (SQLite's negative `cache_size`). The writer's holds the pages every
+/// write touches — a dozen indexes and the search tables — which with SQLite's default 2 MiB
+/// are read again on every write (measured: a search-table insert 3.4 ms with 2 MiB, 0.9 ms
+/// with 64 MiB, on 55,000 transactions).
+const WRITER_CACHE: &str = "-65536";
+const READER_CACHE: &str = "-16384";
 /// The database's `application_id`: "PAYS".
 const APPLICATION_ID: i64 = 0x5041_5953;
 
@@ -99,6 +105,7 @@ impl SqliteStore {
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT)
             .pragma("mmap_size", MMAP_SIZE)
+            .pragma("cache_size", WRITER_CACHE)
             .statement_cache_capacity(256)
             .log_statements(tracing::log::LevelFilter::Trace);
         let mut connection =
@@ -119,6 +126,7 @@ impl SqliteStore {
                     .read_only(true)
                     .busy_timeout(BUSY_TIMEOUT)
                     .pragma("mmap_size", MMAP_SIZE)
+                    .pragma("cache_size", READER_CACHE)
                     .statement_cache_capacity(256)
                     .log_statements(tracing::log::LevelFilter::Trace),
             )

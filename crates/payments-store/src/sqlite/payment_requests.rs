@@ -95,7 +95,7 @@ pub async fn list(
 pub fn list_query(
     tenant: TenantId,
     filter: &PaymentRequestFilter,
-    start: Option<(i64, i64)>,
+    start: Option<i64>,
     page: Page,
 ) -> QueryBuilder<Sqlite> {
     let mut query = QueryBuilder::<Sqlite>::new(format!("SELECT {COLUMNS} FROM payment_requests WHERE tenant_id = "));
@@ -112,6 +112,6 @@ pub fn list_query(
     if let Some(status) = filter.status {
         query.push(" AND status = ").push_bind(status.to_string());
     }
-    finish_page(&mut query, start, page);
+    finish_page(&mut query, "seq", start, page);
     query
 }

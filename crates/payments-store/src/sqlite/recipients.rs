@@ -42,7 +42,7 @@ pub async fn list(connection: &mut SqliteConnection, tenant: TenantId, page: Pag
     let mut query =
         QueryBuilder::<Sqlite>::new(format!("SELECT {COLUMNS} FROM recipients WHERE deleted = FALSE AND tenant_id = "));
     query.push_bind(tenant.0);
-    finish_page(&mut query, start, page);
+    finish_page(&mut query, "seq", start, page);
     let rows = query.build().fetch_all(connection).await?;
     rows.iter().map(record).collect()
 }

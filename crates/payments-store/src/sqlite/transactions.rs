@@ -6,7 +6,7 @@ use sqlx::sqlite::{SqliteConnection, SqliteRow};
 use sqlx::{QueryBuilder, Row, Sqlite};
 use uuid::Uuid;
 
-use super::codec::{amount, cursor, finish_page, instant, micros, parsed, parsed_opt, push_search};
+use super::codec::{amount, cursor, finish_page, instant, parsed, parsed_opt, push_created, push_search_from};
 use crate::{Keyed, Page, Result, TenantId, TransactionFilter};
 
 pub const COLUMNS: &str = "id, transaction_type, payment_method, status, failure_reason, balance_id, currency, \
@@ -101,14 +101,27 @@ pub async fn list(
     rows.iter().map(record).collect()
 }
 
-/// The page of the tenant's transactions that `filter` selects, newest first.
+/// The page of the tenant's transactions that `filter` selects, newest first: one range of the
+/// filter's index, or (searching) the search table's matches newest first.
 pub fn list_query(
     tenant: TenantId,
     filter: &TransactionFilter,
-    start: Option<(i64, i64)>,
+    start: Option<i64>,
     page: Page,
 ) -> QueryBuilder<Sqlite> {
-    let mut query = QueryBuilder::<Sqlite>::new(format!("SELECT {COLUMNS} FROM transactions WHERE tenant_id = "));
+    let columns = COLUMNS.split(", ").map(|c| format!("t.{c}")).collect::<Vec<_>>().join(", ");
+    let mut query = QueryBuilder::<Sqlite>::new(format!("SELECT {columns}"));
+    let key = match &filter.search {
+        Some(needle) => {
+            push_search_from(&mut query, "transaction_search", SEARCHED, "transactions", "t", needle);
+            query.push(" AND t.tenant_id = ");
+            "s.rowid"
+        }
+        None => {
+            query.push(" FROM transactions t WHERE t.tenant_id = ");
+            "t.seq"
+        }
+    };
     query.push_bind(tenant.0);
     let text = [
         ("order_id", &filter.order_id),
@@ -118,7 +131,7 @@ pub fn list_query(
     ];
     for (column, value) in text {
         if let Some(value) = value {
-            query.push(format!(" AND {column} = ")).push_bind(value.clone());
+            query.push(format!(" AND t.{column} = ")).push_bind(value.clone());
         }
     }
     let ids = [
@@ -129,25 +142,17 @@ pub fn list_query(
     ];
     for (column, value) in ids {
         if let Some(value) = value {
-            query.push(format!(" AND {column} = ")).push_bind(value);
+            query.push(format!(" AND t.{column} = ")).push_bind(value);
         }
     }
     if let Some(transaction_type) = filter.transaction_type {
-        query.push(" AND transaction_type = ").push_bind(transaction_type.to_string());
+        query.push(" AND t.transaction_type = ").push_bind(transaction_type.to_string());
     }
     if let Some(status) = filter.status {
-        query.push(" AND status = ").push_bind(status.to_string());
+        query.push(" AND t.status = ").push_bind(status.to_string());
     }
-    if let Some(from) = filter.created_from {
-        query.push(" AND created >= ").push_bind(micros(from));
-    }
-    if let Some(before) = filter.created_before {
-        query.push(" AND created < ").push_bind(micros(before));
-    }
-    if let Some(needle) = &filter.search {
-        push_search(&mut query, "transaction_search", SEARCHED, needle);
-    }
-    finish_page(&mut query, start, page);
+    push_created(&mut query, key, "t.created", filter.created_from, filter.created_before);
+    finish_page(&mut query, key, start, page);
     query
 }
 
@@ -163,7 +168,7 @@ pub fn on_rails_query(tenant: Option<TenantId>, status: types::TransactionStatus
         // The partial index's own condition, which the planner needs to see to use it.
         None => query.push(" AND status IN ('initiated', 'processing')"),
     };
-    query.push(" ORDER BY created, seq");
+    query.push(" ORDER BY seq");
     query
 }
 

@@ -6,7 +6,7 @@ use sqlx::sqlite::{SqliteConnection, SqliteRow};
 use sqlx::{QueryBuilder, Row, Sqlite};
 use uuid::Uuid;
 
-use super::codec::{cursor, finish_page, instant, json, parsed, parsed_opt, push_search};
+use super::codec::{cursor, finish_page, instant, json, parsed, parsed_opt, push_search_from};
 use crate::{Keyed, Page, Result, TenantId, VirtualAccountFilter};
 
 const COLUMNS: &str = "id, account_name, currency, settlement_balance_id, reference_id, bank_name, account_number, \
@@ -82,31 +82,41 @@ pub async fn list(
     rows.iter().map(record).collect()
 }
 
-/// The page of the tenant's accounts that `filter` selects, newest first.
+/// The page of the tenant's accounts that `filter` selects, newest first: one range of the
+/// filter's index, or (searching) the search table's matches newest first.
 pub fn list_query(
     tenant: TenantId,
     filter: &VirtualAccountFilter,
-    start: Option<(i64, i64)>,
+    start: Option<i64>,
     page: Page,
 ) -> QueryBuilder<Sqlite> {
-    let mut query = QueryBuilder::<Sqlite>::new(format!("SELECT {COLUMNS} FROM virtual_accounts WHERE tenant_id = "));
+    let columns = COLUMNS.split(", ").map(|c| format!("v.{c}")).collect::<Vec<_>>().join(", ");
+    let mut query = QueryBuilder::<Sqlite>::new(format!("SELECT {columns}"));
+    let key = match &filter.search {
+        Some(needle) => {
+            push_search_from(&mut query, "virtual_account_search", SEARCHED, "virtual_accounts", "v", needle);
+            query.push(" AND v.tenant_id = ");
+            "s.rowid"
+        }
+        None => {
+            query.push(" FROM virtual_accounts v WHERE v.tenant_id = ");
+            "v.seq"
+        }
+    };
     query.push_bind(tenant.0);
     if let Some(reference_id) = &filter.reference_id {
-        query.push(" AND reference_id = ").push_bind(reference_id.clone());
+        query.push(" AND v.reference_id = ").push_bind(reference_id.clone());
     }
     if let Some(currency) = &filter.currency {
-        query.push(" AND currency = ").push_bind(currency.clone());
+        query.push(" AND v.currency = ").push_bind(currency.clone());
     }
     if let Some(balance) = filter.settlement_balance_id {
-        query.push(" AND settlement_balance_id = ").push_bind(balance);
+        query.push(" AND v.settlement_balance_id = ").push_bind(balance);
     }
     if let Some(status) = filter.status {
-        query.push(" AND status = ").push_bind(status.to_string());
+        query.push(" AND v.status = ").push_bind(status.to_string());
     }
-    if let Some(needle) = &filter.search {
-        push_search(&mut query, "virtual_account_search", SEARCHED, needle);
-    }
-    finish_page(&mut query, start, page);
+    finish_page(&mut query, key, start, page);
     query
 }
 
@@ -119,7 +129,7 @@ pub fn initiated_query(tenant: Option<TenantId>) -> QueryBuilder<Sqlite> {
     if let Some(tenant) = tenant {
         query.push(" AND tenant_id = ").push_bind(tenant.0);
     }
-    query.push(" ORDER BY created, seq");
+    query.push(" ORDER BY seq");
     query
 }
 

@@ -7,7 +7,7 @@ use sqlx::sqlite::{SqliteConnection, SqliteRow};
 use sqlx::{QueryBuilder, Row, Sqlite};
 use uuid::Uuid;
 
-use super::codec::{corrupt, cursor, finish_page, instant, micros, parsed};
+use super::codec::{corrupt, cursor, finish_page, instant, micros, parsed, push_created};
 use crate::{Attempt, AttemptOutcome, EndpointRecord, NotificationFilter, Page, Result, TenantId};
 
 /// The endpoint's columns, with its `events` list as a JSON array (NULL for every event).
@@ -53,7 +53,7 @@ pub async fn endpoint_list(
         "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints w WHERE deleted = FALSE AND tenant_id = "
     ));
     query.push_bind(tenant.0);
-    finish_page(&mut query, start, page);
+    finish_page(&mut query, "seq", start, page);
     let rows = query.build().fetch_all(connection).await?;
     rows.iter().map(|row| Ok(endpoint(row)?.endpoint)).collect()
 }
@@ -114,7 +114,7 @@ pub async fn notification_list(
 pub fn notification_list_query(
     tenant: TenantId,
     filter: &NotificationFilter,
-    start: Option<(i64, i64)>,
+    start: Option<i64>,
     page: Page,
 ) -> QueryBuilder<Sqlite> {
     let mut query = QueryBuilder::<Sqlite>::new(format!(
@@ -124,14 +124,9 @@ pub fn notification_list_query(
     if let Some(endpoint) = filter.endpoint_id {
         query.push(" AND endpoint_id = ").push_bind(endpoint);
     }
-    if let Some(from) = filter.created_from {
-        query.push(" AND created >= ").push_bind(micros(from));
-    }
-    if let Some(before) = filter.created_before {
-        query.push(" AND created < ").push_bind(micros(before));
-    }
-    finish_page(&mut query, start, page);
-    query.push(") n JOIN events e ON e.seq = n.event_seq ORDER BY n.created DESC, n.seq DESC");
+    push_created(&mut query, "seq", "created", filter.created_from, filter.created_before);
+    finish_page(&mut query, "seq", start, page);
+    query.push(") n JOIN events e ON e.seq = n.event_seq ORDER BY n.seq DESC");
     query
 }
 
