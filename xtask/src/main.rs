@@ -4,6 +4,11 @@
 //!
 //! `cargo xtask docs`: the same, then the static reference `target/api-docs/index.html`, one
 //! self-contained file (Swagger UI and the document inlined) that opens from disk.
+//!
+//! `cargo xtask bench [--smoke]`: measures the sandbox and rewrites `BENCHMARKS.md` (see
+//! `bench.rs`).
+
+mod bench;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -19,8 +24,10 @@ fn main() -> ExitCode {
         ["codegen"] => codegen(Mode::Write),
         ["codegen", "--check"] => codegen(Mode::Check),
         ["docs"] => codegen(Mode::Write).and_then(|()| static_docs()),
+        ["bench"] => bench::run(&workspace_root(), false),
+        ["bench", "--smoke"] => bench::run(&workspace_root(), true),
         _ => {
-            eprintln!("usage: cargo xtask codegen [--check] | cargo xtask docs");
+            eprintln!("usage: cargo xtask codegen [--check] | cargo xtask docs | cargo xtask bench [--smoke]");
             return ExitCode::from(2);
         }
     };

@@ -1,0 +1,492 @@
+//! `cargo xtask bench [--smoke]`: measures the sandbox, built for release, on this machine, and
+//! rewrites `BENCHMARKS.md`. Load comes from wrk (Debian's package, installed when missing).
+//! Figures are reported as ratios against a reference measured in the same run where one
+//! exists, since the machines here are shared and noisy; absolute numbers are context.
+//!
+//! `--smoke` runs every step on a debug build with little data and short runs, writes
+//! `target/bench/BENCHMARKS.md`, and asserts nothing about speed: it is how CI keeps this
+//! command working.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const TOKEN: &str = "tok_bench";
+
+/// How big and how long: the full run, or the smoke run.
+struct Scale {
+    name: &'static str,
+    transactions: u64,
+    seconds: u64,
+    release: bool,
+}
+
+const FULL: Scale = Scale { name: "full", transactions: 100_000, seconds: 10, release: true };
+const SMOKE: Scale = Scale { name: "smoke", transactions: 2_000, seconds: 1, release: false };
+
+pub fn run(root: &Path, smoke: bool) -> Result<(), String> {
+    let scale = if smoke { &SMOKE } else { &FULL };
+    let wrk = ensure_wrk()?;
+    let binary = build(root, scale.release)?;
+    let work = std::env::temp_dir().join(format!("payments-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
+    let result = measure(&wrk, &binary, &work, scale);
+    let _ = std::fs::remove_dir_all(&work);
+    let report = render(scale, &result?);
+    let out = if smoke { root.join("target/bench/BENCHMARKS.md") } else { root.join("BENCHMARKS.md") };
+    std::fs::create_dir_all(out.parent().expect("a parent")).map_err(|e| e.to_string())?;
+    std::fs::write(&out, &report).map_err(|e| format!("{}: {e}", out.display()))?;
+    println!("{report}\nwrote {}", out.display());
+    Ok(())
+}
+
+fn ensure_wrk() -> Result<PathBuf, String> {
+    if let Some(path) = which("wrk") {
+        return Ok(path);
+    }
+    eprintln!("== installing wrk (Debian)");
+    let root = Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0")).unwrap_or(false);
+    let apt = |args: &[&str]| {
+        let mut command = if root { Command::new("apt-get") } else { Command::new("sudo") };
+        if !root {
+            command.arg("apt-get");
+        }
+        command.args(args).env("DEBIAN_FRONTEND", "noninteractive").status()
+    };
+    let _ = apt(&["update", "-qq"]);
+    apt(&["install", "-y", "-qq", "wrk"]).map_err(|e| format!("cannot install wrk: {e}"))?;
+    which("wrk").ok_or_else(|| "wrk is not installed and could not be installed (apt-get install wrk)".into())
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|dir| Path::new(dir).join(program)).find(|p| p.is_file())
+}
+
+fn build(root: &Path, release: bool) -> Result<PathBuf, String> {
+    eprintln!("== building payments-sandbox ({})", if release { "release" } else { "debug" });
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo.current_dir(root).args(["build", "--quiet", "--package", "payments-sandbox"]);
+    if release {
+        cargo.arg("--release");
+    }
+    let status = cargo.status().map_err(|e| e.to_string())?;
+    if !status.success() {
+        return Err("cargo build failed".into());
+    }
+    Ok(root.join("target").join(if release { "release" } else { "debug" }).join("payments-sandbox"))
+}
+
+/// A sandbox process for the run; killed when dropped.
+struct Sandbox {
+    child: Child,
+    address: String,
+}
+
+impl Sandbox {
+    /// SIGTERM, and wait: connections close and the WAL is checkpointed into the file.
+    fn stop(mut self) {
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap_or(18080)
+}
+
+fn start(binary: &Path, work: &Path) -> Result<Sandbox, String> {
+    let address = format!("127.0.0.1:{}", free_port());
+    let database = work.join("bench.db");
+    let log = std::fs::File::create(work.join("sandbox.log")).map_err(|e| e.to_string())?;
+    let child = Command::new(binary)
+        .args(["--listen", &address, "--rate-limit", "0", "--rail-interval", "0", "--database"])
+        .arg(&database)
+        .env("PAYMENTS_SANDBOX_TOKENS", TOKEN)
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+    let sandbox = Sandbox { child, address };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while call(&sandbox.address, "GET", "/currencies", None).is_err() {
+        if Instant::now() > deadline {
+            return Err("the sandbox did not start (see its log)".into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(sandbox)
+}
+
+/// One HTTP/1.1 request; the status and the JSON body.
+fn call(address: &str, method: &str, path: &str, body: Option<&Value>) -> Result<(u16, Value), String> {
+    let mut stream = TcpStream::connect(address).map_err(|e| e.to_string())?;
+    let body = body.map(Value::to_string).unwrap_or_default();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .map_err(|e| e.to_string())?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).map_err(|e| e.to_string())?;
+    let status = response.get(9..12).and_then(|s| s.parse().ok()).ok_or("no HTTP status")?;
+    let json = response.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or_default();
+    Ok((status, serde_json::from_str(json).unwrap_or(Value::Null)))
+}
+
+fn created(address: &str, path: &str, body: Value) -> Result<Value, String> {
+    match call(address, "POST", path, Some(&body))? {
+        (200 | 201, value) => Ok(value),
+        (status, value) => Err(format!("POST {path}: {status} {value}")),
+    }
+}
+
+/// What one wrk run saw.
+#[derive(Debug, Default, Clone, Copy)]
+struct Run {
+    requests_per_second: f64,
+    median_ms: f64,
+    p99_ms: f64,
+    requests: u64,
+    failed: u64,
+}
+
+/// Runs wrk with `script` for `seconds` on `connections` connections.
+fn wrk(
+    wrk: &Path,
+    work: &Path,
+    address: &str,
+    script: &str,
+    args: &[String],
+    connections: u32,
+    seconds: u64,
+) -> Result<Run, String> {
+    let file = work.join(format!("script-{}.lua", free_port()));
+    std::fs::write(&file, script).map_err(|e| e.to_string())?;
+    let threads = connections.clamp(1, 2);
+    let output = Command::new(wrk)
+        .args(["--latency", "-t", &threads.to_string(), "-c", &connections.to_string(), "-d", &format!("{seconds}s")])
+        .arg("-s")
+        .arg(&file)
+        .arg(format!("http://{address}"))
+        .arg("--")
+        .args(args)
+        .output()
+        .map_err(|e| format!("wrk: {e}"))?;
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    if !output.status.success() {
+        return Err(format!("wrk failed:\n{text}{}", String::from_utf8_lossy(&output.stderr)));
+    }
+    parse_wrk(&text).ok_or_else(|| format!("cannot read wrk's output:\n{text}"))
+}
+
+fn parse_wrk(text: &str) -> Option<Run> {
+    let duration_ms = |value: &str| -> Option<f64> {
+        let number: f64 = value.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse().ok()?;
+        Some(if value.ends_with("us") {
+            number / 1000.0
+        } else if value.ends_with("ms") {
+            number
+        } else if value.ends_with('m') {
+            number * 60_000.0
+        } else {
+            number * 1000.0
+        })
+    };
+    let mut run = Run::default();
+    for line in text.lines().map(str::trim) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["50%", value] => run.median_ms = duration_ms(value)?,
+            ["99%", value] => run.p99_ms = duration_ms(value)?,
+            ["Requests/sec:", value] => run.requests_per_second = value.parse().ok()?,
+            [count, "requests", "in", ..] => run.requests = count.parse().ok()?,
+            ["Non-2xx", "or", "3xx", "responses:", count] => run.failed = count.parse().ok()?,
+            _ => {}
+        }
+    }
+    (run.requests > 0).then_some(run)
+}
+
+/// Pays with a fresh `order_id` on every request, `<prefix>s<thread>-<n>`, referenced
+/// `Invoice <order_id>`. Arguments: the prefix (unique per run), the balance, the recipients.
+const PAY: &str = r#"
+local prefix, balance, recipients, counter, me = nil, nil, {}, 0, 0
+local threads = {}
+function setup(thread) thread:set("me", #threads) table.insert(threads, thread) end
+function init(args)
+  prefix, balance = args[1], args[2]
+  for i = 3, #args do recipients[#recipients + 1] = args[i] end
+end
+request = function()
+  counter = counter + 1
+  local id = string.format("%ss%d-%d", prefix, me, counter)
+  local body = string.format(
+    '{"transaction_type":"payment","amount":%d,"balance_id":"%s","recipient_id":"%s","order_id":"%s","reference":"Invoice %s"}',
+    100 + counter % 900, balance, recipients[1 + counter % #recipients], id, id)
+  return wrk.format("POST", "/transactions", {["Authorization"] = "Bearer tok_bench", ["Content-Type"] = "application/json"}, body)
+end
+"#;
+
+/// Lists with the query given, the `{n}` in it replaced by a random number up to args[2]:
+/// `/transactions?order_id=s0-{n}` picks one of the seeded payments.
+const LIST: &str = r#"
+local template, most = nil, 1
+function init(args)
+  template, most = args[1], tonumber(args[2])
+  math.randomseed(os.time())
+end
+request = function()
+  local path = string.gsub(template, "{n}", tostring(math.random(1, most)))
+  return wrk.format("GET", path, {["Authorization"] = "Bearer tok_bench"})
+end
+"#;
+
+/// Lists back to back, cycling through the queries given.
+const READERS: &str = r#"
+local queries, i = {}, 0
+function init(args)
+  for _, query in ipairs(args) do queries[#queries + 1] = query end
+  math.randomseed(os.time())
+end
+request = function()
+  i = i + 1
+  local path = string.gsub(queries[1 + i % #queries], "{n}", tostring(math.random(1, 1000)))
+  return wrk.format("GET", path, {["Authorization"] = "Bearer tok_bench"})
+end
+"#;
+
+struct Results {
+    machine: String,
+    transactions: u64,
+    seed_seconds: f64,
+    lists: Vec<(&'static str, &'static str, f64, Run)>,
+    pay_alone: Vec<Run>,
+    pay_with_readers: Vec<Run>,
+    readers: Vec<Run>,
+    bytes_per_transaction: f64,
+}
+
+fn measure(wrk_path: &Path, binary: &Path, work: &Path, scale: &Scale) -> Result<Results, String> {
+    let sandbox = start(binary, work)?;
+    let address = sandbox.address.clone();
+    let balance = created(&address, "/balances", json!({"currency": "GBP", "name": "Bench"}))?;
+    let balance_id = balance["id"].as_str().ok_or("a balance id")?.to_owned();
+    let request = created(
+        &address,
+        "/paymentrequests",
+        json!({"amount": 100_000_000_000u64, "settlement_balance_id": balance_id, "reference": "Funding"}),
+    )?;
+    created(
+        &address,
+        &format!("/sandbox/paymentrequests/{}/pay", request["id"].as_str().unwrap_or_default()),
+        json!({}),
+    )?;
+    let names = ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Katherine Johnson", "Tim Berners-Lee"];
+    let mut recipients = vec![];
+    for (i, name) in names.iter().enumerate() {
+        let recipient = created(
+            &address,
+            "/recipients",
+            json!({"type": "personal", "country": "GB", "alias": format!("Supplier {i}"),
+                   "bank_account": {"currency": "GBP", "account_name": name, "sort_code": "040004",
+                                    "account_number": format!("1234567{i}")}}),
+        )?;
+        recipients.push(recipient["id"].as_str().ok_or("a recipient id")?.to_owned());
+    }
+
+    // Seed: payments through the API until there are enough; halfway, the rail moves the first
+    // half on, so statuses differ.
+    eprintln!("== seeding {} payments", scale.transactions);
+    let seeding = Instant::now();
+    let pay = |prefix: String| [vec![prefix, balance_id.clone()], recipients.clone()].concat();
+    let mut made = 0u64;
+    let mut first_run = 0;
+    let mut advanced = false;
+    for run_number in 0.. {
+        if made >= scale.transactions {
+            break;
+        }
+        let run = wrk(wrk_path, work, &address, PAY, &pay(format!("seed{run_number}")), 16, scale.seconds.min(5))?;
+        made += run.requests - run.failed;
+        if run_number == 0 {
+            first_run = run.requests - run.failed;
+        }
+        if !advanced && made >= scale.transactions / 2 {
+            created(&address, "/sandbox/advance", json!({}))?;
+            advanced = true;
+        }
+    }
+    let seed_seconds = seeding.elapsed().as_secs_f64();
+    // The first run's two wrk threads numbered their payments from 1: `seed0s0-<n>` and
+    // `seed0s1-<n>` exist up to about this.
+    let per_thread = (first_run / 2).max(1).to_string();
+
+    eprintln!("== filtered lists, one client");
+    let queries: [(&str, &str, f64, &str); 6] = [
+        ("no filter", "", 0.0, "/transactions?limit=10"),
+        ("order_id", "≤ 10 ms", 10.0, "/transactions?limit=10&order_id=seed0s0-{n}"),
+        ("status", "≤ 25 ms", 25.0, "/transactions?limit=10&status=processing"),
+        ("search, rare (an order id's digits)", "≤ 50 ms", 50.0, "/transactions?limit=10&search=seed0s1-{n}"),
+        ("search, common (a recipient, 1 in 5)", "≤ 50 ms", 50.0, "/transactions?limit=10&search=lovelace"),
+        ("status and type", "", 0.0, "/transactions?limit=10&status=initiated&transaction_type=payment"),
+    ];
+    let mut lists = Vec::new();
+    for (name, target, limit, query) in queries {
+        let run = wrk(wrk_path, work, &address, LIST, &[query.to_owned(), per_thread.clone()], 1, scale.seconds)?;
+        lists.push((name, target, limit, run));
+    }
+
+    eprintln!("== payments alone, then beside two clients listing");
+    let reader_queries: Vec<String> = [
+        "/transactions?limit=10&order_id=seed0s0-{n}",
+        "/transactions?limit=10&status=processing",
+        "/transactions?limit=10&search=seed0s1-{n}",
+        "/transactions?limit=10&search=hopper",
+    ]
+    .iter()
+    .map(|q| q.to_string())
+    .collect();
+    let (mut pay_alone, mut pay_with_readers, mut readers) = (vec![], vec![], vec![]);
+    for round in 0..2 {
+        pay_alone.push(wrk(wrk_path, work, &address, PAY, &pay(format!("alone{round}")), 16, scale.seconds)?);
+        let reading = {
+            let (wrk_path, work, address, queries) =
+                (wrk_path.to_path_buf(), work.to_path_buf(), address.clone(), reader_queries.clone());
+            let seconds = scale.seconds;
+            std::thread::spawn(move || wrk(&wrk_path, &work, &address, READERS, &queries, 2, seconds))
+        };
+        pay_with_readers.push(wrk(wrk_path, work, &address, PAY, &pay(format!("beside{round}")), 16, scale.seconds)?);
+        readers.push(reading.join().map_err(|_| "the readers' wrk panicked")??);
+    }
+    let transactions = made + pay_alone.iter().chain(&pay_with_readers).map(|r| r.requests - r.failed).sum::<u64>();
+    sandbox.stop();
+    let bytes: u64 = ["", "-wal"]
+        .iter()
+        .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", work.join("bench.db").display())).ok())
+        .map(|m| m.len())
+        .sum();
+    Ok(Results {
+        machine: machine(),
+        transactions,
+        seed_seconds,
+        lists,
+        pay_alone,
+        pay_with_readers,
+        readers,
+        bytes_per_transaction: bytes as f64 / transactions.max(1) as f64,
+    })
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cpu}, {cores} cores")
+}
+
+fn mean(runs: &[Run], field: impl Fn(&Run) -> f64) -> f64 {
+    runs.iter().map(field).sum::<f64>() / runs.len().max(1) as f64
+}
+
+fn render(scale: &Scale, r: &Results) -> String {
+    // A smoke run proves the command works; its figures judge nothing.
+    let smoke = scale.name == "smoke";
+    let verdict = |ok: bool| {
+        if smoke {
+            "(smoke)"
+        } else if ok {
+            "met"
+        } else {
+            "**missed**"
+        }
+    };
+    let mut out = String::new();
+    out.push_str("# Benchmarks\n\n");
+    out.push_str(&format!(
+        "Written by `cargo xtask bench`{} on {} ({}); load from wrk. Absolute figures depend on the \
+         machine (shared and noisy here): the ratios are the measurements.\n\n",
+        if scale.name == "smoke" { " --smoke (debug build, little data: no figure here means anything)" } else { "" },
+        r.machine,
+        if scale.release { "release build" } else { "debug build" },
+    ));
+    out.push_str(&format!(
+        "## Filtered lists\n\n{} transactions in one tenant (seeded through the API in {:.0} s), 10 per page, one \
+         client asking back to back for {} s each.\n\n| filter | median | p99 | lists/s | target |\n|---|---|---|---|---|\n",
+        r.transactions, r.seed_seconds, scale.seconds
+    ));
+    for (name, target, limit, run) in &r.lists {
+        let status =
+            if *limit > 0.0 { format!("{target}: {}", verdict(run.median_ms <= *limit)) } else { String::new() };
+        out.push_str(&format!(
+            "| {name} | {:.2} ms | {:.2} ms | {:.0} | {status} |\n",
+            run.median_ms, run.p99_ms, run.requests_per_second
+        ));
+    }
+    let alone = mean(&r.pay_alone, |run| run.requests_per_second);
+    let beside = mean(&r.pay_with_readers, |run| run.requests_per_second);
+    let ratio = beside / alone.max(f64::MIN_POSITIVE);
+    out.push_str(&format!(
+        "\n## Payments while others read\n\n`POST /transactions` from 16 connections (a fresh `order_id` each), \
+         alone and beside two clients listing back to back (order_id, status and search filters), {} s each, \
+         twice.\n\n| | payments/s | median | p99 |\n|---|---|---|---|\n\
+         | alone | {alone:.0} | {:.2} ms | {:.2} ms |\n| beside two readers | {beside:.0} | {:.2} ms | {:.2} ms |\n\
+         | the readers | {:.0} lists/s | {:.2} ms | {:.2} ms |\n\n\
+         **Ratio: {ratio:.2}×** (target ≥ 0.5×, aim 0.8×: {}).\n",
+        scale.seconds,
+        mean(&r.pay_alone, |run| run.median_ms),
+        mean(&r.pay_alone, |run| run.p99_ms),
+        mean(&r.pay_with_readers, |run| run.median_ms),
+        mean(&r.pay_with_readers, |run| run.p99_ms),
+        mean(&r.readers, |run| run.requests_per_second),
+        mean(&r.readers, |run| run.median_ms),
+        mean(&r.readers, |run| run.p99_ms),
+        if smoke {
+            verdict(true)
+        } else if ratio >= 0.8 {
+            "target and aim met"
+        } else if ratio >= 0.5 {
+            "target met, aim not"
+        } else {
+            verdict(false)
+        },
+    ));
+    out.push_str(&format!(
+        "\n## On disk\n\n{:.0} bytes per transaction (the database file after a graceful stop, every index and \
+         the search table included).\n",
+        r.bytes_per_transaction
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_wrk;
+
+    #[test]
+    fn reads_wrk_output() {
+        let text = "Running 1s test @ http://127.0.0.1:1\n  1 threads and 1 connections\n  Latency Distribution\n     50%  812.00us\n     75%    1.10ms\n     90%    1.50ms\n     99%    2.35ms\n  1200 requests in 1.00s, 1.2MB read\n  Non-2xx or 3xx responses: 3\nRequests/sec:   1199.50\nTransfer/sec:      1.20MB\n";
+        let run = parse_wrk(text).unwrap();
+        assert_eq!((run.requests, run.failed), (1200, 3));
+        assert!((run.median_ms - 0.812).abs() < 1e-9 && (run.p99_ms - 2.35).abs() < 1e-9);
+        assert!((run.requests_per_second - 1199.5).abs() < 1e-9);
+    }
+}
