@@ -29,7 +29,7 @@ async fn a_hundred_simultaneous_payments_against_a_balance_that_covers_thirty() 
             }
             Err(error) => {
                 let (status, message) = client_error::<()>(Err(error));
-                assert_eq!(status, 400);
+                assert_eq!(status, 400, "{message}");
                 assert!(message.contains("insufficient funds"), "{message}");
                 refused += 1;
             }

@@ -63,7 +63,7 @@ async fn get(sandbox: &TestSandbox, token: &str, path: &str) -> serde_json::Valu
 async fn a_release_0_1_database_opens_with_all_its_data() {
     let dir = tempfile::tempdir().unwrap();
     let database = release_0_1_database(dir.path()).await;
-    let sandbox = start_sandbox_on(&database, test_options()).await;
+    let sandbox = start_sandbox_on(database.to_str().unwrap(), test_options()).await;
 
     let recorded: serde_json::Value = serde_json::from_str(ANSWERS).unwrap();
     let mut compared = 0;
@@ -108,10 +108,10 @@ async fn a_release_0_1_database_opens_with_all_its_data() {
     let made = alice.create_transaction().body(fresh).send().await.expect("a new payment").into_inner();
     assert_eq!(balance_of(&alice, order_1.balance_id).await, before - 1_000 - made.fees);
     drop(sandbox);
-    assert_ledger_reconciles(&database).await;
+    assert_ledger_reconciles(database.to_str().unwrap()).await;
 
     // And it opens again as it is (nothing left to migrate).
-    let again = start_sandbox_on(&database, test_options()).await;
+    let again = start_sandbox_on(database.to_str().unwrap(), test_options()).await;
     let client = again.client(ALICE);
     assert_eq!(client.get_transaction().id(made.id).send().await.unwrap().into_inner(), made);
     let bob = again.client(BOB);

@@ -18,6 +18,7 @@ async fn sandbox_delivering_to(receiver: &Receiver) -> TestSandbox {
         retry_interval: Duration::from_secs(1),
         root_ca: Some(receiver.ca_file.clone()),
         policy: TargetPolicy { allow_loopback: true },
+        ..DeliveryOptions::default()
     };
     start_sandbox_with(options).await
 }

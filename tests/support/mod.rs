@@ -1,5 +1,7 @@
 //! Shared pieces of the end-to-end tests.
 
+pub mod database;
+pub mod process;
 pub mod receiver;
 pub mod sandbox;
 

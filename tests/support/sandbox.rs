@@ -1,14 +1,15 @@
-//! The sandbox as the tests run it: in this process on an ephemeral port with a database file
-//! in a fresh directory, or as the real binary in a child process.
+//! The sandbox as the tests run it: in this process on an ephemeral port with a fresh database
+//! of the test binary's backend (see `database`).
 
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use payments_client::{Client, types};
 use payments_sandbox::{DeliveryOptions, Options, Server};
 use uuid::Uuid;
+
+pub use crate::database::{Backend, TestDatabase, assert_ledger_reconciles, backend};
 
 pub const ALICE: &str = "tok_alice";
 pub const BOB: &str = "tok_bob";
@@ -18,8 +19,9 @@ pub const BOB: &str = "tok_bob";
 pub struct TestSandbox {
     pub url: String,
     pub addr: SocketAddr,
-    pub database: PathBuf,
-    _dir: Option<tempfile::TempDir>,
+    /// What `--database` would take: a file path or a `postgres://` URL.
+    pub database: String,
+    _database: Option<TestDatabase>,
     _shutdown: tokio::sync::oneshot::Sender<()>,
 }
 
@@ -34,18 +36,20 @@ pub async fn start_sandbox() -> TestSandbox {
 }
 
 pub async fn start_sandbox_with(options: Options) -> TestSandbox {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let mut sandbox = start_sandbox_on(&dir.path().join("sandbox.db"), options).await;
-    sandbox._dir = Some(dir);
+    let database = TestDatabase::fresh();
+    let mut sandbox = start_sandbox_on(&database.location, options).await;
+    sandbox._database = Some(database);
     sandbox
 }
 
-/// A sandbox on the database file at `database` (created when missing), with tenants for
-/// [`ALICE`] and [`BOB`] (made when missing).
-pub async fn start_sandbox_on(database: &std::path::Path, mut options: Options) -> TestSandbox {
+/// A sandbox on `database` (a file, created when missing, or a PostgreSQL URL), with tenants
+/// for [`ALICE`] and [`BOB`] (made when missing).
+pub async fn start_sandbox_on(database: &str, mut options: Options) -> TestSandbox {
     payments_client::install_crypto_provider();
-    let store =
-        payments_sandbox::open_store(database.to_str().expect("a UTF-8 path")).await.expect("the database opens");
+    // The sandbox's logs in the test's output, as `RUST_LOG` asks (errors and warnings otherwise).
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().try_init();
+    let store = payments_sandbox::open_store(database).await.expect("the database opens");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("an ephemeral port");
     let addr = listener.local_addr().expect("a bound address");
     let url = format!("http://{addr}");
@@ -60,7 +64,7 @@ pub async fn start_sandbox_on(database: &std::path::Path, mut options: Options) 
     tokio::spawn(server.run(listener, async move {
         let _ = stop.await;
     }));
-    TestSandbox { url, addr, database: database.to_path_buf(), _dir: None, _shutdown: shutdown }
+    TestSandbox { url, addr, database: database.to_owned(), _database: None, _shutdown: shutdown }
 }
 
 impl TestSandbox {
@@ -164,29 +168,6 @@ pub fn payment(balance: uuid::Uuid, recipient: uuid::Uuid, value: u64) -> types:
         .amount(Some(amount(value)))
         .balance_id(balance)
         .recipient_id(recipient)
-}
-
-/// Every balance equals the sum of its ledger entries and none is negative, read from the
-/// database file itself (not through the sandbox).
-pub async fn assert_ledger_reconciles(database: &std::path::Path) {
-    use sqlx::ConnectOptions;
-    let mut connection = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(database)
-        .read_only(true)
-        .connect()
-        .await
-        .expect("the database opens read-only");
-    let (balances, mismatched, negative): (i64, i64, i64) = sqlx::query_as(
-        "SELECT COUNT(*),
-                SUM(b.amount != COALESCE((SELECT SUM(delta) FROM ledger l WHERE l.balance_id = b.id), 0)),
-                SUM(b.amount < 0)
-         FROM balances b",
-    )
-    .fetch_one(&mut connection)
-    .await
-    .expect("a count");
-    assert!(balances > 0, "there are balances to check");
-    assert_eq!((mismatched, negative), (0, 0), "balances that differ from their ledger, or are negative");
 }
 
 /// Waits until `condition` holds, checking every 50 ms, for at most `within`.

@@ -1,5 +1,6 @@
-//! `cargo xtask bench [--smoke]`: measures the sandbox, built for release, on this machine, and
-//! rewrites `BENCHMARKS.md`. Load comes from wrk (Debian's package, installed when missing).
+//! `cargo xtask bench [--smoke]`: measures the sandbox, built for release, on this machine, on
+//! each backend (a SQLite file; a throwaway PostgreSQL server from `scripts/throwaway-postgres`),
+//! and rewrites `BENCHMARKS.md`. Load comes from wrk (Debian's package, installed when missing).
 //! Figures are reported as ratios against a reference measured in the same run where one
 //! exists, since the machines here are shared and noisy; absolute numbers are context.
 //!
@@ -28,15 +29,104 @@ struct Scale {
 const FULL: Scale = Scale { name: "full", transactions: 100_000, seconds: 10, release: true };
 const SMOKE: Scale = Scale { name: "smoke", transactions: 2_000, seconds: 1, release: false };
 
+/// Where a run keeps its data.
+enum Database {
+    Sqlite(PathBuf),
+    /// The server's URL, and where its programs are (`psql`).
+    Postgres {
+        url: String,
+        bin: PathBuf,
+    },
+}
+
+impl Database {
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Sqlite(_) => "SQLite",
+            Self::Postgres { .. } => "PostgreSQL",
+        }
+    }
+
+    fn argument(&self) -> String {
+        match self {
+            Self::Sqlite(path) => path.display().to_string(),
+            Self::Postgres { url, .. } => url.clone(),
+        }
+    }
+
+    /// Bytes the data takes: the SQLite file (and its WAL), or the PostgreSQL database.
+    fn bytes(&self) -> Result<u64, String> {
+        match self {
+            Self::Sqlite(path) => Ok(["", "-wal"]
+                .iter()
+                .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", path.display())).ok())
+                .map(|m| m.len())
+                .sum()),
+            Self::Postgres { url, bin } => {
+                let out = Command::new(bin.join("psql"))
+                    .args([url.as_str(), "-Atc", "CHECKPOINT; SELECT pg_database_size(current_database())"])
+                    .output()
+                    .map_err(|e| format!("psql: {e}"))?;
+                let text = String::from_utf8_lossy(&out.stdout);
+                text.lines().last().and_then(|l| l.trim().parse().ok()).ok_or_else(|| format!("psql said {text:?}"))
+            }
+        }
+    }
+}
+
+/// A throwaway PostgreSQL server, stopped and removed when this is dropped (its script's stdin
+/// closes).
+struct Postgres {
+    script: Child,
+    url: String,
+    bin: PathBuf,
+}
+
+impl Postgres {
+    fn start(root: &Path) -> Result<Self, String> {
+        let script = root.join("scripts/throwaway-postgres");
+        let mut child = Command::new(&script)
+            .arg(free_port().to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+        let mut line = String::new();
+        let mut stdout = child.stdout.take().ok_or("the script's stdout")?;
+        let mut byte = [0u8; 1];
+        while stdout.read(&mut byte).map_err(|e| e.to_string())? == 1 && byte[0] != b'\n' {
+            line.push(byte[0] as char);
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words[..] {
+            ["ready", url, bin] => Ok(Self { url: url.to_owned(), bin: PathBuf::from(bin), script: child }),
+            _ => Err("PostgreSQL did not start (see above); install it (Debian: apt-get install postgresql)".into()),
+        }
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        drop(self.script.stdin.take());
+        let _ = self.script.wait();
+    }
+}
+
 pub fn run(root: &Path, smoke: bool) -> Result<(), String> {
     let scale = if smoke { &SMOKE } else { &FULL };
     let wrk = ensure_wrk()?;
     let binary = build(root, scale.release)?;
     let work = std::env::temp_dir().join(format!("payments-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
-    let result = measure(&wrk, &binary, &work, scale);
+    let measured = (|| {
+        let sqlite = measure(&wrk, &binary, &work, scale, &Database::Sqlite(work.join("bench.db")))?;
+        let server = Postgres::start(root)?;
+        let database = Database::Postgres { url: server.url.clone(), bin: server.bin.clone() };
+        let postgres = measure(&wrk, &binary, &work, scale, &database)?;
+        Ok::<_, String>([sqlite, postgres])
+    })();
     let _ = std::fs::remove_dir_all(&work);
-    let report = render(scale, &result?);
+    let report = render(scale, &measured?);
     let out = if smoke { root.join("target/bench/BENCHMARKS.md") } else { root.join("BENCHMARKS.md") };
     std::fs::create_dir_all(out.parent().expect("a parent")).map_err(|e| e.to_string())?;
     std::fs::write(&out, &report).map_err(|e| format!("{}: {e}", out.display()))?;
@@ -105,13 +195,12 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap_or(18080)
 }
 
-fn start(binary: &Path, work: &Path) -> Result<Sandbox, String> {
+fn start(binary: &Path, work: &Path, database: &Database) -> Result<Sandbox, String> {
     let address = format!("127.0.0.1:{}", free_port());
-    let database = work.join("bench.db");
     let log = std::fs::File::create(work.join("sandbox.log")).map_err(|e| e.to_string())?;
     let child = Command::new(binary)
         .args(["--listen", &address, "--rate-limit", "0", "--rail-interval", "0", "--database"])
-        .arg(&database)
+        .arg(database.argument())
         .env("PAYMENTS_SANDBOX_TOKENS", TOKEN)
         .stdout(Stdio::null())
         .stderr(log)
@@ -269,6 +358,7 @@ end
 "#;
 
 struct Results {
+    backend: &'static str,
     machine: String,
     transactions: u64,
     seed_seconds: f64,
@@ -279,8 +369,9 @@ struct Results {
     bytes_per_transaction: f64,
 }
 
-fn measure(wrk_path: &Path, binary: &Path, work: &Path, scale: &Scale) -> Result<Results, String> {
-    let sandbox = start(binary, work)?;
+fn measure(wrk_path: &Path, binary: &Path, work: &Path, scale: &Scale, database: &Database) -> Result<Results, String> {
+    eprintln!("== on {}", database.name());
+    let sandbox = start(binary, work, database)?;
     let address = sandbox.address.clone();
     let balance = created(&address, "/balances", json!({"currency": "GBP", "name": "Bench"}))?;
     let balance_id = balance["id"].as_str().ok_or("a balance id")?.to_owned();
@@ -373,12 +464,9 @@ fn measure(wrk_path: &Path, binary: &Path, work: &Path, scale: &Scale) -> Result
     }
     let transactions = made + pay_alone.iter().chain(&pay_with_readers).map(|r| r.requests - r.failed).sum::<u64>();
     sandbox.stop();
-    let bytes: u64 = ["", "-wal"]
-        .iter()
-        .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", work.join("bench.db").display())).ok())
-        .map(|m| m.len())
-        .sum();
+    let bytes = database.bytes()?;
     Ok(Results {
+        backend: database.name(),
         machine: machine(),
         transactions,
         seed_seconds,
@@ -407,7 +495,7 @@ fn mean(runs: &[Run], field: impl Fn(&Run) -> f64) -> f64 {
     runs.iter().map(field).sum::<f64>() / runs.len().max(1) as f64
 }
 
-fn render(scale: &Scale, r: &Results) -> String {
+fn render(scale: &Scale, results: &[Results]) -> String {
     // A smoke run proves the command works; its figures judge nothing.
     let smoke = scale.name == "smoke";
     let verdict = |ok: bool| {
@@ -425,9 +513,22 @@ fn render(scale: &Scale, r: &Results) -> String {
         "Written by `cargo xtask bench`{} on {} ({}); load from wrk. Absolute figures depend on the \
          machine (shared and noisy here): the ratios are the measurements.\n\n",
         if scale.name == "smoke" { " --smoke (debug build, little data: no figure here means anything)" } else { "" },
-        r.machine,
+        results.first().map_or("", |r| r.machine.as_str()),
         if scale.release { "release build" } else { "debug build" },
     ));
+    out.push_str(
+        "Each backend is measured the same way: the embedded SQLite file (the default), then PostgreSQL (a \
+         throwaway server on this machine, started by `scripts/throwaway-postgres` with its default settings).\n\n",
+    );
+    for r in results {
+        out.push_str(&format!("# {}\n\n", r.backend));
+        render_backend(&mut out, scale, r, verdict);
+    }
+    out
+}
+
+fn render_backend(out: &mut String, scale: &Scale, r: &Results, verdict: impl Fn(bool) -> &'static str) {
+    let smoke = scale.name == "smoke";
     out.push_str(&format!(
         "## Filtered lists\n\n{} transactions in one tenant (seeded through the API in {:.0} s), 10 per page, one \
          client asking back to back for {} s each.\n\n| filter | median | p99 | lists/s | target |\n|---|---|---|---|---|\n",
@@ -479,11 +580,10 @@ fn render(scale: &Scale, r: &Results) -> String {
         },
     ));
     out.push_str(&format!(
-        "\n## On disk\n\n{:.0} bytes per transaction (the database file after a graceful stop, every index and \
-         the search table included).\n",
+        "\n## On disk\n\n{:.0} bytes per transaction (the database after a graceful stop, every index and the \
+         search index included).\n\n",
         r.bytes_per_transaction
     ));
-    out
 }
 
 #[cfg(test)]

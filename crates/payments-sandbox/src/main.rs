@@ -11,8 +11,9 @@ use payments_sandbox::{DeliveryOptions, Options, Sandbox, Server, TargetPolicy};
 #[derive(Parser)]
 #[command(version, about = "The payments sandbox: the Payments API on an embedded database.")]
 struct Cli {
-    /// The SQLite database file, created on first start and migrated to this release's schema
-    /// (`sqlite::memory:` for a database that is gone when the sandbox stops).
+    /// The database: a SQLite file, created on first start (`sqlite::memory:` for one that is
+    /// gone when the sandbox stops), or a `postgres://user@host:port/db` URL, which several
+    /// instances can share. Either is migrated to this release's schema at start.
     #[arg(long, global = true, default_value = "payments-sandbox.db", env = "PAYMENTS_SANDBOX_DATABASE")]
     database: String,
     /// How logs are written to stderr: `text` for people, `json` (one object per line) for
@@ -53,6 +54,11 @@ struct Serve {
     /// (3600: on the hour).
     #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
     webhook_retry_interval: u64,
+    /// Seconds a claimed notification stays claimed: when an instance dies mid-delivery, others
+    /// deliver what it held after this. Longer than a receiver's 10 seconds, so a slow receiver
+    /// is not posted to twice.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(11..))]
+    webhook_lease: u64,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -100,6 +106,8 @@ fn start(cli: Cli) -> Result<(), String> {
 
 async fn serve(cli: Cli) -> Result<(), String> {
     let store = payments_sandbox::open_store(&cli.database).await?;
+    // What messages show of the database: never a password.
+    let database = store.describe();
     let serve = cli.serve;
     let policy = TargetPolicy { allow_loopback: serve.webhook_allow_loopback };
     if let Some(Command::CreateTenant { name }) = cli.command {
@@ -119,6 +127,7 @@ async fn serve(cli: Cli) -> Result<(), String> {
         rail_interval: (serve.rail_interval > 0).then(|| Duration::from_secs(serve.rail_interval)),
         webhooks: DeliveryOptions {
             retry_interval: Duration::from_secs(serve.webhook_retry_interval),
+            lease: Duration::from_secs(serve.webhook_lease),
             root_ca: serve.webhook_root_ca,
             policy,
         },
@@ -138,14 +147,15 @@ async fn serve(cli: Cli) -> Result<(), String> {
         return Err(format!("balances disagree with their ledger entries: {unreconciled:?}"));
     }
     // Announced once ready: what connects from here on is served.
-    announce(&public_url, &cli.database, &new_tokens);
-    tracing::info!(%address, database = %cli.database, "listening");
+    announce(&public_url, &database, &new_tokens);
+    tracing::info!(%address, %database, "listening");
     server.run(listener, shutdown).await.map_err(|e| e.to_string())?;
     tracing::info!("stopped");
     Ok(())
 }
 
 fn announce(url: &str, database: &str, new_tokens: &[String]) {
+    // Printed as `(database SQLite <path>)` or `(database PostgreSQL <url without password>)`.
     println!("Payments sandbox on {url} (database {database})");
     match new_tokens.first() {
         Some(token) => {
@@ -153,7 +163,7 @@ fn announce(url: &str, database: &str, new_tokens: &[String]) {
             println!("Try:  curl -H 'Authorization: Bearer {token}' {url}/currencies");
         }
         None => {
-            println!("Use a token of this database, or add one: payments-sandbox --database {database} create-tenant")
+            println!("Use a token of this database, or add one: payments-sandbox --database <it> create-tenant")
         }
     }
     println!("API reference: {url}/docs    Stop with Ctrl-C.");

@@ -10,7 +10,11 @@
 //! update itself and a `CHECK`), idempotency keys are unique per tenant (a unique index), and
 //! status changes name the status they expect (a stale one fails with [`StoreError::Stale`]).
 
+mod migrations;
 mod model;
+mod plan;
+mod postgres;
+mod reads;
 mod sqlite;
 
 use async_trait::async_trait;
@@ -19,6 +23,7 @@ use payments_types as types;
 use uuid::Uuid;
 
 pub use model::*;
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 /// What can go wrong in the store. The first four are answers the domain expects and turns into
@@ -77,20 +82,25 @@ impl From<sqlx::Error> for StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// Opens the database named by `location` — a file path, `sqlite:PATH`, or `sqlite::memory:`
-/// (a database in a temporary file that is removed when the store is dropped) — creating it on
-/// first use and migrating it to this release's schema. A database this release cannot read
-/// (written by a newer release, or not a sandbox database) is refused with a message that says
-/// what to do; nothing in it is changed then.
+/// Opens the database named by `location` — a `postgres://` (or `postgresql://`) URL; else
+/// SQLite: a file path, `sqlite:PATH`, or `sqlite::memory:` (a database in a temporary file that
+/// is removed when the store is dropped) — creating the SQLite file on first use and migrating
+/// the database to this release's schema. A database this release cannot read (written by a
+/// newer release, or not a sandbox database) is refused with a one-line message that names it
+/// (never its password) and says what to do; nothing in it is changed then.
 pub async fn open(location: &str) -> Result<std::sync::Arc<dyn Store>, String> {
-    Ok(std::sync::Arc::new(SqliteStore::open(location).await?))
+    if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+        Ok(std::sync::Arc::new(PostgresStore::open(location).await?))
+    } else {
+        Ok(std::sync::Arc::new(SqliteStore::open(location).await?))
+    }
 }
 
 /// The database, as the domain and the workers use it. Every method concerns one tenant only
 /// (the `tenant` argument or the changeset's), except those the background workers use across
 /// tenants (`on_rails(None)`, the outbox).
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: Reads + Send + Sync + 'static {
     /// Where the data is, for messages (never a password).
     fn describe(&self) -> String;
 
@@ -112,8 +122,33 @@ pub trait Store: Send + Sync + 'static {
     /// its error is returned. `Ok` means committed to disk.
     async fn apply(&self, changes: Changeset) -> Result<()>;
 
-    // -- reads ------------------------------------------------------------------------------
+    // -- the outbox, for the delivery worker -------------------------------------------------
 
+    /// Claims up to `limit` due notifications of one endpoint, oldest due first, for a
+    /// delivery that must be recorded before `lease_until` (else they are due again).
+    async fn claim(
+        &self,
+        endpoint: Uuid,
+        now: DateTime<Utc>,
+        limit: usize,
+        lease_until: DateTime<Utc>,
+    ) -> Result<Vec<Attempt>>;
+    /// Records an attempt and ends its claim. A notification discarded meanwhile (its endpoint
+    /// deleted) stays discarded.
+    async fn record_attempt(&self, notification: Uuid, outcome: AttemptOutcome) -> Result<()>;
+    /// Ends every claim at start-up, when this process is the database's only deliverer (an
+    /// embedded SQLite file); on a database shared by several instances another one may be
+    /// delivering them, so nothing is ended there: claims run out by themselves. The number
+    /// ended.
+    async fn release_claims(&self) -> Result<u64>;
+}
+
+/// What the API and the workers read: every backend runs the same queries (`reads`), each on
+/// its own read connections, which never wait behind a write. Each method concerns one tenant,
+/// except `on_rails(None)` and `due_endpoints`, which the background workers use across
+/// tenants.
+#[async_trait]
+pub trait Reads: Send + Sync {
     async fn balance(&self, tenant: TenantId, id: Uuid) -> Result<Option<BalanceRecord>>;
     async fn balances(&self, tenant: TenantId, filter: &BalanceFilter, page: Page) -> Result<Vec<BalanceRecord>>;
     /// The tenant's first balance in `currency`.
@@ -177,22 +212,6 @@ pub trait Store: Send + Sync + 'static {
         page: Page,
     ) -> Result<Vec<types::Webhook>>;
 
-    // -- the outbox, for the delivery worker -------------------------------------------------
-
     /// Endpoints with notifications due at `now` that nobody is delivering.
     async fn due_endpoints(&self, now: DateTime<Utc>) -> Result<Vec<Uuid>>;
-    /// Claims up to `limit` due notifications of one endpoint, oldest due first, for a
-    /// delivery that must be recorded before `lease_until` (else they are due again).
-    async fn claim(
-        &self,
-        endpoint: Uuid,
-        now: DateTime<Utc>,
-        limit: usize,
-        lease_until: DateTime<Utc>,
-    ) -> Result<Vec<Attempt>>;
-    /// Records an attempt and ends its claim. A notification discarded meanwhile (its endpoint
-    /// deleted) stays discarded.
-    async fn record_attempt(&self, notification: Uuid, outcome: AttemptOutcome) -> Result<()>;
-    /// Ends every claim: at start-up, when this process is the only one delivering.
-    async fn release_claims(&self) -> Result<u64>;
 }

@@ -28,8 +28,8 @@ pub const PER_ENDPOINT: usize = 8;
 pub const MAX_RETRIES: i64 = 24;
 /// How long a receiver has to answer.
 pub const RECEIVER_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a claimed notification stays claimed: long enough for any attempt (the receiver's
-/// time and the connection's), so only a deliverer that died leaves one to run out.
+/// How long a claimed notification stays claimed by default: long enough for any attempt (the
+/// receiver's time and the connection's), so only a deliverer that died leaves one to run out.
 pub const LEASE: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone)]
@@ -40,11 +40,14 @@ pub struct DeliveryOptions {
     /// A PEM file of extra trusted roots (a private or test CA).
     pub root_ca: Option<PathBuf>,
     pub policy: TargetPolicy,
+    /// How long a claim lasts: after this, what a dead instance had claimed is due again. More
+    /// than [`RECEIVER_TIMEOUT`], or a slow receiver may be posted to twice.
+    pub lease: Duration,
 }
 
 impl Default for DeliveryOptions {
     fn default() -> Self {
-        Self { retry_interval: Duration::from_secs(3600), root_ca: None, policy: TargetPolicy::default() }
+        Self { retry_interval: Duration::from_secs(3600), root_ca: None, policy: TargetPolicy::default(), lease: LEASE }
     }
 }
 
@@ -112,7 +115,8 @@ impl Deliverer {
     }
 
     pub async fn run(self, mut shutdown: tokio::sync::watch::Receiver<bool>) {
-        // This process is the database's only deliverer: what a crash left claimed is due again.
+        // On a database this process alone delivers from (SQLite), what a crash left claimed is
+        // due again at once; on a shared one, when its lease runs out.
         if let Err(error) = self.store.release_claims().await {
             tracing::error!(%error, "cannot release notifications left in flight");
         }
@@ -141,7 +145,7 @@ impl Deliverer {
     /// Claims what is due for every endpoint with free slots and starts those deliveries.
     async fn dispatch(&self, tasks: &mut tokio::task::JoinSet<()>) -> Result<(), payments_store::StoreError> {
         let now = Utc::now();
-        let lease_until = now + LEASE;
+        let lease_until = now + chrono::Duration::from_std(self.options.lease).unwrap_or(chrono::Duration::MAX);
         for endpoint in self.store.due_endpoints(now).await? {
             let busy = self.in_flight.lock().unwrap().get(&endpoint).copied().unwrap_or(0);
             if busy >= PER_ENDPOINT {

@@ -1,56 +1,64 @@
-//! How values cross into and out of SQLite: times as microseconds, enums and constrained
-//! strings as their API text, and what a failed statement means to the caller.
-
-use std::str::FromStr;
+//! What is SQLite's own in how values and queries are written: the reads' [`Dialect`] (search
+//! through FTS5 trigram tables), new rows' keys, and what a failed statement means.
 
 use chrono::{DateTime, Utc};
-use payments_types as types;
-use sqlx::sqlite::{SqliteConnection, SqliteRow};
-use sqlx::{QueryBuilder, Row, Sqlite};
-use uuid::Uuid;
+use sqlx::sqlite::SqliteRow;
+use sqlx::{QueryBuilder, Sqlite};
 
-use crate::{Page, Result, StoreError, UniqueKey};
+use crate::UniqueKey;
+use crate::reads::{Dialect, SEQ_BITS, Searched, Value, cells, like_pattern, seq_floor};
 
-pub fn micros(instant: DateTime<Utc>) -> i64 {
-    instant.timestamp_micros()
+cells!(SqliteRow);
+
+impl Dialect for Sqlite {
+    fn bind(query: &mut QueryBuilder<Self>, value: Value) {
+        match value {
+            Value::Int(value) => query.push_bind(value),
+            Value::Text(value) => query.push_bind(value),
+            Value::Uuid(value) => query.push_bind(value),
+        };
+    }
+
+    /// The rows of the trigram table (alias `s`, rowid = the row's seq) containing `needle` in
+    /// any of its fields, any case, joined to the table and read newest first through the
+    /// search table itself (`s.rowid`), so a search stops at the page's last match instead of
+    /// collecting and sorting every match. Needles of three characters or more are looked up in
+    /// the index; shorter ones, which a trigram index cannot hold, are found by scanning it.
+    fn push_search(query: &mut QueryBuilder<Self>, searched: Searched, alias: &str, needle: &str) -> String {
+        let search_table = search_table(searched);
+        let table = searched.table();
+        // CROSS JOIN: the search table is the outer loop, whatever the planner's statistics say.
+        query.push(format!(" FROM {search_table} s CROSS JOIN {table} {alias} ON {alias}.seq = s.rowid WHERE "));
+        if needle.chars().count() >= 3 {
+            query.push(format!("s.{search_table} MATCH ")).push_bind(phrase(needle));
+        } else {
+            query.push("(");
+            for (i, field) in searched.fields().iter().enumerate() {
+                if i > 0 {
+                    query.push(" OR ");
+                }
+                query.push(format!("s.{field} LIKE ")).push_bind(like_pattern(needle)).push(" ESCAPE '\\'");
+            }
+            query.push(")");
+        }
+        "s.rowid".to_owned()
+    }
+
+    const ENDPOINT_EVENTS: &'static str = "CASE WHEN w.all_events THEN NULL ELSE (SELECT json_group_array(event) \
+         FROM (SELECT event FROM webhook_subscriptions s WHERE s.endpoint_id = w.id ORDER BY position)) END";
 }
 
-pub fn instant(micros: i64) -> Result<DateTime<Utc>> {
-    DateTime::from_timestamp_micros(micros).ok_or_else(|| corrupt("time", micros))
+/// The FTS5 trigram table holding what `search` looks in (rowid = the row's seq).
+pub fn search_table(searched: Searched) -> &'static str {
+    match searched {
+        Searched::Transactions => "transaction_search",
+        Searched::VirtualAccounts => "virtual_account_search",
+    }
 }
 
-/// A stored value that does not parse: the database holds something this code never wrote.
-pub fn corrupt(what: &str, value: impl std::fmt::Debug) -> StoreError {
-    StoreError::Database(format!("stored {what} {value:?} is not valid"))
-}
-
-/// A text column as its enum or constrained string type.
-pub fn parsed<T: FromStr>(row: &SqliteRow, column: &str) -> Result<T> {
-    let text: String = row.try_get(column)?;
-    text.parse().map_err(|_| corrupt(column, &text))
-}
-
-pub fn parsed_opt<T: FromStr>(row: &SqliteRow, column: &str) -> Result<Option<T>> {
-    let text: Option<String> = row.try_get(column)?;
-    text.map(|t| t.parse().map_err(|_| corrupt(column, &t))).transpose()
-}
-
-pub fn amount(row: &SqliteRow, column: &str) -> Result<types::Amount> {
-    let value: i64 = row.try_get(column)?;
-    u64::try_from(value).ok().and_then(types::Amount::new).ok_or_else(|| corrupt(column, value))
-}
-
-pub fn json<T: serde::de::DeserializeOwned>(row: &SqliteRow, column: &str) -> Result<T> {
-    let text: String = row.try_get(column)?;
-    serde_json::from_str(&text).map_err(|_| corrupt(column, &text))
-}
-
-pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
-    serde_json::to_string(value).map_err(|e| StoreError::Database(e.to_string()))
-}
-
-pub fn amount_value(amount: &types::Amount) -> Result<i64> {
-    i64::try_from(amount.get()).map_err(|_| StoreError::Database(format!("amount {} too large", amount.get())))
+/// `needle` as an FTS5 phrase: a substring match on a trigram table.
+fn phrase(needle: &str) -> String {
+    format!("\"{}\"", needle.replace('"', "\"\""))
 }
 
 /// The unique key a failed `INSERT` collided with, from SQLite's message
@@ -67,107 +75,11 @@ pub fn unique_key(message: &str) -> Option<UniqueKey> {
     })
 }
 
-/// Rows created in one millisecond share the key range `[ms << 20, (ms + 1) << 20)`.
-const SEQ_BITS: u32 = 20;
-
-/// The first key of rows created at `at`'s millisecond.
-pub fn seq_floor(at: DateTime<Utc>) -> i64 {
-    at.timestamp_millis() << SEQ_BITS
-}
-
-/// The first key of rows created at or after `at` (a bound for `created >= at` or
-/// `created < at`: `created` is whole milliseconds).
-pub fn seq_bound(at: DateTime<Utc>) -> i64 {
-    at.timestamp_micros().div_euclid(1000).saturating_add(i64::from(at.timestamp_micros().rem_euclid(1000) > 0))
-        << SEQ_BITS
-}
-
-/// A new row's key in `table`: after the rows already created in its millisecond.
+/// A new row's key in `table`: after the rows already created in its millisecond (the writer
+/// is the only one writing, so the largest key there is the last one given).
 pub fn push_new_seq(script: &mut QueryBuilder<Sqlite>, table: &'static str, created: DateTime<Utc>) {
     let floor = seq_floor(created);
     script.push("(SELECT COALESCE(max(seq) + 1, ").push_bind(floor);
     script.push(format!(") FROM {table} WHERE seq >= ")).push_bind(floor);
     script.push(" AND seq < ").push_bind(floor + (1 << SEQ_BITS)).push(")");
-}
-
-/// Where a page starts: the key of the item it starts after, among the tenant's rows of `table`
-/// that pass `visible`. An id that is not in the list is refused.
-pub async fn cursor(
-    connection: &mut SqliteConnection,
-    table: &'static str,
-    visible: &'static str,
-    tenant: i64,
-    after: Uuid,
-) -> Result<i64> {
-    let sql = format!("SELECT seq FROM {table} WHERE tenant_id = $1 AND id = $2 AND {visible}");
-    let seq = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(tenant).bind(after).fetch_optional(connection).await?;
-    seq.ok_or(StoreError::UnknownCursor(after))
-}
-
-/// Adds `created` bounds: on `key` (the row's seq), so the index range holds them, and on
-/// `created` itself, so they are exact.
-pub fn push_created(
-    query: &mut QueryBuilder<Sqlite>,
-    key: &str,
-    created: &str,
-    from: Option<DateTime<Utc>>,
-    before: Option<DateTime<Utc>>,
-) {
-    if let Some(from) = from {
-        query.push(format!(" AND {key} >= ")).push_bind(seq_bound(from));
-        query.push(format!(" AND {created} >= ")).push_bind(micros(from));
-    }
-    if let Some(before) = before {
-        query.push(format!(" AND {key} < ")).push_bind(seq_bound(before));
-        query.push(format!(" AND {created} < ")).push_bind(micros(before));
-    }
-}
-
-/// Ends a list query: after the cursor if any, newest first (by `key`), `limit` rows.
-pub fn finish_page(query: &mut QueryBuilder<Sqlite>, key: &str, start: Option<i64>, page: Page) {
-    if let Some(seq) = start {
-        query.push(format!(" AND {key} < ")).push_bind(seq);
-    }
-    query.push(format!(" ORDER BY {key} DESC LIMIT ")).push_bind(i64::from(page.limit));
-}
-
-/// `needle` as an FTS5 phrase: a substring match on a trigram table.
-pub fn phrase(needle: &str) -> String {
-    format!("\"{}\"", needle.replace('"', "\"\""))
-}
-
-/// `needle` as a LIKE pattern matching it anywhere (`\` escapes).
-pub fn like_pattern(needle: &str) -> String {
-    let escaped = needle.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
-    format!("%{escaped}%")
-}
-
-/// The `FROM` of a search: the rows of the trigram table `search_table` (alias `s`, rowid = the
-/// row's seq) containing `needle` in any of `columns`, any case, joined to `table` (alias
-/// `alias`) and read newest first through the search table itself (`s.rowid`), so a search
-/// stops at the page's last match instead of collecting and sorting every match. Needles of
-/// three characters or more are looked up in the index; shorter ones, which a trigram index
-/// cannot hold, are found by scanning it.
-pub fn push_search_from(
-    query: &mut QueryBuilder<Sqlite>,
-    search_table: &'static str,
-    columns: &[&'static str],
-    table: &'static str,
-    alias: &'static str,
-    needle: &str,
-) {
-    // CROSS JOIN: the search table is the outer loop, whatever the planner's statistics say.
-    query.push(format!(" FROM {search_table} s CROSS JOIN {table} {alias} ON {alias}.seq = s.rowid WHERE "));
-    if needle.chars().count() >= 3 {
-        query.push(format!("s.{search_table} MATCH ")).push_bind(phrase(needle));
-    } else {
-        query.push("(");
-        for (i, column) in columns.iter().enumerate() {
-            if i > 0 {
-                query.push(" OR ");
-            }
-            query.push(format!("s.{column} LIKE ")).push_bind(like_pattern(needle)).push(" ESCAPE '\\'");
-        }
-        query.push(")");
-    }
 }

@@ -2,33 +2,27 @@
 //! disk before a write is acknowledged. Reads use a pool of read-only connections, which WAL
 //! lets run beside the writer without waiting for it; writes go through the one [`Writer`].
 
-mod balances;
 mod changes;
 mod codec;
-mod payment_requests;
 #[cfg(test)]
 mod query_plans;
-mod recipients;
 mod tenants;
-mod transactions;
-mod virtual_accounts;
 mod webhooks;
 mod writer;
 
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use futures::FutureExt;
-use payments_types as types;
-use sqlx::migrate::{MigrateError, Migration, MigrationType, Migrator};
-use sqlx::pool::PoolConnection;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{ConnectOptions, Connection, Sqlite};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
+};
+use sqlx::{ConnectOptions, Connection, QueryBuilder, Sqlite};
 use uuid::Uuid;
 
+use crate::reads::{self, impl_reads};
 use crate::*;
 use writer::Writer;
 
@@ -110,7 +104,10 @@ impl SqliteStore {
             .log_statements(tracing::log::LevelFilter::Trace);
         let mut connection =
             writer_options.connect().await.map_err(|e| format!("cannot open database {shown}: {e}"))?;
-        migrator().run(&mut connection).await.map_err(|e| explain(&shown, e))?;
+        crate::migrations::migrator(MIGRATIONS)
+            .run(&mut connection)
+            .await
+            .map_err(|e| crate::migrations::explain(&shown, MIGRATIONS, "give --database a new file", e))?;
         // Fresh statistics for the query planner, cheap when nothing changed.
         sqlx::raw_sql("PRAGMA optimize = 0x10002")
             .execute(&mut connection)
@@ -139,45 +136,54 @@ impl SqliteStore {
         &self.path
     }
 
-    async fn read(&self) -> Result<PoolConnection<Sqlite>> {
-        Ok(self.readers.acquire().await?)
+    /// The row `query` finds, if any, as `decode` reads it.
+    async fn one<T>(
+        &self,
+        mut query: QueryBuilder<Sqlite>,
+        decode: impl Fn(&SqliteRow) -> Result<T>,
+    ) -> Result<Option<T>> {
+        query.build().fetch_optional(&self.readers).await?.as_ref().map(decode).transpose()
     }
-}
 
-fn migrator() -> Migrator {
-    Migrator::with_migrations(
-        MIGRATIONS
-            .iter()
-            .map(|(version, description, sql)| {
-                Migration::new(
-                    *version,
-                    Cow::Borrowed(*description),
-                    MigrationType::Simple,
-                    sqlx::SqlSafeStr::into_sql_str(*sql),
-                    false,
-                )
-            })
-            .collect(),
-    )
-}
+    /// The rows `query` finds, as `decode` reads them.
+    async fn all<T>(
+        &self,
+        mut query: QueryBuilder<Sqlite>,
+        decode: impl Fn(&SqliteRow) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        query.build().fetch_all(&self.readers).await?.iter().map(decode).collect()
+    }
 
-/// What a failed migration means for the person starting the sandbox.
-fn explain(database: &str, error: MigrateError) -> String {
-    let latest = MIGRATIONS.last().map_or(0, |(version, ..)| *version);
-    match error {
-        MigrateError::VersionMissing(version) => format!(
-            "{database} was written by a newer payments-sandbox (its schema has migration {version}; this release \
-             knows 1 to {latest}): run that release, or give --database a new file"
-        ),
-        MigrateError::VersionMismatch(version) => format!(
-            "{database} was migrated by a different build of payments-sandbox (its migration {version} differs from \
-             this release's): run that build, or give --database a new file"
-        ),
-        MigrateError::Dirty(version) => format!(
-            "{database}: migration {version} was interrupted and left the database unusable: restore a backup, or \
-             give --database a new file"
-        ),
-        other => format!("cannot migrate {database}: {other}; it was left as it was"),
+    /// The first column of each row `query` finds.
+    async fn scalars<T>(&self, mut query: QueryBuilder<Sqlite>) -> Result<Vec<T>>
+    where
+        T: Send + Unpin + for<'r> sqlx::Decode<'r, Sqlite> + sqlx::Type<Sqlite>,
+    {
+        Ok(query.build_query_scalar().fetch_all(&self.readers).await?)
+    }
+
+    /// A page of a list: `(table, visible)` say where its cursor must be, `list` builds the
+    /// query from where the page starts. Both run on one connection.
+    async fn page<T>(
+        &self,
+        (table, visible): (&str, &str),
+        tenant: TenantId,
+        page: Page,
+        list: impl FnOnce(Option<i64>) -> QueryBuilder<Sqlite>,
+        decode: fn(&SqliteRow) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut connection = self.readers.acquire().await?;
+        let start = match page.starting_after {
+            Some(after) => Some(
+                reads::cursor::<Sqlite>(table, visible, tenant.0, after)
+                    .build_query_scalar()
+                    .fetch_optional(&mut *connection)
+                    .await?
+                    .ok_or(StoreError::UnknownCursor(after))?,
+            ),
+            None => None,
+        };
+        list(start).build().fetch_all(&mut *connection).await?.iter().map(decode).collect()
     }
 }
 
@@ -213,6 +219,8 @@ async fn check_ours(path: &Path, shown: &str) -> Result<(), String> {
     Ok(())
 }
 
+impl_reads!(SqliteStore);
+
 #[async_trait]
 impl Store for SqliteStore {
     fn describe(&self) -> String {
@@ -220,7 +228,7 @@ impl Store for SqliteStore {
     }
 
     async fn tenant_by_token(&self, hash: &TokenHash) -> Result<Option<TenantRecord>> {
-        tenants::by_token(&mut *self.read().await?, hash).await
+        tenants::by_token(&mut *self.readers.acquire().await?, hash).await
     }
 
     async fn ensure_tenant(&self, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<EnsuredTenant> {
@@ -234,138 +242,15 @@ impl Store for SqliteStore {
     }
 
     async fn tenant_count(&self) -> Result<u64> {
-        tenants::count(&mut *self.read().await?).await
+        tenants::count(&mut *self.readers.acquire().await?).await
     }
 
     async fn unreconciled_balances(&self) -> Result<Vec<Unreconciled>> {
-        tenants::unreconciled(&mut *self.read().await?).await
+        tenants::unreconciled(&mut *self.readers.acquire().await?).await
     }
 
     async fn apply(&self, changes: Changeset) -> Result<()> {
         self.writer.write(move |c| async move { changes::apply(c, &changes).await }.boxed()).await
-    }
-
-    async fn balance(&self, tenant: TenantId, id: Uuid) -> Result<Option<BalanceRecord>> {
-        balances::get(&mut *self.read().await?, tenant, id).await
-    }
-
-    async fn balances(&self, tenant: TenantId, filter: &BalanceFilter, page: Page) -> Result<Vec<BalanceRecord>> {
-        balances::list(&mut *self.read().await?, tenant, filter, page).await
-    }
-
-    async fn oldest_balance(&self, tenant: TenantId, currency: &str) -> Result<Option<BalanceRecord>> {
-        balances::oldest(&mut *self.read().await?, tenant, currency).await
-    }
-
-    async fn recipient(&self, tenant: TenantId, id: Uuid) -> Result<Option<types::Recipient>> {
-        recipients::get(&mut *self.read().await?, tenant, id).await
-    }
-
-    async fn recipients(&self, tenant: TenantId, page: Page) -> Result<Vec<types::Recipient>> {
-        recipients::list(&mut *self.read().await?, tenant, page).await
-    }
-
-    async fn payment_request(&self, tenant: TenantId, id: Uuid) -> Result<Option<types::PaymentRequest>> {
-        payment_requests::get(&mut *self.read().await?, tenant, id).await
-    }
-
-    async fn payment_request_for_payer(&self, id: Uuid) -> Result<Option<(TenantId, types::PaymentRequest)>> {
-        payment_requests::for_payer(&mut *self.read().await?, id).await
-    }
-
-    async fn payment_request_by_reference_id(
-        &self,
-        tenant: TenantId,
-        reference_id: &str,
-    ) -> Result<Option<Keyed<types::PaymentRequest>>> {
-        payment_requests::by_reference_id(&mut *self.read().await?, tenant, reference_id).await
-    }
-
-    async fn payment_requests(
-        &self,
-        tenant: TenantId,
-        filter: &PaymentRequestFilter,
-        page: Page,
-    ) -> Result<Vec<types::PaymentRequest>> {
-        payment_requests::list(&mut *self.read().await?, tenant, filter, page).await
-    }
-
-    async fn transaction(&self, tenant: TenantId, id: Uuid) -> Result<Option<types::Transaction>> {
-        transactions::get(&mut *self.read().await?, tenant, id).await
-    }
-
-    async fn transaction_by_order_id(
-        &self,
-        tenant: TenantId,
-        order_id: &str,
-    ) -> Result<Option<Keyed<types::Transaction>>> {
-        transactions::by_order_id(&mut *self.read().await?, tenant, order_id).await
-    }
-
-    async fn transactions(
-        &self,
-        tenant: TenantId,
-        filter: &TransactionFilter,
-        page: Page,
-    ) -> Result<Vec<types::Transaction>> {
-        transactions::list(&mut *self.read().await?, tenant, filter, page).await
-    }
-
-    async fn virtual_account(&self, tenant: TenantId, id: Uuid) -> Result<Option<types::VirtualAccount>> {
-        virtual_accounts::get(&mut *self.read().await?, tenant, id).await
-    }
-
-    async fn virtual_account_by_reference_id(
-        &self,
-        tenant: TenantId,
-        reference_id: &str,
-    ) -> Result<Option<Keyed<types::VirtualAccount>>> {
-        virtual_accounts::by_reference_id(&mut *self.read().await?, tenant, reference_id).await
-    }
-
-    async fn virtual_accounts(
-        &self,
-        tenant: TenantId,
-        filter: &VirtualAccountFilter,
-        page: Page,
-    ) -> Result<Vec<types::VirtualAccount>> {
-        virtual_accounts::list(&mut *self.read().await?, tenant, filter, page).await
-    }
-
-    async fn on_rails(&self, tenant: Option<TenantId>) -> Result<OnRails> {
-        let mut connection = self.read().await?;
-        Ok(OnRails {
-            initiated_accounts: virtual_accounts::initiated(&mut connection, tenant).await?,
-            initiated_payments: transactions::on_rails(&mut connection, tenant, types::TransactionStatus::Initiated)
-                .await?,
-            processing_payments: transactions::on_rails(&mut connection, tenant, types::TransactionStatus::Processing)
-                .await?,
-        })
-    }
-
-    async fn webhook_endpoint(&self, tenant: TenantId, id: Uuid) -> Result<Option<EndpointRecord>> {
-        webhooks::endpoint_get(&mut *self.read().await?, tenant, id).await
-    }
-
-    async fn webhook_endpoints(&self, tenant: TenantId, page: Page) -> Result<Vec<types::WebhookEndpoint>> {
-        webhooks::endpoint_list(&mut *self.read().await?, tenant, page).await
-    }
-
-    async fn notification(&self, tenant: TenantId, id: Uuid) -> Result<Option<types::Webhook>> {
-        webhooks::notification_get(&mut *self.read().await?, tenant, id).await
-    }
-
-    async fn notifications(
-        &self,
-        tenant: TenantId,
-        filter: &NotificationFilter,
-        page: Page,
-    ) -> Result<Vec<types::Webhook>> {
-        webhooks::notification_list(&mut *self.read().await?, tenant, filter, page).await
-    }
-
-    async fn due_endpoints(&self, now: DateTime<Utc>) -> Result<Vec<Uuid>> {
-        webhooks::due_endpoints(&mut *self.read().await?, now).await
     }
 
     async fn claim(
@@ -379,7 +264,15 @@ impl Store for SqliteStore {
     }
 
     async fn record_attempt(&self, notification: Uuid, outcome: AttemptOutcome) -> Result<()> {
-        self.writer.write(move |c| webhooks::record_attempt(c, notification, outcome).boxed()).await
+        self.writer
+            .write(move |c| {
+                async move {
+                    reads::webhooks::record_attempt::<Sqlite>(notification, outcome).build().execute(c).await?;
+                    Ok(())
+                }
+                .boxed()
+            })
+            .await
     }
 
     async fn release_claims(&self) -> Result<u64> {

@@ -153,7 +153,7 @@ async fn check_plans(connection: &mut SqliteConnection, statistics: bool) {
     ];
     for (what, index, filter) in filters {
         for start in [None, after] {
-            let steps = plan(connection, transactions::list_query(tenant, &filter, start, page())).await;
+            let steps = plan(connection, reads::transactions::list(tenant, &filter, start, page())).await;
             assert_indexed(&steps, "t", expect(index), &format!("transactions by {what}{when}"));
         }
     }
@@ -168,7 +168,7 @@ async fn check_plans(connection: &mut SqliteConnection, statistics: bool) {
             },
         ] {
             for start in [None, after] {
-                let steps = plan(connection, transactions::list_query(tenant, &filter, start, page())).await;
+                let steps = plan(connection, reads::transactions::list(tenant, &filter, start, page())).await;
                 assert_search_driven(&steps, "transaction_search", "t", &format!("search {needle:?}{when}"));
             }
         }
@@ -185,7 +185,7 @@ async fn check_plans(connection: &mut SqliteConnection, statistics: bool) {
         ),
     ];
     for (index, filter) in filters {
-        let steps = plan(connection, payment_requests::list_query(tenant, &filter, after, page())).await;
+        let steps = plan(connection, reads::payment_requests::list(tenant, &filter, after, page())).await;
         assert_indexed(&steps, "payment_requests", expect(index), &format!("payment requests through {index}{when}"));
     }
 
@@ -200,18 +200,18 @@ async fn check_plans(connection: &mut SqliteConnection, statistics: bool) {
         ),
     ];
     for (index, filter) in filters {
-        let steps = plan(connection, virtual_accounts::list_query(tenant, &filter, after, page())).await;
+        let steps = plan(connection, reads::virtual_accounts::list(tenant, &filter, after, page())).await;
         assert_indexed(&steps, "v", expect(index), &format!("virtual accounts through {index}{when}"));
     }
     let search = VirtualAccountFilter { search: Some("sandbox".into()), ..Default::default() };
-    let steps = plan(connection, virtual_accounts::list_query(tenant, &search, after, page())).await;
+    let steps = plan(connection, reads::virtual_accounts::list(tenant, &search, after, page())).await;
     assert_search_driven(&steps, "virtual_account_search", "v", &format!("virtual accounts by search{when}"));
 
     for (index, filter) in [
         ("balances_list", BalanceFilter::default()),
         ("balances_by_currency", BalanceFilter { currency: text.clone() }),
     ] {
-        let steps = plan(connection, balances::list_query(tenant, &filter, after, page())).await;
+        let steps = plan(connection, reads::balances::list(tenant, &filter, after, page())).await;
         assert_indexed(&steps, "balances", expect(index), &format!("balances through {index}{when}"));
     }
 
@@ -221,25 +221,25 @@ async fn check_plans(connection: &mut SqliteConnection, statistics: bool) {
         ("notifications_list", NotificationFilter { created_from: Some(Utc::now()), ..Default::default() }),
     ];
     for (index, filter) in filters {
-        let steps = plan(connection, webhooks::notification_list_query(tenant, &filter, after, page())).await;
+        let steps = plan(connection, reads::webhooks::notification_list(tenant, &filter, after, page())).await;
         assert_indexed(&steps, "notifications", expect(index), &format!("notifications through {index}{when}"));
     }
 
     // The rails: one tenant's through its status index, everyone's through the partial index.
     for status in [types::TransactionStatus::Initiated, types::TransactionStatus::Processing] {
-        let steps = plan(connection, transactions::on_rails_query(Some(tenant), status)).await;
+        let steps = plan(connection, reads::transactions::on_rails(Some(tenant), status)).await;
         assert_indexed(&steps, "transactions", expect("transactions_by_status"), &format!("one tenant's rails{when}"));
-        let steps = plan(connection, transactions::on_rails_query(None, status)).await;
+        let steps = plan(connection, reads::transactions::on_rails(None, status)).await;
         assert_indexed(&steps, "transactions", Some("transactions_on_rails"), &format!("the rails{when}"));
     }
-    let steps = plan(connection, virtual_accounts::initiated_query(Some(tenant))).await;
+    let steps = plan(connection, reads::virtual_accounts::initiated(Some(tenant))).await;
     assert_indexed(
         &steps,
         "virtual_accounts",
         expect("virtual_accounts_by_status"),
         &format!("one tenant's accounts{when}"),
     );
-    let steps = plan(connection, virtual_accounts::initiated_query(None)).await;
+    let steps = plan(connection, reads::virtual_accounts::initiated(None)).await;
     assert_indexed(
         &steps,
         "virtual_accounts",

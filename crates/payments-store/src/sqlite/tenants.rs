@@ -4,7 +4,8 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 use sqlx::sqlite::SqliteConnection;
 
-use super::codec::{micros, unique_key};
+use super::codec::unique_key;
+use crate::reads::micros;
 use crate::{EnsuredTenant, Result, StoreError, TenantId, TenantRecord, TokenHash, UniqueKey, Unreconciled};
 
 /// Every new tenant's default currency (the API has no way to change it yet).

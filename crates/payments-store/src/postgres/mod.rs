@@ -1,0 +1,250 @@
+//! The shared backend: one PostgreSQL database that any number of sandbox instances use at
+//! once. Everything a single process guarantees with its one SQLite writer, the database
+//! guarantees here across processes:
+//!
+//! - migrations run under the migrator's advisory lock, and tenants are made under one of
+//!   their own, so instances started at the same moment do each once;
+//! - a changeset is one transaction (`READ COMMITTED`): a debit is an `UPDATE` of the balance
+//!   row, which takes its lock and checks the `funds` constraint on the value it writes, so
+//!   concurrent debits from any instance queue on the row and none overdraws; a status change
+//!   names the status it expects and changes nothing (found stale) when another instance moved
+//!   it first; idempotency keys are unique indexes, so of two instances making one key, one
+//!   waits for the other and then finds it taken;
+//! - the outbox is claimed with `FOR UPDATE SKIP LOCKED` under a lease, so each notification is
+//!   delivered by one instance at a time, and by another once the lease of one that died runs
+//!   out;
+//! - a write is acknowledged once committed, and PostgreSQL's commit is on disk
+//!   (`synchronous_commit`, its default): nothing acknowledged is lost when an instance dies.
+
+mod changes;
+mod outbox;
+mod tenants;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
+use sqlx::{ConnectOptions, Postgres, QueryBuilder};
+use uuid::Uuid;
+
+use crate::migrations::{Migrations, explain, migrator, one_line};
+use crate::reads::{self, Dialect, Searched, Value, cells, impl_reads, like_pattern};
+use crate::*;
+
+/// Connections per instance: requests and workers share them. Several instances on one server
+/// need `max_connections` (100 by default) of at least instances × this.
+const CONNECTIONS: u32 = 16;
+/// How long a request waits for a connection, and start-up for the server to answer.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+const MIGRATIONS: Migrations = &[(1, "schema", include_str!("../../migrations/postgres/0001_schema.sql"))];
+
+cells!(PgRow);
+
+impl Dialect for Postgres {
+    fn bind(query: &mut QueryBuilder<Self>, value: Value) {
+        match value {
+            Value::Int(value) => query.push_bind(value),
+            Value::Text(value) => query.push_bind(value),
+            Value::Uuid(value) => query.push_bind(value),
+        };
+    }
+
+    /// The rows whose `search` column (their searched fields, joined) contains `needle`, any
+    /// case, through its trigram index; read newest first by their key like any list.
+    fn push_search(query: &mut QueryBuilder<Self>, searched: Searched, alias: &str, needle: &str) -> String {
+        query.push(format!(" FROM {} {alias} WHERE {alias}.search ILIKE ", searched.table()));
+        query.push_bind(like_pattern(needle));
+        format!("{alias}.seq")
+    }
+
+    const ENDPOINT_EVENTS: &'static str = "CASE WHEN w.all_events THEN NULL ELSE (SELECT \
+         COALESCE(json_agg(s.event ORDER BY s.position), '[]')::text FROM webhook_subscriptions s \
+         WHERE s.endpoint_id = w.id) END";
+}
+
+pub struct PostgresStore {
+    pool: PgPool,
+    /// The URL without its password.
+    shown: String,
+}
+
+impl PostgresStore {
+    /// See [`crate::open`].
+    pub async fn open(url: &str) -> Result<Self, String> {
+        let shown = without_password(url);
+        let options: PgConnectOptions = url
+            .parse()
+            .map_err(|e: sqlx::Error| format!("{shown} is not a PostgreSQL URL: {}", one_line(&e.to_string())))?;
+        let options = options.log_statements(tracing::log::LevelFilter::Trace);
+        let pool = PgPoolOptions::new()
+            .max_connections(CONNECTIONS)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(|e| format!("cannot connect to {shown}: {}", one_line(&e.to_string())))?;
+        check_ours(&pool, &shown).await?;
+        migrator(MIGRATIONS)
+            .run(&pool)
+            .await
+            .map_err(|e| explain(&shown, MIGRATIONS, "give --database an empty database", e))?;
+        Ok(Self { pool, shown })
+    }
+
+    async fn one<T>(
+        &self,
+        mut query: QueryBuilder<Postgres>,
+        decode: impl Fn(&PgRow) -> Result<T>,
+    ) -> Result<Option<T>> {
+        query.build().fetch_optional(&self.pool).await?.as_ref().map(decode).transpose()
+    }
+
+    async fn all<T>(&self, mut query: QueryBuilder<Postgres>, decode: impl Fn(&PgRow) -> Result<T>) -> Result<Vec<T>> {
+        query.build().fetch_all(&self.pool).await?.iter().map(decode).collect()
+    }
+
+    async fn scalars<T>(&self, mut query: QueryBuilder<Postgres>) -> Result<Vec<T>>
+    where
+        T: Send + Unpin + for<'r> sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres>,
+    {
+        Ok(query.build_query_scalar().fetch_all(&self.pool).await?)
+    }
+
+    async fn page<T>(
+        &self,
+        (table, visible): (&str, &str),
+        tenant: TenantId,
+        page: Page,
+        list: impl FnOnce(Option<i64>) -> QueryBuilder<Postgres>,
+        decode: fn(&PgRow) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let start = match page.starting_after {
+            Some(after) => Some(
+                reads::cursor::<Postgres>(table, visible, tenant.0, after)
+                    .build_query_scalar()
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .ok_or(StoreError::UnknownCursor(after))?,
+            ),
+            None => None,
+        };
+        list(start).build().fetch_all(&self.pool).await?.iter().map(decode).collect()
+    }
+}
+
+/// `url` without its password (in the authority or as a `password=` parameter), for messages.
+fn without_password(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (location, query) = match rest.split_once('?') {
+        Some((location, query)) => (location, Some(query)),
+        None => (rest, None),
+    };
+    // The last `@` ends the user information, whatever the password holds.
+    let location = match location.rsplit_once('@') {
+        Some((user, host)) => format!("{}@{host}", user.split(':').next().unwrap_or_default()),
+        None => location.to_owned(),
+    };
+    let kept: Vec<&str> =
+        query.into_iter().flat_map(|q| q.split('&')).filter(|p| !p.to_lowercase().starts_with("password=")).collect();
+    if kept.is_empty() { format!("{scheme}://{location}") } else { format!("{scheme}://{location}?{}", kept.join("&")) }
+}
+
+/// Refuses a database that holds something else before anything touches it: one with tables
+/// but no migration history is not a sandbox's (a history of another application's is refused
+/// by the migrator, which finds versions it does not know).
+async fn check_ours(pool: &PgPool, shown: &str) -> Result<(), String> {
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()
+         ORDER BY table_name",
+    )
+    .fetch_all(pool)
+    .await
+    .map_err(|e| format!("cannot read {shown}: {}", one_line(&e.to_string())))?;
+    if tables.is_empty() || tables.iter().any(|t| t == "_sqlx_migrations") {
+        return Ok(());
+    }
+    Err(format!(
+        "{shown} is not a payments-sandbox database (it has tables {}): give --database an empty database",
+        tables.join(", ")
+    ))
+}
+
+impl_reads!(PostgresStore);
+
+#[async_trait]
+impl Store for PostgresStore {
+    fn describe(&self) -> String {
+        format!("PostgreSQL {}", self.shown)
+    }
+
+    async fn tenant_by_token(&self, hash: &TokenHash) -> Result<Option<TenantRecord>> {
+        tenants::by_token(&self.pool, hash).await
+    }
+
+    async fn ensure_tenant(&self, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<EnsuredTenant> {
+        tenants::ensure(&self.pool, hash, name, now).await
+    }
+
+    async fn create_tenant(&self, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<TenantRecord> {
+        let mut transaction = self.pool.begin().await?;
+        let tenant = tenants::create(&mut transaction, hash, name, now).await?;
+        transaction.commit().await?;
+        Ok(tenant)
+    }
+
+    async fn tenant_count(&self) -> Result<u64> {
+        tenants::count(&self.pool).await
+    }
+
+    async fn unreconciled_balances(&self) -> Result<Vec<Unreconciled>> {
+        tenants::unreconciled(&self.pool).await
+    }
+
+    async fn apply(&self, changes: Changeset) -> Result<()> {
+        changes::apply(&self.pool, &changes).await
+    }
+
+    async fn claim(
+        &self,
+        endpoint: Uuid,
+        now: DateTime<Utc>,
+        limit: usize,
+        lease_until: DateTime<Utc>,
+    ) -> Result<Vec<Attempt>> {
+        outbox::claim(&self.pool, endpoint, now, limit, lease_until).await
+    }
+
+    async fn record_attempt(&self, notification: Uuid, outcome: AttemptOutcome) -> Result<()> {
+        reads::webhooks::record_attempt::<Postgres>(notification, outcome).build().execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn release_claims(&self) -> Result<u64> {
+        // Other instances may be delivering what is claimed: their leases run out if they died.
+        Ok(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_password;
+
+    #[test]
+    fn messages_never_show_the_password() {
+        let cases = [
+            ("postgres://ada:s3cret@db.example:5432/pay", "postgres://ada@db.example:5432/pay"),
+            ("postgres://ada@db/pay?sslmode=require", "postgres://ada@db/pay?sslmode=require"),
+            (
+                "postgresql://db/pay?user=ada&password=s3cret&sslmode=disable",
+                "postgresql://db/pay?user=ada&sslmode=disable",
+            ),
+            ("postgres://ada:p%40ss@db", "postgres://ada@db"),
+            ("postgres://localhost/pay?password=x", "postgres://localhost/pay"),
+            ("postgres://ada:pa/ss@db/pay", "postgres://ada@db/pay"),
+        ];
+        for (url, shown) in cases {
+            assert_eq!(without_password(url), shown, "{url}");
+        }
+    }
+}

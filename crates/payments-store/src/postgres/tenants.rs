@@ -1,0 +1,92 @@
+//! Tenants and their tokens, and the start-up check that money adds up.
+
+use chrono::{DateTime, Utc};
+use sqlx::postgres::PgConnection;
+use sqlx::{PgPool, Row};
+
+use super::changes::unique_key;
+use crate::reads::micros;
+use crate::{EnsuredTenant, Result, StoreError, TenantId, TenantRecord, TokenHash, UniqueKey, Unreconciled};
+
+/// Every new tenant's default currency (the API has no way to change it yet).
+const DEFAULT_CURRENCY: &str = "GBP";
+/// The advisory lock held while a tenant is looked up and made: instances started at once with
+/// the same `PAYMENTS_SANDBOX_TOKENS` make each tenant once.
+const TENANTS_LOCK: i64 = 0x5041_5953_0001;
+
+pub async fn by_token<'c>(connection: impl sqlx::PgExecutor<'c>, hash: &TokenHash) -> Result<Option<TenantRecord>> {
+    let row = sqlx::query(
+        "SELECT t.id, t.name, t.default_currency FROM tokens k JOIN tenants t ON t.id = k.tenant_id WHERE k.hash = $1",
+    )
+    .bind(&hash[..])
+    .fetch_optional(connection)
+    .await?;
+    row.map(|row| {
+        Ok(TenantRecord { id: TenantId(row.try_get(0)?), name: row.try_get(1)?, default_currency: row.try_get(2)? })
+    })
+    .transpose()
+}
+
+/// A tenant and its token, in the caller's transaction (one is never kept without the other).
+pub async fn create(
+    connection: &mut PgConnection,
+    hash: &TokenHash,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<TenantRecord> {
+    let made: Result<i64, sqlx::Error> = sqlx::query_scalar(
+        "WITH tenant AS (INSERT INTO tenants (name, default_currency, created) VALUES ($1, $2, $3) RETURNING id)
+         INSERT INTO tokens (hash, tenant_id, created) SELECT $4, id, $3 FROM tenant RETURNING tenant_id",
+    )
+    .bind(name)
+    .bind(DEFAULT_CURRENCY)
+    .bind(micros(now))
+    .bind(&hash[..])
+    .fetch_one(&mut *connection)
+    .await;
+    match made {
+        Ok(id) => {
+            Ok(TenantRecord { id: TenantId(id), name: name.to_owned(), default_currency: DEFAULT_CURRENCY.to_owned() })
+        }
+        Err(sqlx::Error::Database(e)) if unique_key(e.as_ref()) == Some(UniqueKey::Token) => {
+            Err(StoreError::Duplicate(UniqueKey::Token))
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Looks the token up and makes its tenant if there is none, under an advisory lock, so the
+/// look-up and the creation are never interleaved with another instance's.
+pub async fn ensure(pool: &PgPool, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<EnsuredTenant> {
+    let mut transaction = pool.begin().await?;
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(TENANTS_LOCK).execute(&mut *transaction).await?;
+    let ensured = match by_token(&mut *transaction, hash).await? {
+        Some(tenant) => EnsuredTenant { tenant, created: false },
+        None => EnsuredTenant { tenant: create(&mut transaction, hash, name, now).await?, created: true },
+    };
+    transaction.commit().await?;
+    Ok(ensured)
+}
+
+pub async fn count(pool: &PgPool) -> Result<u64> {
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tenants").fetch_one(pool).await?;
+    Ok(count.unsigned_abs())
+}
+
+/// One statement, so one snapshot: balances and ledger as of one moment, whatever the other
+/// instances are writing.
+pub async fn unreconciled(pool: &PgPool) -> Result<Vec<Unreconciled>> {
+    let rows = sqlx::query(
+        "SELECT b.id, b.amount, COALESCE(l.total, 0)::bigint AS total
+         FROM balances b LEFT JOIN (SELECT balance_id, SUM(delta) AS total FROM ledger GROUP BY balance_id) l
+           ON l.balance_id = b.id
+         WHERE b.amount != COALESCE(l.total, 0)",
+    )
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Unreconciled { balance: row.try_get(0)?, amount: row.try_get(1)?, ledger_total: row.try_get(2)? })
+        })
+        .collect()
+}

@@ -1,0 +1,501 @@
+//! The reads every backend shares: the query text of each get and list, and how a row becomes a
+//! record. SQLite and PostgreSQL differ here only where a [`Dialect`] says (how a search is
+//! found, how an endpoint's events come back as a JSON array); which connection runs a query is
+//! the backend's business.
+//!
+//! Conventions both schemas keep: times are integer microseconds since 1970-01-01 UTC; each
+//! listed row's `seq` is its creation order (the millisecond of `created` times 2^20, plus its
+//! place in that millisecond), so every list is one index range read newest first, pages are cut
+//! on `seq`, and a `created` bound is a `seq` bound.
+
+pub mod balances;
+pub mod payment_requests;
+pub mod recipients;
+pub mod transactions;
+pub mod virtual_accounts;
+pub mod webhooks;
+
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use payments_types as types;
+use sqlx::{Database, QueryBuilder};
+use uuid::Uuid;
+
+use crate::{Keyed, Page, Result, StoreError};
+
+/// A value bound into a query.
+pub enum Value {
+    Int(i64),
+    Text(String),
+    Uuid(Uuid),
+}
+
+impl From<i64> for Value {
+    fn from(value: i64) -> Self {
+        Self::Int(value)
+    }
+}
+
+impl From<String> for Value {
+    fn from(value: String) -> Self {
+        Self::Text(value)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(value: &str) -> Self {
+        Self::Text(value.to_owned())
+    }
+}
+
+impl From<Uuid> for Value {
+    fn from(value: Uuid) -> Self {
+        Self::Uuid(value)
+    }
+}
+
+/// The tables `search` looks in.
+#[derive(Debug, Clone, Copy)]
+pub enum Searched {
+    Transactions,
+    VirtualAccounts,
+}
+
+impl Searched {
+    pub fn table(self) -> &'static str {
+        match self {
+            Self::Transactions => "transactions",
+            Self::VirtualAccounts => "virtual_accounts",
+        }
+    }
+
+    /// The fields a search finds its needle in (any case, anywhere in the field).
+    pub fn fields(self) -> &'static [&'static str] {
+        match self {
+            Self::Transactions => {
+                &["reference", "payment_reference", "order_id", "payer_name", "account_name", "alias"]
+            }
+            Self::VirtualAccounts => &["account_name", "account_number", "bank_name"],
+        }
+    }
+}
+
+/// What differs between the backends' SQL for reads.
+pub trait Dialect: Database + Sized {
+    /// Appends `value` as a parameter.
+    fn bind(query: &mut QueryBuilder<Self>, value: Value);
+    /// Appends ` FROM <table> <alias> WHERE <the rows of table containing needle>` and answers
+    /// the column the matches are read newest first by.
+    fn push_search(query: &mut QueryBuilder<Self>, searched: Searched, alias: &str, needle: &str) -> String;
+    /// An expression of the webhook endpoint aliased `w`: its `events` as a JSON array of text
+    /// in the order given (NULL when it has none).
+    const ENDPOINT_EVENTS: &'static str;
+}
+
+/// `push_bind` for every backend.
+pub trait Bind {
+    fn bind(&mut self, value: impl Into<Value>) -> &mut Self;
+}
+
+impl<D: Dialect> Bind for QueryBuilder<D> {
+    fn bind(&mut self, value: impl Into<Value>) -> &mut Self {
+        D::bind(self, value.into());
+        self
+    }
+}
+
+/// A row, as the records are read from it: the backends' rows answer alike.
+pub trait Cells {
+    fn int(&self, column: &str) -> Result<i64>;
+    fn opt_int(&self, column: &str) -> Result<Option<i64>>;
+    fn text(&self, column: &str) -> Result<String>;
+    fn opt_text(&self, column: &str) -> Result<Option<String>>;
+    fn uuid(&self, column: &str) -> Result<Uuid>;
+    fn opt_uuid(&self, column: &str) -> Result<Option<Uuid>>;
+
+    /// A text column as its enum or constrained string type.
+    fn parsed<T: FromStr>(&self, column: &str) -> Result<T> {
+        let text = self.text(column)?;
+        text.parse().map_err(|_| corrupt(column, &text))
+    }
+
+    fn parsed_opt<T: FromStr>(&self, column: &str) -> Result<Option<T>> {
+        self.opt_text(column)?.map(|t| t.parse().map_err(|_| corrupt(column, &t))).transpose()
+    }
+
+    fn amount(&self, column: &str) -> Result<types::Amount> {
+        let value = self.int(column)?;
+        u64::try_from(value).ok().and_then(types::Amount::new).ok_or_else(|| corrupt(column, value))
+    }
+
+    fn json<T: serde::de::DeserializeOwned>(&self, column: &str) -> Result<T> {
+        let text = self.text(column)?;
+        serde_json::from_str(&text).map_err(|_| corrupt(column, &text))
+    }
+
+    fn instant(&self, column: &str) -> Result<DateTime<Utc>> {
+        instant(self.int(column)?)
+    }
+}
+
+/// [`Cells`] for a backend's row type.
+macro_rules! cells {
+    ($row:ty) => {
+        impl $crate::reads::Cells for $row {
+            fn int(&self, column: &str) -> $crate::Result<i64> {
+                Ok(sqlx::Row::try_get(self, column)?)
+            }
+            fn opt_int(&self, column: &str) -> $crate::Result<Option<i64>> {
+                Ok(sqlx::Row::try_get(self, column)?)
+            }
+            fn text(&self, column: &str) -> $crate::Result<String> {
+                Ok(sqlx::Row::try_get(self, column)?)
+            }
+            fn opt_text(&self, column: &str) -> $crate::Result<Option<String>> {
+                Ok(sqlx::Row::try_get(self, column)?)
+            }
+            fn uuid(&self, column: &str) -> $crate::Result<uuid::Uuid> {
+                Ok(sqlx::Row::try_get(self, column)?)
+            }
+            fn opt_uuid(&self, column: &str) -> $crate::Result<Option<uuid::Uuid>> {
+                Ok(sqlx::Row::try_get(self, column)?)
+            }
+        }
+    };
+}
+pub(crate) use cells;
+
+/// [`crate::Reads`] for a backend's store, which provides `one`, `all`, `scalars` and `page`
+/// (running a query on its read connections and decoding the rows).
+macro_rules! impl_reads {
+    ($store:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::Reads for $store {
+            async fn balance(
+                &self,
+                tenant: $crate::TenantId,
+                id: uuid::Uuid,
+            ) -> $crate::Result<Option<$crate::BalanceRecord>> {
+                self.one($crate::reads::balances::get(tenant, id), $crate::reads::balances::record).await
+            }
+
+            async fn balances(
+                &self,
+                tenant: $crate::TenantId,
+                filter: &$crate::BalanceFilter,
+                page: $crate::Page,
+            ) -> $crate::Result<Vec<$crate::BalanceRecord>> {
+                let list = |start| $crate::reads::balances::list(tenant, filter, start, page);
+                self.page($crate::reads::balances::TABLE, tenant, page, list, $crate::reads::balances::record).await
+            }
+
+            async fn oldest_balance(
+                &self,
+                tenant: $crate::TenantId,
+                currency: &str,
+            ) -> $crate::Result<Option<$crate::BalanceRecord>> {
+                self.one($crate::reads::balances::oldest(tenant, currency), $crate::reads::balances::record).await
+            }
+
+            async fn recipient(
+                &self,
+                tenant: $crate::TenantId,
+                id: uuid::Uuid,
+            ) -> $crate::Result<Option<payments_types::Recipient>> {
+                self.one($crate::reads::recipients::get(tenant, id), $crate::reads::recipients::record).await
+            }
+
+            async fn recipients(
+                &self,
+                tenant: $crate::TenantId,
+                page: $crate::Page,
+            ) -> $crate::Result<Vec<payments_types::Recipient>> {
+                let list = |start| $crate::reads::recipients::list(tenant, start, page);
+                self.page($crate::reads::recipients::TABLE, tenant, page, list, $crate::reads::recipients::record).await
+            }
+
+            async fn payment_request(
+                &self,
+                tenant: $crate::TenantId,
+                id: uuid::Uuid,
+            ) -> $crate::Result<Option<payments_types::PaymentRequest>> {
+                self.one($crate::reads::payment_requests::get(tenant, id), $crate::reads::payment_requests::record)
+                    .await
+            }
+
+            async fn payment_request_for_payer(
+                &self,
+                id: uuid::Uuid,
+            ) -> $crate::Result<Option<($crate::TenantId, payments_types::PaymentRequest)>> {
+                self.one(
+                    $crate::reads::payment_requests::for_payer(id),
+                    $crate::reads::owned($crate::reads::payment_requests::record),
+                )
+                .await
+            }
+
+            async fn payment_request_by_reference_id(
+                &self,
+                tenant: $crate::TenantId,
+                reference_id: &str,
+            ) -> $crate::Result<Option<$crate::Keyed<payments_types::PaymentRequest>>> {
+                self.one($crate::reads::payment_requests::by_reference_id(tenant, reference_id), |row| {
+                    $crate::reads::keyed(row, $crate::reads::payment_requests::record)
+                })
+                .await
+            }
+
+            async fn payment_requests(
+                &self,
+                tenant: $crate::TenantId,
+                filter: &$crate::PaymentRequestFilter,
+                page: $crate::Page,
+            ) -> $crate::Result<Vec<payments_types::PaymentRequest>> {
+                let list = |start| $crate::reads::payment_requests::list(tenant, filter, start, page);
+                self.page(
+                    $crate::reads::payment_requests::TABLE,
+                    tenant,
+                    page,
+                    list,
+                    $crate::reads::payment_requests::record,
+                )
+                .await
+            }
+
+            async fn transaction(
+                &self,
+                tenant: $crate::TenantId,
+                id: uuid::Uuid,
+            ) -> $crate::Result<Option<payments_types::Transaction>> {
+                self.one($crate::reads::transactions::get(tenant, id), $crate::reads::transactions::record).await
+            }
+
+            async fn transaction_by_order_id(
+                &self,
+                tenant: $crate::TenantId,
+                order_id: &str,
+            ) -> $crate::Result<Option<$crate::Keyed<payments_types::Transaction>>> {
+                self.one($crate::reads::transactions::by_order_id(tenant, order_id), |row| {
+                    $crate::reads::keyed(row, $crate::reads::transactions::record)
+                })
+                .await
+            }
+
+            async fn transactions(
+                &self,
+                tenant: $crate::TenantId,
+                filter: &$crate::TransactionFilter,
+                page: $crate::Page,
+            ) -> $crate::Result<Vec<payments_types::Transaction>> {
+                let list = |start| $crate::reads::transactions::list(tenant, filter, start, page);
+                self.page($crate::reads::transactions::TABLE, tenant, page, list, $crate::reads::transactions::record)
+                    .await
+            }
+
+            async fn virtual_account(
+                &self,
+                tenant: $crate::TenantId,
+                id: uuid::Uuid,
+            ) -> $crate::Result<Option<payments_types::VirtualAccount>> {
+                self.one($crate::reads::virtual_accounts::get(tenant, id), $crate::reads::virtual_accounts::record)
+                    .await
+            }
+
+            async fn virtual_account_by_reference_id(
+                &self,
+                tenant: $crate::TenantId,
+                reference_id: &str,
+            ) -> $crate::Result<Option<$crate::Keyed<payments_types::VirtualAccount>>> {
+                self.one($crate::reads::virtual_accounts::by_reference_id(tenant, reference_id), |row| {
+                    $crate::reads::keyed(row, $crate::reads::virtual_accounts::record)
+                })
+                .await
+            }
+
+            async fn virtual_accounts(
+                &self,
+                tenant: $crate::TenantId,
+                filter: &$crate::VirtualAccountFilter,
+                page: $crate::Page,
+            ) -> $crate::Result<Vec<payments_types::VirtualAccount>> {
+                let list = |start| $crate::reads::virtual_accounts::list(tenant, filter, start, page);
+                self.page(
+                    $crate::reads::virtual_accounts::TABLE,
+                    tenant,
+                    page,
+                    list,
+                    $crate::reads::virtual_accounts::record,
+                )
+                .await
+            }
+
+            async fn on_rails(&self, tenant: Option<$crate::TenantId>) -> $crate::Result<$crate::OnRails> {
+                use payments_types::TransactionStatus::{Initiated, Processing};
+                Ok($crate::OnRails {
+                    initiated_accounts: self
+                        .all(
+                            $crate::reads::virtual_accounts::initiated(tenant),
+                            $crate::reads::owned($crate::reads::virtual_accounts::record),
+                        )
+                        .await?,
+                    initiated_payments: self
+                        .all(
+                            $crate::reads::transactions::on_rails(tenant, Initiated),
+                            $crate::reads::owned($crate::reads::transactions::record),
+                        )
+                        .await?,
+                    processing_payments: self
+                        .all(
+                            $crate::reads::transactions::on_rails(tenant, Processing),
+                            $crate::reads::owned($crate::reads::transactions::record),
+                        )
+                        .await?,
+                })
+            }
+
+            async fn webhook_endpoint(
+                &self,
+                tenant: $crate::TenantId,
+                id: uuid::Uuid,
+            ) -> $crate::Result<Option<$crate::EndpointRecord>> {
+                self.one($crate::reads::webhooks::endpoint_get(tenant, id), $crate::reads::webhooks::endpoint).await
+            }
+
+            async fn webhook_endpoints(
+                &self,
+                tenant: $crate::TenantId,
+                page: $crate::Page,
+            ) -> $crate::Result<Vec<payments_types::WebhookEndpoint>> {
+                let list = |start| $crate::reads::webhooks::endpoint_list(tenant, start, page);
+                self.page($crate::reads::webhooks::ENDPOINTS, tenant, page, list, |row| {
+                    Ok($crate::reads::webhooks::endpoint(row)?.endpoint)
+                })
+                .await
+            }
+
+            async fn notification(
+                &self,
+                tenant: $crate::TenantId,
+                id: uuid::Uuid,
+            ) -> $crate::Result<Option<payments_types::Webhook>> {
+                self.one($crate::reads::webhooks::notification_get(tenant, id), $crate::reads::webhooks::notification)
+                    .await
+            }
+
+            async fn notifications(
+                &self,
+                tenant: $crate::TenantId,
+                filter: &$crate::NotificationFilter,
+                page: $crate::Page,
+            ) -> $crate::Result<Vec<payments_types::Webhook>> {
+                let list = |start| $crate::reads::webhooks::notification_list(tenant, filter, start, page);
+                self.page(
+                    $crate::reads::webhooks::NOTIFICATIONS,
+                    tenant,
+                    page,
+                    list,
+                    $crate::reads::webhooks::notification,
+                )
+                .await
+            }
+
+            async fn due_endpoints(&self, now: chrono::DateTime<chrono::Utc>) -> $crate::Result<Vec<uuid::Uuid>> {
+                Ok(self.scalars($crate::reads::webhooks::due_endpoints(now)).await?)
+            }
+        }
+    };
+}
+pub(crate) use impl_reads;
+
+/// A row's record, with its `tenant_id`.
+pub fn owned<R: Cells, T>(decode: fn(&R) -> Result<T>) -> impl Fn(&R) -> Result<(crate::TenantId, T)> {
+    move |row| Ok((crate::TenantId(row.int("tenant_id")?), decode(row)?))
+}
+
+pub fn micros(instant: DateTime<Utc>) -> i64 {
+    instant.timestamp_micros()
+}
+
+pub fn instant(micros: i64) -> Result<DateTime<Utc>> {
+    DateTime::from_timestamp_micros(micros).ok_or_else(|| corrupt("time", micros))
+}
+
+/// A stored value that does not parse: the database holds something this code never wrote.
+pub fn corrupt(what: &str, value: impl std::fmt::Debug) -> StoreError {
+    StoreError::Database(format!("stored {what} {value:?} is not valid"))
+}
+
+pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| StoreError::Database(e.to_string()))
+}
+
+pub fn amount_value(amount: &types::Amount) -> Result<i64> {
+    i64::try_from(amount.get()).map_err(|_| StoreError::Database(format!("amount {} too large", amount.get())))
+}
+
+/// Rows created in one millisecond share the key range `[ms << 20, (ms + 1) << 20)`.
+pub const SEQ_BITS: u32 = 20;
+
+/// The first key of rows created at `at`'s millisecond.
+pub fn seq_floor(at: DateTime<Utc>) -> i64 {
+    at.timestamp_millis() << SEQ_BITS
+}
+
+/// The first key of rows created at or after `at` (a bound for `created >= at` or
+/// `created < at`: `created` is whole milliseconds).
+pub fn seq_bound(at: DateTime<Utc>) -> i64 {
+    at.timestamp_micros().div_euclid(1000).saturating_add(i64::from(at.timestamp_micros().rem_euclid(1000) > 0))
+        << SEQ_BITS
+}
+
+/// The key of the item a page starts after, among the tenant's rows of `table` that pass
+/// `visible`; no row means the id is not in the list ([`StoreError::UnknownCursor`]).
+pub fn cursor<D: Dialect>(table: &str, visible: &str, tenant: i64, after: Uuid) -> QueryBuilder<D> {
+    let mut query = QueryBuilder::new(format!("SELECT seq FROM {table} WHERE {visible} AND tenant_id = "));
+    query.bind(tenant).push(" AND id = ").bind(after);
+    query
+}
+
+/// Adds `created` bounds: on `key` (the row's seq), so the index range holds them, and on
+/// `created` itself, so they are exact.
+pub fn push_created<D: Dialect>(
+    query: &mut QueryBuilder<D>,
+    key: &str,
+    created: &str,
+    from: Option<DateTime<Utc>>,
+    before: Option<DateTime<Utc>>,
+) {
+    if let Some(from) = from {
+        query.push(format!(" AND {key} >= ")).bind(seq_bound(from));
+        query.push(format!(" AND {created} >= ")).bind(micros(from));
+    }
+    if let Some(before) = before {
+        query.push(format!(" AND {key} < ")).bind(seq_bound(before));
+        query.push(format!(" AND {created} < ")).bind(micros(before));
+    }
+}
+
+/// Ends a list query: after the cursor if any, newest first (by `key`), `limit` rows.
+pub fn finish_page<D: Dialect>(query: &mut QueryBuilder<D>, key: &str, start: Option<i64>, page: Page) {
+    if let Some(seq) = start {
+        query.push(format!(" AND {key} < ")).bind(seq);
+    }
+    query.push(format!(" ORDER BY {key} DESC LIMIT ")).bind(i64::from(page.limit));
+}
+
+/// `needle` as a LIKE pattern matching it anywhere (`\` escapes).
+pub fn like_pattern(needle: &str) -> String {
+    let escaped = needle.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+    format!("%{escaped}%")
+}
+
+/// `columns` (a comma-separated list) each prefixed with `alias.`.
+pub fn qualified(columns: &str, alias: &str) -> String {
+    columns.split(", ").map(|c| format!("{alias}.{c}")).collect::<Vec<_>>().join(", ")
+}
+
+/// A keyed resource's row (its columns and `request`, the request that used the key).
+pub fn keyed<R: Cells, T>(row: &R, record: fn(&R) -> Result<T>) -> Result<Keyed<T>> {
+    Ok(Keyed { request: row.text("request")?, resource: record(row)? })
+}

@@ -1,0 +1,75 @@
+//! Payment requests.
+
+use payments_types as types;
+use sqlx::QueryBuilder;
+use uuid::Uuid;
+
+use super::{Bind, Cells, Dialect, finish_page};
+use crate::{Page, PaymentRequestFilter, Result, TenantId};
+
+const COLUMNS: &str = "id, market, currency, amount, settlement_balance_id, reference_id, reference, status, \
+                       payment_url, qr_code_url, return_url, created";
+
+pub fn record(row: &impl Cells) -> Result<types::PaymentRequest> {
+    Ok(types::PaymentRequest {
+        id: row.uuid("id")?,
+        market: row.parsed("market")?,
+        currency: row.parsed("currency")?,
+        amount: row.amount("amount")?,
+        settlement_balance_id: row.uuid("settlement_balance_id")?,
+        reference_id: row.parsed_opt("reference_id")?,
+        reference: row.parsed_opt("reference")?,
+        status: row.parsed("status")?,
+        payment_url: row.text("payment_url")?,
+        qr_code_url: row.text("qr_code_url")?,
+        return_url: row.opt_text("return_url")?,
+        created: row.instant("created")?,
+    })
+}
+
+pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> QueryBuilder<D> {
+    let mut query = QueryBuilder::new(format!("SELECT {COLUMNS} FROM payment_requests WHERE id = "));
+    query.bind(id).push(" AND tenant_id = ").bind(tenant.0);
+    query
+}
+
+/// The payment request with this id whoever owns it, with its `tenant_id`.
+pub fn for_payer<D: Dialect>(id: Uuid) -> QueryBuilder<D> {
+    let mut query = QueryBuilder::new(format!("SELECT tenant_id, {COLUMNS} FROM payment_requests WHERE id = "));
+    query.bind(id);
+    query
+}
+
+/// The payment request keyed `reference_id`, with the `request` that made it.
+pub fn by_reference_id<D: Dialect>(tenant: TenantId, reference_id: &str) -> QueryBuilder<D> {
+    let mut query = QueryBuilder::new(format!("SELECT request, {COLUMNS} FROM payment_requests WHERE tenant_id = "));
+    query.bind(tenant.0).push(" AND reference_id = ").bind(reference_id);
+    query
+}
+
+pub const TABLE: (&str, &str) = ("payment_requests", "TRUE");
+
+/// The page of the tenant's payment requests that `filter` selects, newest first.
+pub fn list<D: Dialect>(
+    tenant: TenantId,
+    filter: &PaymentRequestFilter,
+    start: Option<i64>,
+    page: Page,
+) -> QueryBuilder<D> {
+    let mut query = QueryBuilder::new(format!("SELECT {COLUMNS} FROM payment_requests WHERE tenant_id = "));
+    query.bind(tenant.0);
+    if let Some(reference_id) = &filter.reference_id {
+        query.push(" AND reference_id = ").bind(reference_id.clone());
+    }
+    if let Some(currency) = &filter.currency {
+        query.push(" AND currency = ").bind(currency.clone());
+    }
+    if let Some(balance) = filter.settlement_balance_id {
+        query.push(" AND settlement_balance_id = ").bind(balance);
+    }
+    if let Some(status) = filter.status {
+        query.push(" AND status = ").bind(status.to_string());
+    }
+    finish_page(&mut query, "seq", start, page);
+    query
+}

@@ -1,0 +1,38 @@
+//! Recipients. Deleted ones stay (payments keep their snapshot) but are found no more.
+
+use payments_types as types;
+use sqlx::QueryBuilder;
+use uuid::Uuid;
+
+use super::{Bind, Cells, Dialect, finish_page};
+use crate::{Page, Result, TenantId};
+
+const COLUMNS: &str = "id, type, country, alias, default_reference, bank_account, created";
+
+pub fn record(row: &impl Cells) -> Result<types::Recipient> {
+    Ok(types::Recipient {
+        id: row.uuid("id")?,
+        type_: row.parsed("type")?,
+        country: row.parsed("country")?,
+        alias: row.parsed_opt("alias")?,
+        default_reference: row.parsed_opt("default_reference")?,
+        bank_account: row.json("bank_account")?,
+        created: row.instant("created")?,
+    })
+}
+
+pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> QueryBuilder<D> {
+    let mut query = QueryBuilder::new(format!("SELECT {COLUMNS} FROM recipients WHERE id = "));
+    query.bind(id).push(" AND tenant_id = ").bind(tenant.0).push(" AND deleted = FALSE");
+    query
+}
+
+pub const TABLE: (&str, &str) = ("recipients", "deleted = FALSE");
+
+pub fn list<D: Dialect>(tenant: TenantId, start: Option<i64>, page: Page) -> QueryBuilder<D> {
+    let mut query =
+        QueryBuilder::new(format!("SELECT {COLUMNS} FROM recipients WHERE deleted = FALSE AND tenant_id = "));
+    query.bind(tenant.0);
+    finish_page(&mut query, "seq", start, page);
+    query
+}

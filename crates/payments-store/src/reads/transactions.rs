@@ -1,0 +1,134 @@
+//! Transactions: payments out, collections and deposits in. Every filter of the list is a
+//! column with an index; `search` goes through the backend's trigram index.
+
+use payments_types as types;
+use sqlx::QueryBuilder;
+use uuid::Uuid;
+
+use super::{Bind, Cells, Dialect, Searched, corrupt, finish_page, push_created, qualified};
+use crate::{Page, Result, TenantId, TransactionFilter};
+
+const COLUMNS: &str = "id, transaction_type, payment_method, status, failure_reason, balance_id, currency, amount, \
+                       fees, to_currency, to_amount, rate, single_rate, virtual_account_id, order_id, recipient, \
+                       payer_name, reference, payment_reference, created";
+
+pub fn record(row: &impl Cells) -> Result<types::Transaction> {
+    let exchange_rate = match (row.opt_int("rate")?, row.opt_int("single_rate")?) {
+        (Some(rate), Some(single)) => {
+            Some(types::ExchangeRate { rate: rate_value(rate)?, single_rate: rate_value(single)? })
+        }
+        _ => None,
+    };
+    Ok(types::Transaction {
+        id: row.uuid("id")?,
+        transaction_type: row.parsed("transaction_type")?,
+        payment_method: row.parsed("payment_method")?,
+        status: row.parsed("status")?,
+        failure_reason: row.opt_text("failure_reason")?,
+        balance_id: row.uuid("balance_id")?,
+        currency: row.parsed("currency")?,
+        amount: row.amount("amount")?,
+        fees: row.int("fees")?,
+        to_currency: row.parsed("to_currency")?,
+        to_amount: row.amount("to_amount")?,
+        exchange_rate,
+        virtual_account_id: row.opt_uuid("virtual_account_id")?,
+        order_id: row.parsed_opt("order_id")?,
+        recipient: row
+            .opt_text("recipient")?
+            .map(|text| serde_json::from_str(&text).map_err(|_| corrupt("recipient", text)))
+            .transpose()?,
+        payer_name: row.opt_text("payer_name")?,
+        reference: row.parsed_opt("reference")?,
+        payment_reference: row.parsed_opt("payment_reference")?,
+        created: row.instant("created")?,
+    })
+}
+
+fn rate_value(value: i64) -> Result<std::num::NonZeroU64> {
+    u64::try_from(value).ok().and_then(std::num::NonZeroU64::new).ok_or_else(|| corrupt("rate", value))
+}
+
+pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> QueryBuilder<D> {
+    let mut query = QueryBuilder::new(format!("SELECT {COLUMNS} FROM transactions WHERE id = "));
+    query.bind(id).push(" AND tenant_id = ").bind(tenant.0);
+    query
+}
+
+/// The transaction keyed `order_id`, with the `request` that made it.
+pub fn by_order_id<D: Dialect>(tenant: TenantId, order_id: &str) -> QueryBuilder<D> {
+    let mut query = QueryBuilder::new(format!("SELECT request, {COLUMNS} FROM transactions WHERE tenant_id = "));
+    query.bind(tenant.0).push(" AND order_id = ").bind(order_id);
+    query
+}
+
+pub const TABLE: (&str, &str) = ("transactions", "TRUE");
+
+/// The page of the tenant's transactions that `filter` selects, newest first: one range of the
+/// filter's index, or (searching) the search index's matches.
+pub fn list<D: Dialect>(
+    tenant: TenantId,
+    filter: &TransactionFilter,
+    start: Option<i64>,
+    page: Page,
+) -> QueryBuilder<D> {
+    let mut query = QueryBuilder::new(format!("SELECT {}", qualified(COLUMNS, "t")));
+    let key = match &filter.search {
+        Some(needle) => {
+            let key = D::push_search(&mut query, Searched::Transactions, "t", needle);
+            query.push(" AND t.tenant_id = ");
+            key
+        }
+        None => {
+            query.push(" FROM transactions t WHERE t.tenant_id = ");
+            "t.seq".to_owned()
+        }
+    };
+    query.bind(tenant.0);
+    let text = [
+        ("order_id", &filter.order_id),
+        ("recipient_country", &filter.recipient_country),
+        ("currency", &filter.currency),
+        ("to_currency", &filter.to_currency),
+    ];
+    for (column, value) in text {
+        if let Some(value) = value {
+            query.push(format!(" AND t.{column} = ")).bind(value.clone());
+        }
+    }
+    let ids = [
+        ("recipient_id", filter.recipient_id),
+        ("balance_id", filter.balance_id),
+        ("virtual_account_id", filter.virtual_account_id),
+        ("scheduled_payment_id", filter.scheduled_payment_id),
+    ];
+    for (column, value) in ids {
+        if let Some(value) = value {
+            query.push(format!(" AND t.{column} = ")).bind(value);
+        }
+    }
+    if let Some(transaction_type) = filter.transaction_type {
+        query.push(" AND t.transaction_type = ").bind(transaction_type.to_string());
+    }
+    if let Some(status) = filter.status {
+        query.push(" AND t.status = ").bind(status.to_string());
+    }
+    push_created(&mut query, &key, "t.created", filter.created_from, filter.created_before);
+    finish_page(&mut query, &key, start, page);
+    query
+}
+
+/// Transactions in `status` (only payments are ever `initiated` or `processing`), with the
+/// `tenant_id` of each, oldest first: one tenant's (through its status index), or everyone's
+/// (through the small index of what is still on the rails).
+pub fn on_rails<D: Dialect>(tenant: Option<TenantId>, status: types::TransactionStatus) -> QueryBuilder<D> {
+    let mut query = QueryBuilder::new(format!("SELECT tenant_id, {COLUMNS} FROM transactions WHERE status = "));
+    query.bind(status.to_string());
+    match tenant {
+        Some(tenant) => query.push(" AND tenant_id = ").bind(tenant.0),
+        // The partial index's own condition, which the planner needs to see to use it.
+        None => query.push(" AND status IN ('initiated', 'processing')"),
+    };
+    query.push(" ORDER BY seq");
+    query
+}

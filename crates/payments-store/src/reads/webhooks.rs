@@ -1,0 +1,186 @@
+//! Webhook endpoints and their notifications (the outbox), as the API lists them, and what the
+//! delivery worker reads: which endpoints have something due, and a claimed notification as
+//! the attempt to make.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use payments_types as types;
+use sqlx::QueryBuilder;
+use uuid::Uuid;
+
+use super::{Bind, Cells, Dialect, corrupt, finish_page, micros, push_created};
+use crate::{Attempt, EndpointRecord, NotificationFilter, Page, Result, TenantId};
+
+fn endpoint_columns<D: Dialect>() -> String {
+    format!("w.id, w.url, w.secret, w.created, {} AS events", D::ENDPOINT_EVENTS)
+}
+
+pub fn endpoint(row: &impl Cells) -> Result<EndpointRecord> {
+    Ok(EndpointRecord {
+        endpoint: types::WebhookEndpoint {
+            id: row.uuid("id")?,
+            url: row.parsed("url")?,
+            events: row
+                .opt_text("events")?
+                .map(|text| serde_json::from_str(&text).map_err(|_| corrupt("events", text)))
+                .transpose()?,
+            created: row.instant("created")?,
+        },
+        secret: row.text("secret")?,
+    })
+}
+
+pub fn endpoint_get<D: Dialect>(tenant: TenantId, id: Uuid) -> QueryBuilder<D> {
+    let mut query =
+        QueryBuilder::new(format!("SELECT {} FROM webhook_endpoints w WHERE w.id = ", endpoint_columns::<D>()));
+    query.bind(id).push(" AND w.tenant_id = ").bind(tenant.0).push(" AND w.deleted = FALSE");
+    query
+}
+
+pub const ENDPOINTS: (&str, &str) = ("webhook_endpoints", "deleted = FALSE");
+
+pub fn endpoint_list<D: Dialect>(tenant: TenantId, start: Option<i64>, page: Page) -> QueryBuilder<D> {
+    let mut query = QueryBuilder::new(format!(
+        "SELECT {} FROM webhook_endpoints w WHERE w.deleted = FALSE AND w.tenant_id = ",
+        endpoint_columns::<D>()
+    ));
+    query.bind(tenant.0);
+    finish_page(&mut query, "w.seq", start, page);
+    query
+}
+
+/// A notification with its event.
+const NOTIFICATION_COLUMNS: &str =
+    "n.id, n.endpoint_id, e.event, n.created, e.data, n.response_code, n.attempts, n.status, n.next_attempt";
+
+pub fn notification(row: &impl Cells) -> Result<types::Webhook> {
+    let data = row.text("data")?;
+    let attempts = row.int("attempts")?;
+    Ok(types::Webhook {
+        id: row.uuid("id")?,
+        endpoint_id: row.uuid("endpoint_id")?,
+        event: row.parsed("event")?,
+        created: row.instant("created")?,
+        data: serde_json::from_str(&data).map_err(|_| corrupt("data", &data))?,
+        response_code: row
+            .opt_int("response_code")?
+            .map(|code| i32::try_from(code).map_err(|_| corrupt("response_code", code)))
+            .transpose()?,
+        // The first attempt is not a retry.
+        retry_count: i32::try_from((attempts - 1).max(0)).map_err(|_| corrupt("attempts", attempts))?,
+        status: row.parsed("status")?,
+        next_attempt: row.opt_int("next_attempt")?.map(super::instant).transpose()?,
+    })
+}
+
+pub fn notification_get<D: Dialect>(tenant: TenantId, id: Uuid) -> QueryBuilder<D> {
+    let mut query = QueryBuilder::new(format!(
+        "SELECT {NOTIFICATION_COLUMNS} FROM notifications n JOIN events e ON e.seq = n.event_seq WHERE n.id = "
+    ));
+    query.bind(id).push(" AND n.tenant_id = ").bind(tenant.0);
+    query
+}
+
+pub const NOTIFICATIONS: (&str, &str) = ("notifications", "TRUE");
+
+/// The page of the tenant's notifications that `filter` selects, newest first: cut from
+/// `notifications` alone (its indexes), then joined with the events.
+pub fn notification_list<D: Dialect>(
+    tenant: TenantId,
+    filter: &NotificationFilter,
+    start: Option<i64>,
+    page: Page,
+) -> QueryBuilder<D> {
+    let mut query = QueryBuilder::new(format!(
+        "SELECT {NOTIFICATION_COLUMNS} FROM (SELECT * FROM notifications WHERE tenant_id = "
+    ));
+    query.bind(tenant.0);
+    if let Some(endpoint) = filter.endpoint_id {
+        query.push(" AND endpoint_id = ").bind(endpoint);
+    }
+    push_created(&mut query, "seq", "created", filter.created_from, filter.created_before);
+    finish_page(&mut query, "seq", start, page);
+    query.push(") n JOIN events e ON e.seq = n.event_seq ORDER BY n.seq DESC");
+    query
+}
+
+/// Endpoints with notifications due at `now` that nobody is delivering.
+pub fn due_endpoints<D: Dialect>(now: DateTime<Utc>) -> QueryBuilder<D> {
+    let mut query = QueryBuilder::new("SELECT DISTINCT endpoint_id FROM notifications WHERE next_attempt <= ");
+    query.bind(micros(now)).push(" AND (lease_until IS NULL OR lease_until <= ").bind(micros(now)).push(")");
+    query
+}
+
+/// What a claim returns of each notification it leased, after `RETURNING`; `n` names the
+/// notification (its alias on PostgreSQL; SQLite takes only the table's name there).
+pub fn claimed(n: &str) -> String {
+    format!(
+        "{n}.id, {n}.endpoint_id, {n}.attempts, {n}.next_attempt, {n}.seq,
+         (SELECT url FROM webhook_endpoints w WHERE w.id = {n}.endpoint_id) AS url,
+         (SELECT secret FROM webhook_endpoints w WHERE w.id = {n}.endpoint_id) AS secret,
+         (SELECT event FROM events e WHERE e.seq = {n}.event_seq) AS event,
+         (SELECT created FROM events e WHERE e.seq = {n}.event_seq) AS event_created,
+         (SELECT data FROM events e WHERE e.seq = {n}.event_seq) AS data"
+    )
+}
+
+/// The claimed rows (in [`claimed`]'s columns) as attempts, oldest due first.
+pub fn attempts<R: Cells>(rows: &[R]) -> Result<Vec<Attempt>> {
+    let mut due: Vec<(i64, i64, Attempt)> = Vec::with_capacity(rows.len());
+    for row in rows {
+        let id = row.uuid("id")?;
+        let attempt = Attempt {
+            notification: id,
+            endpoint: row.uuid("endpoint_id")?,
+            url: row.text("url")?,
+            secret: row.text("secret")?,
+            retry_count: row.int("attempts")?,
+            body: body(id, &row.text("event")?, row.instant("event_created")?, &row.text("data")?),
+        };
+        due.push((row.int("next_attempt")?, row.int("seq")?, attempt));
+    }
+    // RETURNING comes in no particular order.
+    due.sort_by_key(|(next, seq, _)| (*next, *seq));
+    Ok(due.into_iter().map(|(.., attempt)| attempt).collect())
+}
+
+/// The body posted: `{"id","event","created","data"}`, with `data` exactly as stored.
+fn body(id: Uuid, event: &str, created: DateTime<Utc>, data: &str) -> String {
+    let text = |value: &str| serde_json::Value::String(value.to_owned()).to_string();
+    format!(
+        r#"{{"id":{},"event":{},"created":{},"data":{data}}}"#,
+        text(&id.to_string()),
+        text(event),
+        text(&created.to_rfc3339_opts(SecondsFormat::Millis, true))
+    )
+}
+
+/// Records an attempt and ends its claim, in one statement. A notification discarded meanwhile
+/// (its endpoint deleted) only loses its claim. The same text on every backend.
+pub fn record_attempt<D: Dialect>(id: Uuid, outcome: crate::AttemptOutcome) -> QueryBuilder<D> {
+    let (delivered, response_code, retry_at, max_retries) = match outcome {
+        crate::AttemptOutcome::Delivered { response_code } => (true, Some(response_code), None, 0),
+        crate::AttemptOutcome::Failed { response_code, retry_at, max_retries } => {
+            (false, response_code, Some(micros(retry_at)), max_retries)
+        }
+    };
+    // The outcome is spelled out as literals (it is one of a handful), not bound: booleans and
+    // NULLs bind differently on each backend.
+    let delivered = if delivered { "TRUE" } else { "FALSE" };
+    // A NULL typed, or PostgreSQL takes a bare one in a CASE for text.
+    let response_code = response_code.map_or("CAST(NULL AS BIGINT)".to_owned(), |code| code.to_string());
+    let retry_at = retry_at.map_or("CAST(NULL AS BIGINT)".to_owned(), |at| at.to_string());
+    let mut query = QueryBuilder::new(format!(
+        "UPDATE notifications SET lease_until = NULL,
+             response_code = CASE WHEN status = 'discarded' THEN response_code ELSE {response_code} END,
+             attempts = CASE WHEN status = 'discarded' THEN attempts ELSE attempts + 1 END,
+             status = CASE WHEN status = 'discarded' THEN status
+                           WHEN {delivered} THEN 'delivered'
+                           WHEN attempts + 1 > {max_retries} THEN 'discarded'
+                           ELSE 'failed' END,
+             next_attempt = CASE WHEN status = 'discarded' OR {delivered} OR attempts + 1 > {max_retries} THEN NULL
+                                 ELSE {retry_at} END
+         WHERE id = "
+    ));
+    query.bind(id);
+    query
+}

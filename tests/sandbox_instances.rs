@@ -1,0 +1,236 @@
+//! Three sandbox processes on one PostgreSQL database, as behind a load balancer: started at
+//! the same moment on an empty database (migrations and tenants made once), 1,000 concurrent
+//! payments spread over them against a balance that covers 300, one instance killed with
+//! SIGKILL in the middle, then the invariants: no balance overdrawn, the ledger sums to each
+//! balance, every acknowledged payment stored, an `order_id` made once whichever instance is
+//! asked, every notification delivered (what the dead instance had claimed, by the others once
+//! its lease ran out), and the rails moving each payment through each state once.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use payments_client::types;
+use payments_tests::database::{assert_ledger_reconciles, postgres};
+use payments_tests::process::{Process, spawn_with};
+use payments_tests::receiver::start_receiver;
+use payments_tests::sandbox::*;
+use uuid::Uuid;
+
+const TOKENS: &str = "tok_shop,tok_other";
+/// The funded balance covers this many payments of 1,000 plus the 20 fee.
+const COVERED: u64 = 300;
+const PAYMENTS: usize = 1_000;
+
+/// Every page of a list, oldest last.
+async fn all_notifications(client: &payments_client::Client, endpoint: Uuid) -> Vec<types::Webhook> {
+    let mut all = vec![];
+    let mut after = None;
+    loop {
+        let mut request = client.list_webhooks().endpoint_id(endpoint).limit(limit(100));
+        if let Some(id) = after {
+            request = request.starting_after(id);
+        }
+        let page = request.send().await.expect("a page of notifications").into_inner();
+        after = page.last().map(|n: &types::Webhook| n.id);
+        let done = page.len() < 100;
+        all.extend(page);
+        if done {
+            return all;
+        }
+    }
+}
+
+async fn all_payments(client: &payments_client::Client, balance: Uuid) -> Vec<types::Transaction> {
+    let mut all = vec![];
+    let mut after = None;
+    loop {
+        let mut request = client
+            .list_transactions()
+            .balance_id(balance)
+            .transaction_type(types::TransactionType::Payment)
+            .limit(limit(100));
+        if let Some(id) = after {
+            request = request.starting_after(id);
+        }
+        let page = request.send().await.expect("a page of payments").into_inner();
+        after = page.last().map(|t: &types::Transaction| t.id);
+        let done = page.len() < 100;
+        all.extend(page);
+        if done {
+            return all;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_instances_share_one_database_and_lose_nothing_when_one_is_killed() {
+    let database = postgres().fresh_database();
+    let receiver = start_receiver().await;
+    let ca = receiver.ca_file.display().to_string();
+    let args = [
+        "--webhook-allow-loopback",
+        "--webhook-root-ca",
+        &ca,
+        "--webhook-retry-interval",
+        "1",
+        "--webhook-lease",
+        "11",
+        "--rail-interval",
+        "1",
+    ];
+
+    // Started at the same moment on an empty database: each migrates, makes the tenants, and
+    // checks the ledger, racing the others.
+    let mut instances: Vec<Process> = std::thread::scope(|scope| {
+        let started: Vec<_> = (0..3).map(|_| scope.spawn(|| spawn_with(&database, Some(TOKENS), &args))).collect();
+        started.into_iter().map(|s| s.join().expect("an instance starts")).collect()
+    });
+    let clients: Vec<_> = instances.iter().map(|p| payments_client::with_token(&p.url, "tok_shop")).collect();
+    for process in &instances {
+        assert!(!process.printed().contains("stored hashed"), "the tokens given were enough: no tenant was added");
+    }
+    // One tenant per token, whichever instance made it: what one instance creates, the others see.
+    let balance = open_balance(&clients[0], "GBP").await;
+    for client in &clients {
+        assert_eq!(client.get_balance().id(balance.id).send().await.unwrap().into_inner().id, balance.id);
+    }
+    let recipient = gb_recipient(&clients[1]).await;
+    fund(&clients[2], &balance, COVERED * 1_020).await;
+    let endpoint = clients[0]
+        .create_webhook_endpoint()
+        .body(types::WebhookEndpointCreate::builder().url(receiver.url("ok")))
+        .send()
+        .await
+        .expect("an endpoint")
+        .into_inner();
+
+    // Deliveries hang until the gate opens, so every instance holds claims when one is killed.
+    receiver.close_gate();
+
+    // 1,000 payments at once, round robin over the instances; the third dies after 100 answers.
+    let acknowledged = Arc::new(Mutex::new(Vec::<types::Transaction>::new()));
+    let refused = Arc::new(Mutex::new(0_usize));
+    let tasks: Vec<_> = (0..PAYMENTS)
+        .map(|i| {
+            let client = clients[i % 3].clone();
+            let (acknowledged, refused) = (acknowledged.clone(), refused.clone());
+            let body = payment(balance.id, recipient.id, 1_000).order_id(Some(code(&format!("load-{i}"))));
+            tokio::spawn(async move {
+                match client.create_transaction().body(body).send().await {
+                    Ok(created) => acknowledged.lock().unwrap().push(created.into_inner()),
+                    Err(payments_client::Error::ErrorResponse(response)) => {
+                        assert_eq!(response.status().as_u16(), 400, "refused as uncovered: {response:?}");
+                        assert!(response.into_inner().message.contains("insufficient funds"));
+                        *refused.lock().unwrap() += 1;
+                    }
+                    // The killed instance's requests: in doubt.
+                    Err(_) => {}
+                }
+            })
+        })
+        .collect();
+    assert!(
+        eventually(Duration::from_secs(60), || {
+            let answered = acknowledged.lock().unwrap().len() + *refused.lock().unwrap();
+            async move { answered >= 100 }
+        })
+        .await,
+        "payments are answered"
+    );
+    let mut victim = instances.pop().expect("three instances");
+    victim.signal("-KILL");
+    victim.wait(Duration::from_secs(10));
+    for task in tasks {
+        task.await.expect("a payment task ends");
+    }
+    let clients = &clients[..2];
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    let refused = *refused.lock().unwrap();
+    eprintln!(
+        "{} acknowledged, {refused} refused, {} in doubt",
+        acknowledged.len(),
+        PAYMENTS - acknowledged.len() - refused
+    );
+
+    // Never overdrawn, and with two thirds of the load on the survivors, spent to the last payment.
+    let stored = all_payments(&clients[0], balance.id).await;
+    assert_eq!(stored.len() as u64, COVERED, "exactly the payments the balance covers were made");
+    let ids: HashSet<Uuid> = stored.iter().map(|t| t.id).collect();
+    assert!(acknowledged.iter().all(|t| ids.contains(&t.id)), "every acknowledged payment is stored");
+    assert_eq!(balance_of(&clients[1], balance.id).await, 0);
+    assert_ledger_reconciles(&database).await;
+
+    // An order_id is made once, whichever instances are asked at once.
+    let other = payments_client::with_token(&instances[0].url, "tok_other");
+    let spare = open_balance(&other, "GBP").await;
+    let other_recipient = gb_recipient(&other).await;
+    fund(&other, &spare, 10_000).await;
+    let repeats: Vec<_> = (0..10)
+        .map(|i| {
+            let client = payments_client::with_token(&instances[i % 2].url, "tok_other");
+            let body = payment(spare.id, other_recipient.id, 500).order_id(Some(code("once")));
+            tokio::spawn(async move { client.create_transaction().body(body).send().await.unwrap().into_inner().id })
+        })
+        .collect();
+    let mut made = HashSet::new();
+    for repeat in repeats {
+        made.insert(repeat.await.unwrap());
+    }
+    assert_eq!(made.len(), 1, "one payment for one order_id");
+    assert_eq!(balance_of(&other, spare.id).await, 10_000 - 520);
+
+    // Every notification delivered: the gate opens, the survivors finish what they hold and,
+    // once its lease runs out, what the dead instance held.
+    receiver.open_gate();
+    let delivered = eventually(Duration::from_secs(90), || {
+        let client = clients[0].clone();
+        async move {
+            all_notifications(&client, endpoint.id).await.iter().all(|n| n.status == types::DeliveryStatus::Delivered)
+        }
+    })
+    .await;
+    let notifications = all_notifications(&clients[0], endpoint.id).await;
+    let arrived: HashMap<String, usize> = receiver.received().into_iter().fold(HashMap::new(), |mut seen, r| {
+        *seen.entry(r.notification_id).or_default() += 1;
+        seen
+    });
+    let pending: Vec<_> = notifications.iter().filter(|n| n.status != types::DeliveryStatus::Delivered).collect();
+    assert!(
+        delivered,
+        "{} of {} notifications undelivered, the first: {:?}",
+        pending.len(),
+        notifications.len(),
+        pending.first()
+    );
+    for notification in &notifications {
+        assert!(arrived.contains_key(&notification.id.to_string()), "{} arrived", notification.id);
+    }
+    let payment_events = notifications.iter().filter(|n| n.event == types::WebhookEvent::TransactionInitiated).count();
+    assert_eq!(payment_events as u64, COVERED, "one transaction.initiated per payment made");
+
+    // The rails (every instance runs them each second) move each payment once per state.
+    let settled = eventually(Duration::from_secs(60), || {
+        let client = clients[1].clone();
+        async move {
+            all_payments(&client, balance.id).await.iter().all(|t| {
+                !matches!(t.status, types::TransactionStatus::Initiated | types::TransactionStatus::Processing)
+            })
+        }
+    })
+    .await;
+    assert!(settled, "the rails settle every payment");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut per_payment: BTreeMap<(String, types::WebhookEvent), usize> = BTreeMap::new();
+    for notification in all_notifications(&clients[0], endpoint.id).await {
+        let id = notification.data.get("id").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+        *per_payment.entry((id, notification.event)).or_default() += 1;
+    }
+    let twice: Vec<_> = per_payment.iter().filter(|(_, count)| **count > 1).collect();
+    assert!(twice.is_empty(), "an event emitted more than once: {twice:?}");
+    let duplicates = arrived.values().filter(|count| **count > 1).count();
+    eprintln!(
+        "{} notifications, {duplicates} posted more than once (at least once is the promise)",
+        notifications.len()
+    );
+}
