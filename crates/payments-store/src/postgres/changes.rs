@@ -10,7 +10,6 @@ use chrono::{DateTime, Utc};
 use payments_types as types;
 use sqlx::postgres::PgConnection;
 use sqlx::{PgPool, Postgres, QueryBuilder};
-use uuid::Uuid;
 
 use crate::plan::{balance_moves, guarded, posting_totals};
 use crate::reads::{SEQ_BITS, amount_value, micros, seq_floor, to_json};
@@ -102,9 +101,12 @@ pub async fn apply(pool: &PgPool, changes: &Changeset) -> Result<()> {
     }
 }
 
-/// The first balance that this changeset's debits overdraw, with what it holds now.
+/// The first balance that this changeset's debits overdraw, with what it holds now. Should none
+/// overdraw by now (another payment was refunded meanwhile), the refusal stands — the state it
+/// was decided on is gone — and names the first balance debited, with what it holds.
 async fn uncovered(pool: &PgPool, changes: &Changeset) -> StoreError {
-    for (balance, total) in posting_totals(&changes.changes) {
+    let mut first = None;
+    for (balance, total) in posting_totals(&changes.changes).into_iter().filter(|(_, total)| *total < 0) {
         let held: Result<Option<i64>, sqlx::Error> =
             sqlx::query_scalar("SELECT amount FROM balances WHERE id = $1 AND tenant_id = $2")
                 .bind(balance)
@@ -113,14 +115,16 @@ async fn uncovered(pool: &PgPool, changes: &Changeset) -> StoreError {
                 .await;
         match held {
             Ok(Some(held)) if held + total < 0 => return StoreError::InsufficientFunds { balance, available: held },
-            Ok(_) => {}
+            Ok(held) => {
+                first.get_or_insert((balance, held.unwrap_or(0)));
+            }
             Err(error) => return error.into(),
         }
     }
-    // Covered by now: another payment was refunded meanwhile. The caller decided on a state that
-    // is gone; refusing is right, the figure is what there is.
-    let balance = posting_totals(&changes.changes).first().map_or(Uuid::nil(), |(b, _)| *b);
-    StoreError::InsufficientFunds { balance, available: 0 }
+    match first {
+        Some((balance, available)) => StoreError::InsufficientFunds { balance, available },
+        None => StoreError::Database("the funds check failed on a changeset that debits nothing".into()),
+    }
 }
 
 async fn write(connection: &mut PgConnection, changes: &Changeset) -> Result<(), Failure> {

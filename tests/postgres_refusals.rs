@@ -1,0 +1,82 @@
+//! What the sandbox says when it cannot use a PostgreSQL database: one line on stderr that names
+//! the database by its URL without the password, says what to do, and exits 1, leaving the
+//! database as it was — for a server that does not answer, a database written by a newer
+//! release, and a database of something else.
+
+use std::process::Command;
+
+use payments_tests::database::postgres;
+use payments_tests::process::binary;
+use sqlx::Connection;
+
+/// Starts the binary on `url` and returns its stderr, which must be one line, after a failure.
+fn refusal(url: &str) -> String {
+    let output = Command::new(binary())
+        .args(["--listen", "127.0.0.1:0", "--database", url])
+        .env_remove("PAYMENTS_SANDBOX_TOKENS")
+        .env("RUST_LOG", "off")
+        .output()
+        .expect("the sandbox runs");
+    assert_eq!(output.status.code(), Some(1), "refused: {output:?}");
+    let stderr = String::from_utf8(output.stderr).expect("UTF-8");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(!stderr.contains("s3cret"), "no password: {stderr}");
+    stderr
+}
+
+/// `url` with a password (which trust authentication ignores), as a user would write it.
+fn with_password(url: &str) -> String {
+    url.replacen("postgres://postgres@", "postgres://postgres:s3cret@", 1)
+}
+
+async fn tables(url: &str) -> Vec<String> {
+    let mut connection = sqlx::PgConnection::connect(url).await.unwrap();
+    sqlx::query_scalar(
+        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
+    )
+    .fetch_all(&mut connection)
+    .await
+    .unwrap()
+}
+
+#[test]
+fn an_unreachable_server_is_named_without_its_password() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let said = refusal(&format!("postgres://ada:s3cret@127.0.0.1:{port}/payments"));
+    assert!(said.contains(&format!("cannot connect to postgres://ada@127.0.0.1:{port}/payments")), "{said}");
+}
+
+#[tokio::test]
+async fn a_database_from_a_newer_release_is_refused_and_left_alone() {
+    let url = postgres().fresh_database();
+    drop(payments_sandbox::open_store(&url).await.expect("a fresh database is migrated"));
+    let mut connection = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time)
+         VALUES (99, 'from the future', TRUE, '\\x00', 1)",
+    )
+    .execute(&mut connection)
+    .await
+    .unwrap();
+    let before = tables(&url).await;
+    let said = refusal(&with_password(&url));
+    assert!(said.contains(&format!("{url} was written by a newer payments-sandbox")), "{said}");
+    assert!(said.contains("migration 99") && said.contains("give --database an empty database"), "{said}");
+    assert_eq!(tables(&url).await, before);
+    let versions: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations").fetch_one(&mut connection).await.unwrap();
+    assert_eq!(versions, 2, "its history as it was");
+}
+
+#[tokio::test]
+async fn a_database_of_something_else_is_refused_and_left_alone() {
+    let url = postgres().fresh_database();
+    let mut connection = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::raw_sql("CREATE TABLE invoices (id BIGINT PRIMARY KEY, total BIGINT); INSERT INTO invoices VALUES (1, 5)")
+        .execute(&mut connection)
+        .await
+        .unwrap();
+    let said = refusal(&with_password(&url));
+    assert!(said.contains(&format!("{url} is not a payments-sandbox database (it has tables invoices)")), "{said}");
+    assert_eq!(tables(&url).await, ["invoices"], "nothing was added");
+}
