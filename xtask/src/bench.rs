@@ -115,14 +115,14 @@ impl Drop for Postgres {
 pub fn run(root: &Path, smoke: bool) -> Result<(), String> {
     let scale = if smoke { &SMOKE } else { &FULL };
     let wrk = ensure_wrk()?;
-    let binary = build(root, scale.release)?;
+    let (binary, reference) = build(root, scale.release)?;
     let work = std::env::temp_dir().join(format!("payments-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
     let measured = (|| {
-        let sqlite = measure(&wrk, &binary, &work, scale, &Database::Sqlite(work.join("bench.db")))?;
+        let sqlite = measure(&wrk, &binary, &reference, &work, scale, &Database::Sqlite(work.join("bench.db")))?;
         let server = Postgres::start(root)?;
         let database = Database::Postgres { url: server.url.clone(), bin: server.bin.clone() };
-        let postgres = measure(&wrk, &binary, &work, scale, &database)?;
+        let postgres = measure(&wrk, &binary, &reference, &work, scale, &database)?;
         Ok::<_, String>([sqlite, postgres])
     })();
     let _ = std::fs::remove_dir_all(&work);
@@ -156,10 +156,11 @@ fn which(program: &str) -> Option<PathBuf> {
     std::env::var_os("PATH")?.to_str()?.split(':').map(|dir| Path::new(dir).join(program)).find(|p| p.is_file())
 }
 
-fn build(root: &Path, release: bool) -> Result<PathBuf, String> {
-    eprintln!("== building payments-sandbox ({})", if release { "release" } else { "debug" });
+/// Builds the sandbox and the reference server (`crates/bench-reference`); their paths.
+fn build(root: &Path, release: bool) -> Result<(PathBuf, PathBuf), String> {
+    eprintln!("== building payments-sandbox and bench-reference ({})", if release { "release" } else { "debug" });
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo.current_dir(root).args(["build", "--quiet", "--package", "payments-sandbox"]);
+    cargo.current_dir(root).args(["build", "--quiet", "--package", "payments-sandbox", "--package", "bench-reference"]);
     if release {
         cargo.arg("--release");
     }
@@ -167,10 +168,11 @@ fn build(root: &Path, release: bool) -> Result<PathBuf, String> {
     if !status.success() {
         return Err("cargo build failed".into());
     }
-    Ok(root.join("target").join(if release { "release" } else { "debug" }).join("payments-sandbox"))
+    let dir = root.join("target").join(if release { "release" } else { "debug" });
+    Ok((dir.join("payments-sandbox"), dir.join("bench-reference")))
 }
 
-/// A sandbox process for the run; killed when dropped.
+/// A server process for the run (the sandbox, or the reference); killed when dropped.
 struct Sandbox {
     child: Child,
     address: String,
@@ -240,6 +242,55 @@ fn created(address: &str, path: &str, body: Value) -> Result<Value, String> {
         (200 | 201, value) => Ok(value),
         (status, value) => Err(format!("POST {path}: {status} {value}")),
     }
+}
+
+/// The body of a GET, as bytes.
+fn raw_body(address: &str, path: &str) -> Result<Vec<u8>, String> {
+    match call(address, "GET", path, None)? {
+        (200, value) => serde_json::to_vec(&value).map_err(|e| e.to_string()),
+        (status, value) => Err(format!("GET {path}: {status} {value}")),
+    }
+}
+
+/// The reference server on the bodies `measure` wrote into `work`.
+fn start_reference(binary: &Path, work: &Path) -> Result<Sandbox, String> {
+    let address = format!("127.0.0.1:{}", free_port());
+    let child = Command::new(binary)
+        .args(["--listen", &address, "--token", TOKEN, "--currencies"])
+        .arg(work.join("currencies.json"))
+        .arg("--balance")
+        .arg(work.join("balance.json"))
+        .stdout(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+    let reference = Sandbox { child, address };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while call(&reference.address, "GET", "/currencies", None).is_err() {
+        if Instant::now() > deadline {
+            return Err("the reference server did not start".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(reference)
+}
+
+/// How many 4 KiB appends, each followed by `fdatasync`, the disk under `dir` takes per second
+/// (one after another): what a durable commit costs here at the least.
+fn fdatasync_rate(dir: &Path, seconds: u64) -> Result<f64, String> {
+    let path = dir.join("fdatasync-probe");
+    let mut file = std::fs::File::create(&path).map_err(|e| e.to_string())?;
+    let block = [0x5au8; 4096];
+    let start = Instant::now();
+    let mut count = 0u64;
+    while start.elapsed() < Duration::from_secs(seconds.max(1)) {
+        file.write_all(&block).map_err(|e| e.to_string())?;
+        file.sync_data().map_err(|e| e.to_string())?;
+        count += 1;
+    }
+    let rate = count as f64 / start.elapsed().as_secs_f64();
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+    Ok(rate)
 }
 
 /// What one wrk run saw.
@@ -366,10 +417,22 @@ struct Results {
     pay_alone: Vec<Run>,
     pay_with_readers: Vec<Run>,
     readers: Vec<Run>,
+    /// Per request: the sandbox's runs and the reference's, alternating.
+    gets: Vec<(&'static str, Vec<Run>, Vec<Run>)>,
+    fdatasync_per_second: f64,
+    reads_idle: Vec<Run>,
+    reads_beside_payers: Vec<Run>,
     bytes_per_transaction: f64,
 }
 
-fn measure(wrk_path: &Path, binary: &Path, work: &Path, scale: &Scale, database: &Database) -> Result<Results, String> {
+fn measure(
+    wrk_path: &Path,
+    binary: &Path,
+    reference: &Path,
+    work: &Path,
+    scale: &Scale,
+    database: &Database,
+) -> Result<Results, String> {
     eprintln!("== on {}", database.name());
     let sandbox = start(binary, work, database)?;
     let address = sandbox.address.clone();
@@ -462,6 +525,41 @@ fn measure(wrk_path: &Path, binary: &Path, work: &Path, scale: &Scale, database:
         pay_with_readers.push(wrk(wrk_path, work, &address, PAY, &pay(format!("beside{round}")), 16, scale.seconds)?);
         readers.push(reading.join().map_err(|_| "the readers' wrk panicked")??);
     }
+    eprintln!("== the disk's fdatasync rate");
+    let fdatasync_per_second = fdatasync_rate(work, scale.seconds.min(3))?;
+
+    eprintln!("== GETs: the sandbox against bare axum serving its bytes behind the same bearer check");
+    let balance_path = format!("/balances/{balance_id}");
+    std::fs::write(work.join("currencies.json"), raw_body(&address, "/currencies")?).map_err(|e| e.to_string())?;
+    std::fs::write(work.join("balance.json"), raw_body(&address, &balance_path)?).map_err(|e| e.to_string())?;
+    let bare = start_reference(reference, work)?;
+    let mut gets = vec![];
+    for (name, path) in [("GET /currencies", "/currencies".to_owned()), ("GET /balances/{id}", balance_path.clone())] {
+        let (mut ours, mut theirs) = (vec![], vec![]);
+        for _ in 0..3 {
+            let args = [path.clone(), "1".to_owned()];
+            ours.push(wrk(wrk_path, work, &address, LIST, &args, 16, scale.seconds)?);
+            theirs.push(wrk(wrk_path, work, &bare.address, LIST, &args, 16, scale.seconds)?);
+        }
+        gets.push((name, ours, theirs));
+    }
+    bare.stop();
+
+    eprintln!("== GET /balances/{{id}} idle, then while 8 clients pay");
+    let (mut reads_idle, mut reads_beside_payers) = (vec![], vec![]);
+    let get_balance = [balance_path, "1".to_owned()];
+    for round in 0..3 {
+        reads_idle.push(wrk(wrk_path, work, &address, LIST, &get_balance, 16, scale.seconds)?);
+        let paying = {
+            let (wrk_path, work, address, args) =
+                (wrk_path.to_path_buf(), work.to_path_buf(), address.clone(), pay(format!("payers{round}")));
+            let seconds = scale.seconds;
+            std::thread::spawn(move || wrk(&wrk_path, &work, &address, PAY, &args, 8, seconds))
+        };
+        reads_beside_payers.push(wrk(wrk_path, work, &address, LIST, &get_balance, 16, scale.seconds)?);
+        made += paying.join().map_err(|_| "the payers' wrk panicked")??.requests;
+    }
+
     let transactions = made + pay_alone.iter().chain(&pay_with_readers).map(|r| r.requests - r.failed).sum::<u64>();
     sandbox.stop();
     let bytes = database.bytes()?;
@@ -474,6 +572,10 @@ fn measure(wrk_path: &Path, binary: &Path, work: &Path, scale: &Scale, database:
         pay_alone,
         pay_with_readers,
         readers,
+        gets,
+        fdatasync_per_second,
+        reads_idle,
+        reads_beside_payers,
         bytes_per_transaction: bytes as f64 / transactions.max(1) as f64,
     })
 }
@@ -578,6 +680,40 @@ fn render_backend(out: &mut String, scale: &Scale, r: &Results, verdict: impl Fn
         } else {
             verdict(false)
         },
+    ));
+    let ratio_of = |ours: &[Run], theirs: &[Run]| {
+        mean(ours, |run| run.requests_per_second) / mean(theirs, |run| run.requests_per_second).max(f64::MIN_POSITIVE)
+    };
+    out.push_str(
+        "\n## The server against its stack\n\nThe same GETs (16 connections, three rounds alternating) against the \
+         sandbox and against `crates/bench-reference`: bare axum answering the sandbox's own bytes behind the same \
+         bearer check (SHA-256, constant-time comparison), nothing else.\n\n| request | sandbox/s | bare axum/s | \
+         ratio | target |\n|---|---|---|---|---|\n",
+    );
+    for (name, ours, theirs) in &r.gets {
+        let ratio = ratio_of(ours, theirs);
+        out.push_str(&format!(
+            "| {name} | {:.0} | {:.0} | **{ratio:.2}×** | ≥ 0.95×: {} |\n",
+            mean(ours, |run| run.requests_per_second),
+            mean(theirs, |run| run.requests_per_second),
+            verdict(ratio >= 0.95)
+        ));
+    }
+    let writes = alone / r.fdatasync_per_second.max(f64::MIN_POSITIVE);
+    out.push_str(&format!(
+        "\n## Durable writes against the disk\n\nThe disk under the database takes {:.0} fdatasync/s (4 KiB appends, \
+         one after another); payments alone (above) made {alone:.0}/s, each on disk before it was answered.\n\n\
+         **Ratio: {writes:.2}×** (target ≥ 1.0× and ≥ 2,000/s: {}).\n",
+        r.fdatasync_per_second,
+        verdict(writes >= 1.0 && alone >= 2000.0)
+    ));
+    let reads = ratio_of(&r.reads_beside_payers, &r.reads_idle);
+    out.push_str(&format!(
+        "\n## Reads under write load\n\n`GET /balances/{{id}}` from 16 connections, idle and while 8 connections pay, \
+         three rounds alternating: {:.0}/s idle, {:.0}/s while paying.\n\n**Ratio: {reads:.2}×** (target ≥ 0.8×: {}).\n",
+        mean(&r.reads_idle, |run| run.requests_per_second),
+        mean(&r.reads_beside_payers, |run| run.requests_per_second),
+        verdict(reads >= 0.8)
     ));
     out.push_str(&format!(
         "\n## On disk\n\n{:.0} bytes per transaction (the database after a graceful stop, every index and the \
