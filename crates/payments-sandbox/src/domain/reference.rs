@@ -98,18 +98,23 @@ pub fn supported_currency(field: &str, code: &str) -> Result<&'static CurrencyIn
         .ok_or_else(|| Error::invalid(format!("{field}: currency {code:?} is not supported (see GET /currencies)")))
 }
 
+/// Every currency, as `GET /currencies` shows it: built once (its codes are parsed through the
+/// generated types' pattern checks), then cloned.
 pub fn currencies() -> Vec<types::Currency> {
-    CURRENCIES
-        .iter()
-        .map(|c| types::Currency {
-            currency_code: code(c.code),
-            currency_name: c.name.into(),
-            minor_units: c.minor_units as i32,
-            exchange_from: c.exchange_from,
-            supports_virtual_account: c.supports_virtual_account,
-            supports_payment_requests: c.payment_request_market.is_some(),
-        })
-        .collect()
+    static ALL: std::sync::LazyLock<Vec<types::Currency>> = std::sync::LazyLock::new(|| {
+        CURRENCIES
+            .iter()
+            .map(|c| types::Currency {
+                currency_code: code(c.code),
+                currency_name: c.name.into(),
+                minor_units: c.minor_units as i32,
+                exchange_from: c.exchange_from,
+                supports_virtual_account: c.supports_virtual_account,
+                supports_payment_requests: c.payment_request_market.is_some(),
+            })
+            .collect()
+    });
+    ALL.clone()
 }
 
 pub fn countries() -> Vec<types::Country> {
