@@ -238,6 +238,12 @@ impl Validator {
     /// `Ok` when `value` is valid; otherwise a `400` naming up to three problems, each prefixed
     /// with the field it concerns.
     pub fn check(&self, value: &Value, prefix: &str) -> Result<(), ApiError> {
+        // No text may hold U+0000: JSON allows it, but a database (PostgreSQL's text) cannot
+        // keep it, and no name, reference or id needs it.
+        if let Some(path) = nul_at(value) {
+            let path = if path.is_empty() { String::new() } else { format!("{prefix}{path}: ") };
+            return Err(ApiError::bad_request(format!("{path}text may not contain the NUL character (U+0000)")));
+        }
         let problems: Vec<String> = self
             .inner
             .iter_errors(value)
@@ -249,6 +255,22 @@ impl Validator {
             .collect();
         if problems.is_empty() { Ok(()) } else { Err(ApiError::bad_request(problems.join("; "))) }
     }
+}
+
+/// Where in `value` a string (or a key) holds U+0000, as a dotted path (empty at the root).
+fn nul_at(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => text.contains('\0').then(String::new),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| Some(join(&i.to_string(), nul_at(item)?))),
+        Value::Object(fields) => fields.iter().find_map(|(key, item)| {
+            if key.contains('\0') { Some(key.replace('\0', "\\0")) } else { Some(join(key, nul_at(item)?)) }
+        }),
+        _ => None,
+    }
+}
+
+fn join(head: &str, tail: String) -> String {
+    if tail.is_empty() { head.to_owned() } else { format!("{head}.{tail}") }
 }
 
 /// What the generated `router` adds around the operations: `404` for unknown paths, the body

@@ -46,8 +46,12 @@ async fn submit(
     form: Result<axum::Form<PayForm>, axum::extract::rejection::FormRejection>,
 ) -> Response {
     let Some(request) = find(&sandbox, &id).await else { return not_found() };
-    let payer_name =
-        form.ok().map(|f| f.0.payer_name.trim().to_owned()).filter(|n| !n.is_empty() && n.chars().count() <= 140);
+    // Control characters (NUL among them, which PostgreSQL cannot store) are dropped: a name
+    // typed into a form has none.
+    let payer_name = form
+        .ok()
+        .map(|f| f.0.payer_name.chars().filter(|c| !c.is_control()).collect::<String>().trim().to_owned())
+        .filter(|n| !n.is_empty() && n.chars().count() <= 140);
     match sandbox.pay_as_payer(request.id, payer_name).await {
         Ok(request) => match &request.return_url {
             Some(url) => Redirect::to(url).into_response(),
