@@ -29,6 +29,30 @@ struct Scale {
 const FULL: Scale = Scale { name: "full", transactions: 100_000, seconds: 10, release: true };
 const SMOKE: Scale = Scale { name: "smoke", transactions: 2_000, seconds: 1, release: false };
 
+/// Seconds `cargo xtask codegen --check` takes here, and (full runs only: it builds every
+/// dependency again) a cold debug build of the client crate.
+fn toolchain(root: &Path, work: &Path, scale: &Scale) -> Result<(f64, Option<f64>), String> {
+    eprintln!("== codegen time");
+    let start = Instant::now();
+    super::codegen(super::Mode::Check)?;
+    let codegen = start.elapsed().as_secs_f64();
+    if !scale.release {
+        return Ok((codegen, None));
+    }
+    eprintln!("== a cold debug build of payments-client");
+    let start = Instant::now();
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root)
+        .args(["build", "--quiet", "--package", "payments-client"])
+        .env("CARGO_TARGET_DIR", work.join("cold-target"))
+        .status()
+        .map_err(|e| e.to_string())?;
+    if !status.success() {
+        return Err("the cold build of payments-client failed".into());
+    }
+    Ok((codegen, Some(start.elapsed().as_secs_f64())))
+}
+
 /// Where a run keeps its data.
 enum Database {
     Sqlite(PathBuf),
@@ -125,8 +149,17 @@ pub fn run(root: &Path, smoke: bool) -> Result<(), String> {
         let postgres = measure(&wrk, &binary, &reference, &work, scale, &database)?;
         Ok::<_, String>([sqlite, postgres])
     })();
+    let toolchain = measured.as_ref().ok().map(|_| toolchain(root, &work, scale)).transpose();
     let _ = std::fs::remove_dir_all(&work);
-    let report = render(scale, &measured?);
+    let mut report = render(scale, &measured?);
+    if let Some((codegen, cold_client)) = toolchain? {
+        report.push_str(&format!(
+            "# The toolchain\n\n`cargo xtask codegen --check` (the document read, the three crates generated and \
+             formatted, compared with what is committed): {codegen:.2} s. A cold debug build of the client crate \
+             (`cargo build -p payments-client` into an empty target directory, dependencies included): {}.\n",
+            cold_client.map_or("not measured in a smoke run".to_owned(), |s| format!("{s:.0} s"))
+        ));
+    }
     let out = if smoke { root.join("target/bench/BENCHMARKS.md") } else { root.join("BENCHMARKS.md") };
     std::fs::create_dir_all(out.parent().expect("a parent")).map_err(|e| e.to_string())?;
     std::fs::write(&out, &report).map_err(|e| format!("{}: {e}", out.display()))?;
@@ -201,7 +234,8 @@ fn start(binary: &Path, work: &Path, database: &Database) -> Result<Sandbox, Str
     let address = format!("127.0.0.1:{}", free_port());
     let log = std::fs::File::create(work.join("sandbox.log")).map_err(|e| e.to_string())?;
     let child = Command::new(binary)
-        .args(["--listen", &address, "--rate-limit", "0", "--rail-interval", "0", "--database"])
+        .args(["--listen", &address, "--rate-limit", "0", "--rail-interval", "0", "--webhook-allow-loopback"])
+        .arg("--database")
         .arg(database.argument())
         .env("PAYMENTS_SANDBOX_TOKENS", TOKEN)
         .stdout(Stdio::null())
@@ -272,6 +306,44 @@ fn start_reference(binary: &Path, work: &Path) -> Result<Sandbox, String> {
         std::thread::sleep(Duration::from_millis(20));
     }
     Ok(reference)
+}
+
+/// Pings one endpoint on the reference server's `/receive` (plain HTTP on loopback) as fast as
+/// wrk can ask, then waits until every one has been delivered: how many, and in how long from
+/// the first ping.
+fn deliveries(
+    wrk_path: &Path,
+    work: &Path,
+    address: &str,
+    receiver: &str,
+    scale: &Scale,
+) -> Result<(u64, f64), String> {
+    eprintln!("== webhook deliveries to a loopback receiver");
+    let endpoint = created(
+        address,
+        "/webhook-endpoints",
+        json!({"url": format!("http://{receiver}/receive"), "events": ["ping"]}),
+    )?;
+    let id = endpoint["id"].as_str().ok_or("an endpoint id")?.to_owned();
+    let received = || -> Result<u64, String> {
+        let mut stream = TcpStream::connect(receiver).map_err(|e| e.to_string())?;
+        write!(stream, "GET /received HTTP/1.1\r\nHost: {receiver}\r\nConnection: close\r\n\r\n")
+            .map_err(|e| e.to_string())?;
+        let mut response = String::new();
+        stream.read_to_string(&mut response).map_err(|e| e.to_string())?;
+        response.rsplit("\r\n\r\n").next().and_then(|n| n.trim().parse().ok()).ok_or("a count".into())
+    };
+    let start = Instant::now();
+    let pinged = wrk(wrk_path, work, address, PING, &[id], 8, scale.seconds.min(5))?;
+    let sent = pinged.requests - pinged.failed;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while received()? < sent {
+        if Instant::now() > deadline {
+            return Err(format!("{} of {sent} pings delivered in 120 s", received()?));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok((sent, start.elapsed().as_secs_f64()))
 }
 
 /// How many 4 KiB appends, each followed by `fdatasync`, the disk under `dir` takes per second
@@ -380,6 +452,15 @@ request = function()
 end
 "#;
 
+/// Pings the endpoint given (`POST /webhooks`): a notification for each.
+const PING: &str = r#"
+local body
+function init(args) body = string.format('{"endpoint_id":"%s"}', args[1]) end
+request = function()
+  return wrk.format("POST", "/webhooks", {["Authorization"] = "Bearer tok_bench", ["Content-Type"] = "application/json"}, body)
+end
+"#;
+
 /// Lists with the query given, the `{n}` in it replaced by a random number up to args[2]:
 /// `/transactions?order_id=s0-{n}` picks one of the seeded payments.
 const LIST: &str = r#"
@@ -422,6 +503,8 @@ struct Results {
     fdatasync_per_second: f64,
     reads_idle: Vec<Run>,
     reads_beside_payers: Vec<Run>,
+    /// Pings delivered to the loopback receiver, and how long it took.
+    deliveries: (u64, f64),
     bytes_per_transaction: f64,
 }
 
@@ -543,6 +626,7 @@ fn measure(
         }
         gets.push((name, ours, theirs));
     }
+    let deliveries = deliveries(wrk_path, work, &address, &bare.address, scale)?;
     bare.stop();
 
     eprintln!("== GET /balances/{{id}} idle, then while 8 clients pay");
@@ -576,6 +660,7 @@ fn measure(
         fdatasync_per_second,
         reads_idle,
         reads_beside_payers,
+        deliveries,
         bytes_per_transaction: bytes as f64 / transactions.max(1) as f64,
     })
 }
@@ -714,6 +799,14 @@ fn render_backend(out: &mut String, scale: &Scale, r: &Results, verdict: impl Fn
         mean(&r.reads_idle, |run| run.requests_per_second),
         mean(&r.reads_beside_payers, |run| run.requests_per_second),
         verdict(reads >= 0.8)
+    ));
+    let (delivered, seconds) = r.deliveries;
+    let per_second = delivered as f64 / seconds.max(f64::MIN_POSITIVE);
+    out.push_str(&format!(
+        "\n## Webhook deliveries\n\n{delivered} pings, made as fast as 8 connections could ask, all signed and \
+         delivered to a loopback receiver (`bench-reference`, answering 200 at once) {seconds:.1} s after the first: \
+         **{per_second:.0} deliveries/s** (target ≥ 2,000/s: {}).\n",
+        verdict(per_second >= 2000.0)
     ));
     out.push_str(&format!(
         "\n## On disk\n\n{:.0} bytes per transaction (the database after a graceful stop, every index and the \

@@ -3,10 +3,14 @@
 //! answers, captured by the benchmark — behind the same bearer check as the sandbox (the token's
 //! SHA-256, compared in constant time). It is the speed of the stack (tokio, hyper, axum) with
 //! nothing of the sandbox in it: no database, no serialisation, no middleware, no logging.
+//!
+//! It is also the loopback webhook receiver the benchmark counts deliveries with:
+//! `POST /receive` answers `200` at once, `GET /received` says how many it has had.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::Router;
 use axum::extract::State;
@@ -36,6 +40,7 @@ struct Fixed {
     token_hash: [u8; 32],
     currencies: Vec<u8>,
     balance: Vec<u8>,
+    received: AtomicU64,
 }
 
 impl Fixed {
@@ -67,6 +72,7 @@ async fn main() -> std::io::Result<()> {
         token_hash: Sha256::digest(cli.token.as_bytes()).into(),
         currencies: std::fs::read(&cli.currencies)?,
         balance: std::fs::read(&cli.balance)?,
+        received: AtomicU64::new(0),
     });
     let app = Router::new()
         .route(
@@ -76,6 +82,17 @@ async fn main() -> std::io::Result<()> {
         .route(
             "/balances/{id}",
             get(|State(f): State<Arc<Fixed>>, h: HeaderMap| async move { f.answer(&h, &f.balance) }),
+        )
+        .route(
+            "/receive",
+            axum::routing::post(|State(f): State<Arc<Fixed>>| async move {
+                f.received.fetch_add(1, Ordering::Relaxed);
+                StatusCode::OK
+            }),
+        )
+        .route(
+            "/received",
+            get(|State(f): State<Arc<Fixed>>| async move { f.received.load(Ordering::Relaxed).to_string() }),
         )
         .with_state(fixed);
     let listener = tokio::net::TcpListener::bind(cli.listen).await?;
