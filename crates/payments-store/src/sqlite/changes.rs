@@ -5,6 +5,9 @@
 //! that moved or a row that is gone trips a guard (`guard <n>`, n its index), a debit the
 //! balance does not cover trips the `funds` check, a taken key its unique index. The savepoint
 //! is then rolled back, so nothing of the changeset remains.
+//!
+//! The search rows of the transactions a changeset inserts are not written by its script: the
+//! writer writes them for its whole batch, after the last savepoint ([`index`]).
 
 use chrono::{DateTime, Utc};
 use payments_types as types;
@@ -26,14 +29,19 @@ const NEW_UUID: &str = "unhex(hex(randomblob(6)) || '4' || substr(hex(randomblob
 const SUBSCRIBED: &str = "tenant_id = ? AND deleted = FALSE AND (all_events OR EXISTS \
      (SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.event = ?))";
 
-pub async fn apply(connection: &mut SqliteConnection, changes: &Changeset) -> Result<()> {
+/// Applies `changes`, and gives the search rows of the transactions it inserted, for [`index`].
+pub async fn apply(connection: &mut SqliteConnection, changes: &Changeset) -> Result<Vec<Searchable>> {
     let mut script = QueryBuilder::<Sqlite>::new("SAVEPOINT change;");
     let moves = balance_moves(&changes.changes);
+    let mut searchable = Vec::new();
     for (index, change) in changes.changes.iter().enumerate() {
         push(&mut script, changes.tenant, changes.now, index, change, moves[index])?;
+        if let Change::InsertTransaction { transaction, .. } = change {
+            searchable.push(Searchable::of(transaction));
+        }
     }
     script.push(" RELEASE change;");
-    let Err(error) = script.build().execute(&mut *connection).await else { return Ok(()) };
+    let Err(error) = script.build().execute(&mut *connection).await else { return Ok(searchable) };
     // Nothing of the changeset may remain. If even that fails, the writer's whole transaction
     // is in doubt: a `Database` error tells the writer to roll it all back.
     sqlx::raw_sql("ROLLBACK TO change; RELEASE change").execute(&mut *connection).await?;
@@ -315,20 +323,54 @@ fn push_transaction(
     values.push_bind(transaction.payer_name.clone()).push_bind(text(transaction.reference.as_ref()));
     values.push_bind(text(transaction.payment_reference.as_ref())).push_bind(micros(transaction.created));
     script.push(");");
-    // What `search` looks in, under the transaction's rowid (see `transactions::SEARCHED`).
-    script.push(
-        " INSERT INTO transaction_search (rowid, reference, payment_reference, order_id, payer_name, account_name, \
-         alias) VALUES (last_insert_rowid(), ",
+    Ok(())
+}
+
+/// What `search` looks in for one transaction (see `transactions::SEARCHED`), stored in
+/// `transaction_search` under the transaction's seq.
+pub struct Searchable {
+    id: Uuid,
+    fields: [Option<String>; 6],
+}
+
+impl Searchable {
+    fn of(transaction: &types::Transaction) -> Self {
+        let recipient = transaction.recipient.as_ref();
+        let reference = text(transaction.reference.as_ref());
+        // A payment reference that repeats the reference (the usual case) is found through it.
+        let payment_reference = text(transaction.payment_reference.as_ref()).filter(|p| Some(p) != reference.as_ref());
+        Self {
+            id: transaction.id,
+            fields: [
+                reference,
+                payment_reference,
+                text(transaction.order_id.as_ref()),
+                transaction.payer_name.clone(),
+                recipient.and_then(|r| text(r.bank_account.account_name.as_ref())),
+                recipient.and_then(|r| text(r.alias.as_ref())),
+            ],
+        }
+    }
+}
+
+/// Writes the search rows of a batch's transactions in one statement, oldest first.
+pub async fn index(connection: &mut SqliteConnection, rows: &[Searchable]) -> Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut insert = QueryBuilder::<Sqlite>::new(
+        "INSERT INTO transaction_search (rowid, reference, payment_reference, order_id, payer_name, account_name, \
+         alias) SELECT t.seq, v.column2, v.column3, v.column4, v.column5, v.column6, v.column7 FROM (",
     );
-    let mut values = script.separated(", ");
-    // A payment reference that repeats the reference (the usual case) is found through it.
-    let payment_reference = text(transaction.payment_reference.as_ref())
-        .filter(|p| Some(p) != text(transaction.reference.as_ref()).as_ref());
-    values.push_bind(text(transaction.reference.as_ref())).push_bind(payment_reference);
-    values.push_bind(text(transaction.order_id.as_ref())).push_bind(transaction.payer_name.clone());
-    values.push_bind(recipient.and_then(|r| text(r.bank_account.account_name.as_ref())));
-    values.push_bind(recipient.and_then(|r| text(r.alias.as_ref())));
-    script.push(");");
+    insert.push_values(rows, |mut values, row| {
+        values.push_bind(row.id);
+        for field in &row.fields {
+            values.push_bind(field.clone());
+        }
+    });
+    // CROSS JOIN: the few rows given are the outer loop, each transaction found by its id.
+    insert.push(") v CROSS JOIN transactions t ON t.id = v.column1 ORDER BY t.seq");
+    insert.build().execute(connection).await?;
     Ok(())
 }
 

@@ -10,7 +10,8 @@ use crate::reads::webhooks::{attempts, claimed};
 use crate::{Attempt, Result};
 
 /// Claims up to `limit` due notifications of one endpoint in one statement: the lease and what
-/// to post come back together.
+/// to post come back together. The limit is written into the SQL, not bound (see
+/// `reads::finish_page`).
 pub async fn claim(
     connection: &mut SqliteConnection,
     endpoint: Uuid,
@@ -21,7 +22,7 @@ pub async fn claim(
     let sql = format!(
         "UPDATE notifications SET lease_until = $1
          WHERE seq IN (SELECT seq FROM notifications WHERE endpoint_id = $2 AND next_attempt <= $3
-                       AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_attempt, seq LIMIT $4)
+                       AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_attempt, seq LIMIT {limit})
          RETURNING {}",
         claimed("notifications")
     );
@@ -29,7 +30,6 @@ pub async fn claim(
         .bind(micros(lease_until))
         .bind(endpoint)
         .bind(micros(now))
-        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
         .fetch_all(&mut *connection)
         .await?;
     attempts(&rows)

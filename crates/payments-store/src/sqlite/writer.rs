@@ -9,6 +9,10 @@
 //! stale status, a debit not covered) leaves the others untouched. A write that fails with
 //! [`StoreError::Database`] may have left the transaction in doubt: the whole batch is then
 //! rolled back and every write in it answered with the failure.
+//!
+//! What a write leaves for the end of its batch (the search rows of the transactions it
+//! inserted: see [`Session::searchable`]) is written after the last write, in the same
+//! transaction, before the commit.
 
 use std::panic::AssertUnwindSafe;
 
@@ -17,6 +21,7 @@ use futures::future::BoxFuture;
 use sqlx::{Connection, SqliteConnection};
 use tokio::sync::{mpsc, oneshot};
 
+use super::changes::{Searchable, index};
 use crate::{Result, StoreError};
 
 /// Writes taken into one commit at most.
@@ -27,10 +32,20 @@ const QUEUE: usize = 4096;
 /// Answers the caller once the commit is known. A write that failed is answered with its own
 /// error; one that succeeded, with the commit's outcome.
 type Reply = Box<dyn FnOnce(Result<()>) + Send>;
-/// A write: runs on the connection inside the open transaction and says whether the transaction
-/// is still intact. Dropped without running (the transaction could not start or broke), it
-/// answers its caller with an error through its closed channel.
-type Job = Box<dyn for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, (bool, Reply)> + Send>;
+/// A write: runs in the session's open transaction and says whether the transaction is still
+/// intact. Dropped without running (the transaction could not start or broke), it answers its
+/// caller with an error through its closed channel.
+type Job = Box<dyn for<'c> FnOnce(&'c mut Session) -> BoxFuture<'c, (bool, Reply)> + Send>;
+
+/// The writer's connection, and what the writes of the open transaction leave for its end.
+pub struct Session {
+    pub connection: SqliteConnection,
+    /// The search rows of the transactions inserted in this batch. FTS5 writes its pending
+    /// terms to disk as a new segment at every savepoint, so a row inserted inside each write's
+    /// savepoint cost a segment (and the merging of segments) per payment; inserted together
+    /// after the last savepoint, a batch makes one segment, at the commit.
+    pub searchable: Vec<Searchable>,
+}
 
 #[derive(Clone)]
 pub struct Writer {
@@ -49,12 +64,12 @@ impl Writer {
     pub async fn write<T, F>(&self, work: F) -> Result<T>
     where
         T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
+        F: for<'c> FnOnce(&'c mut Session) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
         let (answer, answered) = oneshot::channel();
-        let job: Job = Box::new(move |connection| {
+        let job: Job = Box::new(move |session| {
             Box::pin(async move {
-                let result = work(connection).await;
+                let result = work(session).await;
                 let intact = !matches!(result, Err(StoreError::Database(_)));
                 let reply: Reply = Box::new(move |committed| {
                     let _ = answer.send(result.and_then(|value| committed.map(|()| value)));
@@ -71,12 +86,13 @@ fn not_made() -> StoreError {
     StoreError::Database("the write was not made: the database failed (see the log)".into())
 }
 
-async fn run(mut connection: SqliteConnection, mut queue: mpsc::Receiver<Job>) {
+async fn run(connection: SqliteConnection, mut queue: mpsc::Receiver<Job>) {
+    let mut session = Session { connection, searchable: Vec::new() };
     let mut batch = Vec::with_capacity(BATCH);
     while queue.recv_many(&mut batch, BATCH).await > 0 {
-        commit(&mut connection, std::mem::take(&mut batch)).await;
+        commit(&mut session, std::mem::take(&mut batch)).await;
     }
-    let _ = connection.close().await;
+    let _ = session.connection.close().await;
 }
 
 async fn execute(connection: &mut SqliteConnection, sql: &'static str) -> Result<()> {
@@ -84,15 +100,16 @@ async fn execute(connection: &mut SqliteConnection, sql: &'static str) -> Result
 }
 
 /// Runs `batch` in one transaction and commits it.
-async fn commit(connection: &mut SqliteConnection, batch: Vec<Job>) {
-    if let Err(error) = execute(connection, "BEGIN IMMEDIATE").await {
+async fn commit(session: &mut Session, batch: Vec<Job>) {
+    session.searchable.clear();
+    if let Err(error) = execute(&mut session.connection, "BEGIN IMMEDIATE").await {
         tracing::error!(%error, writes = batch.len(), "cannot begin a write transaction");
         return;
     }
     let mut replies = Vec::with_capacity(batch.len());
     let mut failure = None;
     for job in batch {
-        let (intact, reply) = match AssertUnwindSafe(job(connection)).catch_unwind().await {
+        let (intact, reply) = match AssertUnwindSafe(job(session)).catch_unwind().await {
             Ok(outcome) => outcome,
             Err(_) => {
                 tracing::error!("a write panicked; its transaction is rolled back");
@@ -106,9 +123,14 @@ async fn commit(connection: &mut SqliteConnection, batch: Vec<Job>) {
             break;
         }
     }
+    let searchable = std::mem::take(&mut session.searchable);
+    let connection = &mut session.connection;
     let committed = match failure {
         Some(error) => Err(error),
-        None => execute(connection, "COMMIT").await,
+        None => match index(connection, &searchable).await {
+            Ok(()) => execute(connection, "COMMIT").await,
+            Err(error) => Err(error),
+        },
     };
     if let Err(error) = &committed {
         tracing::error!(%error, writes = replies.len(), "a write transaction failed; its writes were rolled back");
