@@ -1,6 +1,7 @@
 //! The real `payments-sandbox` binary in a child process: first start, tokens from the
 //! environment, the `create-tenant` subcommand, a graceful stop that finishes the request in
-//! flight, and a `kill -9` in the middle of writes that loses nothing acknowledged.
+//! flight, a `kill -9` in the middle of writes that loses nothing acknowledged, and clients that
+//! hang up mid-request leaving nothing half-done.
 
 use std::io::{Read, Write};
 use std::process::Command;
@@ -285,4 +286,98 @@ async fn delivery_throughput_to_a_local_receiver() {
         elapsed.as_secs_f64(),
         1_000.0 / elapsed.as_secs_f64()
     );
+}
+
+/// Clients that hang up in the middle of their requests leave nothing half-done: no session
+/// inside a transaction (on PostgreSQL, a write abandoned with its request once left one, whose
+/// row locks then held webhook deliveries and a graceful stop for good: see the store's
+/// `to_the_end`), every notification delivered, a clean stop, a ledger that adds up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn clients_that_hang_up_mid_request_leave_nothing_half_done() {
+    let receiver = start_receiver().await;
+    let database = TestDatabase::fresh();
+    let args = delivering(&receiver);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut process = spawn_with(&database.location, Some("tok_hangup"), &args);
+    let client = payments_client::with_token(&process.url, "tok_hangup");
+    let balance = open_balance(&client, "GBP").await;
+    let recipient = gb_recipient(&client).await;
+    fund(&client, &balance, 10_000_000).await;
+    let endpoint = client
+        .create_webhook_endpoint()
+        .body(types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>(&receiver.url("ok"))))
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
+
+    // 16 clients, each sending payments and pings and hanging up on each after 0.2 to 3 ms:
+    // before, during or after its transaction.
+    let raw = reqwest::Client::new();
+    let hangers: Vec<_> = (0..16u64)
+        .map(|client_number| {
+            let (raw, url) = (raw.clone(), process.url.clone());
+            tokio::spawn(async move {
+                for i in 0..40u64 {
+                    let wait = Duration::from_micros(200 + (client_number * 7919 + i * 104_729) % 2_800);
+                    let (path, body) = if i % 2 == 0 {
+                        let order = format!("hangup-{client_number}-{i}");
+                        (
+                            "/transactions",
+                            serde_json::json!({"transaction_type": "payment", "amount": 100,
+                            "balance_id": balance.id, "recipient_id": recipient.id, "order_id": order}),
+                        )
+                    } else {
+                        ("/webhooks", serde_json::json!({"endpoint_id": endpoint.id}))
+                    };
+                    let _ = raw
+                        .post(format!("{url}{path}"))
+                        .bearer_auth("tok_hangup")
+                        .json(&body)
+                        .timeout(wait)
+                        .send()
+                        .await;
+                }
+            })
+        })
+        .collect();
+    for hanger in hangers {
+        hanger.await.unwrap();
+    }
+
+    // The sandbox goes on: pings made now are all delivered, with whatever the abandoned
+    // requests left due before them.
+    let ids = pings(&client, endpoint.id, 20).await;
+    assert!(
+        eventually(Duration::from_secs(30), || {
+            let counts = arrivals(&receiver);
+            let all = ids.iter().all(|id| counts.contains_key(id));
+            async move { all }
+        })
+        .await,
+        "every ping after the hang-ups is delivered"
+    );
+    let notifications = client.list_webhooks().limit(limit(100)).send().await.unwrap().into_inner();
+    assert!(
+        eventually(Duration::from_secs(30), || {
+            let counts = arrivals(&receiver);
+            let all = notifications.iter().all(|n| counts.contains_key(&n.id.to_string()));
+            async move { all }
+        })
+        .await,
+        "what the abandoned pings made is delivered too"
+    );
+    if database.location.starts_with("postgres://") {
+        let mut connection = <sqlx::PgConnection as sqlx::Connection>::connect(&database.location).await.unwrap();
+        let open: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'",
+        )
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+        assert_eq!(open, 0, "no session is left inside a transaction");
+    }
+    process.signal("-TERM");
+    assert!(process.wait(Duration::from_secs(15)).success(), "a graceful stop finishes");
+    assert_ledger_reconciles(&database.location).await;
 }

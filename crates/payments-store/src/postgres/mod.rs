@@ -14,7 +14,9 @@
 //!   delivered by one instance at a time, and by another once the lease of one that died runs
 //!   out;
 //! - a write is acknowledged once committed, and PostgreSQL's commit is on disk
-//!   (`synchronous_commit`, its default): nothing acknowledged is lost when an instance dies.
+//!   (`synchronous_commit`, its default): nothing acknowledged is lost when an instance dies;
+//! - a write runs to its end (commit or rollback) in a task of its own, whatever becomes of the
+//!   request that asked for it ([`to_the_end`]).
 
 mod changes;
 mod outbox;
@@ -37,6 +39,10 @@ use crate::*;
 const CONNECTIONS: u32 = 16;
 /// How long a request waits for a connection, and start-up for the server to answer.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+/// A session left inside a transaction this long is ended by the server, which rolls the
+/// transaction back and frees its locks. None of ours waits that long between statements; this
+/// bounds the harm of one that was abandoned (see [`to_the_end`]).
+const IDLE_IN_TRANSACTION: &str = "30s";
 
 const MIGRATIONS: Migrations = &[(1, "schema", include_str!("../../migrations/postgres/0001_schema.sql"))];
 
@@ -77,7 +83,9 @@ impl PostgresStore {
         let options: PgConnectOptions = url
             .parse()
             .map_err(|e: sqlx::Error| format!("{shown} is not a PostgreSQL URL: {}", one_line(&e.to_string())))?;
-        let options = options.log_statements(tracing::log::LevelFilter::Trace);
+        let options = options
+            .options([("idle_in_transaction_session_timeout", IDLE_IN_TRANSACTION)])
+            .log_statements(tracing::log::LevelFilter::Trace);
         let pool = PgPoolOptions::new()
             .max_connections(CONNECTIONS)
             .acquire_timeout(ACQUIRE_TIMEOUT)
@@ -183,14 +191,19 @@ impl Store for PostgresStore {
     }
 
     async fn ensure_tenant(&self, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<EnsuredTenant> {
-        tenants::ensure(&self.pool, hash, name, now).await
+        let (pool, hash, name) = (self.pool.clone(), *hash, name.to_owned());
+        to_the_end(async move { tenants::ensure(&pool, &hash, &name, now).await }).await
     }
 
     async fn create_tenant(&self, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<TenantRecord> {
-        let mut transaction = self.pool.begin().await?;
-        let tenant = tenants::create(&mut transaction, hash, name, now).await?;
-        transaction.commit().await?;
-        Ok(tenant)
+        let (pool, hash, name) = (self.pool.clone(), *hash, name.to_owned());
+        to_the_end(async move {
+            let mut transaction = pool.begin().await?;
+            let tenant = tenants::create(&mut transaction, &hash, &name, now).await?;
+            transaction.commit().await?;
+            Ok(tenant)
+        })
+        .await
     }
 
     async fn tenant_count(&self) -> Result<u64> {
@@ -202,7 +215,8 @@ impl Store for PostgresStore {
     }
 
     async fn apply(&self, changes: Changeset) -> Result<()> {
-        changes::apply(&self.pool, &changes).await
+        let pool = self.pool.clone();
+        to_the_end(async move { changes::apply(&pool, &changes).await }).await
     }
 
     async fn claim(
@@ -212,18 +226,33 @@ impl Store for PostgresStore {
         limit: usize,
         lease_until: DateTime<Utc>,
     ) -> Result<Vec<Attempt>> {
-        outbox::claim(&self.pool, endpoint, now, limit, lease_until).await
+        let pool = self.pool.clone();
+        to_the_end(async move { outbox::claim(&pool, endpoint, now, limit, lease_until).await }).await
     }
 
     async fn record_attempt(&self, notification: Uuid, outcome: AttemptOutcome) -> Result<()> {
-        reads::webhooks::record_attempt::<Postgres>(notification, outcome).build().execute(&self.pool).await?;
-        Ok(())
+        let pool = self.pool.clone();
+        to_the_end(async move {
+            reads::webhooks::record_attempt::<Postgres>(notification, outcome).build().execute(&pool).await?;
+            Ok(())
+        })
+        .await
     }
 
     async fn release_claims(&self) -> Result<u64> {
         // Other instances may be delivering what is claimed: their leases run out if they died.
         Ok(0)
     }
+}
+
+/// Runs `write` to its end in a task of its own. A request's future is dropped when its client
+/// hangs up; dropped in the middle of a transaction, sqlx could put its connection back in the
+/// pool still inside that transaction, and the statements later run on the connection stayed
+/// uncommitted, holding their row locks: webhook deliveries, and a graceful stop with them,
+/// waited on those locks (found by the benchmark, whose load tool hangs up on the requests in
+/// flight when it stops). A write, once started, commits or rolls back.
+async fn to_the_end<T: Send + 'static>(write: impl Future<Output = Result<T>> + Send + 'static) -> Result<T> {
+    tokio::spawn(write).await.map_err(|e| StoreError::Database(format!("a write did not finish: {e}")))?
 }
 
 #[cfg(test)]
