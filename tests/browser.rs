@@ -275,6 +275,8 @@ async fn a_payer_pays_on_the_hosted_page_and_the_balance_is_credited() {
     );
     assert_eq!(text(&page, "document.querySelector('#pay').innerText").await, "Pay ₦12,500.50");
     assert!(number(&page, "document.querySelector('img').naturalWidth").await > 0, "the QR code image loads");
+    // The page's Content-Security-Policy lets its own inline style sheet apply (by its hash).
+    assert_eq!(text(&page, "getComputedStyle(document.querySelector('.card')).borderTopLeftRadius").await, "16px");
     // Readable on a phone: nothing wider than the screen.
     assert!(number(&page, "document.documentElement.scrollWidth").await <= 390);
     screenshot(&page, "payment-page-phone.png", true).await;

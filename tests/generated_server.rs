@@ -637,6 +637,29 @@ async fn router_failures_answer_in_the_error_object() {
     // Body too large: 413.
     let big = json!({"currency": "GBP", "name": "x".repeat(70 * 1024)}).to_string();
     assert_error(&raw("POST", &balances, token, json, big).await, 413, "larger than 65536 bytes");
+    // One declared larger than the limit is refused before any of it is sent, and the
+    // connection closed (its body is left unread).
+    let address = base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let head = format!(
+        "POST /balances HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer tok_alice\r\n\
+         Content-Type: application/json\r\nContent-Length: 1000000000000000\r\n\r\n"
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut stream, head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut answer),
+    )
+    .await
+    .expect("answered without waiting for the body")
+    .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(
+        answer.contains(r#"{"request":"error","code":413,"message":"Request body larger than 65536 bytes"}"#),
+        "{answer}"
+    );
 
     // Bad UUID in a path: 400; unknown id: the implementer's 404.
     assert_error(&raw("GET", &format!("{balances}/not-a-uuid"), token, None, "").await, 400, "path parameter `id`");

@@ -342,7 +342,28 @@ async fn payment_requests_are_paid_on_the_hosted_page_and_settle_into_the_balanc
     // The page shows the amount in the currency's minor unit and the escaped reference.
     let page = reqwest::get(&request.payment_url).await.unwrap();
     assert_eq!(page.status().as_u16(), 200);
+    let headers = page.headers().clone();
     let html = page.text().await.unwrap();
+    // No other site may frame the page; it runs no script, and its one style sheet is allowed
+    // by its hash; its form may reach only the sandbox and the origin of return_url.
+    let policy = headers["content-security-policy"].to_str().unwrap();
+    let style = html.split("<style>").nth(1).and_then(|rest| rest.split("</style>").next()).unwrap();
+    let style_hash = {
+        use base64::Engine;
+        use sha2::Digest;
+        base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(style))
+    };
+    assert_eq!(
+        policy,
+        format!(
+            "default-src 'none'; style-src 'sha256-{style_hash}'; img-src 'self'; \
+             form-action 'self' https://shop.example; frame-ancestors 'none'; base-uri 'none'"
+        )
+    );
+    assert!(!html.contains("<script"), "no script on the page");
+    assert_eq!(headers["x-frame-options"], "DENY");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    assert_eq!(headers["referrer-policy"], "no-referrer");
     assert!(html.contains("£25.00"), "amount shown in pounds");
     assert!(html.contains("Invoice &lt;42&gt; &amp; co"), "reference escaped");
     assert!(html.contains("name=\"viewport\""), "made for phones too");
@@ -488,6 +509,7 @@ async fn payment_requests_are_paid_on_the_hosted_page_and_settle_into_the_balanc
         "return_url",
     );
     let unknown_page = reqwest::get(format!("{}/pay/{}", sandbox.url, Uuid::new_v4())).await.unwrap();
+    assert!(unknown_page.headers()["content-security-policy"].to_str().unwrap().contains("frame-ancestors 'none'"));
     assert_eq!(unknown_page.status().as_u16(), 404);
 
     // Every filter of the list.

@@ -188,11 +188,13 @@ fn is_json(headers: &HeaderMap) -> bool {
 
 fn body_rejection(rejection: BytesRejection) -> ApiError {
     match rejection.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => {
-            ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, format!("Request body larger than {BODY_LIMIT} bytes"))
-        }
+        StatusCode::PAYLOAD_TOO_LARGE => too_large(),
         status => ApiError::new(status, rejection.body_text()),
     }
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, format!("Request body larger than {BODY_LIMIT} bytes"))
 }
 
 /// A success response with a JSON body.
@@ -280,7 +282,21 @@ pub fn finish_router(router: axum::Router) -> axum::Router {
     router
         .fallback(|uri: Uri| async move { ApiError::not_found(format!("no such path {}", uri.path())) })
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::from_fn(refuse_declared_oversize))
         .layer(axum::middleware::map_response(uniform_errors))
+}
+
+/// A body whose declared length is over the limit is refused before any of it is read: `413`
+/// with the error object at once, instead of waiting for bytes that will be refused anyway. The
+/// connection is closed, since the body is left unread on it.
+async fn refuse_declared_oversize(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > BODY_LIMIT as u64) {
+        let mut response = too_large().into_response();
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return response;
+    }
+    next.run(request).await
 }
 
 async fn uniform_errors(response: Response) -> Response {

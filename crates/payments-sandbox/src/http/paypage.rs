@@ -2,7 +2,9 @@
 //! `qr_code_url`. No bearer token here: the request's random id is what the payer is given.
 
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, header};
+use std::sync::LazyLock;
+
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::get;
 use payments_types as types;
@@ -29,7 +31,7 @@ async fn find(sandbox: &Sandbox, id: &str) -> Option<types::PaymentRequest> {
 
 async fn page(State(sandbox): State<Sandbox>, Path(id): Path<String>) -> Response {
     match find(&sandbox, &id).await {
-        Some(request) => Html(render(&request, None)).into_response(),
+        Some(request) => secured(Html(render(&request, None)).into_response(), Some(&request)),
         None => not_found(),
     }
 }
@@ -53,14 +55,18 @@ async fn submit(
         .map(|f| f.0.payer_name.chars().filter(|c| !c.is_control()).collect::<String>().trim().to_owned())
         .filter(|n| !n.is_empty() && n.chars().count() <= 140);
     match sandbox.pay_as_payer(request.id, payer_name).await {
-        Ok(request) => match &request.return_url {
-            Some(url) => Redirect::to(url).into_response(),
-            None => Redirect::to(&format!("/pay/{}", request.id)).into_response(),
-        },
+        Ok(request) => {
+            let to = match &request.return_url {
+                Some(url) => Redirect::to(url),
+                None => Redirect::to(&format!("/pay/{}", request.id)),
+            };
+            secured(to.into_response(), Some(&request))
+        }
         Err(error) => {
             let error = super::api::api_error(error);
             let current = find(&sandbox, &id).await.unwrap_or(request);
-            (error.status(), Html(render(&current, Some(error.message())))).into_response()
+            let page = (error.status(), Html(render(&current, Some(error.message())))).into_response();
+            secured(page, Some(&current))
         }
     }
 }
@@ -71,12 +77,14 @@ async fn qr_code(State(sandbox): State<Sandbox>, Path(id): Path<String>) -> Resp
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
     let svg = code.render::<qrcode::render::svg::Color>().min_dimensions(240, 240).quiet_zone(true).build();
-    ([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "public, max-age=86400")], svg).into_response()
+    let image = ([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "public, max-age=86400")], svg)
+        .into_response();
+    secured(image, None)
 }
 
 fn not_found() -> Response {
-    (StatusCode::NOT_FOUND, Html(shell("Payment not found", "<p class=\"muted\">This payment link is not valid.</p>")))
-        .into_response()
+    let page = shell("Payment not found", "<p class=\"muted\">This payment link is not valid.</p>");
+    secured((StatusCode::NOT_FOUND, Html(page)).into_response(), None)
 }
 
 /// `amount` minor units of `currency` for people: symbol, thousands separators and exactly the
@@ -143,6 +151,68 @@ fn render(request: &types::PaymentRequest, error: Option<&str>) -> String {
     shell(&format!("Pay {amount}"), &body)
 }
 
+/// The page's one style sheet, inline, so the page is one request; the Content-Security-Policy
+/// allows exactly it, by its hash.
+const STYLE: &str = r#"
+  :root { color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+  body { margin: 0; background: #f3f4f7; color: #1c1e26; }
+  main { max-width: 420px; margin: 0 auto; padding: 24px 16px; }
+  .card { background: #fff; border-radius: 16px; box-shadow: 0 4px 24px rgba(20, 24, 40, .08); padding: 28px 24px; text-align: center; }
+  .brand { font-weight: 600; letter-spacing: .02em; color: #4b5bdc; margin: 0 0 20px; }
+  .muted { color: #6b6f80; margin: 0; }
+  .amount { font-size: 2.6rem; font-weight: 700; margin: 4px 0; font-variant-numeric: tabular-nums; }
+  .reference { margin: 0 0 12px; color: #3a3d4a; word-wrap: break-word; }
+  .status { display: inline-block; padding: 2px 10px; border-radius: 999px; background: #eef0fb; color: #4b5bdc; font-size: .85rem; margin: 0 0 20px; }
+  .status-processed { background: #e5f6ec; color: #1d7a45; }
+  .status-failed, .status-cancelled { background: #fdecec; color: #b42323; }
+  form { display: grid; gap: 8px; text-align: left; }
+  label { font-size: .9rem; color: #3a3d4a; }
+  input { font: inherit; padding: 12px; border: 1px solid #c9ccd8; border-radius: 10px; }
+  button { font: inherit; font-weight: 600; padding: 14px; border: 0; border-radius: 10px; background: #4b5bdc; color: #fff; cursor: pointer; margin-top: 8px; }
+  button:hover { background: #3a49c4; }
+  .done { font-weight: 600; color: #1d7a45; }
+  .error { color: #b42323; }
+  figure { margin: 24px 0 0; }
+  figure img { width: 200px; height: 200px; }
+  figcaption { color: #6b6f80; font-size: .85rem; }
+  footer { text-align: center; color: #8a8ea0; font-size: .8rem; margin-top: 16px; }
+"#;
+
+/// `'sha256-…'` of [`STYLE`], as a Content-Security-Policy source.
+static STYLE_SOURCE: LazyLock<String> = LazyLock::new(|| {
+    use base64::Engine;
+    use sha2::Digest;
+    format!("'sha256-{}'", base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(STYLE)))
+});
+
+/// What every answer of the payment page carries. The page runs no script, shows only its own
+/// style and images, posts its form only to this sandbox (which then sends the payer on to the
+/// request's `return_url`, whose origin the form may therefore reach), and may not be framed:
+/// a payer must not be made to click "Pay" inside another site. The page's address is what lets
+/// anyone pay, so it is never sent on as a referrer.
+fn secured(mut response: Response, request: Option<&types::PaymentRequest>) -> Response {
+    let return_origin = request
+        .and_then(|r| r.return_url.as_deref())
+        .and_then(|url| url::Url::parse(url).ok())
+        .map(|url| url.origin())
+        .filter(url::Origin::is_tuple)
+        .map(|origin| format!(" {}", origin.ascii_serialization()))
+        .unwrap_or_default();
+    let policy = format!(
+        "default-src 'none'; style-src {}; img-src 'self'; form-action 'self'{return_origin}; \
+         frame-ancestors 'none'; base-uri 'none'",
+        *STYLE_SOURCE
+    );
+    let headers = response.headers_mut();
+    if let Ok(policy) = HeaderValue::from_str(&policy) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, policy);
+    }
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    response
+}
+
 fn shell(title: &str, body: &str) -> String {
     format!(
         r#"<!doctype html>
@@ -151,30 +221,7 @@ fn shell(title: &str, body: &str) -> String {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
-<style>
-  :root {{ color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }}
-  body {{ margin: 0; background: #f3f4f7; color: #1c1e26; }}
-  main {{ max-width: 420px; margin: 0 auto; padding: 24px 16px; }}
-  .card {{ background: #fff; border-radius: 16px; box-shadow: 0 4px 24px rgba(20, 24, 40, .08); padding: 28px 24px; text-align: center; }}
-  .brand {{ font-weight: 600; letter-spacing: .02em; color: #4b5bdc; margin: 0 0 20px; }}
-  .muted {{ color: #6b6f80; margin: 0; }}
-  .amount {{ font-size: 2.6rem; font-weight: 700; margin: 4px 0; font-variant-numeric: tabular-nums; }}
-  .reference {{ margin: 0 0 12px; color: #3a3d4a; word-wrap: break-word; }}
-  .status {{ display: inline-block; padding: 2px 10px; border-radius: 999px; background: #eef0fb; color: #4b5bdc; font-size: .85rem; margin: 0 0 20px; }}
-  .status-processed {{ background: #e5f6ec; color: #1d7a45; }}
-  .status-failed, .status-cancelled {{ background: #fdecec; color: #b42323; }}
-  form {{ display: grid; gap: 8px; text-align: left; }}
-  label {{ font-size: .9rem; color: #3a3d4a; }}
-  input {{ font: inherit; padding: 12px; border: 1px solid #c9ccd8; border-radius: 10px; }}
-  button {{ font: inherit; font-weight: 600; padding: 14px; border: 0; border-radius: 10px; background: #4b5bdc; color: #fff; cursor: pointer; margin-top: 8px; }}
-  button:hover {{ background: #3a49c4; }}
-  .done {{ font-weight: 600; color: #1d7a45; }}
-  .error {{ color: #b42323; }}
-  figure {{ margin: 24px 0 0; }}
-  figure img {{ width: 200px; height: 200px; }}
-  figcaption {{ color: #6b6f80; font-size: .85rem; }}
-  footer {{ text-align: center; color: #8a8ea0; font-size: .8rem; margin-top: 16px; }}
-</style>
+<style>{STYLE}</style>
 </head>
 <body>
 <main>
