@@ -661,8 +661,13 @@ async fn router_failures_answer_in_the_error_object() {
         "{answer}"
     );
 
-    // Bad UUID in a path: 400; unknown id: the implementer's 404.
-    assert_error(&raw("GET", &format!("{balances}/not-a-uuid"), token, None, "").await, 400, "path parameter `id`");
+    // An id in a path that is not a UUID, or a UUID spelt otherwise than lower-case and
+    // hyphenated: 404 before the implementer is asked; an unknown id: the implementer's 404.
+    for id in
+        ["not-a-uuid".to_owned(), Uuid::nil().simple().to_string(), Uuid::max().hyphenated().to_string().to_uppercase()]
+    {
+        assert_error(&raw("GET", &format!("{balances}/{id}"), token, None, "").await, 404, "lower-case hyphenated");
+    }
     assert_error(&raw("GET", &format!("{balances}/{}", Uuid::nil()), token, None, "").await, 404, "no balance");
 
     // Bad queries: a wrong type, a broken bound, an unknown parameter, a bad enum value, a missing required one.
@@ -687,7 +692,9 @@ async fn router_failures_answer_in_the_error_object() {
     );
     assert_error(&raw("GET", &format!("{base}/bankfields?country=GB"), token, None, "").await, 400, "currency");
 
-    // Unknown path: 404; wrong method: 405 with the allowed methods.
+    // Unknown path: 401 without a valid credential, 404 with one; wrong method: 405 with the
+    // allowed methods.
+    assert_error(&raw("GET", &format!("{base}/nowhere"), None, None, "").await, 401, "credential");
     assert_error(&raw("GET", &format!("{base}/nowhere"), token, None, "").await, 404, "no such path /nowhere");
     let wrong_method = raw("PUT", &balances, token, json, "{}").await;
     assert_error(&wrong_method, 405, "Method not allowed");

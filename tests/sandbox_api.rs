@@ -1213,33 +1213,42 @@ async fn the_rails_move_on_by_themselves() {
 }
 
 #[tokio::test]
-async fn text_holding_nul_is_refused_and_changes_nothing() {
+async fn text_holding_control_characters_is_refused_and_changes_nothing() {
     let sandbox = start_sandbox().await;
     let client = sandbox.client(ALICE);
     let balance = open_balance(&client, "GBP").await;
     fund(&client, &balance, 10_000).await;
     let recipient = gb_recipient(&client).await;
     let json = Some("application/json");
-    // In a body: JSON may carry U+0000, no stored text may.
-    let body = serde_json::json!({
-        "transaction_type": "payment", "amount": 100, "balance_id": balance.id, "recipient_id": recipient.id,
-        "order_id": "nul-\u{0}-1", "reference": "Invoice 42"
-    });
-    let refused = raw("POST", &format!("{}/transactions", sandbox.url), Some(ALICE), json, body.to_string()).await;
-    assert_error(&refused, 400, "order_id: text may not contain the NUL character");
+    // In a body: JSON may carry U+0000 and friends, no name, reference or id may.
+    for (control, code) in
+        [('\u{0}', "U+0000"), ('\n', "U+000A"), ('\u{1b}', "U+001B"), ('\u{7f}', "U+007F"), ('\u{85}', "U+0085")]
+    {
+        let body = serde_json::json!({
+            "transaction_type": "payment", "amount": 100, "balance_id": balance.id, "recipient_id": recipient.id,
+            "order_id": format!("ctl-{control}-1"), "reference": "Invoice 42"
+        });
+        let refused = raw("POST", &format!("{}/transactions", sandbox.url), Some(ALICE), json, body.to_string()).await;
+        assert_error(&refused, 400, &format!("order_id: text may not contain control characters (found {code})"));
+    }
     let nested = serde_json::json!({
         "type": "personal", "country": "GB",
         "bank_account": {"currency": "GBP", "account_name": "Ada\u{0}", "sort_code": "040004", "account_number": "12345678"}
     });
     let refused = raw("POST", &format!("{}/recipients", sandbox.url), Some(ALICE), json, nested.to_string()).await;
-    assert_error(&refused, 400, "bank_account.account_name: text may not contain the NUL character");
+    assert_error(&refused, 400, "bank_account.account_name: text may not contain control characters");
+    let renamed = serde_json::json!({"name": "Main\tbalance"});
+    let url = format!("{}/balances/{}", sandbox.url, balance.id);
+    let refused = raw("PATCH", &url, Some(ALICE), json, renamed.to_string()).await;
+    assert_error(&refused, 400, "name: text may not contain control characters (found U+0009)");
     // In a query: a search or a filter.
-    for query in ["search=%C2%BE%00", "order_id=a%00b"] {
+    for query in ["search=%C2%BE%00", "order_id=a%00b", "search=a%0Ab"] {
         let refused = raw("GET", &format!("{}/transactions?{query}", sandbox.url), Some(ALICE), None, "").await;
-        assert_error(&refused, 400, "text may not contain the NUL character");
+        assert_error(&refused, 400, "text may not contain control characters");
     }
     // Nothing was made or moved.
     assert_eq!(balance_of(&client, balance.id).await, 10_000);
     assert!(tx_ids(client.list_transactions().transaction_type(types::TransactionType::Payment)).await.is_empty());
     assert_eq!(client.list_recipients().send().await.unwrap().into_inner().len(), 1);
+    assert_eq!(client.get_balance().id(balance.id).send().await.unwrap().into_inner().name, balance.name);
 }

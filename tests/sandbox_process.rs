@@ -80,6 +80,41 @@ async fn sigterm_finishes_the_request_in_flight() {
     assert!(std::net::TcpStream::connect(&address).is_err());
 }
 
+#[tokio::test]
+async fn sigterm_gives_up_on_clients_that_never_finish_after_the_grace_period() {
+    let database = TestDatabase::fresh();
+    // Timeouts far beyond the grace, so only the grace can end these connections.
+    let limits = ["--shutdown-grace", "2", "--header-timeout", "120", "--body-timeout", "120"];
+    let mut process = spawn_with(&database.location, Some("tok_slow"), &limits);
+    let address = process.url.trim_start_matches("http://").to_owned();
+    let half_head = "POST /balances HTTP/1.1\r\nHost: x\r\nAuthorization: Bea";
+    let half_body = "POST /balances HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok_slow\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{\"currency\":";
+    let mut held = Vec::new();
+    for sent in ["", half_head, half_body] {
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        stream.write_all(sent.as_bytes()).unwrap();
+        held.push(stream);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let signalled = std::time::Instant::now();
+    process.signal("-TERM");
+    let status = process.wait(Duration::from_secs(8));
+    let took = signalled.elapsed();
+    assert!(status.success(), "exits 0 after giving up: {status:?}");
+    assert!(took >= Duration::from_millis(1_500), "the half-sent body had its grace: {took:?}");
+    // Every held connection was closed by the sandbox.
+    for mut stream in held {
+        stream.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut rest = Vec::new();
+        let read = stream.read_to_end(&mut rest);
+        assert!(read.is_ok() || read.is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset));
+    }
+    // Nothing half-sent was stored.
+    let again = spawn(&database.location, Some("tok_slow"));
+    let client = payments_client::with_token(&again.url, "tok_slow");
+    assert!(client.list_balances().send().await.unwrap().into_inner().is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn acknowledged_writes_survive_kill_9_and_restart() {
     let database = TestDatabase::fresh();

@@ -1,7 +1,8 @@
 //! Webhook delivery end to end: the sandbox posts to a real HTTPS receiver (certificate from a
 //! test CA), every event kind arrives signed as the document says and verifies with the
 //! receiver kit, failures are retried at the configured interval, a hanging receiver counts as a
-//! failure, and a tampered body does not verify.
+//! failure, a tampered body does not verify, and notifications that are over are pruned after
+//! the retention while those still being retried are kept.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -233,4 +234,54 @@ async fn a_dead_receiver_is_retried_24_times_then_discarded_and_slows_no_one() {
     let stopped = client.get_webhook().id(pending.id).send().await.unwrap().into_inner();
     assert_eq!(stopped.status, types::DeliveryStatus::Discarded);
     assert!(stopped.retry_count <= 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notifications_that_are_over_are_pruned_after_the_retention_and_retries_are_kept() {
+    let receiver = start_receiver().await;
+    let mut options = test_options();
+    options.webhooks = DeliveryOptions {
+        // The failed one's next attempt is an hour away: it is still being retried throughout.
+        retry_interval: Duration::from_secs(3600),
+        root_ca: Some(receiver.ca_file.clone()),
+        policy: TargetPolicy { allow_loopback: true },
+        retention: Duration::from_secs(1),
+        ..DeliveryOptions::default()
+    };
+    let sandbox = start_sandbox_with(options).await;
+    let client = sandbox.client(ALICE);
+    let up = endpoint(&client, &receiver.url("ok")).await;
+    let down = endpoint(&client, &receiver.url("down")).await;
+    let ping = |endpoint: uuid::Uuid| {
+        let client = client.clone();
+        async move {
+            let body = types::WebhookPing::builder().endpoint_id(endpoint);
+            client.send_test_webhook().body(body).send().await.unwrap().into_inner().id
+        }
+    };
+    let delivered = [ping(up.id).await, ping(up.id).await];
+    let retried = ping(down.id).await;
+    let status = |id: uuid::Uuid| {
+        let client = client.clone();
+        async move { client.get_webhook().id(id).send().await.map(|w| w.into_inner().status) }
+    };
+    // Delivered ones are pruned once a second old; the failed one stays, whatever its age.
+    let pruned = eventually(Duration::from_secs(15), || async {
+        let mut gone = true;
+        for id in delivered {
+            gone &= status(id).await.is_err();
+        }
+        gone
+    })
+    .await;
+    assert!(pruned, "delivered notifications are pruned after the retention");
+    assert_eq!(receiver.received().iter().filter(|r| r.path == "ok").count(), 2, "both were delivered first");
+    for id in delivered {
+        assert_refused(client.get_webhook().id(id).send().await, 404, "");
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(status(retried).await.unwrap(), types::DeliveryStatus::Failed, "still being retried: kept");
+    let listed: Vec<uuid::Uuid> =
+        client.list_webhooks().send().await.unwrap().into_inner().iter().map(|w| w.id).collect();
+    assert_eq!(listed, [retried]);
 }

@@ -128,6 +128,7 @@ async fn receive(
     };
     match path.as_str() {
         "flaky" if attempt <= 2 => StatusCode::INTERNAL_SERVER_ERROR,
+        "down" => StatusCode::SERVICE_UNAVAILABLE,
         "hang" if attempt == 1 => {
             tokio::time::sleep(Duration::from_secs(12)).await;
             StatusCode::OK

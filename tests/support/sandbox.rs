@@ -6,7 +6,7 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use payments_client::{Client, types};
-use payments_sandbox::{DeliveryOptions, Options, Server};
+use payments_sandbox::{DeliveryOptions, Limits, Options, Server};
 use uuid::Uuid;
 
 pub use crate::database::{Backend, TestDatabase, assert_ledger_reconciles, backend};
@@ -25,9 +25,16 @@ pub struct TestSandbox {
     _shutdown: tokio::sync::oneshot::Sender<()>,
 }
 
-/// Options the tests start from: rails left to `POST /sandbox/advance`, no rate limit.
+/// Options the tests start from: rails left to `POST /sandbox/advance`, no rate limit, the
+/// connection limits of the command line's defaults.
 pub fn test_options() -> Options {
-    Options { public_url: String::new(), rate_limit: None, rail_interval: None, webhooks: DeliveryOptions::default() }
+    Options {
+        public_url: String::new(),
+        rate_limit: None,
+        rail_interval: None,
+        webhooks: DeliveryOptions::default(),
+        limits: Limits::default(),
+    }
 }
 
 /// A sandbox with tenants for [`ALICE`] and [`BOB`].

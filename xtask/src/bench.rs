@@ -231,10 +231,15 @@ fn free_port() -> u16 {
 }
 
 fn start(binary: &Path, work: &Path, database: &Database) -> Result<Sandbox, String> {
+    start_with(binary, work, database, &[])
+}
+
+fn start_with(binary: &Path, work: &Path, database: &Database, extra: &[&str]) -> Result<Sandbox, String> {
     let address = format!("127.0.0.1:{}", free_port());
     let log = std::fs::File::create(work.join("sandbox.log")).map_err(|e| e.to_string())?;
     let child = Command::new(binary)
         .args(["--listen", &address, "--rate-limit", "0", "--rail-interval", "0", "--webhook-allow-loopback"])
+        .args(extra)
         .arg("--database")
         .arg(database.argument())
         .env("PAYMENTS_SANDBOX_TOKENS", TOKEN)
@@ -325,14 +330,7 @@ fn deliveries(
         json!({"url": format!("http://{receiver}/receive"), "events": ["ping"]}),
     )?;
     let id = endpoint["id"].as_str().ok_or("an endpoint id")?.to_owned();
-    let received = || -> Result<u64, String> {
-        let mut stream = TcpStream::connect(receiver).map_err(|e| e.to_string())?;
-        write!(stream, "GET /received HTTP/1.1\r\nHost: {receiver}\r\nConnection: close\r\n\r\n")
-            .map_err(|e| e.to_string())?;
-        let mut response = String::new();
-        stream.read_to_string(&mut response).map_err(|e| e.to_string())?;
-        response.rsplit("\r\n\r\n").next().and_then(|n| n.trim().parse().ok()).ok_or("a count".into())
-    };
+    let received = || received(receiver);
     let start = Instant::now();
     let pinged = wrk(wrk_path, work, address, PING, &[id], 8, scale.seconds.min(5))?;
     let sent = pinged.requests - pinged.failed;
@@ -506,6 +504,25 @@ struct Results {
     /// Pings delivered to the loopback receiver, and how long it took.
     deliveries: (u64, f64),
     bytes_per_transaction: f64,
+    half_open: HalfOpen,
+    retention: Retention,
+}
+
+/// The sandbox's resident memory (MiB) idle, holding half-open connections, and after they
+/// closed.
+struct HalfOpen {
+    connections: usize,
+    idle: f64,
+    holding: f64,
+    closed: f64,
+}
+
+/// Bytes the database grew by per payment with an endpoint subscribed to every event: while
+/// nothing is pruned, and with the retention pruning what was delivered.
+struct Retention {
+    kept: f64,
+    pruned: f64,
+    payments: (u64, u64),
 }
 
 fn measure(
@@ -644,9 +661,11 @@ fn measure(
         made += paying.join().map_err(|_| "the payers' wrk panicked")??.requests;
     }
 
+    let half_open = half_open(&sandbox, 1_000)?;
     let transactions = made + pay_alone.iter().chain(&pay_with_readers).map(|r| r.requests - r.failed).sum::<u64>();
     sandbox.stop();
     let bytes = database.bytes()?;
+    let retention = retention(wrk_path, binary, reference, work, scale, database, &pay)?;
     Ok(Results {
         backend: database.name(),
         machine: machine(),
@@ -662,7 +681,107 @@ fn measure(
         reads_beside_payers,
         deliveries,
         bytes_per_transaction: bytes as f64 / transactions.max(1) as f64,
+        half_open,
+        retention,
     })
+}
+
+/// Opens `count` connections that never finish a request (nothing sent, half a request line,
+/// half the headers, half a body, in turn), then closes them: the sandbox's resident memory
+/// before, while it holds them, and a second after they closed.
+fn half_open(sandbox: &Sandbox, count: usize) -> Result<HalfOpen, String> {
+    eprintln!("== {count} half-open connections");
+    let rss = || -> Result<f64, String> {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", sandbox.child.id())).map_err(|e| e.to_string())?;
+        let kib: f64 = status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+            .ok_or("VmRSS in /proc/<pid>/status")?;
+        Ok(kib / 1024.0)
+    };
+    let partial: [&[u8]; 4] = [
+        b"",
+        b"GET /curr",
+        b"POST /transactions HTTP/1.1\r\nHost: x\r\nAuthorization: Be",
+        b"POST /transactions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"amo",
+    ];
+    let idle = rss()?;
+    let mut held = Vec::with_capacity(count);
+    for i in 0..count {
+        let mut stream = TcpStream::connect(&sandbox.address).map_err(|e| e.to_string())?;
+        stream.write_all(partial[i % partial.len()]).map_err(|e| e.to_string())?;
+        held.push(stream);
+    }
+    // Well inside the 10 s header and body timeouts: all are still open.
+    std::thread::sleep(Duration::from_secs(1));
+    let holding = rss()?;
+    drop(held);
+    std::thread::sleep(Duration::from_secs(1));
+    Ok(HalfOpen { connections: count, idle, holding, closed: rss()? })
+}
+
+/// Payments with an endpoint subscribed to every event (delivered to the reference server):
+/// first with the default retention, which keeps every notification and event for 7 days,
+/// then with a retention of one second, which prunes what was delivered; what the database grew
+/// by per payment in each.
+fn retention(
+    wrk_path: &Path,
+    binary: &Path,
+    reference: &Path,
+    work: &Path,
+    scale: &Scale,
+    database: &Database,
+    pay: &dyn Fn(String) -> Vec<String>,
+) -> Result<Retention, String> {
+    eprintln!("== payments with every event delivered: notifications kept, then pruned");
+    let receiver = start_reference(reference, work)?;
+    let phase = |extra: &[&str], prefix: &str| -> Result<(u64, f64), String> {
+        let before = database.bytes()?;
+        let sandbox = start_with(binary, work, database, extra)?;
+        // Whatever is past the retention is pruned at start; give it a moment.
+        std::thread::sleep(Duration::from_secs(2));
+        let run = wrk(wrk_path, work, &sandbox.address, PAY, &pay(prefix.to_owned()), 16, scale.seconds)?;
+        // Until the receiver has had everything (no new delivery for two seconds), then one more
+        // second for the last prune.
+        let (mut last, deadline) = (received(&receiver.address)?, Instant::now() + Duration::from_secs(120));
+        loop {
+            std::thread::sleep(Duration::from_secs(2));
+            let now = received(&receiver.address)?;
+            if now == last || Instant::now() > deadline {
+                break;
+            }
+            last = now;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+        sandbox.stop();
+        let paid = run.requests - run.failed;
+        Ok((paid, database.bytes()?.saturating_sub(before) as f64 / paid.max(1) as f64))
+    };
+    {
+        let sandbox = start(binary, work, database)?;
+        created(
+            &sandbox.address,
+            "/webhook-endpoints",
+            json!({"url": format!("http://{}/receive", receiver.address)}),
+        )?;
+        sandbox.stop();
+    }
+    let (kept_payments, kept) = phase(&[], "kept")?;
+    let (pruned_payments, pruned) = phase(&["--webhook-retention", "1"], "pruned")?;
+    receiver.stop();
+    Ok(Retention { kept, pruned, payments: (kept_payments, pruned_payments) })
+}
+
+/// How many notifications the reference server has received.
+fn received(receiver: &str) -> Result<u64, String> {
+    let mut stream = TcpStream::connect(receiver).map_err(|e| e.to_string())?;
+    write!(stream, "GET /received HTTP/1.1\r\nHost: {receiver}\r\nConnection: close\r\n\r\n")
+        .map_err(|e| e.to_string())?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).map_err(|e| e.to_string())?;
+    response.rsplit("\r\n\r\n").next().and_then(|n| n.trim().parse().ok()).ok_or("a count".into())
 }
 
 fn machine() -> String {
@@ -810,8 +929,34 @@ fn render_backend(out: &mut String, scale: &Scale, r: &Results, verdict: impl Fn
     ));
     out.push_str(&format!(
         "\n## On disk\n\n{:.0} bytes per transaction (the database after a graceful stop, every index and the \
-         search index included).\n\n",
+         search index included; no endpoint was subscribed to their events, and events nobody subscribes to are not \
+         stored).\n\n",
         r.bytes_per_transaction
+    ));
+    let t = &r.retention;
+    out.push_str(&format!(
+        "With an endpoint subscribed to every event (each delivered to the loopback receiver), what the database \
+         grew by per payment: **{:.0} bytes** while every notification and its event is kept ({} payments, the \
+         default 7-day retention), **{:.0} bytes** once the retention prunes what was delivered ({} payments after a \
+         restart with `--webhook-retention 1`: the first phase's notifications pruned at start, this phase's \
+         after delivery; freed pages are reused{}).\n\n",
+        t.kept,
+        t.payments.0,
+        t.pruned,
+        t.payments.1,
+        if r.backend == "PostgreSQL" { " once autovacuum has visited the table" } else { "" },
+    ));
+    let h = &r.half_open;
+    out.push_str(&format!(
+        "\n## Half-open connections\n\n{} connections that never finish a request (nothing sent, half a request \
+         line, half the headers, half a body, in turn): resident memory {:.0} MiB before, **{:.0} MiB** while the \
+         sandbox holds them ({:.1} KiB each), **{:.0} MiB** a second after they closed. Each would be closed by the \
+         10 s header or body timeout; at most 1,024 are served at once (`--max-connections`).\n",
+        h.connections,
+        h.idle,
+        h.holding,
+        (h.holding - h.idle) * 1024.0 / h.connections.max(1) as f64,
+        h.closed,
     ));
 }
 

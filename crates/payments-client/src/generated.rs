@@ -39,11 +39,21 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 ///   is created. Deletes and cancellations answer `{"result":"ok"}`.
 /// * **Errors** are always the [Error](#/components/schemas/Error) object
 ///   `{"request":"error","code":400,"message":"..."}` with `code` equal to the HTTP status:
-///   `400` invalid request (the message names the field and the rule broken), `401` missing or
-///   invalid credential, `404` unknown resource or path, `405` method not allowed on the path,
-///   `409` conflict (a reused `reference_id`/`order_id`, or a state change the current state
-///   forbids), `413` body larger than 64 KiB, `415` body not JSON, `429` rate limited, `500`
-///   unexpected failure. A refused request changes nothing.
+///   `400` invalid request (the message names the field and the rule broken; also a request
+///   line or header that is not valid HTTP/1.1), `401` missing or invalid credential (asked
+///   first, on unknown paths too), `404` unknown resource or path, `405` method not allowed on
+///   the path, `408` body not received within the server's body timeout, `409` conflict (a
+///   reused `reference_id`/`order_id`, or a state change the current state forbids), `413` body
+///   larger than 64 KiB (refused at once when `Content-Length` says so), `414` path and query
+///   longer than 8 KiB, `415` body not JSON, `429` rate limited, `431` request headers larger
+///   than 64 KiB or more than 100 of them, `500` unexpected failure. A refused request changes
+///   nothing.
+/// * **Text.** No string may contain a control character (U+0000–U+001F, U+007F–U+009F):
+///   names, references, URLs and ids never need one. A request holding one is refused with
+///   `400` naming the field.
+/// * **Identifiers** in paths are UUIDs written lower-case with hyphens
+///   (`9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10`), as the API returns them. Any other spelling
+///   names no resource: `404`.
 /// * **Isolation.** A credential belongs to one account. Resources of other accounts answer `404`
 ///   exactly as unknown identifiers do: a caller can never learn that someone else's resource
 ///   exists.
@@ -56,7 +66,10 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 ///   To read the next page pass the `id` of the last item received as `starting_after`. A page
 ///   with fewer than `limit` items is the last one.
 /// * **Rate limits.** Each credential may make 100 requests per second with bursts of 200; beyond
-///   that requests are refused with `429` and a `Retry-After` header (seconds).
+///   that requests are refused with `429` and a `Retry-After` header (seconds). Failed
+///   authentications are limited per client address (30 a minute, in a burst): beyond that,
+///   requests from the address whose credential the server has not yet seen answer `429` with
+///   `Retry-After` until another failure would fit; known credentials are unaffected.
 /// * **Versioning.** `info.version` follows semantic versioning. Within a major version changes
 ///   are additive only: new operations, new optional request fields, new response fields, new
 ///   enum values in responses and new event names. Clients must ignore unknown fields and events.
@@ -87,7 +100,10 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 ///    ids you have seen, and keep per resource only the notification with the newest `created`.
 ///    The API, not webhooks alone, is the basis for reconciliation.
 /// 8. Stored notifications and their outcome (`response_code`, `retry_count`) are listed by
-///    `GET /webhooks`.
+///    `GET /webhooks`. A notification is kept while it is being delivered or retried, and for
+///    7 days after it was made once it is over (delivered, or discarded); then it is deleted
+///    with its event (`404` from `GET /webhooks/{id}`). Events no endpoint subscribes to are
+///    not kept at all.
 ///
 ///
 /// Version: 1.0.0
@@ -857,7 +873,7 @@ impl Client {
     }
     /// List stored notifications
     ///
-    /// Notifications recorded for the caller's endpoints, with their delivery outcome, optionally filtered.
+    /// Notifications recorded for the caller's endpoints, with their delivery outcome, optionally filtered. Those over for longer than the retention (7 days from when they were made) are no longer listed; see *Notification delivery*.
     ///
     /// Sends a `GET` request to `/webhooks`
     ///

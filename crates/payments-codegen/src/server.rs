@@ -72,6 +72,13 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
         quote! { let schemas = #rt::SchemaSet::parse(include_str!("schemas.json")); }
     });
     let routes = routes(&ops);
+    // Without a valid token, an unknown path answers 401 like a known one: paths cannot be
+    // probed without a credential. Documents with no secured operation answer 404 at once.
+    let unknown_path_auth = if ops.iter().any(|op| op.secured) {
+        quote! { shared.api.authenticate(#rt::bearer_token(&headers)?).await?; }
+    } else {
+        quote! { let _ = (&shared, &headers); }
+    };
     let title = spec.openapi.info.title.clone();
     let trait_doc = doc_lines(&format!(
         "The operations of {title}, one method per operation. Implement it and serve it with\n[`router`], which authenticates every request with [`Api::authenticate`], parses and\nvalidates path, query and body against the document, and turns every failure into the\nerror object."
@@ -121,13 +128,24 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
         }
 
         /// The axum router serving `api`: every operation of the document at its path and method,
-        /// with `404`, `405`, `413` and `415` answered in the error object too.
+        /// with `401`, `404`, `405`, `413` and `415` answered in the error object too.
         pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             let shared = Arc::new(Shared { api, validators: Validators::new() });
             let router = axum::Router::new()
                 #(#routes)*
+                .fallback(unknown_path::<A>)
                 .with_state(shared);
             #rt::finish_router(router)
+        }
+
+        /// A path the document does not have.
+        async fn unknown_path<A: Api>(
+            State(shared): State<Arc<Shared<A>>>,
+            headers: HeaderMap,
+            uri: Uri,
+        ) -> Result<Response, ApiError> {
+            #unknown_path_auth
+            Err(#rt::unknown_path(&uri))
         }
 
         #(#handlers)*
@@ -540,7 +558,12 @@ fn handler(op: &Op, rt: &syn::Path) -> TokenStream {
         extractors.push(quote!(path: RawPathParams));
         for p in &op.path_params {
             let (ident, ty, pname) = (&p.ident, &p.ty, &p.name);
-            steps.push(quote! { let #ident: #ty = #rt::path_param(&path, #pname)?; });
+            let parse = if p.ty.to_string() == quote!(::uuid::Uuid).to_string() {
+                quote!(#rt::path_uuid(&path, #pname)?)
+            } else {
+                quote!(#rt::path_param(&path, #pname)?)
+            };
+            steps.push(quote! { let #ident: #ty = #parse; });
             args.push(quote!(#ident));
         }
     }

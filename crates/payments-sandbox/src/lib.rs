@@ -9,7 +9,7 @@
 //! - the store (`payments-store`) holds every SQL statement.
 //!
 //! [`workers`] (webhook delivery, the background rail) sit beside `http` and use the domain and
-//! the store. No layer imports one above it.
+//! the store (retention prunes the outbox through the store). No layer imports one above it.
 
 pub mod domain;
 pub mod http;
@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use domain::{Sandbox, TargetPolicy};
+pub use http::serve::Limits;
 pub use payments_store::{Store, open as open_store};
 pub use workers::delivery::DeliveryOptions;
 
@@ -34,6 +35,9 @@ pub struct Options {
     /// `POST /sandbox/advance`.
     pub rail_interval: Option<Duration>,
     pub webhooks: DeliveryOptions,
+    /// Connection and request bounds: timeouts, the connection cap, the shutdown grace, the
+    /// failed authentication limit.
+    pub limits: Limits,
 }
 
 /// A sandbox ready to serve: everything that takes time or can fail (the HTTP client for
@@ -43,14 +47,15 @@ pub struct Server {
     options: Options,
     app: axum::Router,
     deliverer: workers::delivery::Deliverer,
+    store: Arc<dyn Store>,
 }
 
 impl Server {
     pub fn new(store: Arc<dyn Store>, options: Options) -> Result<Self, String> {
         let sandbox = Sandbox::new(store.clone(), &options.public_url, options.webhooks.policy);
-        let app = http::app(sandbox.clone(), options.rate_limit)?;
-        let deliverer = workers::delivery::Deliverer::new(store, options.webhooks.clone())?;
-        Ok(Self { sandbox, options, app, deliverer })
+        let app = http::app(sandbox.clone(), options.rate_limit, &options.limits)?;
+        let deliverer = workers::delivery::Deliverer::new(store.clone(), options.webhooks.clone())?;
+        Ok(Self { sandbox, options, app, deliverer, store })
     }
 
     /// The service behind the HTTP surface (to set up tenants before serving).
@@ -59,7 +64,8 @@ impl Server {
     }
 
     /// Serves on `listener` until `shutdown` resolves, then finishes the requests in flight and
-    /// the webhook deliveries under way. The rails and the delivery worker run alongside.
+    /// the webhook deliveries under way, for up to the shutdown grace. The rails and the
+    /// delivery worker run alongside.
     pub async fn run(
         self,
         listener: tokio::net::TcpListener,
@@ -67,15 +73,33 @@ impl Server {
     ) -> std::io::Result<()> {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let deliveries = tokio::spawn(self.deliverer.run(stopped.clone()));
+        let retention =
+            tokio::spawn(workers::retention::run(self.store, self.options.webhooks.retention, stopped.clone()));
         let rails = self
             .options
             .rail_interval
             .map(|interval| tokio::spawn(workers::rails::run(self.sandbox.clone(), interval, stopped)));
-        let served = axum::serve(listener, self.app).with_graceful_shutdown(shutdown).await;
-        let _ = stop.send(true);
-        let _ = deliveries.await;
-        if let Some(rails) = rails {
-            let _ = rails.await;
+        // The workers stop with the server, not after it: their grace runs at the same time.
+        let grace = self.options.limits.shutdown_grace;
+        let (signalled, deadline) = tokio::sync::oneshot::channel();
+        let shutdown = async move {
+            shutdown.await;
+            let _ = stop.send(true);
+            let _ = signalled.send(tokio::time::Instant::now() + grace);
+        };
+        let served = http::serve::serve(listener, self.app, &self.options.limits, shutdown).await;
+        let deadline = deadline.await.unwrap_or_else(|_| tokio::time::Instant::now());
+        let workers = async {
+            let _ = deliveries.await;
+            let _ = retention.await;
+            if let Some(rails) = rails {
+                let _ = rails.await;
+            }
+        };
+        if tokio::time::timeout_at(deadline, workers).await.is_err() {
+            tracing::warn!(
+                "shutting down: webhook deliveries still under way after the grace period are left to their lease"
+            );
         }
         served
     }

@@ -6,7 +6,7 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use payments_sandbox::{DeliveryOptions, Options, Sandbox, Server, TargetPolicy};
+use payments_sandbox::{DeliveryOptions, Limits, Options, Sandbox, Server, TargetPolicy};
 
 #[derive(Parser)]
 #[command(version, about = "The payments sandbox: the Payments API on an embedded database.")]
@@ -59,6 +59,29 @@ struct Serve {
     /// is not posted to twice.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(11..))]
     webhook_lease: u64,
+    /// Seconds notifications that are over (delivered, or discarded) are kept, with their
+    /// events, before they are pruned; notifications still being retried are always kept.
+    /// The default is 7 days: the 24 hours of retries, then six days to browse them.
+    #[arg(long, default_value_t = 7 * 24 * 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    webhook_retention: u64,
+    /// Connections served at once; more wait to be accepted until one closes.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections: u64,
+    /// Seconds a client has to send a request's line and headers; a kept-alive connection with
+    /// no new request is closed after this too.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    header_timeout: u64,
+    /// Seconds a client has to send a request's body, from the end of its headers (408 after).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    body_timeout: u64,
+    /// Seconds requests in flight get to finish after SIGTERM or SIGINT; then the sandbox
+    /// closes what is left and exits.
+    #[arg(long, default_value_t = 10)]
+    shutdown_grace: u64,
+    /// 401 answers an address may get per minute before its requests without a known token are
+    /// answered 429; 0 for no limit.
+    #[arg(long, default_value_t = 30)]
+    failed_auth_limit: u32,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -134,7 +157,15 @@ async fn serve(cli: Cli) -> Result<(), String> {
             retry_interval: Duration::from_secs(serve.webhook_retry_interval),
             lease: Duration::from_secs(serve.webhook_lease),
             root_ca: serve.webhook_root_ca,
+            retention: Duration::from_secs(serve.webhook_retention),
             policy,
+        },
+        limits: Limits {
+            max_connections: usize::try_from(serve.max_connections).unwrap_or(usize::MAX),
+            header_timeout: Duration::from_secs(serve.header_timeout),
+            body_timeout: Duration::from_secs(serve.body_timeout),
+            shutdown_grace: Duration::from_secs(serve.shutdown_grace),
+            failed_authentications_per_minute: NonZeroU32::new(serve.failed_auth_limit),
         },
     };
     let shutdown = shutdown_signal()?;
@@ -190,14 +221,12 @@ fn shutdown_signal() -> Result<impl Future<Output = ()>, String> {
                 _ = interrupt.recv() => {}
                 _ = terminate.recv() => {}
             }
-            tracing::info!("shutting down: finishing requests in flight");
         })
     }
     #[cfg(not(unix))]
     {
         Ok(async {
             let _ = tokio::signal::ctrl_c().await;
-            tracing::info!("shutting down: finishing requests in flight");
         })
     }
 }

@@ -415,7 +415,7 @@ pub trait Api: Send + Sync + 'static {
     ) -> impl Future<Output = Result<types::WebhookEndpointWithSecret, ApiError>> + Send;
     /// List stored notifications
     ///
-    /// Notifications recorded for the caller's endpoints, with their delivery outcome, optionally filtered.
+    /// Notifications recorded for the caller's endpoints, with their delivery outcome, optionally filtered. Those over for longer than the retention (7 days from when they were made) are no longer listed; see *Notification delivery*.
     ///
     /// `GET /webhooks` (listWebhooks)
     fn list_webhooks(
@@ -732,7 +732,7 @@ struct Shared<A> {
     validators: Validators,
 }
 /// The axum router serving `api`: every operation of the document at its path and method,
-/// with `404`, `405`, `413` and `415` answered in the error object too.
+/// with `401`, `404`, `405`, `413` and `415` answered in the error object too.
 pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
     let shared = Arc::new(Shared { api, validators: Validators::new() });
     let router = axum::Router::new()
@@ -774,8 +774,18 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
         .route("/webhook-endpoints/{id}/rotate-secret", axum::routing::post(rotate_webhook_endpoint_secret::<A>))
         .route("/webhooks", axum::routing::get(list_webhooks::<A>).post(send_test_webhook::<A>))
         .route("/webhooks/{id}", axum::routing::get(get_webhook::<A>))
+        .fallback(unknown_path::<A>)
         .with_state(shared);
     crate::runtime::finish_router(router)
+}
+/// A path the document does not have.
+async fn unknown_path<A: Api>(
+    State(shared): State<Arc<Shared<A>>>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Result<Response, ApiError> {
+    shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    Err(crate::runtime::unknown_path(&uri))
 }
 /// `GET /balances`
 async fn list_balances<A: Api>(
@@ -806,7 +816,7 @@ async fn get_balance<A: Api>(
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let output = shared.api.get_balance(principal, id).await?;
     Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
@@ -818,7 +828,7 @@ async fn update_balance<A: Api>(
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::BalanceUpdate = crate::runtime::json_body(&headers, body, &shared.validators.update_balance_body)?;
     let output = shared.api.update_balance(principal, id, body).await?;
     Ok(crate::runtime::json_response(StatusCode::OK, &output))
@@ -882,7 +892,7 @@ async fn get_payment_request<A: Api>(
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let output = shared.api.get_payment_request(principal, id).await?;
     Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
@@ -893,7 +903,7 @@ async fn cancel_payment_request<A: Api>(
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let output = shared.api.cancel_payment_request(principal, id).await?;
     Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
@@ -939,7 +949,7 @@ async fn get_recipient<A: Api>(
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let output = shared.api.get_recipient(principal, id).await?;
     Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
@@ -950,7 +960,7 @@ async fn delete_recipient<A: Api>(
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let output = shared.api.delete_recipient(principal, id).await?;
     Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
@@ -962,7 +972,7 @@ async fn update_recipient<A: Api>(
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::RecipientUpdate =
         crate::runtime::json_body(&headers, body, &shared.validators.update_recipient_body)?;
     let output = shared.api.update_recipient(principal, id, body).await?;
@@ -985,7 +995,7 @@ async fn simulate_payment<A: Api>(
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: Option<types::SimulatePayment> =
         crate::runtime::optional_json_body(&headers, body, &shared.validators.simulate_payment_body)?;
     let output = shared.api.simulate_payment(principal, id, body).await?;
@@ -999,7 +1009,7 @@ async fn simulate_transaction_status<A: Api>(
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::SimulateTransactionStatus =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_transaction_status_body)?;
     let output = shared.api.simulate_transaction_status(principal, id, body).await?;
@@ -1013,7 +1023,7 @@ async fn simulate_virtual_account_status<A: Api>(
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::SimulateVirtualAccountStatus =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_virtual_account_status_body)?;
     let output = shared.api.simulate_virtual_account_status(principal, id, body).await?;
@@ -1027,7 +1037,7 @@ async fn simulate_inbound_transfer<A: Api>(
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::SimulateInboundTransfer =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_inbound_transfer_body)?;
     let output = shared.api.simulate_inbound_transfer(principal, id, body).await?;
@@ -1063,7 +1073,7 @@ async fn get_transaction<A: Api>(
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let output = shared.api.get_transaction(principal, id).await?;
     Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
@@ -1097,7 +1107,7 @@ async fn get_virtual_account<A: Api>(
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let output = shared.api.get_virtual_account(principal, id).await?;
     Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
@@ -1108,7 +1118,7 @@ async fn close_virtual_account<A: Api>(
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let output = shared.api.close_virtual_account(principal, id).await?;
     Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
@@ -1120,7 +1130,7 @@ async fn update_virtual_account<A: Api>(
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::VirtualAccountUpdate =
         crate::runtime::json_body(&headers, body, &shared.validators.update_virtual_account_body)?;
     let output = shared.api.update_virtual_account(principal, id, body).await?;
@@ -1157,7 +1167,7 @@ async fn get_webhook_endpoint<A: Api>(
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let output = shared.api.get_webhook_endpoint(principal, id).await?;
     Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
@@ -1168,7 +1178,7 @@ async fn delete_webhook_endpoint<A: Api>(
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let output = shared.api.delete_webhook_endpoint(principal, id).await?;
     Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
@@ -1179,7 +1189,7 @@ async fn rotate_webhook_endpoint_secret<A: Api>(
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let output = shared.api.rotate_webhook_endpoint_secret(principal, id).await?;
     Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }
@@ -1213,7 +1223,7 @@ async fn get_webhook<A: Api>(
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let id: ::uuid::Uuid = crate::runtime::path_param(&path, "id")?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let output = shared.api.get_webhook(principal, id).await?;
     Ok(crate::runtime::json_response(StatusCode::OK, &output))
 }

@@ -51,10 +51,13 @@ impl ApiError {
     /// `429`: rate limited; the caller may retry after `seconds`.
     pub fn too_many_requests(seconds: u64) -> Self {
         let unit = if seconds == 1 { "second" } else { "seconds" };
-        Self {
-            retry_after: Some(seconds),
-            ..Self::new(StatusCode::TOO_MANY_REQUESTS, format!("Too many requests: retry after {seconds} {unit}"))
-        }
+        Self::new(StatusCode::TOO_MANY_REQUESTS, format!("Too many requests: retry after {seconds} {unit}"))
+            .retry_after(seconds)
+    }
+
+    /// The same error, answered with `Retry-After: <seconds>`.
+    pub fn retry_after(self, seconds: u64) -> Self {
+        Self { retry_after: Some(seconds), ..self }
     }
 
     /// `500`: an unexpected failure. The detail is for the server's log, not the caller.
@@ -68,6 +71,12 @@ impl ApiError {
 
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The error object, as JSON: for writers below axum (the connection layer).
+    pub fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec(&ErrorBody { request: "error", code: self.status.as_u16(), message: &self.message })
+            .expect("the error object serialises")
     }
 }
 
@@ -121,6 +130,28 @@ pub fn path_param<T: DeserializeOwned>(path: &RawPathParams, name: &str) -> Resu
         .ok_or_else(|| ApiError::bad_request(format!("path parameter `{name}` is missing")))?;
     serde_json::from_value(Value::String(raw.to_owned()))
         .map_err(|e| ApiError::bad_request(format!("path parameter `{name}`: {raw:?} is not valid ({e})")))
+}
+
+/// A path parameter that is an id: a UUID in its one canonical spelling, lower-case and
+/// hyphenated. Any other text names nothing here, so it is `404`, as an unknown id is.
+pub fn path_uuid(path: &RawPathParams, name: &str) -> Result<uuid::Uuid, ApiError> {
+    let raw = path
+        .iter()
+        .find_map(|(key, value)| (key == name).then_some(value))
+        .ok_or_else(|| ApiError::bad_request(format!("path parameter `{name}` is missing")))?;
+    canonical_uuid(raw)
+        .ok_or_else(|| ApiError::not_found(format!("{raw:?} is not an id here (ids are lower-case hyphenated UUIDs)")))
+}
+
+/// `text` as a UUID when it is one in canonical form (`xxxxxxxx-xxxx-…`, lower-case).
+pub fn canonical_uuid(text: &str) -> Option<uuid::Uuid> {
+    let id = uuid::Uuid::try_parse(text).ok()?;
+    (id.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()) == text).then_some(id)
+}
+
+/// `404` for a path the document does not have.
+pub fn unknown_path(uri: &Uri) -> ApiError {
+    ApiError::not_found(format!("no such path {}", uri.path()))
 }
 
 /// The query string, parsed into the operation's query type and validated against the
@@ -193,7 +224,8 @@ fn body_rejection(rejection: BytesRejection) -> ApiError {
     }
 }
 
-fn too_large() -> ApiError {
+/// `413`: the body is over [`BODY_LIMIT`].
+pub fn too_large() -> ApiError {
     ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, format!("Request body larger than {BODY_LIMIT} bytes"))
 }
 
@@ -240,11 +272,15 @@ impl Validator {
     /// `Ok` when `value` is valid; otherwise a `400` naming up to three problems, each prefixed
     /// with the field it concerns.
     pub fn check(&self, value: &Value, prefix: &str) -> Result<(), ApiError> {
-        // No text may hold U+0000: JSON allows it, but a database (PostgreSQL's text) cannot
-        // keep it, and no name, reference or id needs it.
-        if let Some(path) = nul_at(value) {
+        // No text may hold a control character (U+0000–U+001F, U+007F–U+009F): JSON allows
+        // them, but no name, reference, URL or id needs one, a database (PostgreSQL's text)
+        // cannot keep U+0000, and the others end up in logs, bank files and pay pages.
+        if let Some((path, found)) = control_at(value) {
             let path = if path.is_empty() { String::new() } else { format!("{prefix}{path}: ") };
-            return Err(ApiError::bad_request(format!("{path}text may not contain the NUL character (U+0000)")));
+            return Err(ApiError::bad_request(format!(
+                "{path}text may not contain control characters (found U+{:04X})",
+                u32::from(found)
+            )));
         }
         let problems: Vec<String> = self
             .inner
@@ -259,13 +295,22 @@ impl Validator {
     }
 }
 
-/// Where in `value` a string (or a key) holds U+0000, as a dotted path (empty at the root).
-fn nul_at(value: &Value) -> Option<String> {
+/// Where in `value` a string (or a key) holds a control character, as a dotted path (empty at
+/// the root), and the character.
+fn control_at(value: &Value) -> Option<(String, char)> {
+    let control = |text: &str| text.chars().find(|c| c.is_control());
     match value {
-        Value::String(text) => text.contains('\0').then(String::new),
-        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| Some(join(&i.to_string(), nul_at(item)?))),
-        Value::Object(fields) => fields.iter().find_map(|(key, item)| {
-            if key.contains('\0') { Some(key.replace('\0', "\\0")) } else { Some(join(key, nul_at(item)?)) }
+        Value::String(text) => control(text).map(|found| (String::new(), found)),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+            let (path, found) = control_at(item)?;
+            Some((join(&i.to_string(), path), found))
+        }),
+        Value::Object(fields) => fields.iter().find_map(|(key, item)| match control(key) {
+            Some(found) => Some((key.escape_default().to_string(), found)),
+            None => {
+                let (path, found) = control_at(item)?;
+                Some((join(key, path), found))
+            }
         }),
         _ => None,
     }
@@ -275,12 +320,11 @@ fn join(head: &str, tail: String) -> String {
     if tail.is_empty() { head.to_owned() } else { format!("{head}.{tail}") }
 }
 
-/// What the generated `router` adds around the operations: `404` for unknown paths, the body
-/// limit, and a last line of defence that turns any error response not already in the error
+/// What the generated `router` adds around the operations (which include its fallback for
+/// unknown paths): the body limit, and a last line of defence that turns any error response not already in the error
 /// object (axum's plain-text `405`, for one) into it, keeping its status and headers.
 pub fn finish_router(router: axum::Router) -> axum::Router {
     router
-        .fallback(|uri: Uri| async move { ApiError::not_found(format!("no such path {}", uri.path())) })
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn(refuse_declared_oversize))
         .layer(axum::middleware::map_response(uniform_errors))
@@ -289,7 +333,7 @@ pub fn finish_router(router: axum::Router) -> axum::Router {
 /// A body whose declared length is over the limit is refused before any of it is read: `413`
 /// with the error object at once, instead of waiting for bytes that will be refused anyway. The
 /// connection is closed, since the body is left unread on it.
-async fn refuse_declared_oversize(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+pub async fn refuse_declared_oversize(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_some_and(|length| length > BODY_LIMIT as u64) {
         let mut response = too_large().into_response();

@@ -141,6 +141,10 @@ pub trait Store: Reads + Send + Sync + 'static {
     /// delivering them, so nothing is ended there: claims run out by themselves. The number
     /// ended.
     async fn release_claims(&self) -> Result<u64>;
+    /// Deletes the notifications that are over (delivered, or discarded: nothing more will be
+    /// tried) and were made before `before`, then the events made before `before` that no
+    /// notification refers to. Notifications still being retried are kept, however old.
+    async fn prune(&self, before: DateTime<Utc>) -> Result<Pruned>;
 }
 
 /// What the API and the workers read: every backend runs the same queries (`reads`), each on

@@ -194,6 +194,29 @@ pub struct Attempt {
     pub body: String,
 }
 
+/// What [`crate::Store::prune`] deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pruned {
+    pub notifications: u64,
+    pub events: u64,
+}
+
+/// The tables retention prunes, in the order it prunes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prunable {
+    Notifications,
+    Events,
+}
+
+impl Pruned {
+    pub fn add(&mut self, table: Prunable, deleted: u64) {
+        match table {
+            Prunable::Notifications => self.notifications += deleted,
+            Prunable::Events => self.events += deleted,
+        }
+    }
+}
+
 /// What became of one attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttemptOutcome {

@@ -51,11 +51,16 @@ impl Directory {
         Self { store, known: Arc::default() }
     }
 
+    /// The tenant of `hash` among those seen so far: memory only.
+    fn cached(&self, hash: &TokenHash) -> Option<Tenant> {
+        let known = self.known.read().unwrap_or_else(|p| p.into_inner());
+        // The map found it by hash already; the comparison is constant-time all the same.
+        known.get_key_value(hash).and_then(|(stored, tenant)| bool::from(stored.ct_eq(hash)).then_some(*tenant))
+    }
+
     async fn find(&self, hash: &TokenHash) -> Result<Option<Tenant>> {
-        let cached = self.known.read().unwrap_or_else(|p| p.into_inner()).get_key_value(hash).map(|(k, t)| (*k, *t));
-        if let Some((stored, tenant)) = cached {
-            // The map found it by hash already; the comparison is constant-time all the same.
-            return Ok(bool::from(stored.ct_eq(hash)).then_some(tenant));
+        if let Some(tenant) = self.cached(hash) {
+            return Ok(Some(tenant));
         }
         let Some(record) = self.store.tenant_by_token(hash).await? else { return Ok(None) };
         let found = tenant(&record)?;
@@ -68,6 +73,12 @@ impl Sandbox {
     /// The tenant holding `token`, or `None`.
     pub async fn authenticate(&self, token: &str) -> Result<Option<Tenant>> {
         self.tenants.find(&token_hash(token)).await
+    }
+
+    /// Whether `token` is the token of a tenant this process has already seen. Reads nothing:
+    /// for deciding, cheaply, whether a caller is known before anything is looked up.
+    pub fn knows_token(&self, token: &str) -> bool {
+        self.tenants.cached(&token_hash(token)).is_some()
     }
 
     /// Makes sure `token` has a tenant (named `name` when it is made now); `true` when made now.

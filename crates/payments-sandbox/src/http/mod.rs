@@ -1,10 +1,15 @@
 //! The HTTP side: the generated router around [`api::Api`] (which only maps requests and
-//! answers to and from the domain), the hosted payment page, the documentation, and the layers
-//! every request passes (request id, trace span, CORS).
+//! answers to and from the domain), the hosted payment page, the documentation, the layers
+//! every request passes (request id, trace span, CORS, request bounds, the failed
+//! authentication limit), and the connection layer under them all ([`serve`]).
 
 pub mod api;
+pub mod auth_failures;
 pub mod docs;
+mod parse_errors;
 pub mod paypage;
+pub mod request_limits;
+pub mod serve;
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -35,11 +40,18 @@ impl MakeRequestId for RandomRequestId {
 
 /// The whole HTTP surface: the generated API router around `sandbox`, the hosted payment page,
 /// the documentation, and a request id and trace span for every request.
-pub fn app(sandbox: Sandbox, rate_limit: Option<NonZeroU32>) -> Result<axum::Router, String> {
+pub fn app(sandbox: Sandbox, rate_limit: Option<NonZeroU32>, limits: &serve::Limits) -> Result<axum::Router, String> {
     let docs = docs::routes(sandbox.public_url())?;
-    Ok(paypage::routes(sandbox.clone())
+    let mut app = paypage::routes(sandbox.clone())
         .merge(docs)
-        .merge(payments_server::router(Arc::new(api::Api::new(sandbox, rate_limit))))
+        .merge(payments_server::router(Arc::new(api::Api::new(sandbox.clone(), rate_limit))));
+    if let Some(per_minute) = limits.failed_authentications_per_minute {
+        let failures = auth_failures::AuthFailures::new(sandbox, per_minute);
+        app = app.layer(axum::middleware::from_fn_with_state(failures, auth_failures::limit));
+    }
+    Ok(app
+        .layer(axum::middleware::from_fn_with_state(limits.body_timeout, request_limits::bounded))
+        .layer(axum::middleware::from_fn(payments_server::runtime::refuse_declared_oversize))
         .layer(
             tower::ServiceBuilder::new()
                 .layer(SetRequestIdLayer::new(REQUEST_ID, RandomRequestId))

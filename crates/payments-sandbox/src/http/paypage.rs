@@ -8,7 +8,6 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::get;
 use payments_types as types;
-use uuid::Uuid;
 
 use crate::domain::{Sandbox, reference};
 
@@ -19,10 +18,11 @@ pub fn routes(sandbox: Sandbox) -> axum::Router {
         .with_state(sandbox)
 }
 
-/// The payment request behind `/pay/{id}`; `None` for an id that is not one (or a failure,
-/// which is logged: the payer is shown "not found" either way).
+/// The payment request behind `/pay/{id}`; `None` for an id that is not one, or not spelt
+/// as the API spells ids (or a failure, which is logged: the payer is shown "not found" either
+/// way).
 async fn find(sandbox: &Sandbox, id: &str) -> Option<types::PaymentRequest> {
-    let id: Uuid = id.parse().ok()?;
+    let id = payments_server::runtime::canonical_uuid(id)?;
     sandbox.payment_request_for_payer(id).await.unwrap_or_else(|error| {
         tracing::error!(%error, "cannot read a payment request for the payment page");
         None

@@ -43,11 +43,20 @@ pub struct DeliveryOptions {
     /// How long a claim lasts: after this, what a dead instance had claimed is due again. More
     /// than [`RECEIVER_TIMEOUT`], or a slow receiver may be posted to twice.
     pub lease: Duration,
+    /// How long notifications that are over (and their events) are kept before they are pruned
+    /// (see `workers::retention`).
+    pub retention: Duration,
 }
 
 impl Default for DeliveryOptions {
     fn default() -> Self {
-        Self { retry_interval: Duration::from_secs(3600), root_ca: None, policy: TargetPolicy::default(), lease: LEASE }
+        Self {
+            retry_interval: Duration::from_secs(3600),
+            root_ca: None,
+            policy: TargetPolicy::default(),
+            lease: LEASE,
+            retention: super::retention::RETENTION,
+        }
     }
 }
 

@@ -1,4 +1,6 @@
-//! What runs beside the requests: the webhook delivery worker and the background rail.
+//! What runs beside the requests: the webhook delivery worker, the background rail, and
+//! retention.
 
 pub mod delivery;
 pub mod rails;
+pub mod retention;

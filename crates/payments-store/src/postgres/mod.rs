@@ -44,7 +44,10 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 /// bounds the harm of one that was abandoned (see [`to_the_end`]).
 const IDLE_IN_TRANSACTION: &str = "30s";
 
-const MIGRATIONS: Migrations = &[(1, "schema", include_str!("../../migrations/postgres/0001_schema.sql"))];
+const MIGRATIONS: Migrations = &[
+    (1, "schema", include_str!("../../migrations/postgres/0001_schema.sql")),
+    (2, "retention", include_str!("../../migrations/postgres/0002_retention.sql")),
+];
 
 cells!(PgRow);
 
@@ -242,6 +245,27 @@ impl Store for PostgresStore {
     async fn release_claims(&self) -> Result<u64> {
         // Other instances may be delivering what is claimed: their leases run out if they died.
         Ok(0)
+    }
+
+    async fn prune(&self, before: DateTime<Utc>) -> Result<Pruned> {
+        let mut pruned = Pruned::default();
+        // A batch per transaction, so no lock is held for long. Several instances may prune at
+        // once: a row deleted by one is simply not found by the other.
+        for table in [Prunable::Notifications, Prunable::Events] {
+            loop {
+                let pool = self.pool.clone();
+                let deleted = to_the_end(async move {
+                    let done = reads::webhooks::prune::<Postgres>(table, before).build().execute(&pool).await?;
+                    Ok(done.rows_affected())
+                })
+                .await?;
+                pruned.add(table, deleted);
+                if deleted < reads::webhooks::PRUNE_BATCH {
+                    break;
+                }
+            }
+        }
+        Ok(pruned)
     }
 }
 

@@ -184,3 +184,24 @@ pub fn record_attempt<D: Dialect>(id: Uuid, outcome: crate::AttemptOutcome) -> Q
     query.bind(id);
     query
 }
+
+/// Rows one prune statement deletes at most.
+pub const PRUNE_BATCH: u64 = 1000;
+
+/// Deletes up to [`PRUNE_BATCH`] rows of `table` that retention lets go (see
+/// [`crate::Store::prune`]). The same text on every backend.
+pub fn prune<D: Dialect>(table: crate::Prunable, before: DateTime<Utc>) -> QueryBuilder<D> {
+    let sql = match table {
+        crate::Prunable::Notifications => format!(
+            "DELETE FROM notifications WHERE seq IN (SELECT seq FROM notifications
+             WHERE next_attempt IS NULL AND lease_until IS NULL AND created < {} LIMIT {PRUNE_BATCH})",
+            micros(before)
+        ),
+        crate::Prunable::Events => format!(
+            "DELETE FROM events WHERE seq IN (SELECT e.seq FROM events e WHERE e.created < {}
+             AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.event_seq = e.seq) LIMIT {PRUNE_BATCH})",
+            micros(before)
+        ),
+    };
+    QueryBuilder::new(sql)
+}

@@ -52,6 +52,7 @@ const APPLICATION_ID: i64 = 0x5041_5953;
 const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "release 0.1", include_str!("../../migrations/sqlite/0001_release_0_1.sql")),
     (2, "relational", include_str!("../../migrations/sqlite/0002_relational.sql")),
+    (3, "retention", include_str!("../../migrations/sqlite/0003_retention.sql")),
 ];
 
 /// The tables of release 0.1 (and of an interrupted first migration): a file holding only these
@@ -312,5 +313,32 @@ impl Store for SqliteStore {
 
     async fn release_claims(&self) -> Result<u64> {
         self.writer.write(|c| webhooks::release_claims(&mut c.connection).boxed()).await
+    }
+
+    async fn prune(&self, before: DateTime<Utc>) -> Result<Pruned> {
+        let mut pruned = Pruned::default();
+        // A batch per write, so payments queued behind the writer wait for one batch at most.
+        for table in [Prunable::Notifications, Prunable::Events] {
+            loop {
+                let deleted = self
+                    .writer
+                    .write(move |c| {
+                        async move {
+                            let done = reads::webhooks::prune::<Sqlite>(table, before)
+                                .build()
+                                .execute(&mut c.connection)
+                                .await?;
+                            Ok(done.rows_affected())
+                        }
+                        .boxed()
+                    })
+                    .await?;
+                pruned.add(table, deleted);
+                if deleted < reads::webhooks::PRUNE_BATCH {
+                    break;
+                }
+            }
+        }
+        Ok(pruned)
     }
 }

@@ -1,0 +1,121 @@
+//! The connection layer: accepting, the limits every connection lives under, and the stop.
+//!
+//! hyper does the HTTP/1.1 work; this file only decides how many connections may exist at
+//! once, how long a client may take, and how the server stops. HTTP/2 is not served: the
+//! sandbox speaks plain HTTP, where browsers and HTTP clients use HTTP/1.1 (h2c needs prior
+//! knowledge nobody configures), and each protocol served is one more set of limits to hold.
+
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ConnectInfo;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use super::parse_errors::ErrorBodies;
+
+/// How long and how many: the bounds on what clients may hold.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Connections served at once; further clients wait in the listen backlog.
+    pub max_connections: usize,
+    /// A request's head (request line and headers) must arrive within this, counted from when
+    /// the connection is ready for it. A keep-alive connection with no new request is closed
+    /// after this too.
+    pub header_timeout: Duration,
+    /// A request's body must arrive within this, counted from the end of its head.
+    pub body_timeout: Duration,
+    /// After SIGTERM/SIGINT, requests in flight get this long to finish; then the server
+    /// closes what is left and stops.
+    pub shutdown_grace: Duration,
+    /// `401`s an address may receive per minute (in a burst) before its requests without a
+    /// known token answer `429`; `None` for no limit.
+    pub failed_authentications_per_minute: Option<NonZeroU32>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_connections: 1024,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(10),
+            failed_authentications_per_minute: NonZeroU32::new(30),
+        }
+    }
+}
+
+/// The largest request head (request line and headers) read; a longer one is answered `431`.
+/// The read buffer starts at 8 KiB and grows to this only for a head that needs it.
+pub(crate) const MAX_HEAD: usize = 64 * 1024;
+
+/// Serves `app` on `listener` until `shutdown` resolves; then stops accepting, lets requests in
+/// flight finish for up to `limits.shutdown_grace`, and returns with whatever is still open
+/// closed.
+pub async fn serve(
+    listener: TcpListener,
+    app: axum::Router,
+    limits: &Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout).max_buf_size(MAX_HEAD);
+    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let connections = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        // A permit first: at the cap, nothing more is accepted until a connection ends.
+        let permit = tokio::select! {
+            permit = permits.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
+            () = &mut shutdown => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    accept_failed(error).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            let app = app.clone();
+            tower::ServiceExt::oneshot(app, request.map(axum::body::Body::new))
+        });
+        let connection = connections.watch(http.serve_connection(TokioIo::new(ErrorBodies::new(stream)), service));
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    let open = connections.count();
+    tracing::info!(open, "shutting down: finishing requests in flight");
+    if tokio::time::timeout(limits.shutdown_grace, connections.shutdown()).await.is_err() {
+        tracing::warn!(grace = ?limits.shutdown_grace, "shutting down: closed connections still open after the grace period");
+    }
+    Ok(())
+}
+
+/// Accepting fails for the server's own reasons (out of file descriptors) or the client's (it
+/// hung up before being accepted). The first kind would fail again at once: wait a little.
+async fn accept_failed(error: std::io::Error) {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    if !matches!(error.kind(), ConnectionAborted | ConnectionRefused | ConnectionReset) {
+        tracing::error!(%error, "accepting a connection failed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The client's address, as the connection layer put it on the request.
+pub fn peer(request: &axum::extract::Request) -> Option<SocketAddr> {
+    request.extensions().get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(address)| *address)
+}

@@ -1,0 +1,205 @@
+//! The HTTP edge under hostile clients, through raw sockets against a sandbox on an ephemeral
+//! port: errors raised before routing, unknown paths and ids, slow clients, the connection cap,
+//! and the limit on failed authentications.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::num::NonZeroU32;
+use std::time::{Duration, Instant};
+
+use payments_sandbox::Limits;
+use payments_tests::sandbox::*;
+use payments_tests::{assert_error, raw};
+
+/// What the server wrote on `stream` until it closed it (or `within` ran out), and how long
+/// that took.
+fn read_until_closed(stream: &mut TcpStream, within: Duration) -> (String, Duration) {
+    let started = Instant::now();
+    stream.set_read_timeout(Some(within)).unwrap();
+    let mut received = Vec::new();
+    let mut buffer = [0u8; 16 * 1024];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => received.extend_from_slice(&buffer[..n]),
+            Err(error) if error.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(error) => panic!("the server did not close the connection within {within:?}: {error}"),
+        }
+    }
+    (String::from_utf8_lossy(&received).into_owned(), started.elapsed())
+}
+
+/// Sends `request` and returns the whole answer (the server closes after each of these).
+fn exchange(addr: SocketAddr, request: &[u8]) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.write_all(request).unwrap();
+    read_until_closed(&mut stream, Duration::from_secs(10)).0
+}
+
+/// Status, headers (lower-case names) and JSON body of an answer.
+fn parse(answer: &str) -> (u16, String, serde_json::Value) {
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or_else(|| panic!("a whole answer: {answer:?}"));
+    let status = head.split(' ').nth(1).and_then(|code| code.parse().ok()).expect("a status line");
+    let body = serde_json::from_str(body).unwrap_or_else(|e| panic!("a JSON body ({e}): {answer}"));
+    (status, head.to_lowercase(), body)
+}
+
+fn assert_error_object(answer: &str, status: u16, needle: &str) {
+    let (got, head, body) = parse(answer);
+    assert_eq!(got, status, "{answer}");
+    assert!(head.contains("\r\ncontent-type: application/json"), "{head}");
+    assert_eq!(body["request"], "error", "{body}");
+    assert_eq!(body["code"], status, "{body}");
+    let message = body["message"].as_str().expect("a message");
+    assert!(message.contains(needle), "{message:?} should mention {needle:?}");
+}
+
+#[tokio::test]
+async fn errors_raised_before_routing_carry_the_error_object() {
+    let sandbox = start_sandbox().await;
+    let addr = sandbox.addr;
+    tokio::task::spawn_blocking(move || {
+        // A header line without a colon, a negative length, a request line that is not HTTP.
+        let malformed = exchange(addr, b"GET /currencies HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n");
+        assert_error_object(&malformed, 400, "could not be parsed");
+        let negative =
+            exchange(addr, b"POST /balances HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n{\"currency\":\"GBP\"}");
+        assert_error_object(&negative, 400, "could not be parsed");
+        assert_error_object(&exchange(addr, b"GET / HTTP/9.9\r\n\r\n"), 400, "could not be parsed");
+        // URIs too long for hyper to hold, and too long for the sandbox.
+        for length in [70_000, 9_000] {
+            let request = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(length));
+            assert_error_object(&exchange(addr, request.as_bytes()), 414, "URI too long");
+        }
+        // Too many headers, and headers too large.
+        let many: String = (0..150).map(|i| format!("X-Header-{i}: v\r\n")).collect();
+        let request = format!("GET /currencies HTTP/1.1\r\nHost: x\r\n{many}\r\n");
+        assert_error_object(&exchange(addr, request.as_bytes()), 431, "at most 100 headers");
+        let request = format!("GET /currencies HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "b".repeat(70_000));
+        assert_error_object(&exchange(addr, request.as_bytes()), 431, "Request headers too large");
+        let request = format!("GET /currencies HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "b".repeat(200_000));
+        assert_error_object(&exchange(addr, request.as_bytes()), 431, "Request headers too large");
+        // A declared body over the limit, refused before any of it is sent.
+        let request = "POST /balances HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok_alice\r\nContent-Type: application/json\r\nContent-Length: 1000000000000000\r\n\r\n";
+        assert_error_object(&exchange(addr, request.as_bytes()), 413, "larger than 65536 bytes");
+    })
+    .await
+    .unwrap();
+    // The sandbox serves on.
+    assert_eq!(sandbox.client(ALICE).list_currencies().send().await.unwrap().status().as_u16(), 200);
+}
+
+#[tokio::test]
+async fn unknown_paths_ask_for_a_token_first_and_ids_have_one_spelling() {
+    let sandbox = start_sandbox().await;
+    let client = sandbox.client(ALICE);
+    let balance = open_balance(&client, "GBP").await;
+    let url = |path: &str| format!("{}{path}", sandbox.url);
+    assert_error(&raw("GET", &url("/no/such/path"), None, None, "").await, 401, "Missing or invalid credential");
+    assert_error(&raw("GET", &url("/no/such/path"), Some("tok_nobody"), None, "").await, 401, "credential");
+    assert_error(&raw("GET", &url("/no/such/path"), Some(ALICE), None, "").await, 404, "no such path /no/such/path");
+    // The canonical spelling finds the balance; every other spelling of the same UUID is 404.
+    let id = balance.id.hyphenated().to_string();
+    assert_eq!(raw("GET", &url(&format!("/balances/{id}")), Some(ALICE), None, "").await.status, 200);
+    let spellings = [
+        id.to_uppercase(),
+        balance.id.simple().to_string(),
+        format!("{{{id}}}"),
+        format!("urn:uuid:{id}"),
+        "not-a-uuid".to_owned(),
+    ];
+    for spelling in spellings {
+        let answer = raw("GET", &url(&format!("/balances/{spelling}")), Some(ALICE), None, "").await;
+        assert_error(&answer, 404, "lower-case hyphenated");
+    }
+    // Without a token the answer is still 401: ids are not probed without a credential.
+    assert_error(&raw("GET", &url("/balances/NOT-AN-ID"), None, None, "").await, 401, "credential");
+}
+
+#[tokio::test]
+async fn slow_and_idle_clients_are_cut_off() {
+    let mut options = test_options();
+    options.limits =
+        Limits { header_timeout: Duration::from_secs(1), body_timeout: Duration::from_secs(1), ..Limits::default() };
+    let sandbox = start_sandbox_with(options).await;
+    let addr = sandbox.addr;
+    tokio::task::spawn_blocking(move || {
+        // Nothing at all, half a request line, half the headers: closed without an answer.
+        for sent in [&b""[..], b"GET /curr", b"GET /currencies HTTP/1.1\r\nHost: x\r\nAuthor"] {
+            let mut stream = TcpStream::connect(addr).unwrap();
+            stream.write_all(sent).unwrap();
+            let (answer, took) = read_until_closed(&mut stream, Duration::from_secs(10));
+            assert_eq!(answer, "", "no answer to an unfinished head");
+            assert!(took >= Duration::from_millis(900), "closed only once the header timeout ran out: {took:?}");
+        }
+        // Half a body: 408 with the error object once the body timeout runs out.
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .write_all(b"POST /balances HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok_alice\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{\"curr")
+            .unwrap();
+        let (answer, _) = read_until_closed(&mut stream, Duration::from_secs(10));
+        assert_error_object(&answer, 408, "did not arrive within 1 seconds");
+        // A kept-alive connection that sends no further request is closed.
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.write_all(b"GET /currencies HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok_alice\r\n\r\n").unwrap();
+        let (answer, took) = read_until_closed(&mut stream, Duration::from_secs(10));
+        assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+        assert!(took >= Duration::from_millis(900), "kept alive for the timeout first: {took:?}");
+    })
+    .await
+    .unwrap();
+    // Nothing half-sent was stored.
+    assert!(sandbox.client(ALICE).list_balances().send().await.unwrap().into_inner().is_empty());
+}
+
+#[tokio::test]
+async fn connections_over_the_cap_wait_until_one_closes() {
+    let mut options = test_options();
+    options.limits = Limits { max_connections: 2, ..Limits::default() };
+    let sandbox = start_sandbox_with(options).await;
+    let addr = sandbox.addr;
+    tokio::task::spawn_blocking(move || {
+        let request =
+            b"GET /currencies HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok_alice\r\nConnection: close\r\n\r\n";
+        let first = TcpStream::connect(addr).unwrap();
+        let _second = TcpStream::connect(addr).unwrap();
+        // The kernel completes the third handshake, but the sandbox does not take it up.
+        let mut third = TcpStream::connect(addr).unwrap();
+        third.write_all(request).unwrap();
+        third.set_read_timeout(Some(Duration::from_millis(700))).unwrap();
+        let mut byte = [0u8; 1];
+        let waited = third.read(&mut byte);
+        assert!(waited.is_err(), "no answer while two connections are open: {waited:?}");
+        // One closes: the third is served.
+        drop(first);
+        let (answer, _) = read_until_closed(&mut third, Duration::from_secs(5));
+        assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn failed_authentications_are_limited_per_address() {
+    let mut options = test_options();
+    options.limits = Limits { failed_authentications_per_minute: NonZeroU32::new(5), ..Limits::default() };
+    let sandbox = start_sandbox_with(options).await;
+    let url = format!("{}/currencies", sandbox.url);
+    // Alice has called before; Bob has not.
+    assert_eq!(raw("GET", &url, Some(ALICE), None, "").await.status, 200);
+    for guess in 0..5 {
+        let answer = raw("GET", &url, Some(&format!("tok_guess_{guess}")), None, "").await;
+        assert_error(&answer, 401, "credential");
+    }
+    // Over the limit: 429 before any lookup, with how long to wait.
+    // Bob's token is valid, but this sandbox has not seen it yet: from this address it waits too.
+    for token in [Some("tok_guess_5"), None, Some("tok_guess_0"), Some(BOB)] {
+        let answer = raw("GET", &url, token, None, "").await;
+        assert_error(&answer, 429, "Too many failed authentications");
+        let retry_after: u64 = answer.headers["retry-after"].to_str().unwrap().parse().unwrap();
+        assert!((1..=12).contains(&retry_after), "a refill of one in 12 s: {retry_after}");
+    }
+    // A caller whose token this sandbox knows keeps working from the same address.
+    assert_eq!(raw("GET", &url, Some(ALICE), None, "").await.status, 200);
+    assert_eq!(sandbox.client(ALICE).list_currencies().send().await.unwrap().status().as_u16(), 200);
+}
