@@ -1152,6 +1152,12 @@ async fn webhook_endpoints_keep_their_secret_and_refuse_unsafe_targets() {
         ("https://169.254.169.254/latest/meta-data", "link-local or metadata"),
         ("https://[::1]/x", "loopback"),
         ("https://[fd00::1]/x", "private"),
+        ("https://[64:ff9b::7f00:1]/", "loopback"),
+        ("https://[::127.0.0.1]/", "loopback"),
+        ("https://[::ffff:169.254.169.254]/", "metadata"),
+        ("https://[2002:a00:1::1]/", "private"),
+        ("https://localhost./", "trailing dot"),
+        ("https:///x", "no host"),
         ("https://user:pw@hooks.example/x", "credentials"),
     ] {
         assert_refused(create(url).await, 400, needle);

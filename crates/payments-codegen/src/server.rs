@@ -71,7 +71,7 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
     let load_schemas = (!validators.is_empty()).then(|| {
         quote! { let schemas = #rt::SchemaSet::parse(include_str!("schemas.json")); }
     });
-    let routes = routes(&ops);
+    let routes = routes(&ops, &rt);
     // Without a valid token, an unknown path answers 401 like a known one: paths cannot be
     // probed without a credential. Documents with no secured operation answer 404 at once.
     let unknown_path_auth = if ops.iter().any(|op| op.secured) {
@@ -515,7 +515,7 @@ fn validator_names(op: &Op) -> Vec<(Ident, Value)> {
     out
 }
 
-fn routes(ops: &[Op]) -> Vec<TokenStream> {
+fn routes(ops: &[Op], rt: &syn::Path) -> Vec<TokenStream> {
     let mut paths: Vec<&str> = Vec::new();
     for op in ops {
         if !paths.contains(&op.path.as_str()) {
@@ -532,8 +532,21 @@ fn routes(ops: &[Op]) -> Vec<TokenStream> {
             });
             let (first_method, first_handler) = methods.next().expect("a path has an operation");
             let rest = methods.map(|(method, handler)| quote!(.#method(#handler::<A>)));
+            // Another method answers 405 naming these, in the message and in `Allow` (axum
+            // answers HEAD wherever GET is served).
+            let mut allowed: Vec<String> =
+                ops.iter().filter(|op| op.path == path).map(|op| op.method.to_uppercase()).collect();
+            if allowed.iter().any(|method| method == "GET") {
+                allowed.push("HEAD".into());
+            }
+            allowed.sort();
+            let allowed = allowed.join(", ");
             quote! {
-                .route(#path, axum::routing::#first_method(#first_handler::<A>) #(#rest)*)
+                .route(
+                    #path,
+                    axum::routing::#first_method(#first_handler::<A>) #(#rest)*
+                        .fallback(|| async { #rt::method_not_allowed(#allowed) }),
+                )
             }
         })
         .collect()

@@ -736,44 +736,138 @@ struct Shared<A> {
 pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
     let shared = Arc::new(Shared { api, validators: Validators::new() });
     let router = axum::Router::new()
-        .route("/balances", axum::routing::get(list_balances::<A>).post(create_balance::<A>))
-        .route("/balances/{id}", axum::routing::get(get_balance::<A>).patch(update_balance::<A>))
-        .route("/bankfields", axum::routing::get(list_bank_fields::<A>))
-        .route("/countries", axum::routing::get(list_countries::<A>))
-        .route("/currencies", axum::routing::get(list_currencies::<A>))
-        .route("/paymentrequests", axum::routing::get(list_payment_requests::<A>).post(create_payment_request::<A>))
+        .route(
+            "/balances",
+            axum::routing::get(list_balances::<A>)
+                .post(create_balance::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
+        )
+        .route(
+            "/balances/{id}",
+            axum::routing::get(get_balance::<A>)
+                .patch(update_balance::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, PATCH") }),
+        )
+        .route(
+            "/bankfields",
+            axum::routing::get(list_bank_fields::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
+        )
+        .route(
+            "/countries",
+            axum::routing::get(list_countries::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
+        )
+        .route(
+            "/currencies",
+            axum::routing::get(list_currencies::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
+        )
+        .route(
+            "/paymentrequests",
+            axum::routing::get(list_payment_requests::<A>)
+                .post(create_payment_request::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
+        )
         .route(
             "/paymentrequests/{id}",
-            axum::routing::get(get_payment_request::<A>).delete(cancel_payment_request::<A>),
+            axum::routing::get(get_payment_request::<A>)
+                .delete(cancel_payment_request::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD") }),
         )
-        .route("/recipients", axum::routing::get(list_recipients::<A>).post(create_recipient::<A>))
-        .route("/recipients/validate", axum::routing::post(validate_recipient::<A>))
+        .route(
+            "/recipients",
+            axum::routing::get(list_recipients::<A>)
+                .post(create_recipient::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
+        )
+        .route(
+            "/recipients/validate",
+            axum::routing::post(validate_recipient::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        )
         .route(
             "/recipients/{id}",
-            axum::routing::get(get_recipient::<A>).delete(delete_recipient::<A>).patch(update_recipient::<A>),
+            axum::routing::get(get_recipient::<A>)
+                .delete(delete_recipient::<A>)
+                .patch(update_recipient::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD, PATCH") }),
         )
-        .route("/sandbox/advance", axum::routing::post(advance_sandbox::<A>))
-        .route("/sandbox/paymentrequests/{id}/pay", axum::routing::post(simulate_payment::<A>))
-        .route("/sandbox/transactions/{id}/status", axum::routing::post(simulate_transaction_status::<A>))
-        .route("/sandbox/virtualaccounts/{id}/status", axum::routing::post(simulate_virtual_account_status::<A>))
-        .route("/sandbox/virtualaccounts/{id}/transfers", axum::routing::post(simulate_inbound_transfer::<A>))
-        .route("/transactions", axum::routing::get(list_transactions::<A>).post(create_transaction::<A>))
-        .route("/transactions/{id}", axum::routing::get(get_transaction::<A>))
-        .route("/virtualaccounts", axum::routing::get(list_virtual_accounts::<A>).post(create_virtual_account::<A>))
+        .route(
+            "/sandbox/advance",
+            axum::routing::post(advance_sandbox::<A>).fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        )
+        .route(
+            "/sandbox/paymentrequests/{id}/pay",
+            axum::routing::post(simulate_payment::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        )
+        .route(
+            "/sandbox/transactions/{id}/status",
+            axum::routing::post(simulate_transaction_status::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        )
+        .route(
+            "/sandbox/virtualaccounts/{id}/status",
+            axum::routing::post(simulate_virtual_account_status::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        )
+        .route(
+            "/sandbox/virtualaccounts/{id}/transfers",
+            axum::routing::post(simulate_inbound_transfer::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        )
+        .route(
+            "/transactions",
+            axum::routing::get(list_transactions::<A>)
+                .post(create_transaction::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
+        )
+        .route(
+            "/transactions/{id}",
+            axum::routing::get(get_transaction::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
+        )
+        .route(
+            "/virtualaccounts",
+            axum::routing::get(list_virtual_accounts::<A>)
+                .post(create_virtual_account::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
+        )
         .route(
             "/virtualaccounts/{id}",
             axum::routing::get(get_virtual_account::<A>)
                 .delete(close_virtual_account::<A>)
-                .patch(update_virtual_account::<A>),
+                .patch(update_virtual_account::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD, PATCH") }),
         )
-        .route("/webhook-endpoints", axum::routing::get(list_webhook_endpoints::<A>).post(create_webhook_endpoint::<A>))
+        .route(
+            "/webhook-endpoints",
+            axum::routing::get(list_webhook_endpoints::<A>)
+                .post(create_webhook_endpoint::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
+        )
         .route(
             "/webhook-endpoints/{id}",
-            axum::routing::get(get_webhook_endpoint::<A>).delete(delete_webhook_endpoint::<A>),
+            axum::routing::get(get_webhook_endpoint::<A>)
+                .delete(delete_webhook_endpoint::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD") }),
         )
-        .route("/webhook-endpoints/{id}/rotate-secret", axum::routing::post(rotate_webhook_endpoint_secret::<A>))
-        .route("/webhooks", axum::routing::get(list_webhooks::<A>).post(send_test_webhook::<A>))
-        .route("/webhooks/{id}", axum::routing::get(get_webhook::<A>))
+        .route(
+            "/webhook-endpoints/{id}/rotate-secret",
+            axum::routing::post(rotate_webhook_endpoint_secret::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        )
+        .route(
+            "/webhooks",
+            axum::routing::get(list_webhooks::<A>)
+                .post(send_test_webhook::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
+        )
+        .route(
+            "/webhooks/{id}",
+            axum::routing::get(get_webhook::<A>).fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
+        )
         .fallback(unknown_path::<A>)
         .with_state(shared);
     crate::runtime::finish_router(router)

@@ -149,6 +149,14 @@ pub fn canonical_uuid(text: &str) -> Option<uuid::Uuid> {
     (id.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()) == text).then_some(id)
 }
 
+/// `405` for a method `path` does not have, naming those it has in the message and in `Allow`.
+pub fn method_not_allowed(allowed: &'static str) -> Response {
+    let message = format!("Method not allowed; this path allows {allowed}");
+    let mut response = ApiError::new(StatusCode::METHOD_NOT_ALLOWED, message).into_response();
+    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allowed));
+    response
+}
+
 /// `404` for a path the document does not have.
 pub fn unknown_path(uri: &Uri) -> ApiError {
     ApiError::not_found(format!("no such path {}", uri.path()))

@@ -13,10 +13,16 @@ pub struct TargetPolicy {
 }
 
 /// Why an address may not be a target: loopback, private, link-local, metadata and the other
-/// special-purpose ranges, so the sandbox can't be pointed at its own network.
+/// special-purpose ranges, so the sandbox can't be pointed at its own network. An IPv6 address
+/// that carries an IPv4 address (mapped, compatible, NAT64, 6to4) is judged as the IPv4
+/// address it leads to.
 pub fn forbidden_address(ip: IpAddr, policy: TargetPolicy) -> Option<&'static str> {
     let ip = match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        IpAddr::V6(v6) => match embedded_ipv4(v6) {
+            Embedded::V4(v4) => IpAddr::V4(v4),
+            Embedded::Opaque(reason) => return Some(reason),
+            Embedded::None => IpAddr::V6(v6),
+        },
         v4 => v4,
     };
     if ip.is_loopback() {
@@ -38,13 +44,15 @@ pub fn forbidden_address(ip: IpAddr, policy: TargetPolicy) -> Option<&'static st
             }
         }
         IpAddr::V6(v6) => {
-            let first = v6.segments()[0];
+            let [first, second, ..] = v6.segments();
             if v6.is_unspecified() || v6.is_multicast() {
                 Some("a reserved address")
             } else if first & 0xfe00 == 0xfc00 {
                 Some("a private (unique local) address")
-            } else if first & 0xffc0 == 0xfe80 {
+            } else if first & 0xffc0 == 0xfe80 || first & 0xffc0 == 0xfec0 {
                 Some("a link-local address")
+            } else if (first, second) == (0x2001, 0x0db8) || v6.segments()[..4] == [0x0100, 0, 0, 0] {
+                Some("a reserved address")
             } else {
                 None
             }
@@ -52,16 +60,64 @@ pub fn forbidden_address(ip: IpAddr, policy: TargetPolicy) -> Option<&'static st
     }
 }
 
+/// What an IPv6 address says of IPv4.
+enum Embedded {
+    /// It leads to this IPv4 address.
+    V4(std::net::Ipv4Addr),
+    /// It leads to an IPv4 address that cannot be read off it (Teredo's is obfuscated; a
+    /// local-use NAT64 prefix may put it anywhere): refused whole.
+    Opaque(&'static str),
+    /// A plain IPv6 address.
+    None,
+}
+
+fn embedded_ipv4(v6: std::net::Ipv6Addr) -> Embedded {
+    let s = v6.segments();
+    let last32 = || std::net::Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    if let Some(v4) = v6.to_ipv4_mapped() {
+        // ::ffff:a.b.c.d
+        Embedded::V4(v4)
+    } else if s[..6] == [0; 6] && !v6.is_unspecified() && !v6.is_loopback() {
+        // ::a.b.c.d, the deprecated IPv4-compatible form
+        Embedded::V4(last32())
+    } else if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        // 64:ff9b::a.b.c.d, NAT64's well-known prefix (RFC 6052)
+        Embedded::V4(last32())
+    } else if s[..3] == [0x64, 0xff9b, 1] {
+        Embedded::Opaque("a NAT64 (local-use prefix) address")
+    } else if s[0] == 0x2002 {
+        // 2002:aabb:ccdd::/48, 6to4 (RFC 3056)
+        Embedded::V4(std::net::Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8))
+    } else if s[..2] == [0x2001, 0] {
+        Embedded::Opaque("a Teredo address")
+    } else {
+        Embedded::None
+    }
+}
+
 /// Checks an endpoint URL: `https://` (or `http://` to loopback when allowed), and a host that
 /// is not a forbidden literal address. Names are checked again when they are resolved, at each
 /// delivery.
 pub fn check_url(raw: &str, policy: TargetPolicy) -> Result<url::Url, String> {
+    // The URL parser reads `https:///x` as the host `x`: a URL must name its host after `//`.
+    let after_scheme = raw.split_once("://").map_or("", |(_, rest)| rest);
+    if after_scheme.is_empty() || after_scheme.starts_with(['/', '\\', '?', '#']) {
+        return Err("url: has no host".into());
+    }
     let url = url::Url::parse(raw).map_err(|e| format!("url: {raw:?} is not a URL ({e})"))?;
     let host = url.host().ok_or_else(|| "url: has no host".to_owned())?;
     let literal: Option<IpAddr> = match host {
         url::Host::Ipv4(v4) => Some(v4.into()),
         url::Host::Ipv6(v6) => Some(v6.into()),
-        url::Host::Domain(name) => (name.eq_ignore_ascii_case("localhost")).then(|| [127, 0, 0, 1].into()),
+        // A trailing dot names the same host (`localhost.`) past a comparison of names.
+        url::Host::Domain(name) if name.ends_with('.') => {
+            return Err(format!("url: write the host {name:?} without its trailing dot"));
+        }
+        // `localhost` and every name under it are loopback (RFC 6761).
+        url::Host::Domain(name) => {
+            let name = name.to_ascii_lowercase();
+            (name == "localhost" || name.ends_with(".localhost")).then(|| [127, 0, 0, 1].into())
+        }
     };
     let loopback = literal.is_some_and(|ip| ip.is_loopback());
     match url.scheme() {
@@ -120,6 +176,50 @@ mod tests {
             only_forbidden(&["100.64.0.1".parse().unwrap()], strict),
             Some("a shared (carrier-grade NAT) address")
         );
+    }
+
+    #[test]
+    fn ipv4_embedded_in_ipv6_is_judged_as_the_ipv4_address() {
+        let strict = TargetPolicy { allow_loopback: false };
+        let forbidden = |text: &str| forbidden_address(text.parse().unwrap(), strict);
+        // Mapped, compatible, NAT64 and 6to4 forms of loopback, private and metadata addresses.
+        for (text, reason) in [
+            ("::ffff:127.0.0.1", "a loopback address"),
+            ("::127.0.0.1", "a loopback address"),
+            ("::10.0.0.1", "a private address"),
+            ("64:ff9b::7f00:1", "a loopback address"),
+            ("64:ff9b::a9fe:a9fe", "a link-local or metadata address"),
+            ("64:ff9b::c0a8:1", "a private address"),
+            ("2002:7f00:1::", "a loopback address"),
+            ("2002:a9fe:a9fe::1", "a link-local or metadata address"),
+            ("2002:0a00:0001:1::1", "a private address"),
+            ("64:ff9b:1::a00:1", "a NAT64 (local-use prefix) address"),
+            ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "a Teredo address"),
+            ("fec0::1", "a link-local address"),
+            ("2001:db8::1", "a reserved address"),
+            ("100::1", "a reserved address"),
+        ] {
+            assert_eq!(forbidden(text), Some(reason), "{text}");
+        }
+        // The same forms around public IPv4 addresses, and a public IPv6 address, may receive.
+        for text in ["::ffff:93.184.215.14", "64:ff9b::5db8:d70e", "2002:5db8:d70e::1", "2606:4700::1111"] {
+            assert_eq!(forbidden(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn urls_must_name_a_host_without_a_trailing_dot() {
+        let strict = TargetPolicy { allow_loopback: false };
+        for url in ["https:///x", "https://", "https:///", "https://?x", "https://\\x/"] {
+            assert_eq!(check_url(url, strict).unwrap_err(), "url: has no host", "{url}");
+        }
+        assert!(check_url("https://localhost./x", strict).unwrap_err().contains("trailing dot"));
+        assert!(check_url("https://hooks.example./x", strict).unwrap_err().contains("trailing dot"));
+        assert!(check_url("https://api.localhost/x", strict).unwrap_err().contains("loopback"));
+        assert!(check_url("https://LOCALHOST/x", strict).unwrap_err().contains("loopback"));
+        assert!(check_url("https://[64:ff9b::7f00:1]/", strict).unwrap_err().contains("loopback"));
+        assert!(check_url("https://[::127.0.0.1]/", strict).unwrap_err().contains("loopback"));
+        assert!(check_url("https://hooks.example/x", strict).is_ok());
     }
 
     #[tokio::test]

@@ -8,6 +8,7 @@
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::extract::ConnectInfo;
@@ -66,6 +67,8 @@ pub async fn serve(
     http.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout).max_buf_size(MAX_HEAD);
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let connections = GracefulShutdown::new();
+    let closed = Arc::new(AtomicBool::new(false));
+    let trimming = tokio::spawn(give_back_freed_memory(closed.clone()));
     tokio::pin!(shutdown);
     loop {
         // A permit first: at the cap, nothing more is accepted until a connection ends.
@@ -91,18 +94,37 @@ pub async fn serve(
             tower::ServiceExt::oneshot(app, request.map(axum::body::Body::new))
         });
         let connection = connections.watch(http.serve_connection(TokioIo::new(ErrorBodies::new(stream)), service));
+        let closed = closed.clone();
         tokio::spawn(async move {
             let _ = connection.await;
             drop(permit);
+            closed.store(true, Ordering::Relaxed);
         });
     }
     drop(listener);
+    trimming.abort();
     let open = connections.count();
     tracing::info!(open, "shutting down: finishing requests in flight");
     if tokio::time::timeout(limits.shutdown_grace, connections.shutdown()).await.is_err() {
         tracing::warn!(grace = ?limits.shutdown_grace, "shutting down: closed connections still open after the grace period");
     }
     Ok(())
+}
+
+/// Every few seconds, when connections have closed since the last look, asks the allocator to
+/// return what they freed. glibc keeps memory freed by many threads in its per-thread arenas
+/// for reuse and returns it only on request: after a thousand half-open connections closed,
+/// the process otherwise stayed 10 MiB larger.
+async fn give_back_freed_memory(closed: Arc<AtomicBool>) {
+    let mut ticks = tokio::time::interval(Duration::from_secs(5));
+    loop {
+        ticks.tick().await;
+        if closed.swap(false, Ordering::Relaxed) {
+            #[cfg(all(target_os = "linux", target_env = "gnu"))]
+            // SAFETY: malloc_trim only releases free memory; it touches nothing in use.
+            let _ = tokio::task::spawn_blocking(|| unsafe { libc::malloc_trim(0) }).await;
+        }
+    }
 }
 
 /// Accepting fails for the server's own reasons (out of file descriptors) or the client's (it

@@ -265,6 +265,12 @@ impl Store for PostgresStore {
                 }
             }
         }
+        // What was pruned is reusable only once vacuumed; autovacuum would come by after a
+        // fifth of the table is dead, so the tables grew meanwhile. A plain VACUUM blocks no
+        // reads or writes; an instance that finds another vacuuming skips it.
+        if pruned.notifications + pruned.events > 0 {
+            sqlx::raw_sql("VACUUM (SKIP_LOCKED) notifications, events").execute(&self.pool).await?;
+        }
         Ok(pruned)
     }
 }
