@@ -945,7 +945,7 @@ fn render_backend(out: &mut String, scale: &Scale, r: &Results, verdict: impl Fn
         t.payments.0,
         t.pruned,
         t.payments.1,
-        if r.backend == "PostgreSQL" { " once autovacuum has visited the table" } else { "" },
+        if r.backend == "PostgreSQL" { ": the sandbox vacuums the tables after each prune" } else { "" },
     ));
     let h = &r.half_open;
     out.push_str(&format!(

@@ -87,8 +87,11 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 ///    [Notification](#/components/schemas/Notification)); `data` is the resource the event
 ///    concerns, as the API returns it at that moment (for transaction events a Transaction whose
 ///    `status` matches the event).
-/// 2. Only `https://` URLs whose certificate verifies are called. URLs resolving to loopback,
-///    private, link-local or metadata addresses are refused.
+/// 2. Only `https://` URLs that name a host (without a trailing dot) and whose certificate
+///    verifies are called. URLs resolving to loopback, private, link-local, metadata or other
+///    reserved addresses are refused, in any spelling: an IPv6 address that carries an IPv4
+///    address (mapped, compatible, NAT64, 6to4) counts as that IPv4 address. Every address a
+///    name resolves to is checked again at each delivery.
 /// 3. `X-Service-Signature` is the lowercase hex HMAC-SHA512 of the **raw body** keyed with the
 ///    endpoint's signing secret. Verify it before trusting the body; compare in constant time.
 /// 4. `X-Service-Retry-Count` is `0` on the first attempt and counts redeliveries after it.
