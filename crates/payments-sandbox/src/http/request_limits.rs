@@ -37,6 +37,10 @@ pub async fn bounded(State(body_timeout): State<Duration>, request: Request, nex
             format!("Request headers too large: {header_bytes} bytes of headers, at most {MAX_HEAD}"),
         ));
     }
+    // Most requests (every GET) have no body: nothing to wait for.
+    if axum::body::HttpBody::size_hint(request.body()).exact() == Some(0) {
+        return next.run(request).await;
+    }
     let (parts, body) = request.into_parts();
     match tokio::time::timeout(body_timeout, Limited::new(body, BODY_LIMIT).collect()).await {
         Ok(Ok(collected)) => next.run(Request::from_parts(parts, Body::from(collected.to_bytes()))).await,
