@@ -270,6 +270,15 @@ impl Api for InMemory {
         unsupported()
     }
 
+    async fn simulate_balance_transfer(
+        &self,
+        _: String,
+        _: Uuid,
+        _: types::SimulateBalanceTransfer,
+    ) -> Result<types::Transaction> {
+        unsupported()
+    }
+
     async fn list_transactions(
         &self,
         tenant: String,

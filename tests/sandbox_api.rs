@@ -319,6 +319,83 @@ async fn balances_convert_into_the_default_currency_and_gbp_ones_have_an_address
 }
 
 #[tokio::test]
+async fn a_bank_transfer_to_a_gbp_balances_address_credits_it_as_a_collection() {
+    let sandbox = start_sandbox().await;
+    let client = sandbox.client(ALICE);
+    let gbp = open_balance(&client, "GBP").await;
+    let endpoint =
+        types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>("https://hooks.example/x"));
+    client.create_webhook_endpoint().body(endpoint).send().await.unwrap();
+    let transfer = |client: &payments_client::Client, id: Uuid, value: u64| {
+        let client = client.clone();
+        async move {
+            let body = types::SimulateBalanceTransfer::builder()
+                .amount(amount(value))
+                .sender_name(code::<types::SimulateBalanceTransferSenderName>("Ada Lovelace"))
+                .reference(Some(code("Invoice 12")));
+            client.simulate_balance_transfer().id(id).body(body).send().await
+        }
+    };
+    let sent = transfer(&client, gbp.id, 250_000).await.unwrap();
+    assert_eq!(sent.status().as_u16(), 201);
+    let collection = sent.into_inner();
+    assert_eq!(
+        (
+            collection.transaction_type,
+            collection.payment_method,
+            collection.status,
+            collection.amount.get(),
+            collection.fees,
+            collection.currency.as_str(),
+            collection.balance_id,
+            collection.payer_name.as_deref(),
+            collection.reference.as_ref().map(|r| r.as_str()),
+        ),
+        (
+            types::TransactionType::Collection,
+            types::PaymentMethod::BankTransfer,
+            types::TransactionStatus::Processed,
+            250_000,
+            0,
+            "GBP",
+            gbp.id,
+            Some("Ada Lovelace"),
+            Some("Invoice 12"),
+        )
+    );
+    assert_eq!(balance_of(&client, gbp.id).await, 250_000);
+    assert_eq!(client.get_transaction().id(collection.id).send().await.unwrap().into_inner(), collection);
+    // Its event, as the endpoint is notified of it.
+    let notified = client.list_webhooks().send().await.unwrap().into_inner();
+    assert_eq!(notified.len(), 1);
+    assert_eq!(notified[0].event.to_string(), "transaction.processed");
+    assert_eq!(notified[0].data["id"], collection.id.to_string());
+
+    // A balance without a bank address (not GBP) cannot be sent to; another tenant's balance and
+    // an unknown one are not found; bad amounts and a missing sender are refused. None moves money.
+    let ngn = open_balance(&client, "NGN").await;
+    assert_refused(transfer(&client, ngn.id, 1_000).await, 409, "has no bank address");
+    assert_refused(transfer(&sandbox.client(BOB), gbp.id, 1_000).await, 404, "balance");
+    assert_refused(transfer(&client, Uuid::new_v4(), 1_000).await, 404, "balance");
+    let url = format!("{}/sandbox/balances/{}/transfers", sandbox.url, gbp.id);
+    let json = Some("application/json");
+    for (body, needle) in [
+        (serde_json::json!({"amount": 0, "sender_name": "Ada"}), "amount"),
+        (serde_json::json!({"amount": -5, "sender_name": "Ada"}), "amount"),
+        (serde_json::json!({"amount": "100", "sender_name": "Ada"}), "amount"),
+        (serde_json::json!({"amount": 100}), "sender_name"),
+        (serde_json::json!({"amount": 100, "sender_name": ""}), "sender_name"),
+    ] {
+        assert_error(&raw("POST", &url, Some(ALICE), json, body.to_string()).await, 400, needle);
+    }
+    assert_eq!(balance_of(&client, gbp.id).await, 250_000);
+    assert_eq!(balance_of(&client, ngn.id).await, 0);
+    let collections = tx_ids(client.list_transactions().transaction_type(types::TransactionType::Collection)).await;
+    assert_eq!(collections, BTreeSet::from([collection.id]));
+    assert_eq!(client.list_webhooks().send().await.unwrap().into_inner().len(), 1, "no other event");
+}
+
+#[tokio::test]
 async fn payment_requests_are_paid_on_the_hosted_page_and_settle_into_the_balance() {
     let sandbox = start_sandbox().await;
     let client = sandbox.client(ALICE);

@@ -493,6 +493,31 @@ impl Client {
     pub fn advance_sandbox(&self) -> builder::AdvanceSandbox<'_> {
         builder::AdvanceSandbox::new(self)
     }
+    /// Simulate a bank transfer to a balance's bank address
+    ///
+    /// **Sandbox.** A sender pays `amount` (in the balance's currency) into the UK account in a
+    /// GBP balance's `addresses` (Faster Payments, BACS or CHAPS): it is credited to the
+    /// balance as a `processed` `collection` transaction paid by `bank_transfer`, with
+    /// `payer_name` the sender's name (event `transaction.processed`). Only balances with a bank
+    /// address can receive one: a transfer to a balance without one (every currency but GBP) is
+    /// refused with `409`, as no bank could send it.
+    ///
+    ///
+    /// Sends a `POST` request to `/sandbox/balances/{id}/transfers`
+    ///
+    /// Arguments:
+    /// - `id`: The resource's identifier.
+    /// - `body`
+    /// ```text
+    /// let response = client.simulate_balance_transfer()
+    ///     .id(id)
+    ///     .body(body)
+    ///     .send()
+    ///     .await;
+    /// ```
+    pub fn simulate_balance_transfer(&self) -> builder::SimulateBalanceTransfer<'_> {
+        builder::SimulateBalanceTransfer::new(self)
+    }
     /// Simulate the payer paying
     ///
     /// **Sandbox.** Does what the hosted payment page's pay button does. With `outcome`
@@ -2094,6 +2119,88 @@ pub mod builder {
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
                 401u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /// Builder for [`Client::simulate_balance_transfer`]
+    ///
+    /// [`Client::simulate_balance_transfer`]: super::Client::simulate_balance_transfer
+    #[derive(Debug, Clone)]
+    pub struct SimulateBalanceTransfer<'a> {
+        client: &'a super::Client,
+        id: Result<::uuid::Uuid, String>,
+        body: Result<types::builder::SimulateBalanceTransfer, String>,
+    }
+    impl<'a> SimulateBalanceTransfer<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::uuid::Uuid>,
+        {
+            self.id = value.try_into().map_err(|_| "conversion to `:: uuid :: Uuid` for id failed".to_string());
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::SimulateBalanceTransfer>,
+            <V as std::convert::TryInto<types::SimulateBalanceTransfer>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `SimulateBalanceTransfer` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::SimulateBalanceTransfer) -> types::builder::SimulateBalanceTransfer,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/sandbox/balances/{id}/transfers`
+        pub async fn send(self) -> Result<ResponseValue<types::Transaction>, Error<types::Error>> {
+            let Self { client, id, body } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| types::SimulateBalanceTransfer::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/sandbox/balances/{}/transfers", client.baseurl, encode_path(&id.to_string()),);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(::reqwest::header::ACCEPT, ::reqwest::header::HeaderValue::from_static("application/json"))
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo { operation_id: "simulate_balance_transfer" };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                201u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                401u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                404u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                409u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                413u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),

@@ -211,6 +211,22 @@ pub trait Api: Send + Sync + 'static {
         &self,
         principal: Self::Principal,
     ) -> impl Future<Output = Result<types::SandboxAdvance, ApiError>> + Send;
+    /// Simulate a bank transfer to a balance's bank address
+    ///
+    /// **Sandbox.** A sender pays `amount` (in the balance's currency) into the UK account in a
+    /// GBP balance's `addresses` (Faster Payments, BACS or CHAPS): it is credited to the
+    /// balance as a `processed` `collection` transaction paid by `bank_transfer`, with
+    /// `payer_name` the sender's name (event `transaction.processed`). Only balances with a bank
+    /// address can receive one: a transfer to a balance without one (every currency but GBP) is
+    /// refused with `409`, as no bank could send it.
+    ///
+    /// `POST /sandbox/balances/{id}/transfers` (simulateBalanceTransfer)
+    fn simulate_balance_transfer(
+        &self,
+        principal: Self::Principal,
+        id: ::uuid::Uuid,
+        body: types::SimulateBalanceTransfer,
+    ) -> impl Future<Output = Result<types::Transaction, ApiError>> + Send;
     /// Simulate the payer paying
     ///
     /// **Sandbox.** Does what the hosted payment page's pay button does. With `outcome`
@@ -638,6 +654,7 @@ struct Validators {
     create_recipient_body: crate::runtime::Validator,
     validate_recipient_body: crate::runtime::Validator,
     update_recipient_body: crate::runtime::Validator,
+    simulate_balance_transfer_body: crate::runtime::Validator,
     simulate_payment_body: crate::runtime::Validator,
     simulate_transaction_status_body: crate::runtime::Validator,
     simulate_virtual_account_status_body: crate::runtime::Validator,
@@ -684,6 +701,10 @@ impl Validators {
                 .validator("{\"$ref\":\"#/components/schemas/RecipientValidate\"}"),
             update_recipient_body: schemas
                 .validator("{\"$ref\":\"#/components/schemas/RecipientUpdate\"}"),
+            simulate_balance_transfer_body: schemas
+                .validator(
+                    "{\"$ref\":\"#/components/schemas/SimulateBalanceTransfer\"}",
+                ),
             simulate_payment_body: schemas
                 .validator("{\"$ref\":\"#/components/schemas/SimulatePayment\"}"),
             simulate_transaction_status_body: schemas
@@ -796,6 +817,11 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
         .route(
             "/sandbox/advance",
             axum::routing::post(advance_sandbox::<A>).fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        )
+        .route(
+            "/sandbox/balances/{id}/transfers",
+            axum::routing::post(simulate_balance_transfer::<A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
         )
         .route(
             "/sandbox/paymentrequests/{id}/pay",
@@ -1080,6 +1106,20 @@ async fn advance_sandbox<A: Api>(
     let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
     let output = shared.api.advance_sandbox(principal).await?;
     Ok(crate::runtime::json_response(StatusCode::OK, &output))
+}
+/// `POST /sandbox/balances/{id}/transfers`
+async fn simulate_balance_transfer<A: Api>(
+    State(shared): State<Arc<Shared<A>>>,
+    headers: HeaderMap,
+    path: RawPathParams,
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Response, ApiError> {
+    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+    let body: types::SimulateBalanceTransfer =
+        crate::runtime::json_body(&headers, body, &shared.validators.simulate_balance_transfer_body)?;
+    let output = shared.api.simulate_balance_transfer(principal, id, body).await?;
+    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
 }
 /// `POST /sandbox/paymentrequests/{id}/pay`
 async fn simulate_payment<A: Api>(

@@ -2338,6 +2338,117 @@ impl SandboxAdvance {
         Default::default()
     }
 }
+///`SimulateBalanceTransfer`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SimulateBalanceTransfer {
+    pub amount: Amount,
+    ///What the sender wrote as the payment's reference.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub reference: ::std::option::Option<SimulateBalanceTransferReference>,
+    ///The name on the sending account; the transaction's `payer_name`.
+    pub sender_name: SimulateBalanceTransferSenderName,
+}
+impl SimulateBalanceTransfer {
+    pub fn builder() -> builder::SimulateBalanceTransfer {
+        Default::default()
+    }
+}
+///What the sender wrote as the payment's reference.
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[serde(transparent)]
+pub struct SimulateBalanceTransferReference(::std::string::String);
+impl ::std::ops::Deref for SimulateBalanceTransferReference {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<SimulateBalanceTransferReference> for ::std::string::String {
+    fn from(value: SimulateBalanceTransferReference) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for SimulateBalanceTransferReference {
+    type Err = self::error::ConversionError;
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 140usize {
+            return Err("longer than 140 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for SimulateBalanceTransferReference {
+    type Error = self::error::ConversionError;
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for SimulateBalanceTransferReference {
+    type Error = self::error::ConversionError;
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SimulateBalanceTransferReference {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+    }
+}
+///The name on the sending account; the transaction's `payer_name`.
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[serde(transparent)]
+pub struct SimulateBalanceTransferSenderName(::std::string::String);
+impl ::std::ops::Deref for SimulateBalanceTransferSenderName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<SimulateBalanceTransferSenderName> for ::std::string::String {
+    fn from(value: SimulateBalanceTransferSenderName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for SimulateBalanceTransferSenderName {
+    type Err = self::error::ConversionError;
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 140usize {
+            return Err("longer than 140 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for SimulateBalanceTransferSenderName {
+    type Error = self::error::ConversionError;
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for SimulateBalanceTransferSenderName {
+    type Error = self::error::ConversionError;
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SimulateBalanceTransferSenderName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+    }
+}
 ///`SimulateInboundTransfer`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -5826,6 +5937,63 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    pub struct SimulateBalanceTransfer {
+        amount: ::std::result::Result<super::Amount, ::std::string::String>,
+        reference: ::std::result::Result<
+            ::std::option::Option<super::SimulateBalanceTransferReference>,
+            ::std::string::String,
+        >,
+        sender_name: ::std::result::Result<super::SimulateBalanceTransferSenderName, ::std::string::String>,
+    }
+    impl ::std::default::Default for SimulateBalanceTransfer {
+        fn default() -> Self {
+            Self {
+                amount: Err("no value supplied for amount".to_string()),
+                reference: Ok(Default::default()),
+                sender_name: Err("no value supplied for sender_name".to_string()),
+            }
+        }
+    }
+    impl SimulateBalanceTransfer {
+        pub fn amount<T>(mut self, value: T) -> Self
+        where
+            T: ::std::convert::TryInto<super::Amount>,
+            T::Error: ::std::fmt::Display,
+        {
+            self.amount = value.try_into().map_err(|e| format!("error converting supplied value for amount: {e}"));
+            self
+        }
+        pub fn reference<T>(mut self, value: T) -> Self
+        where
+            T: ::std::convert::TryInto<::std::option::Option<super::SimulateBalanceTransferReference>>,
+            T::Error: ::std::fmt::Display,
+        {
+            self.reference =
+                value.try_into().map_err(|e| format!("error converting supplied value for reference: {e}"));
+            self
+        }
+        pub fn sender_name<T>(mut self, value: T) -> Self
+        where
+            T: ::std::convert::TryInto<super::SimulateBalanceTransferSenderName>,
+            T::Error: ::std::fmt::Display,
+        {
+            self.sender_name =
+                value.try_into().map_err(|e| format!("error converting supplied value for sender_name: {e}"));
+            self
+        }
+    }
+    impl ::std::convert::TryFrom<SimulateBalanceTransfer> for super::SimulateBalanceTransfer {
+        type Error = super::error::ConversionError;
+        fn try_from(value: SimulateBalanceTransfer) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self { amount: value.amount?, reference: value.reference?, sender_name: value.sender_name? })
+        }
+    }
+    impl ::std::convert::From<super::SimulateBalanceTransfer> for SimulateBalanceTransfer {
+        fn from(value: super::SimulateBalanceTransfer) -> Self {
+            Self { amount: Ok(value.amount), reference: Ok(value.reference), sender_name: Ok(value.sender_name) }
+        }
+    }
+    #[derive(Clone, Debug)]
     pub struct SimulateInboundTransfer {
         amount: ::std::result::Result<super::Amount, ::std::string::String>,
         payer_name: ::std::result::Result<
@@ -7442,6 +7610,14 @@ pub mod components {
             schema: || ::schemars::schema_for!(SandboxAdvance),
             round_trip: |value| {
                 let model: SandboxAdvance = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "SimulateBalanceTransfer",
+            schema: || ::schemars::schema_for!(SimulateBalanceTransfer),
+            round_trip: |value| {
+                let model: SimulateBalanceTransfer = ::serde_json::from_value(value)?;
                 ::serde_json::to_value(model)
             },
         },

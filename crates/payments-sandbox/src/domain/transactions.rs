@@ -102,8 +102,12 @@ pub struct Incoming {
 }
 
 pub enum IncomingKind {
+    /// A payer paid a payment request.
     Collection,
+    /// A bank transfer to a virtual account, deposited in its settlement balance.
     Deposit { virtual_account_id: Uuid },
+    /// A bank transfer to a balance's own bank address.
+    Transfer,
 }
 
 /// The changes that record `incoming` as a `processed` transaction and credit its balance, and
@@ -112,6 +116,9 @@ pub fn receive(changes: &mut Changeset, now: Now, incoming: Incoming) -> Result<
     let (transaction_type, payment_method, virtual_account_id, kind) = match incoming.kind {
         IncomingKind::Collection => {
             (types::TransactionType::Collection, types::PaymentMethod::PaymentLink, None, LedgerEntryKind::Collection)
+        }
+        IncomingKind::Transfer => {
+            (types::TransactionType::Collection, types::PaymentMethod::BankTransfer, None, LedgerEntryKind::Collection)
         }
         IncomingKind::Deposit { virtual_account_id } => (
             types::TransactionType::Deposit,
@@ -313,6 +320,42 @@ impl Sandbox {
             Ok((changes, deposit))
         })
         .await
+    }
+}
+
+impl Sandbox {
+    /// `POST /sandbox/balances/{id}/transfers`: a bank transfer arrives at a balance's own bank
+    /// address (GBP balances have one), and is credited to it.
+    pub async fn simulate_balance_transfer(
+        &self,
+        tenant: Tenant,
+        id: Uuid,
+        body: types::SimulateBalanceTransfer,
+    ) -> Result<types::Transaction> {
+        let balance = self.get_balance(tenant, id).await?;
+        if balance.addresses.is_empty() {
+            return Err(Error::conflict(format!(
+                "balance {id} holds {} and has no bank address to send to (GBP balances have one)",
+                balance.currency.as_str()
+            )));
+        }
+        let now = Now::new();
+        let mut changes = changeset(tenant.id, now);
+        let collection = receive(
+            &mut changes,
+            now,
+            Incoming {
+                kind: IncomingKind::Transfer,
+                amount: body.amount,
+                currency: balance.currency,
+                balance_id: id,
+                payer_name: Some(body.sender_name.to_string()),
+                reference: body.reference.as_ref().map(|r| r.to_string()),
+            },
+        )?;
+        changes.push(Change::Event { event: Event::TransactionProcessed, data: json(&collection)? });
+        self.store.apply(changes).await?;
+        Ok(collection)
     }
 }
 

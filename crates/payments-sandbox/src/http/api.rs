@@ -229,6 +229,15 @@ impl server::Api for Api {
         self.sandbox.simulate_virtual_account_status(tenant, id, body).await.map_err(api_error)
     }
 
+    async fn simulate_balance_transfer(
+        &self,
+        tenant: Tenant,
+        id: Uuid,
+        body: types::SimulateBalanceTransfer,
+    ) -> Result<types::Transaction, ApiError> {
+        self.sandbox.simulate_balance_transfer(tenant, id, body).await.map_err(api_error)
+    }
+
     async fn simulate_inbound_transfer(
         &self,
         tenant: Tenant,
