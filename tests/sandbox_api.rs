@@ -323,9 +323,7 @@ async fn a_bank_transfer_to_a_gbp_balances_address_credits_it_as_a_collection() 
     let sandbox = start_sandbox().await;
     let client = sandbox.client(ALICE);
     let gbp = open_balance(&client, "GBP").await;
-    let endpoint =
-        types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>("https://hooks.example/x"));
-    client.create_webhook_endpoint().body(endpoint).send().await.unwrap();
+    webhook_endpoint(&client, "https://hooks.example/x").await;
     let transfer = |client: &payments_client::Client, id: Uuid, value: u64| {
         let client = client.clone();
         async move {

@@ -241,15 +241,7 @@ async fn a_restart_in_the_middle_of_a_webhook_backlog_loses_nothing() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut process = spawn_with(&database.location, Some("tok_hooks"), &args);
     let client = payments_client::with_token(&process.url, "tok_hooks");
-    let endpoint = client
-        .create_webhook_endpoint()
-        .body(
-            types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>(&receiver.url("slow"))),
-        )
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let endpoint = webhook_endpoint(&client, &receiver.url("slow")).await;
 
     // SIGTERM in the middle of a backlog: deliveries under way finish, the rest wait in the
     // database, and after the restart each notification arrives exactly once. The gate holds
@@ -301,13 +293,7 @@ async fn delivery_throughput_to_a_local_receiver() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let process = spawn_with(&database.location, Some("tok_rate"), &args);
     let client = payments_client::with_token(&process.url, "tok_rate");
-    let endpoint = client
-        .create_webhook_endpoint()
-        .body(types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>(&receiver.url("ok"))))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let endpoint = webhook_endpoint(&client, &receiver.url("ok")).await;
     // Hold the receiver so a backlog of 1,000 builds, then release it and time the drain.
     receiver.close_gate();
     pings(&client, endpoint.id, 1_000).await;
@@ -338,13 +324,7 @@ async fn clients_that_hang_up_mid_request_leave_nothing_half_done() {
     let balance = open_balance(&client, "GBP").await;
     let recipient = gb_recipient(&client).await;
     fund(&client, &balance, 10_000_000).await;
-    let endpoint = client
-        .create_webhook_endpoint()
-        .body(types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>(&receiver.url("ok"))))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let endpoint = webhook_endpoint(&client, &receiver.url("ok")).await;
 
     // 16 clients, each sending payments and pings and hanging up on each after 0.2 to 3 ms:
     // before, during or after its transaction.

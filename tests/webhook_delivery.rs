@@ -24,22 +24,12 @@ async fn sandbox_delivering_to(receiver: &Receiver) -> TestSandbox {
     start_sandbox_with(options).await
 }
 
-async fn endpoint(client: &payments_client::Client, url: &str) -> types::WebhookEndpointWithSecret {
-    client
-        .create_webhook_endpoint()
-        .body(types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>(url)))
-        .send()
-        .await
-        .unwrap()
-        .into_inner()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_event_arrives_signed_and_verifies_with_the_receiver_kit() {
     let receiver = start_receiver().await;
     let sandbox = sandbox_delivering_to(&receiver).await;
     let client = sandbox.client(ALICE);
-    let endpoint = endpoint(&client, &receiver.url("ok")).await;
+    let endpoint = webhook_endpoint(&client, &receiver.url("ok")).await;
     make_every_event(&client).await;
     client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint.id)).send().await.unwrap();
 
@@ -118,7 +108,7 @@ async fn a_receiver_that_fails_twice_sees_retry_counts_0_1_2_at_the_interval() {
     let receiver = start_receiver().await;
     let sandbox = sandbox_delivering_to(&receiver).await;
     let client = sandbox.client(ALICE);
-    let endpoint = endpoint(&client, &receiver.url("flaky")).await;
+    let endpoint = webhook_endpoint(&client, &receiver.url("flaky")).await;
     let ping = client
         .send_test_webhook()
         .body(types::WebhookPing::builder().endpoint_id(endpoint.id))
@@ -162,7 +152,7 @@ async fn a_receiver_that_hangs_past_ten_seconds_has_failed() {
     let receiver = start_receiver().await;
     let sandbox = sandbox_delivering_to(&receiver).await;
     let client = sandbox.client(ALICE);
-    let endpoint = endpoint(&client, &receiver.url("hang")).await;
+    let endpoint = webhook_endpoint(&client, &receiver.url("hang")).await;
     let ping = client
         .send_test_webhook()
         .body(types::WebhookPing::builder().endpoint_id(endpoint.id))
@@ -194,8 +184,8 @@ async fn a_dead_receiver_is_retried_24_times_then_discarded_and_slows_no_one() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead_url = format!("https://localhost:{}/dead", closed.local_addr().unwrap().port());
     drop(closed);
-    let dead = endpoint(&client, &dead_url).await;
-    let healthy = endpoint(&client, &receiver.url("ok")).await;
+    let dead = webhook_endpoint(&client, &dead_url).await;
+    let healthy = webhook_endpoint(&client, &receiver.url("ok")).await;
     let ping = client
         .send_test_webhook()
         .body(types::WebhookPing::builder().endpoint_id(dead.id))
@@ -221,7 +211,7 @@ async fn a_dead_receiver_is_retried_24_times_then_discarded_and_slows_no_one() {
     assert_eq!((discarded.retry_count, discarded.response_code, discarded.next_attempt), (24, None, None));
 
     // Deleting an endpoint discards what was still due for it.
-    let gone = endpoint(&client, &dead_url).await;
+    let gone = webhook_endpoint(&client, &dead_url).await;
     let pending = client
         .send_test_webhook()
         .body(types::WebhookPing::builder().endpoint_id(gone.id))
@@ -250,8 +240,8 @@ async fn notifications_that_are_over_are_pruned_after_the_retention_and_retries_
     };
     let sandbox = start_sandbox_with(options).await;
     let client = sandbox.client(ALICE);
-    let up = endpoint(&client, &receiver.url("ok")).await;
-    let down = endpoint(&client, &receiver.url("down")).await;
+    let up = webhook_endpoint(&client, &receiver.url("ok")).await;
+    let down = webhook_endpoint(&client, &receiver.url("down")).await;
     let ping = |endpoint: uuid::Uuid| {
         let client = client.clone();
         async move {

@@ -148,6 +148,17 @@ pub async fn balance_of(client: &Client, id: uuid::Uuid) -> i64 {
     client.get_balance().id(id).send().await.expect("the balance").into_inner().balance
 }
 
+/// A webhook endpoint at `url`, subscribed to every event.
+pub async fn webhook_endpoint(client: &Client, url: &str) -> types::WebhookEndpointWithSecret {
+    client
+        .create_webhook_endpoint()
+        .body(types::WebhookEndpointCreate::builder().url(code::<types::WebhookEndpointCreateUrl>(url)))
+        .send()
+        .await
+        .expect("a webhook endpoint")
+        .into_inner()
+}
+
 pub async fn gb_recipient(client: &Client) -> types::Recipient {
     client
         .create_recipient()

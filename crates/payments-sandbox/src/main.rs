@@ -52,35 +52,35 @@ struct Serve {
     webhook_root_ca: Option<std::path::PathBuf>,
     /// Seconds between redeliveries of a failed notification, aligned to multiples of it
     /// (3600: on the hour).
-    #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = DeliveryOptions::default().retry_interval.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     webhook_retry_interval: u64,
     /// Seconds a claimed notification stays claimed: when an instance dies mid-delivery, others
     /// deliver what it held after this. Longer than a receiver's 10 seconds, so a slow receiver
     /// is not posted to twice.
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(11..))]
+    #[arg(long, default_value_t = DeliveryOptions::default().lease.as_secs(), value_parser = clap::value_parser!(u64).range(11..))]
     webhook_lease: u64,
     /// Seconds notifications that are over (delivered, or discarded) are kept, with their
     /// events, before they are pruned; notifications still being retried are always kept.
     /// The default is 7 days: the 24 hours of retries, then six days to browse them.
-    #[arg(long, default_value_t = 7 * 24 * 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = DeliveryOptions::default().retention.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     webhook_retention: u64,
     /// Connections served at once; more wait to be accepted until one closes.
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = Limits::default().max_connections as u64, value_parser = clap::value_parser!(u64).range(1..))]
     max_connections: u64,
     /// Seconds a client has to send a request's line and headers; a kept-alive connection with
     /// no new request is closed after this too.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = Limits::default().header_timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     header_timeout: u64,
     /// Seconds a client has to send a request's body, from the end of its headers (408 after).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = Limits::default().body_timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     body_timeout: u64,
     /// Seconds requests in flight get to finish after SIGTERM or SIGINT; then the sandbox
     /// closes what is left and exits.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = Limits::default().shutdown_grace.as_secs())]
     shutdown_grace: u64,
     /// 401 answers an address may get per minute before its requests without a known token are
     /// answered 429; 0 for no limit.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = Limits::default().failed_authentications_per_minute.map_or(0, NonZeroU32::get))]
     failed_auth_limit: u32,
 }
 

@@ -97,8 +97,8 @@ struct ErrorBody<'a> {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = ErrorBody { request: "error", code: self.status.as_u16(), message: &self.message };
-        let mut response = (self.status, axum::Json(body)).into_response();
+        let json = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
+        let mut response = (self.status, json, self.to_json()).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
             response
                 .headers_mut()
@@ -124,10 +124,7 @@ pub fn bearer_token(headers: &HeaderMap) -> Result<&str, ApiError> {
 
 /// A path parameter, parsed as its schema's type.
 pub fn path_param<T: DeserializeOwned>(path: &RawPathParams, name: &str) -> Result<T, ApiError> {
-    let raw = path
-        .iter()
-        .find_map(|(key, value)| (key == name).then_some(value))
-        .ok_or_else(|| ApiError::bad_request(format!("path parameter `{name}` is missing")))?;
+    let raw = raw_path_param(path, name)?;
     serde_json::from_value(Value::String(raw.to_owned()))
         .map_err(|e| ApiError::bad_request(format!("path parameter `{name}`: {raw:?} is not valid ({e})")))
 }
@@ -135,12 +132,16 @@ pub fn path_param<T: DeserializeOwned>(path: &RawPathParams, name: &str) -> Resu
 /// A path parameter that is an id: a UUID in its one canonical spelling, lower-case and
 /// hyphenated. Any other text names nothing here, so it is `404`, as an unknown id is.
 pub fn path_uuid(path: &RawPathParams, name: &str) -> Result<uuid::Uuid, ApiError> {
-    let raw = path
-        .iter()
-        .find_map(|(key, value)| (key == name).then_some(value))
-        .ok_or_else(|| ApiError::bad_request(format!("path parameter `{name}` is missing")))?;
+    let raw = raw_path_param(path, name)?;
     canonical_uuid(raw)
         .ok_or_else(|| ApiError::not_found(format!("{raw:?} is not an id here (ids are lower-case hyphenated UUIDs)")))
+}
+
+/// The text of path parameter `name`, as the route matched it.
+fn raw_path_param<'a>(path: &'a RawPathParams, name: &str) -> Result<&'a str, ApiError> {
+    path.iter()
+        .find_map(|(key, value)| (key == name).then_some(value))
+        .ok_or_else(|| ApiError::bad_request(format!("path parameter `{name}` is missing")))
 }
 
 /// `text` as a UUID when it is one in canonical form (`xxxxxxxx-xxxx-…`, lower-case).
@@ -329,8 +330,8 @@ fn join(head: &str, tail: String) -> String {
 }
 
 /// What the generated `router` adds around the operations (which include its fallback for
-/// unknown paths): the body limit, and a last line of defence that turns any error response not already in the error
-/// object (axum's plain-text `405`, for one) into it, keeping its status and headers.
+/// unknown paths): the body limit, and a last line of defence that turns any error response not
+/// already in the error object into it, keeping its status and headers.
 pub fn finish_router(router: axum::Router) -> axum::Router {
     router
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
@@ -341,7 +342,7 @@ pub fn finish_router(router: axum::Router) -> axum::Router {
 /// A body whose declared length is over the limit is refused before any of it is read: `413`
 /// with the error object at once, instead of waiting for bytes that will be refused anyway. The
 /// connection is closed, since the body is left unread on it.
-pub async fn refuse_declared_oversize(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+async fn refuse_declared_oversize(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_some_and(|length| length > BODY_LIMIT as u64) {
         let mut response = too_large().into_response();
@@ -364,7 +365,7 @@ async fn uniform_errors(response: Response) -> Response {
             let allowed = parts.headers.get(header::ALLOW).and_then(|v| v.to_str().ok()).unwrap_or("");
             format!("Method not allowed; this path allows {allowed}")
         }
-        StatusCode::PAYLOAD_TOO_LARGE => format!("Request body larger than {BODY_LIMIT} bytes"),
+        StatusCode::PAYLOAD_TOO_LARGE => too_large().message,
         _ if !text.is_empty() => text,
         _ => status.canonical_reason().unwrap_or("Error").to_string(),
     };

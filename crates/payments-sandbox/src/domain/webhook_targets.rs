@@ -72,8 +72,9 @@ enum Embedded {
 }
 
 fn embedded_ipv4(v6: std::net::Ipv6Addr) -> Embedded {
-    let s = v6.segments();
-    let last32 = || std::net::Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    let (s, bytes) = (v6.segments(), v6.octets());
+    let at = |i: usize| std::net::Ipv4Addr::new(bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]);
+    let last32 = || at(12);
     if let Some(v4) = v6.to_ipv4_mapped() {
         // ::ffff:a.b.c.d
         Embedded::V4(v4)
@@ -87,7 +88,7 @@ fn embedded_ipv4(v6: std::net::Ipv6Addr) -> Embedded {
         Embedded::Opaque("a NAT64 (local-use prefix) address")
     } else if s[0] == 0x2002 {
         // 2002:aabb:ccdd::/48, 6to4 (RFC 3056)
-        Embedded::V4(std::net::Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8))
+        Embedded::V4(at(2))
     } else if s[..2] == [0x2001, 0] {
         Embedded::Opaque("a Teredo address")
     } else {

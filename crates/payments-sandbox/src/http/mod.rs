@@ -49,30 +49,27 @@ pub fn app(sandbox: Sandbox, rate_limit: Option<NonZeroU32>, limits: &serve::Lim
         let failures = auth_failures::AuthFailures::new(sandbox, per_minute);
         app = app.layer(axum::middleware::from_fn_with_state(failures, auth_failures::limit));
     }
-    Ok(app
-        .layer(axum::middleware::from_fn_with_state(limits.body_timeout, request_limits::bounded))
-        .layer(axum::middleware::from_fn(payments_server::runtime::refuse_declared_oversize))
-        .layer(
-            tower::ServiceBuilder::new()
-                .layer(SetRequestIdLayer::new(REQUEST_ID, RandomRequestId))
-                .layer(
-                    TraceLayer::new_for_http()
-                        .make_span_with(|request: &axum::http::Request<_>| {
-                            let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-                            tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())
-                        })
-                        // One line per request, with its status and latency, inside its span.
-                        .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
-                )
-                .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-                // Browsers may call the API from other origins (the static reference opened from
-                // disk, a test page): credentials are bearer tokens, never cookies.
-                .layer(
-                    CorsLayer::new()
-                        .allow_origin(Any)
-                        .allow_methods(Any)
-                        .allow_headers(Any)
-                        .expose_headers([REQUEST_ID, axum::http::header::RETRY_AFTER]),
-                ),
-        ))
+    Ok(app.layer(axum::middleware::from_fn_with_state(limits.body_timeout, request_limits::bounded)).layer(
+        tower::ServiceBuilder::new()
+            .layer(SetRequestIdLayer::new(REQUEST_ID, RandomRequestId))
+            .layer(
+                TraceLayer::new_for_http()
+                    .make_span_with(|request: &axum::http::Request<_>| {
+                        let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+                        tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())
+                    })
+                    // One line per request, with its status and latency, inside its span.
+                    .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+            )
+            .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+            // Browsers may call the API from other origins (the static reference opened from
+            // disk, a test page): credentials are bearer tokens, never cookies.
+            .layer(
+                CorsLayer::new()
+                    .allow_origin(Any)
+                    .allow_methods(Any)
+                    .allow_headers(Any)
+                    .expose_headers([REQUEST_ID, axum::http::header::RETRY_AFTER]),
+            ),
+    ))
 }

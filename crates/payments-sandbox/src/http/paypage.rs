@@ -1,9 +1,9 @@
 //! The payer's side: the hosted payment page behind `payment_url` and the QR code behind
 //! `qr_code_url`. No bearer token here: the request's random id is what the payer is given.
 
-use axum::extract::{Path, State};
 use std::sync::LazyLock;
 
+use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::get;

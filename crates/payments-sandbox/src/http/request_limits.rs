@@ -1,6 +1,7 @@
 //! Bounds on one request, checked before routing: the URI's length, the headers' size, the
-//! body's size, and the time the body may take to arrive. Each refusal is the error object, and the
-//! connection is closed after it (what the client was sending is left unread).
+//! body's size (declared, then read), and the time the body may take to arrive. Each refusal is
+//! the error object, and the connection is closed after it (what the client was sending is left
+//! unread).
 
 use std::time::Duration;
 
@@ -37,9 +38,14 @@ pub async fn bounded(State(body_timeout): State<Duration>, request: Request, nex
             format!("Request headers too large: {header_bytes} bytes of headers, at most {MAX_HEAD}"),
         ));
     }
-    // Most requests (every GET) have no body: nothing to wait for.
-    if axum::body::HttpBody::size_hint(request.body()).exact() == Some(0) {
+    // The body's size as declared (`Content-Length`): most requests (every GET) have none, so
+    // there is nothing to wait for; one declared over the limit is refused before it is read.
+    let declared = axum::body::HttpBody::size_hint(request.body());
+    if declared.exact() == Some(0) {
         return next.run(request).await;
+    }
+    if declared.lower() > BODY_LIMIT as u64 {
+        return closing(too_large());
     }
     let (parts, body) = request.into_parts();
     match tokio::time::timeout(body_timeout, Limited::new(body, BODY_LIMIT).collect()).await {
