@@ -162,7 +162,7 @@ impl Api for InMemory {
         let id = Uuid::new_v4();
         model(self.insert(&tenant, "payment request", json!({
             "id": id, "market": "GB", "currency": body.currency.map(|c| c.to_string()).unwrap_or("GBP".into()),
-            "amount": body.amount.get(), "settlement_balance_id": body.settlement_balance_id.unwrap_or_default(),
+            "amount": body.amount.map(|a| a.get()), "settlement_balance_id": body.settlement_balance_id.unwrap_or_default(),
             "reference_id": body.reference_id.map(|r| r.to_string()), "reference": body.reference.map(|r| r.to_string()),
             "status": "initiated", "payment_url": format!("http://pay.test/{id}"),
             "qr_code_url": format!("http://pay.test/{id}/qr.svg"), "return_url": null, "created": now(),
@@ -397,11 +397,12 @@ impl Api for InMemory {
         self.list(&tenant, "webhook", query.limit, |_| true).into_iter().map(model).collect()
     }
 
-    async fn send_test_webhook(&self, tenant: String, body: types::WebhookPing) -> Result<types::Notification> {
+    async fn send_test_webhook(&self, tenant: String, body: types::WebhookPing) -> Result<types::Webhook> {
         self.find(&tenant, "endpoint", body.endpoint_id)?;
         model(json!({
-            "id": Uuid::new_v4(), "event": "ping", "created": now(),
+            "id": Uuid::new_v4(), "endpoint_id": body.endpoint_id, "event": "ping", "created": now(),
             "data": {"message": "ping", "endpoint_id": body.endpoint_id},
+            "response_code": null, "retry_count": 0, "status": "pending", "next_attempt": now(),
         }))
     }
 
@@ -474,7 +475,7 @@ async fn every_tag_through_the_generated_client() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(request.amount.get(), 2500);
+    assert_eq!(request.amount.map(|a| a.get()), Some(2500));
     assert_eq!(request.status, types::PaymentRequestStatus::Initiated);
     let cancelled = client.cancel_payment_request().id(request.id).send().await.unwrap().into_inner();
     assert_eq!(cancelled.result, types::ResultOkResult::Ok);

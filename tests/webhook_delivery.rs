@@ -148,18 +148,69 @@ async fn a_receiver_that_fails_twice_sees_retry_counts_0_1_2_at_the_interval() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_with_wait_answers_its_outcome_and_one_without_answers_at_once() {
+    let receiver = start_receiver().await;
+    let sandbox = sandbox_delivering_to(&receiver).await;
+    let client = sandbox.client(ALICE);
+    let ping = |endpoint: uuid::Uuid, wait: bool| {
+        client.send_test_webhook().body(types::WebhookPing::builder().endpoint_id(endpoint).wait(wait)).send()
+    };
+
+    // A healthy endpoint: delivered, with the code it answered.
+    let healthy = webhook_endpoint(&client, &receiver.url("ok")).await;
+    let answer = ping(healthy.id, true).await.unwrap();
+    assert_eq!(answer.status().as_u16(), 201);
+    let delivered = answer.into_inner();
+    assert_eq!(
+        (delivered.status, delivered.response_code, delivered.next_attempt),
+        (types::DeliveryStatus::Delivered, Some(200), None)
+    );
+    assert_eq!((delivered.event, delivered.endpoint_id), (types::WebhookEvent::Ping, healthy.id));
+    assert_eq!(receiver.received().len(), 1, "posted once, before the answer");
+
+    // A failing endpoint: failed, its code, and when the redelivery is due.
+    let flaky = webhook_endpoint(&client, &receiver.url("flaky")).await;
+    let failed = ping(flaky.id, true).await.unwrap().into_inner();
+    assert_eq!(
+        (failed.status, failed.response_code, failed.retry_count),
+        (types::DeliveryStatus::Failed, Some(500), 0)
+    );
+    assert!(failed.next_attempt.is_some());
+
+    // Without wait: at once, pending while the receiver holds the attempt; the outcome follows
+    // on GET /webhooks/{id}.
+    receiver.close_gate();
+    let started = std::time::Instant::now();
+    let pending = ping(healthy.id, false).await.unwrap().into_inner();
+    assert_eq!(pending.status, types::DeliveryStatus::Pending);
+    assert!(started.elapsed() < Duration::from_secs(2), "answered at once: {:?}", started.elapsed());
+    receiver.open_gate();
+    let get = || client.get_webhook().id(pending.id).send();
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            get().await.unwrap().into_inner().status == types::DeliveryStatus::Delivered
+        })
+        .await
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_receiver_that_hangs_past_ten_seconds_has_failed() {
     let receiver = start_receiver().await;
     let sandbox = sandbox_delivering_to(&receiver).await;
     let client = sandbox.client(ALICE);
     let endpoint = webhook_endpoint(&client, &receiver.url("hang")).await;
+    // Waited for, the ping answers before a 10-second client timeout would fire: still pending.
+    let started = std::time::Instant::now();
     let ping = client
         .send_test_webhook()
-        .body(types::WebhookPing::builder().endpoint_id(endpoint.id))
+        .body(types::WebhookPing::builder().endpoint_id(endpoint.id).wait(true))
         .send()
         .await
         .unwrap()
         .into_inner();
+    assert_eq!(ping.status, types::DeliveryStatus::Pending);
+    assert!(started.elapsed() < Duration::from_secs(10), "answered within 9 s: {:?}", started.elapsed());
     let get = || client.get_webhook().id(ping.id).send();
     assert!(
         eventually(Duration::from_secs(20), || async { get().await.unwrap().into_inner().retry_count == 1 }).await,

@@ -159,6 +159,7 @@ pub async fn webhook_endpoint(client: &Client, url: &str) -> types::WebhookEndpo
         .into_inner()
 }
 
+/// A British recipient, in the name its bank holds ("Isla Wilson" for 04-00-04 12345678).
 pub async fn gb_recipient(client: &Client) -> types::Recipient {
     client
         .create_recipient()
@@ -169,7 +170,7 @@ pub async fn gb_recipient(client: &Client) -> types::Recipient {
                 .bank_account(
                     types::BankAccount::builder()
                         .currency(code::<types::CurrencyCode>("GBP"))
-                        .account_name(Some(code("Ada Lovelace")))
+                        .account_name(Some(code("Isla Wilson")))
                         .sort_code(Some(code("04-00-04")))
                         .account_number(Some(code("12345678"))),
                 ),

@@ -7,8 +7,12 @@
 //!
 //! `cargo xtask bench [--smoke]`: measures the sandbox and rewrites `BENCHMARKS.md` (see
 //! `bench.rs`).
+//!
+//! `cargo xtask breaking --base <git-ref> [--head FILE]`: the breaking-change gate (see
+//! `breaking.rs`).
 
 mod bench;
+mod breaking;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -26,10 +30,22 @@ fn main() -> ExitCode {
         ["docs"] => codegen(Mode::Write).and_then(|()| static_docs()),
         ["bench"] => bench::run(&workspace_root(), false),
         ["bench", "--smoke"] => bench::run(&workspace_root(), true),
-        _ => {
-            eprintln!("usage: cargo xtask codegen [--check] | cargo xtask docs | cargo xtask bench [--smoke]");
-            return ExitCode::from(2);
+        ["breaking", "--base", base, rest @ ..] => {
+            let head = match rest {
+                [] => None,
+                ["--head", file] => Some(Path::new(*file)),
+                _ => return usage(),
+            };
+            return match breaking::run(&workspace_root(), base, head) {
+                Ok(breaking::Verdict::Pass) => ExitCode::SUCCESS,
+                Ok(breaking::Verdict::Breaking) => ExitCode::FAILURE,
+                Err(message) => {
+                    eprintln!("{message}");
+                    ExitCode::from(2)
+                }
+            };
         }
+        _ => return usage(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -38,6 +54,14 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "usage: cargo xtask codegen [--check] | cargo xtask docs | cargo xtask bench [--smoke] | \
+         cargo xtask breaking --base <git-ref> [--head FILE]"
+    );
+    ExitCode::from(2)
 }
 
 #[derive(Clone, Copy, PartialEq)]

@@ -109,7 +109,35 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 ///    not kept at all.
 ///
 ///
-/// Version: 1.0.0
+/// ## Versions
+///
+/// `info.version` is `MAJOR.MINOR.PATCH` and versions the contract, not the server. Within
+/// one major version a client written against an earlier document keeps working:
+///
+/// * **Minor** versions only add: operations, optional request fields and parameters, response
+///   properties, webhook events a client subscribes to by name. Clients ignore response
+///   properties they do not know (the generated client does).
+/// * **Patch** versions change descriptions and examples only.
+/// * **Major** versions may break: removing or renaming an operation, a response or a response
+///   property, adding a required request field or parameter, narrowing a request type or enum,
+///   changing what a value means, or adding a value to a response enum. The description of
+///   the change that needs it says what breaks and how to move.
+///
+/// `cargo xtask breaking --base <git-ref>` holds this on every commit: it fails when a change
+/// breaks existing clients and the major number did not go up. It sees the document's shape,
+/// not its words: a changed meaning is for the reviewer to catch.
+///
+/// **2.0.0** (from 1.0.0): a payment request's `amount` may be `null` (an open request, whose
+/// payer chooses the amount; `PaymentRequestCreate.amount` is optional); `ExchangeRate` gains
+/// `rate_decimal` and `single_rate_decimal`, the exact rates conversions are made at (`rate`
+/// and `single_rate` keep their six-decimal meaning, now rounded from the decimals); a
+/// nullable `Transaction.recipient` and `exchange_rate` are written so strict 3.0 validators
+/// accept `null`; the `scheduled_payment_id` filter of `GET /transactions` is gone (it could
+/// match nothing); the generated client ignores response properties it does not know (1.0.0's
+/// refused them, which made every added property breaking).
+///
+///
+/// Version: 2.0.0
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -142,7 +170,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "1.0.0"
+        "2.0.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -310,7 +338,9 @@ impl Client {
     }
     /// Create a payment request
     ///
-    /// Creates a request for `amount` and returns its pay link and QR code. Give
+    /// Creates a request for `amount` and returns its pay link and QR code. Without `amount` the
+    /// request is open: the payment page asks the payer how much to pay, and the request's
+    /// `amount` is `null` until it is paid, then the amount paid. Give
     /// `settlement_balance_id`, `currency`, or both (they must then agree): without a balance the
     /// request settles into your oldest balance in `currency`. The currency must support payment
     /// requests (`GET /currencies`). An unknown `settlement_balance_id` answers `404`. Emits
@@ -389,7 +419,10 @@ impl Client {
     ///
     /// Saves a bank account to pay. `bank_account` carries `currency` and exactly the keys
     /// `GET /bankfields` lists for `country` and that currency; each is validated (lengths, digits,
-    /// sort-code format, IBAN check digits). Emits `recipient.created`.
+    /// sort-code format, IBAN check digits). Where banks resolve names (GB, NG) `account_name` is
+    /// checked against the name the bank holds, as `POST /recipients/validate` reports it
+    /// (`NameCheck`): a `match` is saved as given, a `close_match` is saved with the bank's name,
+    /// and a `no_match` is refused with `400`. Emits `recipient.created`.
     ///
     ///
     /// Sends a `POST` request to `/recipients`
@@ -406,8 +439,9 @@ impl Client {
     /// Validate bank details
     ///
     /// Checks bank-account details as `POST /recipients` would, without saving anything. For
-    /// countries whose banks resolve names (NG, GB) `account_name` is the name the bank holds;
-    /// elsewhere it echoes the name given, or is `null`.
+    /// countries whose banks resolve names (NG, GB) `account_name` is the name the bank holds and
+    /// `name_check` compares the name given with it; elsewhere `account_name` echoes the name
+    /// given, or is `null`, and `name_check` is `not_checked`.
     ///
     ///
     /// Sends a `POST` request to `/recipients/validate`
@@ -612,7 +646,11 @@ impl Client {
     }
     /// List transactions
     ///
-    /// Transactions of the caller, newest first; every filter given must match.
+    /// Transactions of the caller, newest first; every filter given must match. The base
+    /// interface also names a `scheduled_payment_id` filter, but no operation makes scheduled
+    /// payments, so it could only ever match nothing: it is not offered, and a request with it is
+    /// refused with `400` naming it, like any unknown parameter.
+    ///
     ///
     /// Sends a `GET` request to `/transactions`
     ///
@@ -624,9 +662,6 @@ impl Client {
     /// - `order_id`
     /// - `recipient_country`
     /// - `recipient_id`
-    /// - `scheduled_payment_id`: Only transactions made by this scheduled payment. Scheduled payments are not offered
-    /// yet, so a value matches no transaction; the filter is accepted for compatibility.
-    ///
     /// - `search`: Case-insensitive substring of the reference, the payment reference, the order id, the
     /// payer's name or the recipient's account name or alias.
     ///
@@ -647,7 +682,6 @@ impl Client {
     ///     .order_id(order_id)
     ///     .recipient_country(recipient_country)
     ///     .recipient_id(recipient_id)
-    ///     .scheduled_payment_id(scheduled_payment_id)
     ///     .search(search)
     ///     .starting_after(starting_after)
     ///     .status(status)
@@ -928,8 +962,15 @@ impl Client {
     }
     /// Send a ping
     ///
-    /// Records a `ping` notification for the endpoint, delivers it at once, and returns it. Use it
-    /// to check an endpoint after setting it up.
+    /// Records a `ping` notification for the endpoint and delivers it at once; use it to check an
+    /// endpoint after setting it up. The first attempt ends within 10 seconds (the time a receiver
+    /// has to answer). With `wait: true` the answer comes once it has ended, within 9 seconds (so
+    /// that clients with a 10-second timeout get it), and carries its outcome: `status`
+    /// `delivered` with the endpoint's `response_code`, or `failed` with the code (`null` when
+    /// nothing answered) and the redelivery's `next_attempt`; a receiver still silent after 9
+    /// seconds leaves it `pending`. Without `wait` the answer is immediate, usually `pending`.
+    /// Either way the outcome is on `GET /webhooks/{id}` within 10 seconds of sending, and the
+    /// ping is retried like any notification.
     ///
     ///
     /// Sends a `POST` request to `/webhooks`
@@ -2550,7 +2591,6 @@ pub mod builder {
         order_id: Result<Option<types::ListTransactionsOrderId>, String>,
         recipient_country: Result<Option<types::CountryCode>, String>,
         recipient_id: Result<Option<::uuid::Uuid>, String>,
-        scheduled_payment_id: Result<Option<::uuid::Uuid>, String>,
         search: Result<Option<types::ListTransactionsSearch>, String>,
         starting_after: Result<Option<::uuid::Uuid>, String>,
         status: Result<Option<types::TransactionStatus>, String>,
@@ -2570,7 +2610,6 @@ pub mod builder {
                 order_id: Ok(None),
                 recipient_country: Ok(None),
                 recipient_id: Ok(None),
-                scheduled_payment_id: Ok(None),
                 search: Ok(None),
                 starting_after: Ok(None),
                 status: Ok(None),
@@ -2646,16 +2685,6 @@ pub mod builder {
                 .try_into()
                 .map(Some)
                 .map_err(|_| "conversion to `:: uuid :: Uuid` for recipient_id failed".to_string());
-            self
-        }
-        pub fn scheduled_payment_id<V>(mut self, value: V) -> Self
-        where
-            V: std::convert::TryInto<::uuid::Uuid>,
-        {
-            self.scheduled_payment_id = value
-                .try_into()
-                .map(Some)
-                .map_err(|_| "conversion to `:: uuid :: Uuid` for scheduled_payment_id failed".to_string());
             self
         }
         pub fn search<V>(mut self, value: V) -> Self
@@ -2739,7 +2768,6 @@ pub mod builder {
                 order_id,
                 recipient_country,
                 recipient_id,
-                scheduled_payment_id,
                 search,
                 starting_after,
                 status,
@@ -2755,7 +2783,6 @@ pub mod builder {
             let order_id = order_id.map_err(Error::InvalidRequest)?;
             let recipient_country = recipient_country.map_err(Error::InvalidRequest)?;
             let recipient_id = recipient_id.map_err(Error::InvalidRequest)?;
-            let scheduled_payment_id = scheduled_payment_id.map_err(Error::InvalidRequest)?;
             let search = search.map_err(Error::InvalidRequest)?;
             let starting_after = starting_after.map_err(Error::InvalidRequest)?;
             let status = status.map_err(Error::InvalidRequest)?;
@@ -2781,7 +2808,6 @@ pub mod builder {
                 .query(&progenitor_client::QueryParam::new("order_id", &order_id))
                 .query(&progenitor_client::QueryParam::new("recipient_country", &recipient_country))
                 .query(&progenitor_client::QueryParam::new("recipient_id", &recipient_id))
-                .query(&progenitor_client::QueryParam::new("scheduled_payment_id", &scheduled_payment_id))
                 .query(&progenitor_client::QueryParam::new("search", &search))
                 .query(&progenitor_client::QueryParam::new("starting_after", &starting_after))
                 .query(&progenitor_client::QueryParam::new("status", &status))
@@ -3760,7 +3786,7 @@ pub mod builder {
             self
         }
         ///Sends a `POST` request to `/webhooks`
-        pub async fn send(self) -> Result<ResponseValue<types::Notification>, Error<types::Error>> {
+        pub async fn send(self) -> Result<ResponseValue<types::Webhook>, Error<types::Error>> {
             let Self { client, body } = self;
             let body = body
                 .and_then(|v| types::WebhookPing::try_from(v).map_err(|e| e.to_string()))

@@ -12,6 +12,9 @@ pub fn to_json_schema(schema: &Value) -> Value {
     let Value::Object(object) = schema else {
         return schema.clone();
     };
+    if crate::nullable::is_null_only(schema) {
+        return json!({"type": "null"});
+    }
     let mut out = Map::new();
     for (key, value) in object {
         let converted = match key.as_str() {

@@ -9,6 +9,7 @@ mod client;
 mod doc_lines;
 mod json_schema;
 mod markdown;
+mod nullable;
 mod rendition;
 mod server;
 mod spec;

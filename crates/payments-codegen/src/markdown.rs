@@ -154,6 +154,9 @@ fn type_of(schema: &Value) -> String {
         let name = reference.rsplit('/').next().unwrap_or_default();
         return format!("[`{name}`](#{})", anchor(name));
     }
+    if let Some(member) = crate::nullable::nullable_member(schema) {
+        return format!("{} or null", type_of(member));
+    }
     if let Some(first) = schema["allOf"].as_array().and_then(|a| a.first()) {
         let inner = type_of(first);
         return if schema["nullable"] == true { format!("{inner} or null") } else { inner };

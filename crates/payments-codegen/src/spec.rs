@@ -5,7 +5,26 @@ use crate::{Error, Result, bail};
 
 pub struct Spec {
     pub raw: serde_json::Value,
+    /// The model progenitor reads, with nullable references in the form it understands.
     pub openapi: openapiv3::OpenAPI,
+}
+
+/// Drops `additionalProperties: false` from what progenitor reads, so the models (and with them
+/// the client) ignore properties they don't know: a response property added in a minor version
+/// must not break a client generated before it. Requests stay strict where it matters, in the
+/// server, which validates every body against the document's own schemas (`schemas.json`) before
+/// a model sees it.
+fn tolerant_readers(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if map.get("additionalProperties") == Some(&serde_json::Value::Bool(false)) {
+                map.remove("additionalProperties");
+            }
+            map.values_mut().for_each(tolerant_readers);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(tolerant_readers),
+        _ => {}
+    }
 }
 
 impl Spec {
@@ -16,7 +35,11 @@ impl Spec {
         if !version.starts_with("3.0.") {
             bail!("the document must be OpenAPI 3.0.x (progenitor reads no other), found {version:?}");
         }
-        let openapi = serde_json::from_value(raw.clone())
+        // progenitor reads nullable references only as `allOf` + `nullable` (see `nullable`).
+        let mut for_progenitor = raw.clone();
+        crate::nullable::for_progenitor(&mut for_progenitor);
+        tolerant_readers(&mut for_progenitor);
+        let openapi = serde_json::from_value(for_progenitor)
             .map_err(|e| Error(format!("the document is not a valid OpenAPI 3.0 document: {e}")))?;
         Ok(Self { raw, openapi })
     }

@@ -101,7 +101,9 @@ pub trait Api: Send + Sync + 'static {
     ) -> impl Future<Output = Result<::std::vec::Vec<types::PaymentRequest>, ApiError>> + Send;
     /// Create a payment request
     ///
-    /// Creates a request for `amount` and returns its pay link and QR code. Give
+    /// Creates a request for `amount` and returns its pay link and QR code. Without `amount` the
+    /// request is open: the payment page asks the payer how much to pay, and the request's
+    /// `amount` is `null` until it is paid, then the amount paid. Give
     /// `settlement_balance_id`, `currency`, or both (they must then agree): without a balance the
     /// request settles into your oldest balance in `currency`. The currency must support payment
     /// requests (`GET /currencies`). An unknown `settlement_balance_id` answers `404`. Emits
@@ -148,7 +150,10 @@ pub trait Api: Send + Sync + 'static {
     ///
     /// Saves a bank account to pay. `bank_account` carries `currency` and exactly the keys
     /// `GET /bankfields` lists for `country` and that currency; each is validated (lengths, digits,
-    /// sort-code format, IBAN check digits). Emits `recipient.created`.
+    /// sort-code format, IBAN check digits). Where banks resolve names (GB, NG) `account_name` is
+    /// checked against the name the bank holds, as `POST /recipients/validate` reports it
+    /// (`NameCheck`): a `match` is saved as given, a `close_match` is saved with the bank's name,
+    /// and a `no_match` is refused with `400`. Emits `recipient.created`.
     ///
     /// `POST /recipients` (createRecipient)
     fn create_recipient(
@@ -159,8 +164,9 @@ pub trait Api: Send + Sync + 'static {
     /// Validate bank details
     ///
     /// Checks bank-account details as `POST /recipients` would, without saving anything. For
-    /// countries whose banks resolve names (NG, GB) `account_name` is the name the bank holds;
-    /// elsewhere it echoes the name given, or is `null`.
+    /// countries whose banks resolve names (NG, GB) `account_name` is the name the bank holds and
+    /// `name_check` compares the name given with it; elsewhere `account_name` echoes the name
+    /// given, or is `null`, and `name_check` is `not_checked`.
     ///
     /// `POST /recipients/validate` (validateRecipient)
     fn validate_recipient(
@@ -285,7 +291,10 @@ pub trait Api: Send + Sync + 'static {
     ) -> impl Future<Output = Result<types::Transaction, ApiError>> + Send;
     /// List transactions
     ///
-    /// Transactions of the caller, newest first; every filter given must match.
+    /// Transactions of the caller, newest first; every filter given must match. The base
+    /// interface also names a `scheduled_payment_id` filter, but no operation makes scheduled
+    /// payments, so it could only ever match nothing: it is not offered, and a request with it is
+    /// refused with `400` naming it, like any unknown parameter.
     ///
     /// `GET /transactions` (listTransactions)
     fn list_transactions(
@@ -441,15 +450,22 @@ pub trait Api: Send + Sync + 'static {
     ) -> impl Future<Output = Result<::std::vec::Vec<types::Webhook>, ApiError>> + Send;
     /// Send a ping
     ///
-    /// Records a `ping` notification for the endpoint, delivers it at once, and returns it. Use it
-    /// to check an endpoint after setting it up.
+    /// Records a `ping` notification for the endpoint and delivers it at once; use it to check an
+    /// endpoint after setting it up. The first attempt ends within 10 seconds (the time a receiver
+    /// has to answer). With `wait: true` the answer comes once it has ended, within 9 seconds (so
+    /// that clients with a 10-second timeout get it), and carries its outcome: `status`
+    /// `delivered` with the endpoint's `response_code`, or `failed` with the code (`null` when
+    /// nothing answered) and the redelivery's `next_attempt`; a receiver still silent after 9
+    /// seconds leaves it `pending`. Without `wait` the answer is immediate, usually `pending`.
+    /// Either way the outcome is on `GET /webhooks/{id}` within 10 seconds of sending, and the
+    /// ping is retried like any notification.
     ///
     /// `POST /webhooks` (sendTestWebhook)
     fn send_test_webhook(
         &self,
         principal: Self::Principal,
         body: types::WebhookPing,
-    ) -> impl Future<Output = Result<types::Notification, ApiError>> + Send;
+    ) -> impl Future<Output = Result<types::Webhook, ApiError>> + Send;
     /// Get a stored notification
     ///
     /// The stored notification with this id, with its delivery outcome.
@@ -542,10 +558,6 @@ pub struct ListTransactionsQuery {
     pub balance_id: Option<::uuid::Uuid>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub virtual_account_id: Option<::uuid::Uuid>,
-    /// Only transactions made by this scheduled payment. Scheduled payments are not offered
-    /// yet, so a value matches no transaction; the filter is accepted for compatibility.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scheduled_payment_id: Option<::uuid::Uuid>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transaction_type: Option<types::TransactionType>,
     /// Only transactions whose balance currency is this.
@@ -721,7 +733,7 @@ impl Validators {
                 ),
             list_transactions_query: schemas
                 .validator(
-                    "{\"properties\":{\"balance_id\":{\"format\":\"uuid\",\"type\":\"string\"},\"currency\":{\"$ref\":\"#/components/schemas/CurrencyCode\"},\"from_datetime\":{\"format\":\"date-time\",\"type\":\"string\"},\"limit\":{\"default\":20,\"format\":\"int32\",\"maximum\":100,\"minimum\":1,\"type\":\"integer\"},\"order_id\":{\"maxLength\":50,\"minLength\":1,\"type\":\"string\"},\"recipient_country\":{\"$ref\":\"#/components/schemas/CountryCode\"},\"recipient_id\":{\"format\":\"uuid\",\"type\":\"string\"},\"scheduled_payment_id\":{\"format\":\"uuid\",\"type\":\"string\"},\"search\":{\"maxLength\":100,\"minLength\":1,\"type\":\"string\"},\"starting_after\":{\"format\":\"uuid\",\"type\":\"string\"},\"status\":{\"$ref\":\"#/components/schemas/TransactionStatus\"},\"to_currency\":{\"$ref\":\"#/components/schemas/CurrencyCode\"},\"to_datetime\":{\"format\":\"date-time\",\"type\":\"string\"},\"transaction_type\":{\"$ref\":\"#/components/schemas/TransactionType\"},\"virtual_account_id\":{\"format\":\"uuid\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
+                    "{\"properties\":{\"balance_id\":{\"format\":\"uuid\",\"type\":\"string\"},\"currency\":{\"$ref\":\"#/components/schemas/CurrencyCode\"},\"from_datetime\":{\"format\":\"date-time\",\"type\":\"string\"},\"limit\":{\"default\":20,\"format\":\"int32\",\"maximum\":100,\"minimum\":1,\"type\":\"integer\"},\"order_id\":{\"maxLength\":50,\"minLength\":1,\"type\":\"string\"},\"recipient_country\":{\"$ref\":\"#/components/schemas/CountryCode\"},\"recipient_id\":{\"format\":\"uuid\",\"type\":\"string\"},\"search\":{\"maxLength\":100,\"minLength\":1,\"type\":\"string\"},\"starting_after\":{\"format\":\"uuid\",\"type\":\"string\"},\"status\":{\"$ref\":\"#/components/schemas/TransactionStatus\"},\"to_currency\":{\"$ref\":\"#/components/schemas/CurrencyCode\"},\"to_datetime\":{\"format\":\"date-time\",\"type\":\"string\"},\"transaction_type\":{\"$ref\":\"#/components/schemas/TransactionType\"},\"virtual_account_id\":{\"format\":\"uuid\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
                 ),
             create_transaction_body: schemas
                 .validator("{\"$ref\":\"#/components/schemas/TransactionCreate\"}"),

@@ -134,7 +134,6 @@ pub struct TransactionFilter {
     pub recipient_country: Option<String>,
     pub balance_id: Option<Uuid>,
     pub virtual_account_id: Option<Uuid>,
-    pub scheduled_payment_id: Option<Uuid>,
     pub transaction_type: Option<types::TransactionType>,
     pub currency: Option<String>,
     pub to_currency: Option<String>,
@@ -261,11 +260,14 @@ pub enum Change {
         request: Box<types::PaymentRequest>,
         idempotency: Option<Idempotency>,
     },
-    /// Fails with [`crate::StoreError::Stale`] unless the request is `from` when applied.
+    /// Fails with [`crate::StoreError::Stale`] unless the request is `from` when applied (and,
+    /// with `paid`, has no amount or that amount).
     SetPaymentRequestStatus {
         id: Uuid,
         from: types::PaymentRequestStatus,
         to: types::PaymentRequestStatus,
+        /// The amount paid, recorded on an open request.
+        paid: Option<types::Amount>,
     },
     /// Fails with [`crate::StoreError::Duplicate`] when the `order_id` is taken.
     InsertTransaction {

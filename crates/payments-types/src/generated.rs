@@ -3,7 +3,6 @@
 
 ///`AccountDetails`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct AccountDetails {
     pub account_name: ::std::string::String,
     pub account_number: ::std::string::String,
@@ -16,7 +15,6 @@ impl AccountDetails {
 }
 ///`AddressDetails`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct AddressDetails {
     pub account_name: ::std::string::String,
     pub account_number: ::std::string::String,
@@ -118,7 +116,6 @@ impl ::std::convert::TryFrom<String> for Amount {
 }
 ///`Balance`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Balance {
     ///Bank details that credit this balance directly (GBP balances have one).
     pub addresses: ::std::vec::Vec<BalanceAddress>,
@@ -139,7 +136,6 @@ impl Balance {
 }
 ///`BalanceAddress`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct BalanceAddress {
     pub active: bool,
     pub details: AddressDetails,
@@ -155,7 +151,6 @@ impl BalanceAddress {
 }
 ///`BalanceCreate`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct BalanceCreate {
     pub currency: CurrencyCode,
     ///Defaults to `<currency> balance`.
@@ -264,7 +259,6 @@ impl<'de> ::serde::Deserialize<'de> for BalanceName {
 }
 ///`BalanceUpdate`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct BalanceUpdate {
     pub name: BalanceUpdateName,
 }
@@ -330,7 +324,6 @@ impl<'de> ::serde::Deserialize<'de> for BalanceUpdateName {
 /// `account_number` (4 to 17 digits); euro-area countries/EUR `account_name`, `iban` (valid
 /// check digits), `bic` (8 or 11 characters). `bank_name` is filled in by the service.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct BankAccount {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub account_name: ::std::option::Option<BankAccountAccountName>,
@@ -797,7 +790,6 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountSortCode {
 }
 ///`BankField`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct BankField {
     pub label: ::std::string::String,
     ///The exact length for fixed-length fields, else `null`.
@@ -865,7 +857,6 @@ impl ::std::convert::TryFrom<::std::string::String> for BankFieldType {
 }
 ///`Country`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Country {
     pub alpha2: CountryCode,
     pub country_name: ::std::string::String,
@@ -933,7 +924,6 @@ impl<'de> ::serde::Deserialize<'de> for CountryCode {
 }
 ///`Currency`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Currency {
     pub currency_code: CurrencyCode,
     pub currency_name: ::std::string::String,
@@ -1065,7 +1055,6 @@ impl ::std::convert::TryFrom<::std::string::String> for DeliveryStatus {
 }
 ///The body of every failed request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Error {
     ///The HTTP status code of the response.
     pub code: i32,
@@ -1125,18 +1114,129 @@ impl ::std::convert::TryFrom<::std::string::String> for ErrorRequest {
         value.parse()
     }
 }
-/// Rates as fixed-point integers with six decimals (`1234500` means 1.2345): units of
-/// `to_currency` for one unit of `currency`. `rate` is the rate applied to the transaction,
-/// the service's 0.5% margin included; `single_rate` is the mid-market rate without margin.
+/// Units of `to_currency` for one unit of `currency`. `rate_decimal` is the rate applied to
+/// the transaction, the service's 0.5% margin included, as an exact decimal of 12
+/// significant digits: `to_amount` is `amount × rate_decimal` in `to_currency`'s minor unit,
+/// rounded down (with `amount` read in `currency`'s major unit), and a payment given by
+/// `to_amount` costs the smallest `amount` that delivers it. `single_rate_decimal` is the
+/// mid-market rate without margin. `rate` and `single_rate` are the same rates as
+/// fixed-point integers with six decimals (`1952215190` means 1952.21519), rounded half
+/// up: kept for clients of 1.x, they lose precision for small rates (NGN→GBP keeps three
+/// significant digits), so reproduce amounts from the decimals.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ExchangeRate {
     pub rate: ::std::num::NonZeroU64,
+    ///The applied rate, 12 significant digits.
+    pub rate_decimal: ExchangeRateRateDecimal,
     pub single_rate: ::std::num::NonZeroU64,
+    ///The mid-market rate, 12 significant digits.
+    pub single_rate_decimal: ExchangeRateSingleRateDecimal,
 }
 impl ExchangeRate {
     pub fn builder() -> builder::ExchangeRate {
         Default::default()
+    }
+}
+///The applied rate, 12 significant digits.
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[serde(transparent)]
+pub struct ExchangeRateRateDecimal(::std::string::String);
+impl ::std::ops::Deref for ExchangeRateRateDecimal {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<ExchangeRateRateDecimal> for ::std::string::String {
+    fn from(value: ExchangeRateRateDecimal) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for ExchangeRateRateDecimal {
+    type Err = self::error::ConversionError;
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 40usize {
+            return Err("longer than 40 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+            ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{1,12}\\.[0-9]{1,24}$").unwrap());
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{1,12}\\.[0-9]{1,24}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for ExchangeRateRateDecimal {
+    type Error = self::error::ConversionError;
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ExchangeRateRateDecimal {
+    type Error = self::error::ConversionError;
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ExchangeRateRateDecimal {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+    }
+}
+///The mid-market rate, 12 significant digits.
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[serde(transparent)]
+pub struct ExchangeRateSingleRateDecimal(::std::string::String);
+impl ::std::ops::Deref for ExchangeRateSingleRateDecimal {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<ExchangeRateSingleRateDecimal> for ::std::string::String {
+    fn from(value: ExchangeRateSingleRateDecimal) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for ExchangeRateSingleRateDecimal {
+    type Err = self::error::ConversionError;
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 40usize {
+            return Err("longer than 40 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+            ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{1,12}\\.[0-9]{1,24}$").unwrap());
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{1,12}\\.[0-9]{1,24}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for ExchangeRateSingleRateDecimal {
+    type Error = self::error::ConversionError;
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ExchangeRateSingleRateDecimal {
+    type Error = self::error::ConversionError;
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ExchangeRateSingleRateDecimal {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`ListPaymentRequestsReferenceId`
@@ -1384,9 +1484,73 @@ impl<'de> ::serde::Deserialize<'de> for ListVirtualAccountsSearch {
             .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
+/// The name given for an account against the name its bank holds, compared as words
+/// (letters and digits, ignoring case, punctuation and spacing). `match`: the same words.
+/// `close_match`: the same words in another order, a first name given as its initial
+/// (`A Okafor` for `Adaeze Okafor`), or one word a letter off (one letter added, dropped or
+/// changed). `no_match`: anything else. `not_checked`: the bank resolves no names (IN, US,
+/// euro area) or no name was given. In the sandbox a GB or NG bank holds, for each account,
+/// a name derived from the bank code or sort code and the account number: ask
+/// `POST /recipients/validate` which.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema,
+)]
+pub enum NameCheck {
+    #[serde(rename = "match")]
+    Match,
+    #[serde(rename = "close_match")]
+    CloseMatch,
+    #[serde(rename = "no_match")]
+    NoMatch,
+    #[serde(rename = "not_checked")]
+    NotChecked,
+}
+impl ::std::fmt::Display for NameCheck {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Match => f.write_str("match"),
+            Self::CloseMatch => f.write_str("close_match"),
+            Self::NoMatch => f.write_str("no_match"),
+            Self::NotChecked => f.write_str("not_checked"),
+        }
+    }
+}
+impl ::std::str::FromStr for NameCheck {
+    type Err = self::error::ConversionError;
+    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "match" => Ok(Self::Match),
+            "close_match" => Ok(Self::CloseMatch),
+            "no_match" => Ok(Self::NoMatch),
+            "not_checked" => Ok(Self::NotChecked),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for NameCheck {
+    type Error = self::error::ConversionError;
+    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for NameCheck {
+    type Error = self::error::ConversionError;
+    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
 ///The body posted to an endpoint.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Notification {
     ///When the notification was generated; keep the newest per resource.
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -1460,9 +1624,10 @@ impl ::std::convert::TryFrom<::std::string::String> for PaymentMethod {
 }
 ///`PaymentRequest`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct PaymentRequest {
-    pub amount: Amount,
+    ///What the payer is asked for; `null` for an open request until it is paid, then the amount paid.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub amount: ::std::option::Option<Amount>,
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub currency: CurrencyCode,
     pub id: ::uuid::Uuid,
@@ -1489,11 +1654,12 @@ impl PaymentRequest {
         Default::default()
     }
 }
-///Give `currency`, `settlement_balance_id`, or both.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+/// Give `currency`, `settlement_balance_id`, or both. Every field is optional: without
+/// `amount` the payer chooses the amount on the payment page.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq, schemars::JsonSchema)]
 pub struct PaymentRequestCreate {
-    pub amount: Amount,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub amount: ::std::option::Option<Amount>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub currency: ::std::option::Option<CurrencyCode>,
     ///Free text shown to the payer.
@@ -1657,7 +1823,6 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReturnUrl {
 }
 ///`PaymentRequestNotification`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct PaymentRequestNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: PaymentRequest,
@@ -1821,7 +1986,6 @@ impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestStatus {
 }
 ///`Ping`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Ping {
     pub endpoint_id: ::uuid::Uuid,
     pub message: PingMessage,
@@ -1879,7 +2043,6 @@ impl ::std::convert::TryFrom<::std::string::String> for PingMessage {
 }
 ///`PingNotification`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct PingNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: Ping,
@@ -1893,7 +2056,6 @@ impl PingNotification {
 }
 ///`Recipient`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Recipient {
     ///Your label for the recipient.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
@@ -1961,7 +2123,6 @@ impl<'de> ::serde::Deserialize<'de> for RecipientAlias {
 }
 ///`RecipientCreate`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct RecipientCreate {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub alias: ::std::option::Option<RecipientCreateAlias>,
@@ -2117,7 +2278,6 @@ impl<'de> ::serde::Deserialize<'de> for RecipientDefaultReference {
 }
 ///`RecipientNotification`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct RecipientNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: Recipient,
@@ -2181,7 +2341,6 @@ impl ::std::convert::TryFrom<::std::string::String> for RecipientType {
 }
 ///`RecipientUpdate`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct RecipientUpdate {
     ///The new label; `null` removes it.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
@@ -2240,7 +2399,6 @@ impl<'de> ::serde::Deserialize<'de> for RecipientUpdateAlias {
 }
 ///`RecipientValidate`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct RecipientValidate {
     pub bank_account: BankAccount,
     pub country: CountryCode,
@@ -2252,7 +2410,6 @@ impl RecipientValidate {
 }
 ///`RecipientValidation`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct RecipientValidation {
     ///The name the bank holds for the account, where the bank resolves names; otherwise the name given, or `null`.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
@@ -2263,6 +2420,7 @@ pub struct RecipientValidation {
     pub bank_id: ::std::string::String,
     pub bank_name: ::std::string::String,
     pub currency: CurrencyCode,
+    pub name_check: NameCheck,
 }
 impl RecipientValidation {
     pub fn builder() -> builder::RecipientValidation {
@@ -2271,7 +2429,6 @@ impl RecipientValidation {
 }
 ///The body of a successful delete or cancel.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ResultOk {
     pub result: ResultOkResult,
 }
@@ -2328,7 +2485,6 @@ impl ::std::convert::TryFrom<::std::string::String> for ResultOkResult {
 }
 ///`SandboxAdvance`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct SandboxAdvance {
     pub transactions_advanced: i32,
     pub virtual_accounts_activated: i32,
@@ -2340,7 +2496,6 @@ impl SandboxAdvance {
 }
 ///`SimulateBalanceTransfer`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct SimulateBalanceTransfer {
     pub amount: Amount,
     ///What the sender wrote as the payment's reference.
@@ -2451,7 +2606,6 @@ impl<'de> ::serde::Deserialize<'de> for SimulateBalanceTransferSenderName {
 }
 ///`SimulateInboundTransfer`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct SimulateInboundTransfer {
     pub amount: Amount,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -2559,10 +2713,12 @@ impl<'de> ::serde::Deserialize<'de> for SimulateInboundTransferReference {
             .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
-///`SimulatePayment`
+/// `amount` is what the payer pays: required for an open request (one created without an
+/// amount), and, when given for a request with an amount, it must equal it (`400` otherwise).
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct SimulatePayment {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub amount: ::std::option::Option<Amount>,
     #[serde(default = "defaults::simulate_payment_outcome")]
     pub outcome: SimulatePaymentOutcome,
     ///Defaults to `Sandbox Payer`.
@@ -2571,7 +2727,11 @@ pub struct SimulatePayment {
 }
 impl ::std::default::Default for SimulatePayment {
     fn default() -> Self {
-        Self { outcome: defaults::simulate_payment_outcome(), payer_name: Default::default() }
+        Self {
+            amount: Default::default(),
+            outcome: defaults::simulate_payment_outcome(),
+            payer_name: Default::default(),
+        }
     }
 }
 impl SimulatePayment {
@@ -2685,7 +2845,6 @@ impl<'de> ::serde::Deserialize<'de> for SimulatePaymentPayerName {
 }
 ///`SimulateTransactionStatus`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct SimulateTransactionStatus {
     ///Required with `failed`.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -2814,7 +2973,6 @@ impl ::std::convert::TryFrom<::std::string::String> for SimulateTransactionStatu
 }
 ///`SimulateVirtualAccountStatus`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct SimulateVirtualAccountStatus {
     pub status: SimulateVirtualAccountStatusStatus,
 }
@@ -2875,7 +3033,6 @@ impl ::std::convert::TryFrom<::std::string::String> for SimulateVirtualAccountSt
 }
 ///`Transaction`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Transaction {
     pub amount: Amount,
     pub balance_id: ::uuid::Uuid,
@@ -2919,7 +3076,6 @@ impl Transaction {
 }
 ///Give exactly one of `amount` and `to_amount`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct TransactionCreate {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub amount: ::std::option::Option<Amount>,
@@ -3084,7 +3240,6 @@ impl ::std::convert::TryFrom<::std::string::String> for TransactionCreateTransac
 }
 ///`TransactionNotification`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct TransactionNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: Transaction,
@@ -3361,7 +3516,6 @@ impl ::std::convert::TryFrom<::std::string::String> for TransactionType {
 }
 ///`VirtualAccount`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct VirtualAccount {
     pub account_name: VirtualAccountAccountName,
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -3430,7 +3584,6 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountAccountName {
 }
 ///Give `currency`, `settlement_balance_id`, or both.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct VirtualAccountCreate {
     ///The name on the account; defaults to the settlement balance's name.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -3549,7 +3702,6 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountCreateReferenceId {
 }
 ///`VirtualAccountNotification`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct VirtualAccountNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: VirtualAccount,
@@ -3667,7 +3819,6 @@ impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountStatus {
 }
 ///`VirtualAccountUpdate`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct VirtualAccountUpdate {
     pub account_name: VirtualAccountUpdateAccountName,
 }
@@ -3727,7 +3878,6 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountUpdateAccountName {
 }
 ///A stored notification with its delivery outcome.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Webhook {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     ///As in the Notification.
@@ -3752,7 +3902,6 @@ impl Webhook {
 }
 ///**Extension.** Where notifications are posted.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct WebhookEndpoint {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     ///The events subscribed to; `null` means all events, including ones added later.
@@ -3768,7 +3917,6 @@ impl WebhookEndpoint {
 }
 ///`WebhookEndpointCreate`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct WebhookEndpointCreate {
     ///Events to subscribe to; absent means all.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -3875,7 +4023,6 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointUrl {
 }
 ///**Extension.** An endpoint with its signing secret, shown only when created or rotated.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct WebhookEndpointWithSecret {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
@@ -4056,9 +4203,11 @@ impl ::std::convert::TryFrom<::std::string::String> for WebhookEvent {
 }
 ///`WebhookPing`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct WebhookPing {
     pub endpoint_id: ::uuid::Uuid,
+    ///Answer once the first delivery attempt has ended (within 9 seconds), with its outcome.
+    #[serde(default)]
+    pub wait: bool,
 }
 impl WebhookPing {
     pub fn builder() -> builder::WebhookPing {
@@ -4887,13 +5036,17 @@ pub mod builder {
     #[derive(Clone, Debug)]
     pub struct ExchangeRate {
         rate: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+        rate_decimal: ::std::result::Result<super::ExchangeRateRateDecimal, ::std::string::String>,
         single_rate: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+        single_rate_decimal: ::std::result::Result<super::ExchangeRateSingleRateDecimal, ::std::string::String>,
     }
     impl ::std::default::Default for ExchangeRate {
         fn default() -> Self {
             Self {
                 rate: Err("no value supplied for rate".to_string()),
+                rate_decimal: Err("no value supplied for rate_decimal".to_string()),
                 single_rate: Err("no value supplied for single_rate".to_string()),
+                single_rate_decimal: Err("no value supplied for single_rate_decimal".to_string()),
             }
         }
     }
@@ -4906,6 +5059,15 @@ pub mod builder {
             self.rate = value.try_into().map_err(|e| format!("error converting supplied value for rate: {e}"));
             self
         }
+        pub fn rate_decimal<T>(mut self, value: T) -> Self
+        where
+            T: ::std::convert::TryInto<super::ExchangeRateRateDecimal>,
+            T::Error: ::std::fmt::Display,
+        {
+            self.rate_decimal =
+                value.try_into().map_err(|e| format!("error converting supplied value for rate_decimal: {e}"));
+            self
+        }
         pub fn single_rate<T>(mut self, value: T) -> Self
         where
             T: ::std::convert::TryInto<::std::num::NonZeroU64>,
@@ -4915,16 +5077,35 @@ pub mod builder {
                 value.try_into().map_err(|e| format!("error converting supplied value for single_rate: {e}"));
             self
         }
+        pub fn single_rate_decimal<T>(mut self, value: T) -> Self
+        where
+            T: ::std::convert::TryInto<super::ExchangeRateSingleRateDecimal>,
+            T::Error: ::std::fmt::Display,
+        {
+            self.single_rate_decimal =
+                value.try_into().map_err(|e| format!("error converting supplied value for single_rate_decimal: {e}"));
+            self
+        }
     }
     impl ::std::convert::TryFrom<ExchangeRate> for super::ExchangeRate {
         type Error = super::error::ConversionError;
         fn try_from(value: ExchangeRate) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self { rate: value.rate?, single_rate: value.single_rate? })
+            Ok(Self {
+                rate: value.rate?,
+                rate_decimal: value.rate_decimal?,
+                single_rate: value.single_rate?,
+                single_rate_decimal: value.single_rate_decimal?,
+            })
         }
     }
     impl ::std::convert::From<super::ExchangeRate> for ExchangeRate {
         fn from(value: super::ExchangeRate) -> Self {
-            Self { rate: Ok(value.rate), single_rate: Ok(value.single_rate) }
+            Self {
+                rate: Ok(value.rate),
+                rate_decimal: Ok(value.rate_decimal),
+                single_rate: Ok(value.single_rate),
+                single_rate_decimal: Ok(value.single_rate_decimal),
+            }
         }
     }
     #[derive(Clone, Debug)]
@@ -4992,7 +5173,7 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct PaymentRequest {
-        amount: ::std::result::Result<super::Amount, ::std::string::String>,
+        amount: ::std::result::Result<::std::option::Option<super::Amount>, ::std::string::String>,
         created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         currency: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
@@ -5027,7 +5208,7 @@ pub mod builder {
     impl PaymentRequest {
         pub fn amount<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<super::Amount>,
+            T: ::std::convert::TryInto<::std::option::Option<super::Amount>>,
             T::Error: ::std::fmt::Display,
         {
             self.amount = value.try_into().map_err(|e| format!("error converting supplied value for amount: {e}"));
@@ -5167,7 +5348,7 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct PaymentRequestCreate {
-        amount: ::std::result::Result<super::Amount, ::std::string::String>,
+        amount: ::std::result::Result<::std::option::Option<super::Amount>, ::std::string::String>,
         currency: ::std::result::Result<::std::option::Option<super::CurrencyCode>, ::std::string::String>,
         reference:
             ::std::result::Result<::std::option::Option<super::PaymentRequestCreateReference>, ::std::string::String>,
@@ -5180,7 +5361,7 @@ pub mod builder {
     impl ::std::default::Default for PaymentRequestCreate {
         fn default() -> Self {
             Self {
-                amount: Err("no value supplied for amount".to_string()),
+                amount: Ok(Default::default()),
                 currency: Ok(Default::default()),
                 reference: Ok(Default::default()),
                 reference_id: Ok(Default::default()),
@@ -5192,7 +5373,7 @@ pub mod builder {
     impl PaymentRequestCreate {
         pub fn amount<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<super::Amount>,
+            T: ::std::convert::TryInto<::std::option::Option<super::Amount>>,
             T::Error: ::std::fmt::Display,
         {
             self.amount = value.try_into().map_err(|e| format!("error converting supplied value for amount: {e}"));
@@ -5775,6 +5956,7 @@ pub mod builder {
         bank_id: ::std::result::Result<::std::string::String, ::std::string::String>,
         bank_name: ::std::result::Result<::std::string::String, ::std::string::String>,
         currency: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
+        name_check: ::std::result::Result<super::NameCheck, ::std::string::String>,
     }
     impl ::std::default::Default for RecipientValidation {
         fn default() -> Self {
@@ -5784,6 +5966,7 @@ pub mod builder {
                 bank_id: Err("no value supplied for bank_id".to_string()),
                 bank_name: Err("no value supplied for bank_name".to_string()),
                 currency: Err("no value supplied for currency".to_string()),
+                name_check: Err("no value supplied for name_check".to_string()),
             }
         }
     }
@@ -5831,6 +6014,15 @@ pub mod builder {
             self.currency = value.try_into().map_err(|e| format!("error converting supplied value for currency: {e}"));
             self
         }
+        pub fn name_check<T>(mut self, value: T) -> Self
+        where
+            T: ::std::convert::TryInto<super::NameCheck>,
+            T::Error: ::std::fmt::Display,
+        {
+            self.name_check =
+                value.try_into().map_err(|e| format!("error converting supplied value for name_check: {e}"));
+            self
+        }
     }
     impl ::std::convert::TryFrom<RecipientValidation> for super::RecipientValidation {
         type Error = super::error::ConversionError;
@@ -5841,6 +6033,7 @@ pub mod builder {
                 bank_id: value.bank_id?,
                 bank_name: value.bank_name?,
                 currency: value.currency?,
+                name_check: value.name_check?,
             })
         }
     }
@@ -5852,6 +6045,7 @@ pub mod builder {
                 bank_id: Ok(value.bank_id),
                 bank_name: Ok(value.bank_name),
                 currency: Ok(value.currency),
+                name_check: Ok(value.name_check),
             }
         }
     }
@@ -6055,16 +6249,29 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct SimulatePayment {
+        amount: ::std::result::Result<::std::option::Option<super::Amount>, ::std::string::String>,
         outcome: ::std::result::Result<super::SimulatePaymentOutcome, ::std::string::String>,
         payer_name:
             ::std::result::Result<::std::option::Option<super::SimulatePaymentPayerName>, ::std::string::String>,
     }
     impl ::std::default::Default for SimulatePayment {
         fn default() -> Self {
-            Self { outcome: Ok(super::defaults::simulate_payment_outcome()), payer_name: Ok(Default::default()) }
+            Self {
+                amount: Ok(Default::default()),
+                outcome: Ok(super::defaults::simulate_payment_outcome()),
+                payer_name: Ok(Default::default()),
+            }
         }
     }
     impl SimulatePayment {
+        pub fn amount<T>(mut self, value: T) -> Self
+        where
+            T: ::std::convert::TryInto<::std::option::Option<super::Amount>>,
+            T::Error: ::std::fmt::Display,
+        {
+            self.amount = value.try_into().map_err(|e| format!("error converting supplied value for amount: {e}"));
+            self
+        }
         pub fn outcome<T>(mut self, value: T) -> Self
         where
             T: ::std::convert::TryInto<super::SimulatePaymentOutcome>,
@@ -6086,12 +6293,12 @@ pub mod builder {
     impl ::std::convert::TryFrom<SimulatePayment> for super::SimulatePayment {
         type Error = super::error::ConversionError;
         fn try_from(value: SimulatePayment) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self { outcome: value.outcome?, payer_name: value.payer_name? })
+            Ok(Self { amount: value.amount?, outcome: value.outcome?, payer_name: value.payer_name? })
         }
     }
     impl ::std::convert::From<super::SimulatePayment> for SimulatePayment {
         fn from(value: super::SimulatePayment) -> Self {
-            Self { outcome: Ok(value.outcome), payer_name: Ok(value.payer_name) }
+            Self { amount: Ok(value.amount), outcome: Ok(value.outcome), payer_name: Ok(value.payer_name) }
         }
     }
     #[derive(Clone, Debug)]
@@ -7258,10 +7465,11 @@ pub mod builder {
     #[derive(Clone, Debug)]
     pub struct WebhookPing {
         endpoint_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+        wait: ::std::result::Result<bool, ::std::string::String>,
     }
     impl ::std::default::Default for WebhookPing {
         fn default() -> Self {
-            Self { endpoint_id: Err("no value supplied for endpoint_id".to_string()) }
+            Self { endpoint_id: Err("no value supplied for endpoint_id".to_string()), wait: Ok(Default::default()) }
         }
     }
     impl WebhookPing {
@@ -7274,16 +7482,24 @@ pub mod builder {
                 value.try_into().map_err(|e| format!("error converting supplied value for endpoint_id: {e}"));
             self
         }
+        pub fn wait<T>(mut self, value: T) -> Self
+        where
+            T: ::std::convert::TryInto<bool>,
+            T::Error: ::std::fmt::Display,
+        {
+            self.wait = value.try_into().map_err(|e| format!("error converting supplied value for wait: {e}"));
+            self
+        }
     }
     impl ::std::convert::TryFrom<WebhookPing> for super::WebhookPing {
         type Error = super::error::ConversionError;
         fn try_from(value: WebhookPing) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self { endpoint_id: value.endpoint_id? })
+            Ok(Self { endpoint_id: value.endpoint_id?, wait: value.wait? })
         }
     }
     impl ::std::convert::From<super::WebhookPing> for WebhookPing {
         fn from(value: super::WebhookPing) -> Self {
-            Self { endpoint_id: Ok(value.endpoint_id) }
+            Self { endpoint_id: Ok(value.endpoint_id), wait: Ok(value.wait) }
         }
     }
 }
@@ -7474,6 +7690,14 @@ pub mod components {
             schema: || ::schemars::schema_for!(ExchangeRate),
             round_trip: |value| {
                 let model: ExchangeRate = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(model)
+            },
+        },
+        Component {
+            name: "NameCheck",
+            schema: || ::schemars::schema_for!(NameCheck),
+            round_trip: |value| {
+                let model: NameCheck = ::serde_json::from_value(value)?;
                 ::serde_json::to_value(model)
             },
         },

@@ -33,6 +33,7 @@ pub use payments_store::{
 };
 pub use tenants::{Tenant, new_token, token_hash};
 pub use webhook_targets::TargetPolicy;
+pub use webhooks::RECEIVER_TIMEOUT;
 
 /// How many times an operation decides again when the state it decided on changed before its
 /// write landed. Each retry sees the newer state, so this only bounds a pathological race.

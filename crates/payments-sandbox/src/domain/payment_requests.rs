@@ -116,7 +116,12 @@ impl Sandbox {
             }
             request.status = Status::Cancelled;
             let changes = changeset(tenant.id, Now::new())
-                .with(Change::SetPaymentRequestStatus { id, from: Status::Initiated, to: Status::Cancelled })
+                .with(Change::SetPaymentRequestStatus {
+                    id,
+                    from: Status::Initiated,
+                    to: Status::Cancelled,
+                    paid: None,
+                })
                 .with(Change::Event { event: Event::PaymentrequestCancelled, data: json(&request)? });
             Ok((changes, ok()))
         })
@@ -132,7 +137,7 @@ impl Sandbox {
     ) -> Result<types::PaymentRequest> {
         let body = body.unwrap_or_default();
         let succeeded = body.outcome == types::SimulatePaymentOutcome::Processed;
-        self.pay(tenant.id, id, succeeded, body.payer_name.map(|n| n.to_string())).await
+        self.pay(tenant.id, id, succeeded, body.payer_name.map(|n| n.to_string()), body.amount).await
     }
 
     /// The payment request behind a pay link, whoever owns it: the unguessable id in the link is
@@ -141,14 +146,19 @@ impl Sandbox {
         Ok(self.store.payment_request_for_payer(id).await?.map(|(_, request)| request))
     }
 
-    /// The payer pays on the hosted page.
-    pub async fn pay_as_payer(&self, id: Uuid, payer_name: Option<String>) -> Result<types::PaymentRequest> {
+    /// The payer pays on the hosted page (`amount`: what they typed, for an open request).
+    pub async fn pay_as_payer(
+        &self,
+        id: Uuid,
+        payer_name: Option<String>,
+        amount: Option<types::Amount>,
+    ) -> Result<types::PaymentRequest> {
         let (tenant, _) = self
             .store
             .payment_request_for_payer(id)
             .await?
             .ok_or_else(|| Error::not_found(format!("payment request {id}")))?;
-        self.pay(tenant, id, true, payer_name).await
+        self.pay(tenant, id, true, payer_name, amount).await
     }
 
     /// An `initiated` request paid (`processed`, its amount collected into the settlement
@@ -159,6 +169,7 @@ impl Sandbox {
         id: Uuid,
         succeeded: bool,
         payer_name: Option<String>,
+        offered: Option<types::Amount>,
     ) -> Result<types::PaymentRequest> {
         self.decide_and_apply(|| async {
             let mut request = self.payment_request(tenant, id).await?;
@@ -172,16 +183,29 @@ impl Sandbox {
             let mut changes = changeset(tenant, now);
             if !succeeded {
                 request.status = Status::Failed;
-                changes.push(Change::SetPaymentRequestStatus { id, from: Status::Initiated, to: Status::Failed });
+                changes.push(Change::SetPaymentRequestStatus {
+                    id,
+                    from: Status::Initiated,
+                    to: Status::Failed,
+                    paid: None,
+                });
                 changes.push(Change::Event { event: Event::PaymentrequestFailed, data: json(&request)? });
                 return Ok((changes, request));
             }
+            let paid = amount_paid(request.amount.as_ref(), offered.clone())?;
+            let open = request.amount.is_none();
+            request.amount = Some(paid.clone());
             request.status = Status::Processed;
-            changes.push(Change::SetPaymentRequestStatus { id, from: Status::Initiated, to: Status::Processed });
+            changes.push(Change::SetPaymentRequestStatus {
+                id,
+                from: Status::Initiated,
+                to: Status::Processed,
+                paid: open.then(|| paid.clone()),
+            });
             changes.push(Change::Event { event: Event::PaymentrequestProcessed, data: json(&request)? });
             let collection = Incoming {
                 kind: IncomingKind::Collection,
-                amount: request.amount.clone(),
+                amount: paid,
                 currency: request.currency.clone(),
                 balance_id: request.settlement_balance_id,
                 payer_name: payer_name.clone(),
@@ -192,5 +216,45 @@ impl Sandbox {
             Ok((changes, request))
         })
         .await
+    }
+}
+
+/// What the payer pays: the request's amount, or for an open request (no amount) the amount the
+/// payer chose. An amount offered for a request with one must be that amount.
+pub fn amount_paid(asked: Option<&types::Amount>, offered: Option<types::Amount>) -> Result<types::Amount> {
+    match (asked, offered) {
+        (Some(asked), None) => Ok(asked.clone()),
+        (Some(asked), Some(offered)) if &offered == asked => Ok(offered),
+        (Some(asked), Some(offered)) => Err(Error::invalid(format!(
+            "this payment request asks for exactly {}; the amount {} differs",
+            asked.get(),
+            offered.get()
+        ))),
+        (None, Some(offered)) => Ok(offered),
+        (None, None) => Err(Error::invalid("this payment request has no amount: give the amount the payer pays")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn amount(value: u64) -> types::Amount {
+        types::Amount::new(value).unwrap()
+    }
+
+    #[test]
+    fn a_request_with_an_amount_is_paid_exactly_that() {
+        assert_eq!(amount_paid(Some(&amount(2_500)), None), Ok(amount(2_500)));
+        assert_eq!(amount_paid(Some(&amount(2_500)), Some(amount(2_500))), Ok(amount(2_500)));
+        let differs = amount_paid(Some(&amount(2_500)), Some(amount(2_499))).unwrap_err();
+        assert!(matches!(differs, Error::Invalid(m) if m.contains("exactly 2500")));
+    }
+
+    #[test]
+    fn an_open_request_is_paid_what_the_payer_chooses_and_needs_an_amount() {
+        assert_eq!(amount_paid(None, Some(amount(1))), Ok(amount(1)));
+        let missing = amount_paid(None, None).unwrap_err();
+        assert!(matches!(missing, Error::Invalid(m) if m.contains("has no amount")));
     }
 }

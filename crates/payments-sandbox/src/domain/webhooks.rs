@@ -25,6 +25,14 @@ fn with_secret(endpoint: types::WebhookEndpoint, secret: String) -> Result<types
     })
 }
 
+/// How long a receiver has to answer a notification before the attempt counts as failed.
+pub const RECEIVER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long `POST /webhooks` with `wait` waits for the first attempt: under the 10 seconds
+/// many HTTP clients wait for an answer, so a receiver that hangs leaves the ping `pending`
+/// rather than the caller timing out.
+const PING_WAIT: std::time::Duration = std::time::Duration::from_secs(9);
+
 impl Sandbox {
     pub async fn list_webhook_endpoints(&self, tenant: Tenant, page: Page) -> Result<Vec<types::WebhookEndpoint>> {
         self.store.webhook_endpoints(tenant.id, page).await.map_err(listing("webhook endpoint"))
@@ -97,8 +105,11 @@ impl Sandbox {
         self.store.notification(tenant.id, id).await?.ok_or_else(|| Error::not_found(format!("webhook {id}")))
     }
 
-    /// `POST /webhooks`: a `ping` for one endpoint, queued like any notification.
-    pub async fn send_test_webhook(&self, tenant: Tenant, body: types::WebhookPing) -> Result<types::Notification> {
+    /// `POST /webhooks`: a `ping` for one endpoint, queued like any notification; with `wait`,
+    /// answered once its first attempt has ended (or, should no worker get to it, after
+    /// [`PING_WAIT`], still `pending`). The store is read rather than a worker asked, so the
+    /// attempt may be any instance's.
+    pub async fn send_test_webhook(&self, tenant: Tenant, body: types::WebhookPing) -> Result<types::Webhook> {
         let endpoint = body.endpoint_id;
         self.endpoint_record(tenant, endpoint).await?;
         let now = Now::new();
@@ -106,11 +117,14 @@ impl Sandbox {
         let data = serde_json::json!({"message": "ping", "endpoint_id": endpoint});
         let ping = Change::Ping { id, endpoint, data: data.to_string() };
         self.store.apply(changeset(tenant.id, now).with(ping)).await?;
-        Ok(types::Notification {
-            id,
-            event: types::WebhookEvent::Ping,
-            created: now.0,
-            data: data.as_object().cloned().unwrap_or_default(),
-        })
+        let deadline = tokio::time::Instant::now() + PING_WAIT;
+        loop {
+            let stored = self.get_webhook(tenant, id).await?;
+            if !body.wait || stored.status != types::DeliveryStatus::Pending || tokio::time::Instant::now() >= deadline
+            {
+                return Ok(stored);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 }

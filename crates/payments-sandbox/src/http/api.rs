@@ -260,7 +260,6 @@ impl server::Api for Api {
             recipient_country: text(query.recipient_country.as_deref()),
             balance_id: query.balance_id,
             virtual_account_id: query.virtual_account_id,
-            scheduled_payment_id: query.scheduled_payment_id,
             transaction_type: query.transaction_type,
             currency: text(query.currency.as_deref()),
             to_currency: text(query.to_currency.as_deref()),
@@ -376,11 +375,7 @@ impl server::Api for Api {
         self.sandbox.list_webhooks(tenant, filter, page(query.limit, query.starting_after)).await.map_err(api_error)
     }
 
-    async fn send_test_webhook(
-        &self,
-        tenant: Tenant,
-        body: types::WebhookPing,
-    ) -> Result<types::Notification, ApiError> {
+    async fn send_test_webhook(&self, tenant: Tenant, body: types::WebhookPing) -> Result<types::Webhook, ApiError> {
         self.sandbox.send_test_webhook(tenant, body).await.map_err(api_error)
     }
 

@@ -40,6 +40,9 @@ async fn page(State(sandbox): State<Sandbox>, Path(id): Path<String>) -> Respons
 struct PayForm {
     #[serde(default)]
     payer_name: String,
+    /// What the payer typed for an open request, in major units (`25.00`).
+    #[serde(default)]
+    amount: String,
 }
 
 async fn submit(
@@ -50,11 +53,24 @@ async fn submit(
     let Some(request) = find(&sandbox, &id).await else { return not_found() };
     // Control characters (NUL among them, which PostgreSQL cannot store) are dropped: a name
     // typed into a form has none.
+    let form = form.ok().map(|f| f.0);
     let payer_name = form
-        .ok()
-        .map(|f| f.0.payer_name.chars().filter(|c| !c.is_control()).collect::<String>().trim().to_owned())
+        .as_ref()
+        .map(|f| f.payer_name.chars().filter(|c| !c.is_control()).collect::<String>().trim().to_owned())
         .filter(|n| !n.is_empty() && n.chars().count() <= 140);
-    match sandbox.pay_as_payer(request.id, payer_name).await {
+    let typed = form.as_ref().map(|f| f.amount.trim()).filter(|a| !a.is_empty());
+    let amount = match (&request.amount, typed) {
+        (None, Some(text)) => match parse_amount(text, &request.currency) {
+            Some(amount) => Some(amount),
+            None => {
+                let message = format!("{text:?} is not an amount of {}", request.currency.as_str());
+                let page = (StatusCode::BAD_REQUEST, Html(render(&request, Some(&message)))).into_response();
+                return secured(page, Some(&request));
+            }
+        },
+        _ => None,
+    };
+    match sandbox.pay_as_payer(request.id, payer_name, amount).await {
         Ok(request) => {
             let to = match &request.return_url {
                 Some(url) => Redirect::to(url),
@@ -85,6 +101,21 @@ async fn qr_code(State(sandbox): State<Sandbox>, Path(id): Path<String>) -> Resp
 fn not_found() -> Response {
     let page = shell("Payment not found", "<p class=\"muted\">This payment link is not valid.</p>");
     secured((StatusCode::NOT_FOUND, Html(page)).into_response(), None)
+}
+
+/// What a payer typed (`25`, `25.5`, `1,250.00`, with or without the currency's symbol) as minor
+/// units of `currency`: `None` for anything else, more decimals than the currency has, or zero.
+pub fn parse_amount(text: &str, currency: &str) -> Option<types::Amount> {
+    let decimals = reference::currency(currency).map_or(2, |c| c.minor_units) as usize;
+    let digits: String = text.trim().trim_start_matches(['£', '€', '$', '₦', '₹']).replace(',', "");
+    let (whole, fraction) = digits.split_once('.').unwrap_or((&digits, ""));
+    let all_digits = |s: &str| s.chars().all(|c| c.is_ascii_digit());
+    if whole.is_empty() || whole.len() > 12 || fraction.len() > decimals || !all_digits(whole) || !all_digits(fraction)
+    {
+        return None;
+    }
+    let minor: u64 = format!("{whole}{fraction:0<decimals$}").parse().ok()?;
+    types::Amount::new(minor)
 }
 
 /// `amount` minor units of `currency` for people: symbol, thousands separators and exactly the
@@ -118,25 +149,41 @@ fn escape(text: &str) -> String {
 }
 
 fn render(request: &types::PaymentRequest, error: Option<&str>) -> String {
-    let amount = format_amount(request.amount.get(), &request.currency);
+    // An open request (no amount) asks the payer how much to pay.
+    let amount = request.amount.as_ref().map(|a| format_amount(a.get(), &request.currency));
+    let shown = amount.clone().unwrap_or_else(|| format!("Any amount ({})", request.currency.as_str()));
     let reference = request.reference.as_ref().map(|r| r.to_string()).unwrap_or_default();
     let status = request.status.to_string();
     let action = match request.status {
-        types::PaymentRequestStatus::Initiated => format!(
-            r#"<form method="post" action="/pay/{id}">
+        types::PaymentRequestStatus::Initiated => {
+            let (amount_field, button) = match &amount {
+                Some(amount) => (String::new(), format!("Pay {amount}")),
+                None => (
+                    format!(
+                        r#"
+  <label for="amount_input">Amount ({currency})</label>
+  <input id="amount_input" name="amount" inputmode="decimal" required maxlength="20" placeholder="0.00">"#,
+                        currency = escape(request.currency.as_str())
+                    ),
+                    "Pay".to_owned(),
+                ),
+            };
+            format!(
+                r#"<form method="post" action="/pay/{id}">{amount_field}
   <label for="payer_name">Your name</label>
   <input id="payer_name" name="payer_name" autocomplete="name" maxlength="140" placeholder="Name on your account">
-  <button type="submit" id="pay">Pay {amount}</button>
+  <button type="submit" id="pay">{button}</button>
 </form>"#,
-            id = request.id
-        ),
+                id = request.id
+            )
+        }
         types::PaymentRequestStatus::Processed => r#"<p class="done" id="outcome">Paid. Thank you.</p>"#.to_owned(),
         _ => format!(r#"<p class="muted" id="outcome">This payment request is {status}.</p>"#),
     };
     let error = error.map(|e| format!(r#"<p class="error" role="alert">{}</p>"#, escape(e))).unwrap_or_default();
     let body = format!(
         r#"<p class="muted">Payment request</p>
-<p class="amount" id="amount">{amount}</p>
+<p class="amount" id="amount">{shown}</p>
 <p class="reference" id="reference">{reference}</p>
 <p class="status status-{status}" id="status">{status}</p>
 {error}
@@ -148,7 +195,7 @@ fn render(request: &types::PaymentRequest, error: Option<&str>) -> String {
         reference = escape(&reference),
         id = request.id,
     );
-    shell(&format!("Pay {amount}"), &body)
+    shell(&format!("Pay {shown}"), &body)
 }
 
 /// The page's one style sheet, inline, so the page is one request; the Content-Security-Policy
@@ -239,12 +286,24 @@ fn shell(title: &str, body: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::format_amount;
+    use super::{format_amount, parse_amount};
 
     #[test]
     fn amounts_show_minor_units() {
         assert_eq!(format_amount(2500, "GBP"), "£25.00");
         assert_eq!(format_amount(5, "USD"), "$0.05");
         assert_eq!(format_amount(123_456_789, "NGN"), "₦1,234,567.89");
+    }
+
+    #[test]
+    fn typed_amounts_become_minor_units() {
+        let parsed = |text, currency| parse_amount(text, currency).map(|a| a.get());
+        assert_eq!(parsed("25", "GBP"), Some(2_500));
+        assert_eq!(parsed("25.5", "GBP"), Some(2_550));
+        assert_eq!(parsed(" £1,250.05 ", "GBP"), Some(125_005));
+        assert_eq!(parsed("0.01", "USD"), Some(1));
+        for refused in ["", "0", "0.00", "1.234", "-5", "1e3", "abc", "1.2.3", ".5", "9999999999999"] {
+            assert_eq!(parsed(refused, "GBP"), None, "{refused:?}");
+        }
     }
 }

@@ -26,8 +26,8 @@ use crate::domain::webhook_targets::{TargetPolicy, check_url, forbidden_address}
 pub const PER_ENDPOINT: usize = 8;
 /// Redeliveries after the first attempt, before a notification is discarded.
 pub const MAX_RETRIES: i64 = 24;
-/// How long a receiver has to answer.
-pub const RECEIVER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a receiver has to answer (a promise of the domain's: `POST /webhooks` waits on it).
+pub use crate::domain::RECEIVER_TIMEOUT;
 /// How long a claimed notification stays claimed by default: long enough for any attempt (the
 /// receiver's time and the connection's), so only a deliverer that died leaves one to run out.
 pub const LEASE: Duration = Duration::from_secs(60);

@@ -244,17 +244,26 @@ async fn write_change(
             let mut values = q.separated(", ");
             values.push_bind(request.id).push_bind(tenant).push_bind(key).push_bind(canonical);
             values.push_bind(request.market.to_string()).push_bind(request.currency.to_string());
-            values.push_bind(amount_value(&request.amount).map_err(refused)?).push_bind(request.settlement_balance_id);
+            values
+                .push_bind(request.amount.as_ref().map(amount_value).transpose().map_err(refused)?)
+                .push_bind(request.settlement_balance_id);
             values.push_bind(text(request.reference.as_ref())).push_bind(request.status.to_string());
             values.push_bind(request.payment_url.clone()).push_bind(request.qr_code_url.clone());
             values.push_bind(request.return_url.clone()).push_bind(micros(request.created));
             q.push(")");
             run(connection, q).await?;
         }
-        Change::SetPaymentRequestStatus { id, from, to } => {
+        Change::SetPaymentRequestStatus { id, from, to, paid } => {
             let mut q = new("UPDATE payment_requests SET status = ");
-            q.push_bind(to.to_string()).push(" WHERE id = ").push_bind(*id).push(" AND tenant_id = ").push_bind(tenant);
+            q.push_bind(to.to_string());
+            if let Some(paid) = paid {
+                q.push(", amount = ").push_bind(amount_value(paid).map_err(refused)?);
+            }
+            q.push(" WHERE id = ").push_bind(*id).push(" AND tenant_id = ").push_bind(tenant);
             q.push(" AND status = ").push_bind(from.to_string());
+            if let Some(paid) = paid {
+                q.push(" AND (amount IS NULL OR amount = ").push_bind(amount_value(paid).map_err(refused)?).push(")");
+            }
             guarded_run(connection, q, change).await?;
         }
         Change::InsertTransaction { transaction, idempotency } => {
@@ -382,6 +391,7 @@ fn insert_transaction(
     let mut q = new(
         "INSERT INTO transactions (seq, id, tenant_id, order_id, request, transaction_type, payment_method, status, \
          failure_reason, balance_id, currency, amount, fees, to_currency, to_amount, rate, single_rate, \
+         rate_decimal, single_rate_decimal, \
          virtual_account_id, recipient_id, recipient_country, recipient, recipient_account_name, recipient_alias, \
          payer_name, reference, payment_reference, created) VALUES (",
     );
@@ -396,6 +406,8 @@ fn insert_transaction(
     values.push_bind(transaction.to_currency.to_string()).push_bind(amount_value(&transaction.to_amount)?);
     values.push_bind(transaction.exchange_rate.as_ref().map(|r| rate(r.rate)).transpose()?);
     values.push_bind(transaction.exchange_rate.as_ref().map(|r| rate(r.single_rate)).transpose()?);
+    values.push_bind(transaction.exchange_rate.as_ref().map(|r| r.rate_decimal.to_string()));
+    values.push_bind(transaction.exchange_rate.as_ref().map(|r| r.single_rate_decimal.to_string()));
     values.push_bind(transaction.virtual_account_id).push_bind(recipient.map(|r| r.id));
     values.push_bind(recipient.map(|r| r.country.to_string())).push_bind(recipient.map(to_json).transpose()?);
     values.push_bind(recipient.and_then(|r| text(r.bank_account.account_name.as_ref())));

@@ -47,6 +47,7 @@ const IDLE_IN_TRANSACTION: &str = "30s";
 const MIGRATIONS: Migrations = &[
     (1, "schema", include_str!("../../migrations/postgres/0001_schema.sql")),
     (2, "retention", include_str!("../../migrations/postgres/0002_retention.sql")),
+    (3, "contract 2.0", include_str!("../../migrations/postgres/0003_contract_2.sql")),
 ];
 
 cells!(PgRow);

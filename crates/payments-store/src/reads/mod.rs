@@ -129,6 +129,11 @@ pub trait Cells {
         u64::try_from(value).ok().and_then(types::Amount::new).ok_or_else(|| corrupt(column, value))
     }
 
+    fn opt_amount(&self, column: &str) -> Result<Option<types::Amount>> {
+        let Some(value) = self.opt_int(column)? else { return Ok(None) };
+        u64::try_from(value).ok().and_then(types::Amount::new).map(Some).ok_or_else(|| corrupt(column, value))
+    }
+
     fn json<T: serde::de::DeserializeOwned>(&self, column: &str) -> Result<T> {
         let text = self.text(column)?;
         serde_json::from_str(&text).map_err(|_| corrupt(column, &text))

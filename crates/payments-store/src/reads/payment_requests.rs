@@ -15,7 +15,7 @@ pub fn record(row: &impl Cells) -> Result<types::PaymentRequest> {
         id: row.uuid("id")?,
         market: row.parsed("market")?,
         currency: row.parsed("currency")?,
-        amount: row.amount("amount")?,
+        amount: row.opt_amount("amount")?,
         settlement_balance_id: row.uuid("settlement_balance_id")?,
         reference_id: row.parsed_opt("reference_id")?,
         reference: row.parsed_opt("reference")?,

@@ -9,14 +9,17 @@ use super::{Bind, Cells, Dialect, Searched, corrupt, finish_page, push_created, 
 use crate::{Page, Result, TenantId, TransactionFilter};
 
 const COLUMNS: &str = "id, transaction_type, payment_method, status, failure_reason, balance_id, currency, amount, \
-                       fees, to_currency, to_amount, rate, single_rate, virtual_account_id, order_id, recipient, \
+                       fees, to_currency, to_amount, rate, single_rate, rate_decimal, single_rate_decimal, virtual_account_id, order_id, recipient, \
                        payer_name, reference, payment_reference, created";
 
 pub fn record(row: &impl Cells) -> Result<types::Transaction> {
     let exchange_rate = match (row.opt_int("rate")?, row.opt_int("single_rate")?) {
-        (Some(rate), Some(single)) => {
-            Some(types::ExchangeRate { rate: rate_value(rate)?, single_rate: rate_value(single)? })
-        }
+        (Some(rate), Some(single)) => Some(types::ExchangeRate {
+            rate: rate_value(rate)?,
+            single_rate: rate_value(single)?,
+            rate_decimal: decimal(row, "rate_decimal", rate)?,
+            single_rate_decimal: decimal(row, "single_rate_decimal", single)?,
+        }),
         _ => None,
     };
     Ok(types::Transaction {
@@ -43,6 +46,21 @@ pub fn record(row: &impl Cells) -> Result<types::Transaction> {
         payment_reference: row.parsed_opt("payment_reference")?,
         created: row.instant("created")?,
     })
+}
+
+/// The decimal rate in `column`; a row written before rates had decimals was converted at its
+/// six-decimal integer `micros`, which is then that decimal exactly.
+fn decimal<T: std::str::FromStr>(row: &impl Cells, column: &str, micros: i64) -> Result<T> {
+    let text = match row.opt_text(column)? {
+        Some(text) => text,
+        None => {
+            let micros = u64::try_from(micros).map_err(|_| corrupt(column, micros))?;
+            let fraction = format!("{:06}", micros % 1_000_000);
+            let fraction = fraction.trim_end_matches('0');
+            format!("{}.{}", micros / 1_000_000, if fraction.is_empty() { "0" } else { fraction })
+        }
+    };
+    text.parse().map_err(|_| corrupt(column, text))
 }
 
 fn rate_value(value: i64) -> Result<std::num::NonZeroU64> {
@@ -100,7 +118,6 @@ pub fn list<D: Dialect>(
         ("recipient_id", filter.recipient_id),
         ("balance_id", filter.balance_id),
         ("virtual_account_id", filter.virtual_account_id),
-        ("scheduled_payment_id", filter.scheduled_payment_id),
     ];
     for (column, value) in ids {
         if let Some(value) = value {

@@ -180,16 +180,25 @@ fn push(
             let mut values = script.separated(", ");
             values.push_bind(request.id).push_bind(tenant).push_bind(key).push_bind(canonical);
             values.push_bind(request.market.to_string()).push_bind(request.currency.to_string());
-            values.push_bind(amount_value(&request.amount)?).push_bind(request.settlement_balance_id);
+            values
+                .push_bind(request.amount.as_ref().map(amount_value).transpose()?)
+                .push_bind(request.settlement_balance_id);
             values.push_bind(text(request.reference.as_ref())).push_bind(request.status.to_string());
             values.push_bind(request.payment_url.clone()).push_bind(request.qr_code_url.clone());
             values.push_bind(request.return_url.clone()).push_bind(micros(request.created));
             script.push(");");
         }
-        Change::SetPaymentRequestStatus { id, from, to } => {
+        Change::SetPaymentRequestStatus { id, from, to, paid } => {
             script.push(" UPDATE payment_requests SET status = ").push_bind(to.to_string());
+            if let Some(paid) = paid {
+                script.push(", amount = ").push_bind(amount_value(paid)?);
+            }
             script.push(" WHERE id = ").push_bind(*id).push(" AND tenant_id = ").push_bind(tenant);
-            script.push(" AND status = ").push_bind(from.to_string()).push(";");
+            script.push(" AND status = ").push_bind(from.to_string());
+            if let Some(paid) = paid {
+                script.push(" AND (amount IS NULL OR amount = ").push_bind(amount_value(paid)?).push(")");
+            }
+            script.push(";");
             guard(script, index);
         }
         Change::InsertTransaction { transaction, idempotency } => {
@@ -304,6 +313,7 @@ fn push_transaction(
     script.push(
         " INSERT INTO transactions (seq, id, tenant_id, order_id, request, transaction_type, payment_method, status, \
          failure_reason, balance_id, currency, amount, fees, to_currency, to_amount, rate, single_rate, \
+         rate_decimal, single_rate_decimal, \
          virtual_account_id, recipient_id, recipient_country, recipient, payer_name, reference, payment_reference, \
          created) VALUES (",
     );
@@ -318,6 +328,8 @@ fn push_transaction(
     values.push_bind(transaction.to_currency.to_string()).push_bind(amount_value(&transaction.to_amount)?);
     values.push_bind(transaction.exchange_rate.as_ref().map(|r| rate(r.rate)).transpose()?);
     values.push_bind(transaction.exchange_rate.as_ref().map(|r| rate(r.single_rate)).transpose()?);
+    values.push_bind(transaction.exchange_rate.as_ref().map(|r| r.rate_decimal.to_string()));
+    values.push_bind(transaction.exchange_rate.as_ref().map(|r| r.single_rate_decimal.to_string()));
     values.push_bind(transaction.virtual_account_id).push_bind(recipient.map(|r| r.id));
     values.push_bind(recipient.map(|r| r.country.to_string())).push_bind(recipient.map(to_json).transpose()?);
     values.push_bind(transaction.payer_name.clone()).push_bind(text(transaction.reference.as_ref()));

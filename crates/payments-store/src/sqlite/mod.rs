@@ -53,6 +53,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "release 0.1", include_str!("../../migrations/sqlite/0001_release_0_1.sql")),
     (2, "relational", include_str!("../../migrations/sqlite/0002_relational.sql")),
     (3, "retention", include_str!("../../migrations/sqlite/0003_retention.sql")),
+    (4, "contract 2.0", include_str!("../../migrations/sqlite/0004_contract_2.sql")),
 ];
 
 /// The tables of release 0.1 (and of an interrupted first migration): a file holding only these
