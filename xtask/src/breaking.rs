@@ -45,6 +45,7 @@ pub fn run(root: &Path, base: &str, head: Option<&Path>) -> Result<Verdict, Stri
         None => root.join(SPEC),
     };
     let head_text = std::fs::read_to_string(&head_file).map_err(|e| format!("{}: {e}", head_file.display()))?;
+    let (base_doc, head_doc) = (parse(&base_text)?, parse(&head_text)?);
 
     let output = Command::new(&optic)
         .args(["diff", "--check", "--severity", "error"])
@@ -71,7 +72,6 @@ pub fn run(root: &Path, base: &str, head: Option<&Path>) -> Result<Verdict, Stri
         ));
     }
 
-    let (base_doc, head_doc) = (parse(&base_text)?, parse(&head_text)?);
     let own = own_rules(&base_doc, &head_doc);
     if !own.is_empty() {
         println!("\nOur own rules:");
@@ -84,7 +84,7 @@ pub fn run(root: &Path, base: &str, head: Option<&Path>) -> Result<Verdict, Stri
         summary.count(finding.rule);
     }
 
-    let (from, to) = (version(&base_text)?, version(&head_text)?);
+    let (from, to) = (version(&base_doc)?, version(&head_doc)?);
     println!("\n== breaking-change gate: {SPEC} at {base} (version {from}) -> {} (version {to})", head_file.display());
     println!("   {}", summary.operations);
     println!("   breaking changes: {}", summary.breaking);
@@ -152,8 +152,8 @@ fn parse(text: &str) -> Result<Value, String> {
 }
 
 /// `info.version` of a document.
-fn version(text: &str) -> Result<String, String> {
-    parse(text)?
+fn version(document: &Value) -> Result<String, String> {
+    document
         .pointer("/info/version")
         .and_then(serde_json::Value::as_str)
         .map(str::to_owned)
@@ -183,21 +183,15 @@ struct Summary {
 impl Summary {
     fn read(report: &str) -> Option<Summary> {
         let operations = report.lines().map(str::trim).find(|l| l.starts_with("Operations:"))?.to_owned();
-        let mut rules: Vec<(String, usize)> = Vec::new();
-        let mut breaking = 0;
+        let mut summary = Summary { operations, breaking: 0, rules: Vec::new() };
         for line in report.lines().map(str::trim) {
             let Some(rest) = line.strip_prefix("x [") else { continue };
             let Some((rule, message)) = rest.split_once("] ") else { continue };
-            if !message.contains("This is a breaking change") {
-                continue;
-            }
-            breaking += 1;
-            match rules.iter_mut().find(|(r, _)| r == rule) {
-                Some((_, count)) => *count += 1,
-                None => rules.push((rule.to_owned(), 1)),
+            if message.contains("This is a breaking change") {
+                summary.count(rule);
             }
         }
-        Some(Summary { operations, breaking, rules })
+        Some(summary)
     }
 
     fn count(&mut self, rule: &str) {
@@ -312,12 +306,10 @@ fn nullable(document: &Value, schema: &Value) -> bool {
     let schema = resolve(document, schema);
     schema.get("nullable") == Some(&Value::Bool(true))
         || ["oneOf", "anyOf"].iter().any(|key| {
-            schema.get(*key).and_then(Value::as_array).is_some_and(|members| {
-                members.iter().any(|m| {
-                    let m = resolve(document, m);
-                    m.get("nullable") == Some(&Value::Bool(true)) && m.get("enum") == Some(&serde_json::json!([null]))
-                })
-            })
+            schema
+                .get(*key)
+                .and_then(Value::as_array)
+                .is_some_and(|members| members.iter().any(|m| payments_codegen::is_null_only(resolve(document, m))))
         })
 }
 
@@ -572,7 +564,8 @@ components:
 
     #[test]
     fn versions_are_semantic() {
-        assert_eq!(version("openapi: 3.0.3\ninfo: {title: t, version: 2.1.0}\n"), Ok("2.1.0".into()));
+        let document = parse("openapi: 3.0.3\ninfo: {title: t, version: 2.1.0}\n").unwrap();
+        assert_eq!(version(&document), Ok("2.1.0".into()));
         assert_eq!(major("2.1.0"), Ok(2));
         assert!(major("2.1").is_err() && major("v2.0.0").is_err());
     }

@@ -14,6 +14,7 @@ mod rendition;
 mod server;
 mod spec;
 
+pub use nullable::is_null_only;
 pub use rendition::openapi_31;
 pub use spec::Spec;
 

@@ -125,13 +125,11 @@ pub trait Cells {
     }
 
     fn amount(&self, column: &str) -> Result<types::Amount> {
-        let value = self.int(column)?;
-        u64::try_from(value).ok().and_then(types::Amount::new).ok_or_else(|| corrupt(column, value))
+        amount_in(column, self.int(column)?)
     }
 
     fn opt_amount(&self, column: &str) -> Result<Option<types::Amount>> {
-        let Some(value) = self.opt_int(column)? else { return Ok(None) };
-        u64::try_from(value).ok().and_then(types::Amount::new).map(Some).ok_or_else(|| corrupt(column, value))
+        self.opt_int(column)?.map(|value| amount_in(column, value)).transpose()
     }
 
     fn json<T: serde::de::DeserializeOwned>(&self, column: &str) -> Result<T> {
@@ -424,6 +422,11 @@ pub fn micros(instant: DateTime<Utc>) -> i64 {
 
 pub fn instant(micros: i64) -> Result<DateTime<Utc>> {
     DateTime::from_timestamp_micros(micros).ok_or_else(|| corrupt("time", micros))
+}
+
+/// A stored amount as the API's: `1..`, else the column is corrupt.
+fn amount_in(column: &str, value: i64) -> Result<types::Amount> {
+    u64::try_from(value).ok().and_then(types::Amount::new).ok_or_else(|| corrupt(column, value))
 }
 
 /// A stored value that does not parse: the database holds something this code never wrote.
