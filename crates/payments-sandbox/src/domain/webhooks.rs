@@ -105,10 +105,10 @@ impl Sandbox {
         self.store.notification(tenant.id, id).await?.ok_or_else(|| Error::not_found(format!("webhook {id}")))
     }
 
-    /// `POST /webhooks`: a `ping` for one endpoint, queued like any notification; with `wait`,
-    /// answered once its first attempt has ended (or, should no worker get to it, after
-    /// [`PING_WAIT`], still `pending`). The store is read rather than a worker asked, so the
-    /// attempt may be any instance's.
+    /// `POST /webhooks`: a `ping` for one endpoint, queued like any notification, answered as
+    /// written (`pending`, due at once); with `wait`, answered once its first attempt has ended
+    /// (or, should no worker get to it, after [`PING_WAIT`], still `pending`). The store is read
+    /// rather than a worker asked, so the attempt may be any instance's.
     pub async fn send_test_webhook(&self, tenant: Tenant, body: types::WebhookPing) -> Result<types::Webhook> {
         let endpoint = body.endpoint_id;
         self.endpoint_record(tenant, endpoint).await?;
@@ -117,11 +117,24 @@ impl Sandbox {
         let data = serde_json::json!({"message": "ping", "endpoint_id": endpoint});
         let ping = Change::Ping { id, endpoint, data: data.to_string() };
         self.store.apply(changeset(tenant.id, now).with(ping)).await?;
+        if !body.wait {
+            // The row as the change above wrote it: no read back on this path.
+            return Ok(types::Webhook {
+                id,
+                endpoint_id: endpoint,
+                event: types::WebhookEvent::Ping,
+                created: now.0,
+                data: data.as_object().cloned().unwrap_or_default(),
+                response_code: None,
+                retry_count: 0,
+                status: types::DeliveryStatus::Pending,
+                next_attempt: Some(now.0),
+            });
+        }
         let deadline = tokio::time::Instant::now() + PING_WAIT;
         loop {
             let stored = self.get_webhook(tenant, id).await?;
-            if !body.wait || stored.status != types::DeliveryStatus::Pending || tokio::time::Instant::now() >= deadline
-            {
+            if stored.status != types::DeliveryStatus::Pending || tokio::time::Instant::now() >= deadline {
                 return Ok(stored);
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
