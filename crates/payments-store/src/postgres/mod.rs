@@ -27,11 +27,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
-use sqlx::{ConnectOptions, Postgres, QueryBuilder};
+use sqlx::{ConnectOptions, Postgres};
 use uuid::Uuid;
 
 use crate::migrations::{Migrations, explain, migrator, one_line};
-use crate::reads::{self, Dialect, Searched, Value, cells, impl_reads, like_pattern};
+use crate::reads::{self, Dialect, Query, Searched, cells, impl_reads, like_pattern};
 use crate::*;
 
 /// Connections per instance: requests and workers share them. Several instances on one server
@@ -53,19 +53,11 @@ const MIGRATIONS: Migrations = &[
 cells!(PgRow);
 
 impl Dialect for Postgres {
-    fn bind(query: &mut QueryBuilder<Self>, value: Value) {
-        match value {
-            Value::Int(value) => query.push_bind(value),
-            Value::Text(value) => query.push_bind(value),
-            Value::Uuid(value) => query.push_bind(value),
-        };
-    }
-
     /// The rows whose `search` column (their searched fields, joined) contains `needle`, any
     /// case, through its trigram index; read newest first by their key like any list.
-    fn push_search(query: &mut QueryBuilder<Self>, searched: Searched, alias: &str, needle: &str) -> String {
+    fn push_search(query: &mut Query<Self>, searched: Searched, alias: &str, needle: &str) -> String {
         query.push(format!(" FROM {} {alias} WHERE {alias}.search ILIKE ", searched.table()));
-        query.push_bind(like_pattern(needle));
+        query.bind(like_pattern(needle));
         format!("{alias}.seq")
     }
 
@@ -104,23 +96,19 @@ impl PostgresStore {
         Ok(Self { pool, shown })
     }
 
-    async fn one<T>(
-        &self,
-        mut query: QueryBuilder<Postgres>,
-        decode: impl Fn(&PgRow) -> Result<T>,
-    ) -> Result<Option<T>> {
-        query.build().fetch_optional(&self.pool).await?.as_ref().map(decode).transpose()
+    async fn one<T>(&self, query: Query<Postgres>, decode: impl Fn(&PgRow) -> Result<T>) -> Result<Option<T>> {
+        query.into_sqlx().build().fetch_optional(&self.pool).await?.as_ref().map(decode).transpose()
     }
 
-    async fn all<T>(&self, mut query: QueryBuilder<Postgres>, decode: impl Fn(&PgRow) -> Result<T>) -> Result<Vec<T>> {
-        query.build().fetch_all(&self.pool).await?.iter().map(decode).collect()
+    async fn all<T>(&self, query: Query<Postgres>, decode: impl Fn(&PgRow) -> Result<T>) -> Result<Vec<T>> {
+        query.into_sqlx().build().fetch_all(&self.pool).await?.iter().map(decode).collect()
     }
 
-    async fn scalars<T>(&self, mut query: QueryBuilder<Postgres>) -> Result<Vec<T>>
+    async fn scalars<T>(&self, query: Query<Postgres>) -> Result<Vec<T>>
     where
         T: Send + Unpin + for<'r> sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres>,
     {
-        Ok(query.build_query_scalar().fetch_all(&self.pool).await?)
+        Ok(query.into_sqlx().build_query_scalar().fetch_all(&self.pool).await?)
     }
 
     async fn page<T>(
@@ -128,12 +116,13 @@ impl PostgresStore {
         (table, visible): (&str, &str),
         tenant: TenantId,
         page: Page,
-        list: impl FnOnce(Option<i64>) -> QueryBuilder<Postgres>,
-        decode: fn(&PgRow) -> Result<T>,
+        list: impl FnOnce(Option<i64>) -> Query<Postgres>,
+        decode: impl Fn(&PgRow) -> Result<T>,
     ) -> Result<Vec<T>> {
         let start = match page.starting_after {
             Some(after) => Some(
                 reads::cursor::<Postgres>(table, visible, tenant.0, after)
+                    .into_sqlx()
                     .build_query_scalar()
                     .fetch_optional(&self.pool)
                     .await?
@@ -141,7 +130,7 @@ impl PostgresStore {
             ),
             None => None,
         };
-        list(start).build().fetch_all(&self.pool).await?.iter().map(decode).collect()
+        list(start).into_sqlx().build().fetch_all(&self.pool).await?.iter().map(decode).collect()
     }
 }
 
@@ -237,7 +226,11 @@ impl Store for PostgresStore {
     async fn record_attempt(&self, notification: Uuid, outcome: AttemptOutcome) -> Result<()> {
         let pool = self.pool.clone();
         to_the_end(async move {
-            reads::webhooks::record_attempt::<Postgres>(notification, outcome).build().execute(&pool).await?;
+            reads::webhooks::record_attempt::<Postgres>(notification, outcome)
+                .into_sqlx()
+                .build()
+                .execute(&pool)
+                .await?;
             Ok(())
         })
         .await
@@ -256,7 +249,8 @@ impl Store for PostgresStore {
             loop {
                 let pool = self.pool.clone();
                 let deleted = to_the_end(async move {
-                    let done = reads::webhooks::prune::<Postgres>(table, before).build().execute(&pool).await?;
+                    let done =
+                        reads::webhooks::prune::<Postgres>(table, before).into_sqlx().build().execute(&pool).await?;
                     Ok(done.rows_affected())
                 })
                 .await?;

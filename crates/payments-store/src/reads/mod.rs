@@ -19,7 +19,9 @@ use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
 use payments_types as types;
-use sqlx::{Database, QueryBuilder};
+use std::marker::PhantomData;
+
+use sqlx::{Database, Encode, QueryBuilder, Type};
 use uuid::Uuid;
 
 use crate::{Keyed, Page, Result, StoreError};
@@ -82,26 +84,78 @@ impl Searched {
 }
 
 /// What differs between the backends' SQL for reads.
-pub trait Dialect: Database + Sized {
-    /// Appends `value` as a parameter.
-    fn bind(query: &mut QueryBuilder<Self>, value: Value);
+pub trait Dialect: Sized {
     /// Appends ` FROM <table> <alias> WHERE <the rows of table containing needle>` and answers
     /// the column the matches are read newest first by.
-    fn push_search(query: &mut QueryBuilder<Self>, searched: Searched, alias: &str, needle: &str) -> String;
+    fn push_search(query: &mut Query<Self>, searched: Searched, alias: &str, needle: &str) -> String;
     /// An expression of the webhook endpoint aliased `w`: its `events` as a JSON array of text
     /// in the order given (NULL when it has none).
     const ENDPOINT_EVENTS: &'static str;
 }
 
-/// `push_bind` for every backend.
-pub trait Bind {
-    fn bind(&mut self, value: impl Into<Value>) -> &mut Self;
+/// A query for backend `D`: its text and the values bound into it, in order. The reads build
+/// it once for either backend; each runs it its own way (SQLite's reads through rusqlite with
+/// `?` placeholders, everything through sqlx's builder otherwise).
+pub struct Query<D> {
+    parts: Vec<Part>,
+    dialect: PhantomData<D>,
 }
 
-impl<D: Dialect> Bind for QueryBuilder<D> {
-    fn bind(&mut self, value: impl Into<Value>) -> &mut Self {
-        D::bind(self, value.into());
+enum Part {
+    Text(String),
+    Bind(Value),
+}
+
+impl<D> Query<D> {
+    pub fn new(text: impl Into<String>) -> Self {
+        Self { parts: vec![Part::Text(text.into())], dialect: PhantomData }
+    }
+
+    pub fn push(&mut self, text: impl Into<String>) -> &mut Self {
+        self.parts.push(Part::Text(text.into()));
         self
+    }
+
+    /// Appends `value` as a parameter.
+    pub fn bind(&mut self, value: impl Into<Value>) -> &mut Self {
+        self.parts.push(Part::Bind(value.into()));
+        self
+    }
+
+    /// The text with a `?` for each parameter, and the parameters in order.
+    pub fn positional(self) -> (String, Vec<Value>) {
+        let mut sql = String::new();
+        let mut values = Vec::new();
+        for part in self.parts {
+            match part {
+                Part::Text(text) => sql.push_str(&text),
+                Part::Bind(value) => {
+                    sql.push('?');
+                    values.push(value);
+                }
+            }
+        }
+        (sql, values)
+    }
+
+    /// The same query as sqlx's builder for database `DB`.
+    pub fn into_sqlx<DB>(self) -> QueryBuilder<DB>
+    where
+        DB: Database,
+        for<'q> i64: Encode<'q, DB> + Type<DB>,
+        for<'q> String: Encode<'q, DB> + Type<DB>,
+        for<'q> Uuid: Encode<'q, DB> + Type<DB>,
+    {
+        let mut builder = QueryBuilder::new("");
+        for part in self.parts {
+            match part {
+                Part::Text(text) => builder.push(text),
+                Part::Bind(Value::Int(value)) => builder.push_bind(value),
+                Part::Bind(Value::Text(value)) => builder.push_bind(value),
+                Part::Bind(Value::Uuid(value)) => builder.push_bind(value),
+            };
+        }
+        builder
     }
 }
 
@@ -180,7 +234,7 @@ macro_rules! impl_reads {
                 tenant: $crate::TenantId,
                 id: uuid::Uuid,
             ) -> $crate::Result<Option<$crate::BalanceRecord>> {
-                self.one($crate::reads::balances::get(tenant, id), $crate::reads::balances::record).await
+                self.one($crate::reads::balances::get(tenant, id), |row| $crate::reads::balances::record(row)).await
             }
 
             async fn balances(
@@ -190,7 +244,10 @@ macro_rules! impl_reads {
                 page: $crate::Page,
             ) -> $crate::Result<Vec<$crate::BalanceRecord>> {
                 let list = |start| $crate::reads::balances::list(tenant, filter, start, page);
-                self.page($crate::reads::balances::TABLE, tenant, page, list, $crate::reads::balances::record).await
+                self.page($crate::reads::balances::TABLE, tenant, page, list, |row| {
+                    $crate::reads::balances::record(row)
+                })
+                .await
             }
 
             async fn oldest_balance(
@@ -198,7 +255,8 @@ macro_rules! impl_reads {
                 tenant: $crate::TenantId,
                 currency: &str,
             ) -> $crate::Result<Option<$crate::BalanceRecord>> {
-                self.one($crate::reads::balances::oldest(tenant, currency), $crate::reads::balances::record).await
+                self.one($crate::reads::balances::oldest(tenant, currency), |row| $crate::reads::balances::record(row))
+                    .await
             }
 
             async fn recipient(
@@ -206,7 +264,7 @@ macro_rules! impl_reads {
                 tenant: $crate::TenantId,
                 id: uuid::Uuid,
             ) -> $crate::Result<Option<payments_types::Recipient>> {
-                self.one($crate::reads::recipients::get(tenant, id), $crate::reads::recipients::record).await
+                self.one($crate::reads::recipients::get(tenant, id), |row| $crate::reads::recipients::record(row)).await
             }
 
             async fn recipients(
@@ -215,7 +273,10 @@ macro_rules! impl_reads {
                 page: $crate::Page,
             ) -> $crate::Result<Vec<payments_types::Recipient>> {
                 let list = |start| $crate::reads::recipients::list(tenant, start, page);
-                self.page($crate::reads::recipients::TABLE, tenant, page, list, $crate::reads::recipients::record).await
+                self.page($crate::reads::recipients::TABLE, tenant, page, list, |row| {
+                    $crate::reads::recipients::record(row)
+                })
+                .await
             }
 
             async fn payment_request(
@@ -223,18 +284,19 @@ macro_rules! impl_reads {
                 tenant: $crate::TenantId,
                 id: uuid::Uuid,
             ) -> $crate::Result<Option<payments_types::PaymentRequest>> {
-                self.one($crate::reads::payment_requests::get(tenant, id), $crate::reads::payment_requests::record)
-                    .await
+                self.one($crate::reads::payment_requests::get(tenant, id), |row| {
+                    $crate::reads::payment_requests::record(row)
+                })
+                .await
             }
 
             async fn payment_request_for_payer(
                 &self,
                 id: uuid::Uuid,
             ) -> $crate::Result<Option<($crate::TenantId, payments_types::PaymentRequest)>> {
-                self.one(
-                    $crate::reads::payment_requests::for_payer(id),
-                    $crate::reads::owned($crate::reads::payment_requests::record),
-                )
+                self.one($crate::reads::payment_requests::for_payer(id), |row| {
+                    $crate::reads::owned(row, $crate::reads::payment_requests::record)
+                })
                 .await
             }
 
@@ -256,13 +318,9 @@ macro_rules! impl_reads {
                 page: $crate::Page,
             ) -> $crate::Result<Vec<payments_types::PaymentRequest>> {
                 let list = |start| $crate::reads::payment_requests::list(tenant, filter, start, page);
-                self.page(
-                    $crate::reads::payment_requests::TABLE,
-                    tenant,
-                    page,
-                    list,
-                    $crate::reads::payment_requests::record,
-                )
+                self.page($crate::reads::payment_requests::TABLE, tenant, page, list, |row| {
+                    $crate::reads::payment_requests::record(row)
+                })
                 .await
             }
 
@@ -271,7 +329,8 @@ macro_rules! impl_reads {
                 tenant: $crate::TenantId,
                 id: uuid::Uuid,
             ) -> $crate::Result<Option<payments_types::Transaction>> {
-                self.one($crate::reads::transactions::get(tenant, id), $crate::reads::transactions::record).await
+                self.one($crate::reads::transactions::get(tenant, id), |row| $crate::reads::transactions::record(row))
+                    .await
             }
 
             async fn transaction_by_order_id(
@@ -292,8 +351,10 @@ macro_rules! impl_reads {
                 page: $crate::Page,
             ) -> $crate::Result<Vec<payments_types::Transaction>> {
                 let list = |start| $crate::reads::transactions::list(tenant, filter, start, page);
-                self.page($crate::reads::transactions::TABLE, tenant, page, list, $crate::reads::transactions::record)
-                    .await
+                self.page($crate::reads::transactions::TABLE, tenant, page, list, |row| {
+                    $crate::reads::transactions::record(row)
+                })
+                .await
             }
 
             async fn virtual_account(
@@ -301,8 +362,10 @@ macro_rules! impl_reads {
                 tenant: $crate::TenantId,
                 id: uuid::Uuid,
             ) -> $crate::Result<Option<payments_types::VirtualAccount>> {
-                self.one($crate::reads::virtual_accounts::get(tenant, id), $crate::reads::virtual_accounts::record)
-                    .await
+                self.one($crate::reads::virtual_accounts::get(tenant, id), |row| {
+                    $crate::reads::virtual_accounts::record(row)
+                })
+                .await
             }
 
             async fn virtual_account_by_reference_id(
@@ -323,13 +386,9 @@ macro_rules! impl_reads {
                 page: $crate::Page,
             ) -> $crate::Result<Vec<payments_types::VirtualAccount>> {
                 let list = |start| $crate::reads::virtual_accounts::list(tenant, filter, start, page);
-                self.page(
-                    $crate::reads::virtual_accounts::TABLE,
-                    tenant,
-                    page,
-                    list,
-                    $crate::reads::virtual_accounts::record,
-                )
+                self.page($crate::reads::virtual_accounts::TABLE, tenant, page, list, |row| {
+                    $crate::reads::virtual_accounts::record(row)
+                })
                 .await
             }
 
@@ -337,22 +396,19 @@ macro_rules! impl_reads {
                 use payments_types::TransactionStatus::{Initiated, Processing};
                 Ok($crate::OnRails {
                     initiated_accounts: self
-                        .all(
-                            $crate::reads::virtual_accounts::initiated(tenant),
-                            $crate::reads::owned($crate::reads::virtual_accounts::record),
-                        )
+                        .all($crate::reads::virtual_accounts::initiated(tenant), |row| {
+                            $crate::reads::owned(row, $crate::reads::virtual_accounts::record)
+                        })
                         .await?,
                     initiated_payments: self
-                        .all(
-                            $crate::reads::transactions::on_rails(tenant, Initiated),
-                            $crate::reads::owned($crate::reads::transactions::record),
-                        )
+                        .all($crate::reads::transactions::on_rails(tenant, Initiated), |row| {
+                            $crate::reads::owned(row, $crate::reads::transactions::record)
+                        })
                         .await?,
                     processing_payments: self
-                        .all(
-                            $crate::reads::transactions::on_rails(tenant, Processing),
-                            $crate::reads::owned($crate::reads::transactions::record),
-                        )
+                        .all($crate::reads::transactions::on_rails(tenant, Processing), |row| {
+                            $crate::reads::owned(row, $crate::reads::transactions::record)
+                        })
                         .await?,
                 })
             }
@@ -362,7 +418,10 @@ macro_rules! impl_reads {
                 tenant: $crate::TenantId,
                 id: uuid::Uuid,
             ) -> $crate::Result<Option<$crate::EndpointRecord>> {
-                self.one($crate::reads::webhooks::endpoint_get(tenant, id), $crate::reads::webhooks::endpoint).await
+                self.one($crate::reads::webhooks::endpoint_get(tenant, id), |row| {
+                    $crate::reads::webhooks::endpoint(row)
+                })
+                .await
             }
 
             async fn webhook_endpoints(
@@ -382,8 +441,10 @@ macro_rules! impl_reads {
                 tenant: $crate::TenantId,
                 id: uuid::Uuid,
             ) -> $crate::Result<Option<payments_types::Webhook>> {
-                self.one($crate::reads::webhooks::notification_get(tenant, id), $crate::reads::webhooks::notification)
-                    .await
+                self.one($crate::reads::webhooks::notification_get(tenant, id), |row| {
+                    $crate::reads::webhooks::notification(row)
+                })
+                .await
             }
 
             async fn notifications(
@@ -393,13 +454,9 @@ macro_rules! impl_reads {
                 page: $crate::Page,
             ) -> $crate::Result<Vec<payments_types::Webhook>> {
                 let list = |start| $crate::reads::webhooks::notification_list(tenant, filter, start, page);
-                self.page(
-                    $crate::reads::webhooks::NOTIFICATIONS,
-                    tenant,
-                    page,
-                    list,
-                    $crate::reads::webhooks::notification,
-                )
+                self.page($crate::reads::webhooks::NOTIFICATIONS, tenant, page, list, |row| {
+                    $crate::reads::webhooks::notification(row)
+                })
                 .await
             }
 
@@ -412,8 +469,8 @@ macro_rules! impl_reads {
 pub(crate) use impl_reads;
 
 /// A row's record, with its `tenant_id`.
-pub fn owned<R: Cells, T>(decode: fn(&R) -> Result<T>) -> impl Fn(&R) -> Result<(crate::TenantId, T)> {
-    move |row| Ok((crate::TenantId(row.int("tenant_id")?), decode(row)?))
+pub fn owned<R: Cells, T>(row: &R, decode: fn(&R) -> Result<T>) -> Result<(crate::TenantId, T)> {
+    Ok((crate::TenantId(row.int("tenant_id")?), decode(row)?))
 }
 
 pub fn micros(instant: DateTime<Utc>) -> i64 {
@@ -459,8 +516,8 @@ pub fn seq_bound(at: DateTime<Utc>) -> i64 {
 
 /// The key of the item a page starts after, among the tenant's rows of `table` that pass
 /// `visible`; no row means the id is not in the list ([`StoreError::UnknownCursor`]).
-pub fn cursor<D: Dialect>(table: &str, visible: &str, tenant: i64, after: Uuid) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!("SELECT seq FROM {table} WHERE {visible} AND tenant_id = "));
+pub fn cursor<D: Dialect>(table: &str, visible: &str, tenant: i64, after: Uuid) -> Query<D> {
+    let mut query = Query::new(format!("SELECT seq FROM {table} WHERE {visible} AND tenant_id = "));
     query.bind(tenant).push(" AND id = ").bind(after);
     query
 }
@@ -468,7 +525,7 @@ pub fn cursor<D: Dialect>(table: &str, visible: &str, tenant: i64, after: Uuid) 
 /// Adds `created` bounds: on `key` (the row's seq), so the index range holds them, and on
 /// `created` itself, so they are exact.
 pub fn push_created<D: Dialect>(
-    query: &mut QueryBuilder<D>,
+    query: &mut Query<D>,
     key: &str,
     created: &str,
     from: Option<DateTime<Utc>>,
@@ -485,7 +542,7 @@ pub fn push_created<D: Dialect>(
 }
 
 /// Ends a list query: after the cursor if any, newest first (by `key`), `limit` rows.
-pub fn finish_page<D: Dialect>(query: &mut QueryBuilder<D>, key: &str, start: Option<i64>, page: Page) {
+pub fn finish_page<D: Dialect>(query: &mut Query<D>, key: &str, start: Option<i64>, page: Page) {
     if let Some(seq) = start {
         query.push(format!(" AND {key} < ")).bind(seq);
     }

@@ -1,10 +1,9 @@
 //! Payment requests.
 
 use payments_types as types;
-use sqlx::QueryBuilder;
 use uuid::Uuid;
 
-use super::{Bind, Cells, Dialect, finish_page};
+use super::{Cells, Dialect, Query, finish_page};
 use crate::{Page, PaymentRequestFilter, Result, TenantId};
 
 const COLUMNS: &str = "id, market, currency, amount, settlement_balance_id, reference_id, reference, status, \
@@ -27,22 +26,22 @@ pub fn record(row: &impl Cells) -> Result<types::PaymentRequest> {
     })
 }
 
-pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!("SELECT {COLUMNS} FROM payment_requests WHERE id = "));
+pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
+    let mut query = Query::new(format!("SELECT {COLUMNS} FROM payment_requests WHERE id = "));
     query.bind(id).push(" AND tenant_id = ").bind(tenant.0);
     query
 }
 
 /// The payment request with this id whoever owns it, with its `tenant_id`.
-pub fn for_payer<D: Dialect>(id: Uuid) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!("SELECT tenant_id, {COLUMNS} FROM payment_requests WHERE id = "));
+pub fn for_payer<D: Dialect>(id: Uuid) -> Query<D> {
+    let mut query = Query::new(format!("SELECT tenant_id, {COLUMNS} FROM payment_requests WHERE id = "));
     query.bind(id);
     query
 }
 
 /// The payment request keyed `reference_id`, with the `request` that made it.
-pub fn by_reference_id<D: Dialect>(tenant: TenantId, reference_id: &str) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!("SELECT request, {COLUMNS} FROM payment_requests WHERE tenant_id = "));
+pub fn by_reference_id<D: Dialect>(tenant: TenantId, reference_id: &str) -> Query<D> {
+    let mut query = Query::new(format!("SELECT request, {COLUMNS} FROM payment_requests WHERE tenant_id = "));
     query.bind(tenant.0).push(" AND reference_id = ").bind(reference_id);
     query
 }
@@ -50,13 +49,8 @@ pub fn by_reference_id<D: Dialect>(tenant: TenantId, reference_id: &str) -> Quer
 pub const TABLE: (&str, &str) = ("payment_requests", "TRUE");
 
 /// The page of the tenant's payment requests that `filter` selects, newest first.
-pub fn list<D: Dialect>(
-    tenant: TenantId,
-    filter: &PaymentRequestFilter,
-    start: Option<i64>,
-    page: Page,
-) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!("SELECT {COLUMNS} FROM payment_requests WHERE tenant_id = "));
+pub fn list<D: Dialect>(tenant: TenantId, filter: &PaymentRequestFilter, start: Option<i64>, page: Page) -> Query<D> {
+    let mut query = Query::new(format!("SELECT {COLUMNS} FROM payment_requests WHERE tenant_id = "));
     query.bind(tenant.0);
     if let Some(reference_id) = &filter.reference_id {
         query.push(" AND reference_id = ").bind(reference_id.clone());

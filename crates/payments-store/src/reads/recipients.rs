@@ -1,10 +1,9 @@
 //! Recipients. Deleted ones stay (payments keep their snapshot) but are found no more.
 
 use payments_types as types;
-use sqlx::QueryBuilder;
 use uuid::Uuid;
 
-use super::{Bind, Cells, Dialect, finish_page};
+use super::{Cells, Dialect, Query, finish_page};
 use crate::{Page, Result, TenantId};
 
 const COLUMNS: &str = "id, type, country, alias, default_reference, bank_account, created";
@@ -21,17 +20,16 @@ pub fn record(row: &impl Cells) -> Result<types::Recipient> {
     })
 }
 
-pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!("SELECT {COLUMNS} FROM recipients WHERE id = "));
+pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
+    let mut query = Query::new(format!("SELECT {COLUMNS} FROM recipients WHERE id = "));
     query.bind(id).push(" AND tenant_id = ").bind(tenant.0).push(" AND deleted = FALSE");
     query
 }
 
 pub const TABLE: (&str, &str) = ("recipients", "deleted = FALSE");
 
-pub fn list<D: Dialect>(tenant: TenantId, start: Option<i64>, page: Page) -> QueryBuilder<D> {
-    let mut query =
-        QueryBuilder::new(format!("SELECT {COLUMNS} FROM recipients WHERE deleted = FALSE AND tenant_id = "));
+pub fn list<D: Dialect>(tenant: TenantId, start: Option<i64>, page: Page) -> Query<D> {
+    let mut query = Query::new(format!("SELECT {COLUMNS} FROM recipients WHERE deleted = FALSE AND tenant_id = "));
     query.bind(tenant.0);
     finish_page(&mut query, "seq", start, page);
     query

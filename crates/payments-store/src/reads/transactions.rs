@@ -2,10 +2,9 @@
 //! column with an index; `search` goes through the backend's trigram index.
 
 use payments_types as types;
-use sqlx::QueryBuilder;
 use uuid::Uuid;
 
-use super::{Bind, Cells, Dialect, Searched, corrupt, finish_page, push_created, qualified};
+use super::{Cells, Dialect, Query, Searched, corrupt, finish_page, push_created, qualified};
 use crate::{Page, Result, TenantId, TransactionFilter};
 
 const COLUMNS: &str = "id, transaction_type, payment_method, status, failure_reason, balance_id, currency, amount, \
@@ -67,15 +66,15 @@ fn rate_value(value: i64) -> Result<std::num::NonZeroU64> {
     u64::try_from(value).ok().and_then(std::num::NonZeroU64::new).ok_or_else(|| corrupt("rate", value))
 }
 
-pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!("SELECT {COLUMNS} FROM transactions WHERE id = "));
+pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
+    let mut query = Query::new(format!("SELECT {COLUMNS} FROM transactions WHERE id = "));
     query.bind(id).push(" AND tenant_id = ").bind(tenant.0);
     query
 }
 
 /// The transaction keyed `order_id`, with the `request` that made it.
-pub fn by_order_id<D: Dialect>(tenant: TenantId, order_id: &str) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!("SELECT request, {COLUMNS} FROM transactions WHERE tenant_id = "));
+pub fn by_order_id<D: Dialect>(tenant: TenantId, order_id: &str) -> Query<D> {
+    let mut query = Query::new(format!("SELECT request, {COLUMNS} FROM transactions WHERE tenant_id = "));
     query.bind(tenant.0).push(" AND order_id = ").bind(order_id);
     query
 }
@@ -84,13 +83,8 @@ pub const TABLE: (&str, &str) = ("transactions", "TRUE");
 
 /// The page of the tenant's transactions that `filter` selects, newest first: one range of the
 /// filter's index, or (searching) the search index's matches.
-pub fn list<D: Dialect>(
-    tenant: TenantId,
-    filter: &TransactionFilter,
-    start: Option<i64>,
-    page: Page,
-) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!("SELECT {}", qualified(COLUMNS, "t")));
+pub fn list<D: Dialect>(tenant: TenantId, filter: &TransactionFilter, start: Option<i64>, page: Page) -> Query<D> {
+    let mut query = Query::new(format!("SELECT {}", qualified(COLUMNS, "t")));
     let key = match &filter.search {
         Some(needle) => {
             let key = D::push_search(&mut query, Searched::Transactions, "t", needle);
@@ -138,8 +132,8 @@ pub fn list<D: Dialect>(
 /// Transactions in `status` (only payments are ever `initiated` or `processing`), with the
 /// `tenant_id` of each, oldest first: one tenant's (through its status index), or everyone's
 /// (through the small index of what is still on the rails).
-pub fn on_rails<D: Dialect>(tenant: Option<TenantId>, status: types::TransactionStatus) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!("SELECT tenant_id, {COLUMNS} FROM transactions WHERE status = "));
+pub fn on_rails<D: Dialect>(tenant: Option<TenantId>, status: types::TransactionStatus) -> Query<D> {
+    let mut query = Query::new(format!("SELECT tenant_id, {COLUMNS} FROM transactions WHERE status = "));
     query.bind(status.to_string());
     match tenant {
         Some(tenant) => query.push(" AND tenant_id = ").bind(tenant.0),

@@ -2,10 +2,9 @@
 //! backend's trigram index.
 
 use payments_types as types;
-use sqlx::QueryBuilder;
 use uuid::Uuid;
 
-use super::{Bind, Cells, Dialect, Searched, corrupt, finish_page, qualified};
+use super::{Cells, Dialect, Query, Searched, corrupt, finish_page, qualified};
 use crate::{Page, Result, TenantId, VirtualAccountFilter};
 
 const COLUMNS: &str = "id, account_name, currency, settlement_balance_id, reference_id, bank_name, account_number, \
@@ -31,15 +30,15 @@ pub fn record(row: &impl Cells) -> Result<types::VirtualAccount> {
     })
 }
 
-pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!("SELECT {COLUMNS} FROM virtual_accounts WHERE id = "));
+pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
+    let mut query = Query::new(format!("SELECT {COLUMNS} FROM virtual_accounts WHERE id = "));
     query.bind(id).push(" AND tenant_id = ").bind(tenant.0);
     query
 }
 
 /// The account keyed `reference_id`, with the `request` that made it.
-pub fn by_reference_id<D: Dialect>(tenant: TenantId, reference_id: &str) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!("SELECT request, {COLUMNS} FROM virtual_accounts WHERE tenant_id = "));
+pub fn by_reference_id<D: Dialect>(tenant: TenantId, reference_id: &str) -> Query<D> {
+    let mut query = Query::new(format!("SELECT request, {COLUMNS} FROM virtual_accounts WHERE tenant_id = "));
     query.bind(tenant.0).push(" AND reference_id = ").bind(reference_id);
     query
 }
@@ -48,13 +47,8 @@ pub const TABLE: (&str, &str) = ("virtual_accounts", "TRUE");
 
 /// The page of the tenant's accounts that `filter` selects, newest first: one range of the
 /// filter's index, or (searching) the search index's matches.
-pub fn list<D: Dialect>(
-    tenant: TenantId,
-    filter: &VirtualAccountFilter,
-    start: Option<i64>,
-    page: Page,
-) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!("SELECT {}", qualified(COLUMNS, "v")));
+pub fn list<D: Dialect>(tenant: TenantId, filter: &VirtualAccountFilter, start: Option<i64>, page: Page) -> Query<D> {
+    let mut query = Query::new(format!("SELECT {}", qualified(COLUMNS, "v")));
     let key = match &filter.search {
         Some(needle) => {
             let key = D::push_search(&mut query, Searched::VirtualAccounts, "v", needle);
@@ -85,9 +79,8 @@ pub fn list<D: Dialect>(
 
 /// Accounts waiting to be activated, with the `tenant_id` of each, oldest first: one tenant's
 /// (through its status index), or everyone's (through the small index of those to activate).
-pub fn initiated<D: Dialect>(tenant: Option<TenantId>) -> QueryBuilder<D> {
-    let mut query =
-        QueryBuilder::new(format!("SELECT tenant_id, {COLUMNS} FROM virtual_accounts WHERE status = 'initiated'"));
+pub fn initiated<D: Dialect>(tenant: Option<TenantId>) -> Query<D> {
+    let mut query = Query::new(format!("SELECT tenant_id, {COLUMNS} FROM virtual_accounts WHERE status = 'initiated'"));
     if let Some(tenant) = tenant {
         query.push(" AND tenant_id = ").bind(tenant.0);
     }

@@ -4,10 +4,9 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use payments_types as types;
-use sqlx::QueryBuilder;
 use uuid::Uuid;
 
-use super::{Bind, Cells, Dialect, corrupt, finish_page, micros, push_created};
+use super::{Cells, Dialect, Query, corrupt, finish_page, micros, push_created};
 use crate::{Attempt, EndpointRecord, NotificationFilter, Page, Result, TenantId};
 
 fn endpoint_columns<D: Dialect>() -> String {
@@ -29,17 +28,16 @@ pub fn endpoint(row: &impl Cells) -> Result<EndpointRecord> {
     })
 }
 
-pub fn endpoint_get<D: Dialect>(tenant: TenantId, id: Uuid) -> QueryBuilder<D> {
-    let mut query =
-        QueryBuilder::new(format!("SELECT {} FROM webhook_endpoints w WHERE w.id = ", endpoint_columns::<D>()));
+pub fn endpoint_get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
+    let mut query = Query::new(format!("SELECT {} FROM webhook_endpoints w WHERE w.id = ", endpoint_columns::<D>()));
     query.bind(id).push(" AND w.tenant_id = ").bind(tenant.0).push(" AND w.deleted = FALSE");
     query
 }
 
 pub const ENDPOINTS: (&str, &str) = ("webhook_endpoints", "deleted = FALSE");
 
-pub fn endpoint_list<D: Dialect>(tenant: TenantId, start: Option<i64>, page: Page) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!(
+pub fn endpoint_list<D: Dialect>(tenant: TenantId, start: Option<i64>, page: Page) -> Query<D> {
+    let mut query = Query::new(format!(
         "SELECT {} FROM webhook_endpoints w WHERE w.deleted = FALSE AND w.tenant_id = ",
         endpoint_columns::<D>()
     ));
@@ -72,8 +70,8 @@ pub fn notification(row: &impl Cells) -> Result<types::Webhook> {
     })
 }
 
-pub fn notification_get<D: Dialect>(tenant: TenantId, id: Uuid) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!(
+pub fn notification_get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
+    let mut query = Query::new(format!(
         "SELECT {NOTIFICATION_COLUMNS} FROM notifications n JOIN events e ON e.seq = n.event_seq WHERE n.id = "
     ));
     query.bind(id).push(" AND n.tenant_id = ").bind(tenant.0);
@@ -89,10 +87,9 @@ pub fn notification_list<D: Dialect>(
     filter: &NotificationFilter,
     start: Option<i64>,
     page: Page,
-) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new(format!(
-        "SELECT {NOTIFICATION_COLUMNS} FROM (SELECT * FROM notifications WHERE tenant_id = "
-    ));
+) -> Query<D> {
+    let mut query =
+        Query::new(format!("SELECT {NOTIFICATION_COLUMNS} FROM (SELECT * FROM notifications WHERE tenant_id = "));
     query.bind(tenant.0);
     if let Some(endpoint) = filter.endpoint_id {
         query.push(" AND endpoint_id = ").bind(endpoint);
@@ -104,8 +101,8 @@ pub fn notification_list<D: Dialect>(
 }
 
 /// Endpoints with notifications due at `now` that nobody is delivering.
-pub fn due_endpoints<D: Dialect>(now: DateTime<Utc>) -> QueryBuilder<D> {
-    let mut query = QueryBuilder::new("SELECT DISTINCT endpoint_id FROM notifications WHERE next_attempt <= ");
+pub fn due_endpoints<D: Dialect>(now: DateTime<Utc>) -> Query<D> {
+    let mut query = Query::new("SELECT DISTINCT endpoint_id FROM notifications WHERE next_attempt <= ");
     query.bind(micros(now)).push(" AND (lease_until IS NULL OR lease_until <= ").bind(micros(now)).push(")");
     query
 }
@@ -156,7 +153,7 @@ fn body(id: Uuid, event: &str, created: DateTime<Utc>, data: &str) -> String {
 
 /// Records an attempt and ends its claim, in one statement. A notification discarded meanwhile
 /// (its endpoint deleted) only loses its claim. The same text on every backend.
-pub fn record_attempt<D: Dialect>(id: Uuid, outcome: crate::AttemptOutcome) -> QueryBuilder<D> {
+pub fn record_attempt<D: Dialect>(id: Uuid, outcome: crate::AttemptOutcome) -> Query<D> {
     let (delivered, response_code, retry_at, max_retries) = match outcome {
         crate::AttemptOutcome::Delivered { response_code } => (true, Some(response_code), None, 0),
         crate::AttemptOutcome::Failed { response_code, retry_at, max_retries } => {
@@ -169,7 +166,7 @@ pub fn record_attempt<D: Dialect>(id: Uuid, outcome: crate::AttemptOutcome) -> Q
     // A NULL typed, or PostgreSQL takes a bare one in a CASE for text.
     let response_code = response_code.map_or("CAST(NULL AS BIGINT)".to_owned(), |code| code.to_string());
     let retry_at = retry_at.map_or("CAST(NULL AS BIGINT)".to_owned(), |at| at.to_string());
-    let mut query = QueryBuilder::new(format!(
+    let mut query = Query::new(format!(
         "UPDATE notifications SET lease_until = NULL,
              response_code = CASE WHEN status = 'discarded' THEN response_code ELSE {response_code} END,
              attempts = CASE WHEN status = 'discarded' THEN attempts ELSE attempts + 1 END,
@@ -190,7 +187,7 @@ pub const PRUNE_BATCH: u64 = 1000;
 
 /// Deletes up to [`PRUNE_BATCH`] rows of `table` that retention lets go (see
 /// [`crate::Store::prune`]). The same text on every backend.
-pub fn prune<D: Dialect>(table: crate::Prunable, before: DateTime<Utc>) -> QueryBuilder<D> {
+pub fn prune<D: Dialect>(table: crate::Prunable, before: DateTime<Utc>) -> Query<D> {
     let sql = match table {
         crate::Prunable::Notifications => format!(
             "DELETE FROM notifications WHERE seq IN (SELECT seq FROM notifications
@@ -203,5 +200,5 @@ pub fn prune<D: Dialect>(table: crate::Prunable, before: DateTime<Utc>) -> Query
             micros(before)
         ),
     };
-    QueryBuilder::new(sql)
+    Query::new(sql)
 }

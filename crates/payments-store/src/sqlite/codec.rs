@@ -6,38 +6,30 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Sqlite};
 
 use crate::UniqueKey;
-use crate::reads::{Dialect, SEQ_BITS, Searched, Value, cells, like_pattern, seq_floor};
+use crate::reads::{Dialect, Query, SEQ_BITS, Searched, cells, like_pattern, seq_floor};
 
 cells!(SqliteRow);
 
 impl Dialect for Sqlite {
-    fn bind(query: &mut QueryBuilder<Self>, value: Value) {
-        match value {
-            Value::Int(value) => query.push_bind(value),
-            Value::Text(value) => query.push_bind(value),
-            Value::Uuid(value) => query.push_bind(value),
-        };
-    }
-
     /// The rows of the trigram table (alias `s`, rowid = the row's seq) containing `needle` in
     /// any of its fields, any case, joined to the table and read newest first through the
     /// search table itself (`s.rowid`), so a search stops at the page's last match instead of
     /// collecting and sorting every match. Needles of three characters or more are looked up in
     /// the index; shorter ones, which a trigram index cannot hold, are found by scanning it.
-    fn push_search(query: &mut QueryBuilder<Self>, searched: Searched, alias: &str, needle: &str) -> String {
+    fn push_search(query: &mut Query<Self>, searched: Searched, alias: &str, needle: &str) -> String {
         let search_table = search_table(searched);
         let table = searched.table();
         // CROSS JOIN: the search table is the outer loop, whatever the planner's statistics say.
         query.push(format!(" FROM {search_table} s CROSS JOIN {table} {alias} ON {alias}.seq = s.rowid WHERE "));
         if needle.chars().count() >= 3 {
-            query.push(format!("s.{search_table} MATCH ")).push_bind(phrase(needle));
+            query.push(format!("s.{search_table} MATCH ")).bind(phrase(needle));
         } else {
             query.push("(");
             for (i, field) in searched.fields().iter().enumerate() {
                 if i > 0 {
                     query.push(" OR ");
                 }
-                query.push(format!("s.{field} LIKE ")).push_bind(like_pattern(needle)).push(" ESCAPE '\\'");
+                query.push(format!("s.{field} LIKE ")).bind(like_pattern(needle)).push(" ESCAPE '\\'");
             }
             query.push(")");
         }

@@ -6,6 +6,7 @@ mod changes;
 mod codec;
 #[cfg(test)]
 mod query_plans;
+mod readers;
 mod tenants;
 mod webhooks;
 mod writer;
@@ -16,18 +17,15 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use futures::FutureExt;
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
-};
-use sqlx::{ConnectOptions, Connection, QueryBuilder, Sqlite};
+use readers::{Readers, rows};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+use sqlx::{ConnectOptions, Connection, Sqlite};
 use uuid::Uuid;
 
-use crate::reads::{self, impl_reads};
+use crate::reads::{self, Query, impl_reads};
 use crate::*;
 use writer::Writer;
 
-/// Read connections: enough for the lists and gets of a busy sandbox to run side by side.
-const READERS: u32 = 4;
 /// How long a statement waits for a lock held by another process before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Reads map the file (up to this size) instead of copying its pages through `read()`.
@@ -38,6 +36,8 @@ const MMAP_SIZE: &str = "1073741824";
 /// with 64 MiB, on 55,000 transactions).
 const WRITER_CACHE: &str = "-65536";
 const READER_CACHE: &str = "-16384";
+/// What each read connection sets.
+const READER_PRAGMAS: &[(&str, &str)] = &[("mmap_size", MMAP_SIZE), ("cache_size", READER_CACHE)];
 /// WAL pages (4 KiB) after which the writer copies them into the database file (a checkpoint).
 /// SQLite's default, 1,000, meant a checkpoint every few commits, each copying again the pages
 /// every commit rewrites (the last leaf of each index, the balances): measured at 100,000
@@ -73,7 +73,7 @@ const RELEASE_0_1_TABLES: &[&str] = &[
 
 pub struct SqliteStore {
     path: PathBuf,
-    readers: SqlitePool,
+    readers: Readers,
     writer: Writer,
     /// Holds the file of an in-memory (`sqlite::memory:`) database until the store is dropped.
     _temporary: Option<tempfile::TempDir>,
@@ -134,21 +134,7 @@ impl SqliteStore {
         }
         .await
         .map_err(|e| format!("cannot optimise database {shown}: {e}"))?;
-        let readers = SqlitePoolOptions::new()
-            .max_connections(READERS)
-            .min_connections(1)
-            .test_before_acquire(false)
-            .connect_with(
-                SqliteConnectOptions::new()
-                    .filename(&path)
-                    .read_only(true)
-                    .busy_timeout(BUSY_TIMEOUT)
-                    .pragma("mmap_size", MMAP_SIZE)
-                    .pragma("cache_size", READER_CACHE)
-                    .statement_cache_capacity(256)
-                    .log_statements(tracing::log::LevelFilter::Trace),
-            )
-            .await
+        let readers = Readers::open(&path, BUSY_TIMEOUT, READER_PRAGMAS)
             .map_err(|e| format!("cannot open database {shown} for reading: {e}"))?;
         Ok(Self { path, readers, writer: Writer::start(connection), _temporary: temporary })
     }
@@ -160,27 +146,20 @@ impl SqliteStore {
     /// The row `query` finds, if any, as `decode` reads it.
     async fn one<T>(
         &self,
-        mut query: QueryBuilder<Sqlite>,
-        decode: impl Fn(&SqliteRow) -> Result<T>,
+        query: Query<Sqlite>,
+        decode: impl Fn(&rusqlite::Row<'_>) -> Result<T>,
     ) -> Result<Option<T>> {
-        query.build().fetch_optional(&self.readers).await?.as_ref().map(decode).transpose()
+        Ok(self.readers.with(|c| rows(c, query, decode, Some(1)))?.pop())
     }
 
     /// The rows `query` finds, as `decode` reads them.
-    async fn all<T>(
-        &self,
-        mut query: QueryBuilder<Sqlite>,
-        decode: impl Fn(&SqliteRow) -> Result<T>,
-    ) -> Result<Vec<T>> {
-        query.build().fetch_all(&self.readers).await?.iter().map(decode).collect()
+    async fn all<T>(&self, query: Query<Sqlite>, decode: impl Fn(&rusqlite::Row<'_>) -> Result<T>) -> Result<Vec<T>> {
+        self.readers.with(|c| rows(c, query, decode, None))
     }
 
     /// The first column of each row `query` finds.
-    async fn scalars<T>(&self, mut query: QueryBuilder<Sqlite>) -> Result<Vec<T>>
-    where
-        T: Send + Unpin + for<'r> sqlx::Decode<'r, Sqlite> + sqlx::Type<Sqlite>,
-    {
-        Ok(query.build_query_scalar().fetch_all(&self.readers).await?)
+    async fn scalars<T: rusqlite::types::FromSql>(&self, query: Query<Sqlite>) -> Result<Vec<T>> {
+        self.readers.with(|c| rows(c, query, |row| Ok(row.get(0)?), None))
     }
 
     /// A page of a list: `(table, visible)` say where its cursor must be, `list` builds the
@@ -190,21 +169,20 @@ impl SqliteStore {
         (table, visible): (&str, &str),
         tenant: TenantId,
         page: Page,
-        list: impl FnOnce(Option<i64>) -> QueryBuilder<Sqlite>,
-        decode: fn(&SqliteRow) -> Result<T>,
+        list: impl FnOnce(Option<i64>) -> Query<Sqlite>,
+        decode: impl Fn(&rusqlite::Row<'_>) -> Result<T>,
     ) -> Result<Vec<T>> {
-        let mut connection = self.readers.acquire().await?;
-        let start = match page.starting_after {
-            Some(after) => Some(
-                reads::cursor::<Sqlite>(table, visible, tenant.0, after)
-                    .build_query_scalar()
-                    .fetch_optional(&mut *connection)
-                    .await?
-                    .ok_or(StoreError::UnknownCursor(after))?,
-            ),
-            None => None,
-        };
-        list(start).build().fetch_all(&mut *connection).await?.iter().map(decode).collect()
+        self.readers.with(|c| {
+            let start = match page.starting_after {
+                Some(after) => {
+                    let cursor = reads::cursor::<Sqlite>(table, visible, tenant.0, after);
+                    let found = rows(c, cursor, |row| Ok(row.get::<_, i64>(0)?), Some(1))?;
+                    Some(found.first().copied().ok_or(StoreError::UnknownCursor(after))?)
+                }
+                None => None,
+            };
+            rows(c, list(start), decode, None)
+        })
     }
 }
 
@@ -249,7 +227,7 @@ impl Store for SqliteStore {
     }
 
     async fn tenant_by_token(&self, hash: &TokenHash) -> Result<Option<TenantRecord>> {
-        tenants::by_token(&mut *self.readers.acquire().await?, hash).await
+        self.readers.with(|c| tenants::holder(c, hash))
     }
 
     async fn ensure_tenant(&self, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<EnsuredTenant> {
@@ -267,11 +245,11 @@ impl Store for SqliteStore {
     }
 
     async fn tenant_count(&self) -> Result<u64> {
-        tenants::count(&mut *self.readers.acquire().await?).await
+        self.readers.with(tenants::count)
     }
 
     async fn unreconciled_balances(&self) -> Result<Vec<Unreconciled>> {
-        tenants::unreconciled(&mut *self.readers.acquire().await?).await
+        self.readers.with(tenants::unreconciled)
     }
 
     async fn apply(&self, changes: Changeset) -> Result<()> {
@@ -302,6 +280,7 @@ impl Store for SqliteStore {
             .write(move |c| {
                 async move {
                     reads::webhooks::record_attempt::<Sqlite>(notification, outcome)
+                        .into_sqlx()
                         .build()
                         .execute(&mut c.connection)
                         .await?;
@@ -326,6 +305,7 @@ impl Store for SqliteStore {
                     .write(move |c| {
                         async move {
                             let done = reads::webhooks::prune::<Sqlite>(table, before)
+                                .into_sqlx()
                                 .build()
                                 .execute(&mut c.connection)
                                 .await?;

@@ -6,15 +6,15 @@
 
 use chrono::Utc;
 use payments_types as types;
-use sqlx::{Connection, QueryBuilder, Sqlite, SqliteConnection};
+use sqlx::{Connection, Sqlite, SqliteConnection};
 use uuid::Uuid;
 
 use super::*;
 
 /// SQLite's plan for `query`: one line per step. Parameters are left unbound; the plan does
 /// not depend on their values.
-async fn plan(connection: &mut SqliteConnection, query: QueryBuilder<Sqlite>) -> Vec<String> {
-    let sql = format!("EXPLAIN QUERY PLAN {}", query.sql().as_str());
+async fn plan(connection: &mut SqliteConnection, query: Query<Sqlite>) -> Vec<String> {
+    let sql = format!("EXPLAIN QUERY PLAN {}", query.positional().0);
     let rows: Vec<(i64, i64, i64, String)> =
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_all(connection).await.unwrap();
     rows.into_iter().map(|(.., detail)| detail).collect()

@@ -11,13 +11,19 @@ use crate::{EnsuredTenant, Result, StoreError, TenantId, TenantRecord, TokenHash
 /// Every new tenant's default currency (the API has no way to change it yet).
 const DEFAULT_CURRENCY: &str = "GBP";
 
+const BY_TOKEN: &str =
+    "SELECT t.id, t.name, t.default_currency FROM tokens k JOIN tenants t ON t.id = k.tenant_id WHERE k.hash = $1";
+
+/// The tenant holding the token whose hash is `hash`, read on a read connection.
+pub fn holder(connection: &rusqlite::Connection, hash: &TokenHash) -> Result<Option<TenantRecord>> {
+    let mut statement = connection.prepare_cached(BY_TOKEN)?;
+    let mut rows = statement.query([&hash[..]])?;
+    let Some(row) = rows.next()? else { return Ok(None) };
+    Ok(Some(TenantRecord { id: TenantId(row.get(0)?), name: row.get(1)?, default_currency: row.get(2)? }))
+}
+
 pub async fn by_token(connection: &mut SqliteConnection, hash: &TokenHash) -> Result<Option<TenantRecord>> {
-    let row = sqlx::query(
-        "SELECT t.id, t.name, t.default_currency FROM tokens k JOIN tenants t ON t.id = k.tenant_id WHERE k.hash = $1",
-    )
-    .bind(&hash[..])
-    .fetch_optional(connection)
-    .await?;
+    let row = sqlx::query(BY_TOKEN).bind(&hash[..]).fetch_optional(connection).await?;
     row.map(|row| {
         Ok(TenantRecord { id: TenantId(row.try_get(0)?), name: row.try_get(1)?, default_currency: row.try_get(2)? })
     })
@@ -76,23 +82,20 @@ pub async fn ensure(
     Ok(EnsuredTenant { tenant, created: true })
 }
 
-pub async fn count(connection: &mut SqliteConnection) -> Result<u64> {
-    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tenants").fetch_one(connection).await?;
+pub fn count(connection: &rusqlite::Connection) -> Result<u64> {
+    let count: i64 = connection.query_row("SELECT COUNT(*) FROM tenants", [], |row| row.get(0))?;
     Ok(count.unsigned_abs())
 }
 
-pub async fn unreconciled(connection: &mut SqliteConnection) -> Result<Vec<Unreconciled>> {
-    let rows = sqlx::query(
+pub fn unreconciled(connection: &rusqlite::Connection) -> Result<Vec<Unreconciled>> {
+    let mut statement = connection.prepare(
         "SELECT b.id, b.amount, COALESCE(l.total, 0) AS total
          FROM balances b LEFT JOIN (SELECT balance_id, SUM(delta) AS total FROM ledger GROUP BY balance_id) l
            ON l.balance_id = b.id
          WHERE b.amount != COALESCE(l.total, 0)",
-    )
-    .fetch_all(connection)
-    .await?;
-    rows.iter()
-        .map(|row| {
-            Ok(Unreconciled { balance: row.try_get(0)?, amount: row.try_get(1)?, ledger_total: row.try_get(2)? })
-        })
-        .collect()
+    )?;
+    let rows = statement.query_map([], |row| {
+        Ok(Unreconciled { balance: row.get(0)?, amount: row.get(1)?, ledger_total: row.get(2)? })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
