@@ -4,9 +4,9 @@
 //! over a channel: two thread hand-offs per query, which cost more than the query (measured: a
 //! `GET /balances/{id}` took 177 µs of CPU, a fifth of it in the driver's thread and most of the
 //! rest in the kernel switching between threads; SQLite's own work was under 1 %). A read here
-//! takes an idle read-only connection, runs on the task's own thread, and puts it back. Reads
-//! are index range reads of at most a page (101 rows), so the thread is held for microseconds
-//! to a few milliseconds, like any other work a request does. WAL lets any number of them run
+//! takes an idle read-only connection, runs on the task's own thread, and puts it back. A
+//! request's reads are index range reads of at most a page (100 rows), so the thread is held
+//! for microseconds to a few milliseconds, like any other work a request does. WAL lets any number of them run
 //! beside the writer without waiting for it.
 
 use std::path::{Path, PathBuf};
@@ -74,8 +74,8 @@ impl Readers {
     }
 }
 
-/// The rows `query` finds on `connection`, each as `decode` reads it, until `decode` says stop
-/// (`Ok(None)`) or the rows end.
+/// The rows `query` finds on `connection` (the first `limit` of them, when given), each as
+/// `decode` reads it.
 pub fn rows<T>(
     connection: &Connection,
     query: Query<sqlx::Sqlite>,
