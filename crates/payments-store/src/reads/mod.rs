@@ -31,6 +31,22 @@ pub enum Value {
     Int(i64),
     Text(String),
     Uuid(Uuid),
+    Bool(bool),
+    /// Bound on SQLite (one statement text whatever is missing); written into the text as
+    /// `NULL` for sqlx, whose PostgreSQL driver must know a bound value's type.
+    Null,
+}
+
+impl From<bool> for Value {
+    fn from(value: bool) -> Self {
+        Self::Bool(value)
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(value: Option<T>) -> Self {
+        value.map_or(Self::Null, Into::into)
+    }
 }
 
 impl From<i64> for Value {
@@ -122,6 +138,17 @@ impl<D> Query<D> {
         self
     }
 
+    /// Appends `values` as parameters separated by commas.
+    pub fn binds(&mut self, values: impl IntoIterator<Item = Value>) -> &mut Self {
+        for (i, value) in values.into_iter().enumerate() {
+            if i > 0 {
+                self.push(", ");
+            }
+            self.bind(value);
+        }
+        self
+    }
+
     /// The text with a `?` for each parameter, and the parameters in order.
     pub fn positional(self) -> (String, Vec<Value>) {
         let mut sql = String::new();
@@ -145,6 +172,7 @@ impl<D> Query<D> {
         for<'q> i64: Encode<'q, DB> + Type<DB>,
         for<'q> String: Encode<'q, DB> + Type<DB>,
         for<'q> Uuid: Encode<'q, DB> + Type<DB>,
+        for<'q> bool: Encode<'q, DB> + Type<DB>,
     {
         let mut builder = QueryBuilder::new("");
         for part in self.parts {
@@ -153,6 +181,8 @@ impl<D> Query<D> {
                 Part::Bind(Value::Int(value)) => builder.push_bind(value),
                 Part::Bind(Value::Text(value)) => builder.push_bind(value),
                 Part::Bind(Value::Uuid(value)) => builder.push_bind(value),
+                Part::Bind(Value::Bool(value)) => builder.push_bind(value),
+                Part::Bind(Value::Null) => builder.push("NULL"),
             };
         }
         builder

@@ -122,20 +122,25 @@ pub fn claimed(n: &str) -> String {
 
 /// The claimed rows (in [`claimed`]'s columns) as attempts, oldest due first.
 pub fn attempts<R: Cells>(rows: &[R]) -> Result<Vec<Attempt>> {
-    let mut due: Vec<(i64, i64, Attempt)> = Vec::with_capacity(rows.len());
-    for row in rows {
-        let id = row.uuid("id")?;
-        let attempt = Attempt {
-            notification: id,
-            endpoint: row.uuid("endpoint_id")?,
-            url: row.text("url")?,
-            secret: row.text("secret")?,
-            retry_count: row.int("attempts")?,
-            body: body(id, &row.text("event")?, row.instant("event_created")?, &row.text("data")?),
-        };
-        due.push((row.int("next_attempt")?, row.int("seq")?, attempt));
-    }
-    // RETURNING comes in no particular order.
+    in_order(rows.iter().map(claimed_attempt).collect::<Result<_>>()?)
+}
+
+/// A claimed row (in [`claimed`]'s columns): when it was due, its seq, and the attempt.
+pub fn claimed_attempt<R: Cells>(row: &R) -> Result<(i64, i64, Attempt)> {
+    let id = row.uuid("id")?;
+    let attempt = Attempt {
+        notification: id,
+        endpoint: row.uuid("endpoint_id")?,
+        url: row.text("url")?,
+        secret: row.text("secret")?,
+        retry_count: row.int("attempts")?,
+        body: body(id, &row.text("event")?, row.instant("event_created")?, &row.text("data")?),
+    };
+    Ok((row.int("next_attempt")?, row.int("seq")?, attempt))
+}
+
+/// Claimed attempts oldest due first: RETURNING gives them in no particular order.
+pub fn in_order(mut due: Vec<(i64, i64, Attempt)>) -> Result<Vec<Attempt>> {
     due.sort_by_key(|(next, seq, _)| (*next, *seq));
     Ok(due.into_iter().map(|(.., attempt)| attempt).collect())
 }

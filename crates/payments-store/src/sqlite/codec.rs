@@ -2,13 +2,10 @@
 //! through FTS5 trigram tables), new rows' keys, and what a failed statement means.
 
 use chrono::{DateTime, Utc};
-use sqlx::sqlite::SqliteRow;
-use sqlx::{QueryBuilder, Sqlite};
+use sqlx::Sqlite;
 
 use crate::UniqueKey;
-use crate::reads::{Dialect, Query, SEQ_BITS, Searched, cells, like_pattern, seq_floor};
-
-cells!(SqliteRow);
+use crate::reads::{Dialect, Query, SEQ_BITS, Searched, like_pattern, seq_floor};
 
 impl Dialect for Sqlite {
     /// The rows of the trigram table (alias `s`, rowid = the row's seq) containing `needle` in
@@ -69,9 +66,9 @@ pub fn unique_key(message: &str) -> Option<UniqueKey> {
 
 /// A new row's key in `table`: after the rows already created in its millisecond (the writer
 /// is the only one writing, so the largest key there is the last one given).
-pub fn push_new_seq(script: &mut QueryBuilder<Sqlite>, table: &'static str, created: DateTime<Utc>) {
+pub fn push_new_seq(query: &mut Query<Sqlite>, table: &'static str, created: DateTime<Utc>) {
     let floor = seq_floor(created);
-    script.push("(SELECT COALESCE(max(seq) + 1, ").push_bind(floor);
-    script.push(format!(") FROM {table} WHERE seq >= ")).push_bind(floor);
-    script.push(" AND seq < ").push_bind(floor + (1 << SEQ_BITS)).push(")");
+    query.push("(SELECT COALESCE(max(seq) + 1, ").bind(floor);
+    query.push(format!(") FROM {table} WHERE seq >= ")).bind(floor);
+    query.push(" AND seq < ").bind(floor + (1 << SEQ_BITS)).push(")");
 }

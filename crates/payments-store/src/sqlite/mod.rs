@@ -7,6 +7,7 @@ mod codec;
 #[cfg(test)]
 mod query_plans;
 mod readers;
+mod statements;
 mod tenants;
 mod webhooks;
 mod writer;
@@ -16,10 +17,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use futures::FutureExt;
-use readers::{Readers, rows};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+use readers::Readers;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
 use sqlx::{ConnectOptions, Connection, Sqlite};
+use statements::{execute, rows};
 use uuid::Uuid;
 
 use crate::reads::{self, Query, impl_reads};
@@ -36,6 +37,18 @@ const MMAP_SIZE: &str = "1073741824";
 /// with 64 MiB, on 55,000 transactions).
 const WRITER_CACHE: &str = "-65536";
 const READER_CACHE: &str = "-16384";
+/// What the writer's connection sets (the journal mode, WAL, is the file's and set at start).
+const WRITER_PRAGMAS: &[(&str, &str)] = &[
+    ("synchronous", "FULL"),
+    ("foreign_keys", "ON"),
+    ("mmap_size", MMAP_SIZE),
+    ("cache_size", WRITER_CACHE),
+    ("wal_autocheckpoint", WAL_CHECKPOINT),
+    // Savepoints' journals (a write's undo) stay in memory instead of spilling to a file.
+    ("temp_store", "MEMORY"),
+];
+/// Statements the writer keeps prepared: each change's text (a handful of shapes each).
+const PREPARED: usize = 256;
 /// What each read connection sets.
 const READER_PRAGMAS: &[(&str, &str)] = &[("mmap_size", MMAP_SIZE), ("cache_size", READER_CACHE)];
 /// WAL pages (4 KiB) after which the writer copies them into the database file (a checkpoint).
@@ -54,6 +67,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (2, "relational", include_str!("../../migrations/sqlite/0002_relational.sql")),
     (3, "retention", include_str!("../../migrations/sqlite/0003_retention.sql")),
     (4, "contract 2.0", include_str!("../../migrations/sqlite/0004_contract_2.sql")),
+    (5, "writer checks", include_str!("../../migrations/sqlite/0005_writer_checks.sql")),
 ];
 
 /// The tables of release 0.1 (and of an interrupted first migration): a file holding only these
@@ -99,22 +113,16 @@ impl SqliteStore {
         if path.exists() {
             check_ours(&path, &shown).await?;
         }
-        let writer_options = SqliteConnectOptions::new()
+        // sqlx runs the migrations (both backends share its migrator) on a connection of its
+        // own, closed before the writer's opens.
+        let mut connection = SqliteConnectOptions::new()
             .filename(&path)
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
-            .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT)
-            .pragma("mmap_size", MMAP_SIZE)
-            .pragma("cache_size", WRITER_CACHE)
-            .pragma("wal_autocheckpoint", WAL_CHECKPOINT)
-            // Savepoints' journals (a write's undo) stay in memory instead of spilling to a file.
-            .pragma("temp_store", "MEMORY")
-            .statement_cache_capacity(256)
-            .log_statements(tracing::log::LevelFilter::Trace);
-        let mut connection =
-            writer_options.connect().await.map_err(|e| format!("cannot open database {shown}: {e}"))?;
+            .connect()
+            .await
+            .map_err(|e| format!("cannot open database {shown}: {e}"))?;
         crate::migrations::migrator(MIGRATIONS)
             .run(&mut connection)
             .await
@@ -130,13 +138,16 @@ impl SqliteStore {
             if sqlx::query_scalar::<_, bool>(stat4).fetch_one(&mut connection).await? {
                 sqlx::raw_sql("DELETE FROM sqlite_stat4; ANALYZE sqlite_schema").execute(&mut connection).await?;
             }
-            Ok::<_, sqlx::Error>(())
+            connection.close().await
         }
         .await
         .map_err(|e| format!("cannot optimise database {shown}: {e}"))?;
+        let writer = open_writer(&path)
+            .and_then(|connection| Writer::start(connection).map_err(|e| e.to_string()))
+            .map_err(|e| format!("cannot open database {shown} for writing: {e}"))?;
         let readers = Readers::open(&path, BUSY_TIMEOUT, READER_PRAGMAS)
             .map_err(|e| format!("cannot open database {shown} for reading: {e}"))?;
-        Ok(Self { path, readers, writer: Writer::start(connection), _temporary: temporary })
+        Ok(Self { path, readers, writer, _temporary: temporary })
     }
 
     pub fn path(&self) -> &Path {
@@ -186,6 +197,21 @@ impl SqliteStore {
     }
 }
 
+/// The writer's connection. `synchronous = FULL`: a commit is on disk before it returns.
+fn open_writer(path: &Path) -> Result<rusqlite::Connection, String> {
+    let connection = rusqlite::Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| e.to_string())?;
+    connection.busy_timeout(BUSY_TIMEOUT).map_err(|e| e.to_string())?;
+    for (name, value) in WRITER_PRAGMAS {
+        connection.pragma_update(None, name, value).map_err(|e| format!("cannot set {name}: {e}"))?;
+    }
+    connection.set_prepared_statement_cache_capacity(PREPARED);
+    Ok(connection)
+}
+
 /// Refuses a file that is not a sandbox database before anything touches it: read-only, so a
 /// file that is refused is left exactly as it was.
 async fn check_ours(path: &Path, shown: &str) -> Result<(), String> {
@@ -232,16 +258,12 @@ impl Store for SqliteStore {
 
     async fn ensure_tenant(&self, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<EnsuredTenant> {
         let (hash, name) = (*hash, name.to_owned());
-        self.writer
-            .write(move |c| async move { tenants::ensure(&mut c.connection, &hash, &name, now).await }.boxed())
-            .await
+        self.writer.write(move |c| tenants::ensure(&c.connection, &hash, &name, now)).await
     }
 
     async fn create_tenant(&self, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<TenantRecord> {
         let (hash, name) = (*hash, name.to_owned());
-        self.writer
-            .write(move |c| async move { tenants::create(&mut c.connection, &hash, &name, now).await }.boxed())
-            .await
+        self.writer.write(move |c| tenants::create(&c.connection, &hash, &name, now)).await
     }
 
     async fn tenant_count(&self) -> Result<u64> {
@@ -255,12 +277,9 @@ impl Store for SqliteStore {
     async fn apply(&self, changes: Changeset) -> Result<()> {
         self.writer
             .write(move |session| {
-                async move {
-                    let searchable = changes::apply(&mut session.connection, &changes).await?;
-                    session.searchable.extend(searchable);
-                    Ok(())
-                }
-                .boxed()
+                let searchable = changes::apply(&session.connection, &changes)?;
+                session.searchable.extend(searchable);
+                Ok(())
             })
             .await
     }
@@ -272,27 +291,20 @@ impl Store for SqliteStore {
         limit: usize,
         lease_until: DateTime<Utc>,
     ) -> Result<Vec<Attempt>> {
-        self.writer.write(move |c| webhooks::claim(&mut c.connection, endpoint, now, limit, lease_until).boxed()).await
+        self.writer.write(move |c| webhooks::claim(&c.connection, endpoint, now, limit, lease_until)).await
     }
 
     async fn record_attempt(&self, notification: Uuid, outcome: AttemptOutcome) -> Result<()> {
         self.writer
             .write(move |c| {
-                async move {
-                    reads::webhooks::record_attempt::<Sqlite>(notification, outcome)
-                        .into_sqlx()
-                        .build()
-                        .execute(&mut c.connection)
-                        .await?;
-                    Ok(())
-                }
-                .boxed()
+                execute(&c.connection, reads::webhooks::record_attempt(notification, outcome))?;
+                Ok(())
             })
             .await
     }
 
     async fn release_claims(&self) -> Result<u64> {
-        self.writer.write(|c| webhooks::release_claims(&mut c.connection).boxed()).await
+        self.writer.write(|c| webhooks::release_claims(&c.connection)).await
     }
 
     async fn prune(&self, before: DateTime<Utc>) -> Result<Pruned> {
@@ -302,17 +314,7 @@ impl Store for SqliteStore {
             loop {
                 let deleted = self
                     .writer
-                    .write(move |c| {
-                        async move {
-                            let done = reads::webhooks::prune::<Sqlite>(table, before)
-                                .into_sqlx()
-                                .build()
-                                .execute(&mut c.connection)
-                                .await?;
-                            Ok(done.rows_affected())
-                        }
-                        .boxed()
-                    })
+                    .write(move |c| Ok(execute(&c.connection, reads::webhooks::prune(table, before))? as u64))
                     .await?;
                 pruned.add(table, deleted);
                 if deleted < reads::webhooks::PRUNE_BATCH {

@@ -1,4 +1,5 @@
-//! The read connections, and reads run on the calling thread.
+//! The read connections: reads run on the calling thread (see `statements` for how a query
+//! runs).
 //!
 //! sqlx's SQLite driver steps every statement on a thread of its own and sends each row back
 //! over a channel: two thread hand-offs per query, which cost more than the query (measured: a
@@ -6,18 +7,16 @@
 //! rest in the kernel switching between threads; SQLite's own work was under 1 %). A read here
 //! takes an idle read-only connection, runs on the task's own thread, and puts it back. A
 //! request's reads are index range reads of at most a page (100 rows), so the thread is held
-//! for microseconds to a few milliseconds, like any other work a request does. WAL lets any number of them run
-//! beside the writer without waiting for it.
+//! for microseconds to a few milliseconds, like any other work a request does. WAL lets any
+//! number of them run beside the writer without waiting for it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::{Connection, OpenFlags, ToSql};
+use rusqlite::{Connection, OpenFlags};
 
-use crate::reads::{Cells, Query, Value};
-use crate::{Result, StoreError};
+use crate::Result;
 
 /// Idle connections kept: one per thread that reads at once (the runtime's workers, and a few
 /// more); a read that finds none opens one, and one put back beyond this is closed.
@@ -71,63 +70,5 @@ impl Readers {
             idle.push(connection);
         }
         result
-    }
-}
-
-/// The rows `query` finds on `connection` (the first `limit` of them, when given), each as
-/// `decode` reads it.
-pub fn rows<T>(
-    connection: &Connection,
-    query: Query<sqlx::Sqlite>,
-    mut decode: impl FnMut(&rusqlite::Row<'_>) -> Result<T>,
-    limit: Option<usize>,
-) -> Result<Vec<T>> {
-    let (sql, values) = query.positional();
-    let mut statement = connection.prepare_cached(&sql)?;
-    let mut rows = statement.query(rusqlite::params_from_iter(values.iter()))?;
-    let mut found = Vec::new();
-    while let Some(row) = rows.next()? {
-        found.push(decode(row)?);
-        if limit.is_some_and(|limit| found.len() >= limit) {
-            break;
-        }
-    }
-    Ok(found)
-}
-
-impl ToSql for Value {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(match self {
-            Self::Int(value) => ToSqlOutput::Borrowed(ValueRef::Integer(*value)),
-            Self::Text(value) => ToSqlOutput::Borrowed(ValueRef::Text(value.as_bytes())),
-            Self::Uuid(value) => ToSqlOutput::Borrowed(ValueRef::Blob(value.as_bytes())),
-        })
-    }
-}
-
-impl Cells for rusqlite::Row<'_> {
-    fn int(&self, column: &str) -> Result<i64> {
-        Ok(self.get(column)?)
-    }
-    fn opt_int(&self, column: &str) -> Result<Option<i64>> {
-        Ok(self.get(column)?)
-    }
-    fn text(&self, column: &str) -> Result<String> {
-        Ok(self.get(column)?)
-    }
-    fn opt_text(&self, column: &str) -> Result<Option<String>> {
-        Ok(self.get(column)?)
-    }
-    fn uuid(&self, column: &str) -> Result<uuid::Uuid> {
-        Ok(self.get(column)?)
-    }
-    fn opt_uuid(&self, column: &str) -> Result<Option<uuid::Uuid>> {
-        Ok(self.get(column)?)
-    }
-}
-
-impl From<rusqlite::Error> for StoreError {
-    fn from(error: rusqlite::Error) -> Self {
-        Self::Database(error.to_string())
     }
 }

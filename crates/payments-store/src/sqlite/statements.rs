@@ -1,0 +1,75 @@
+//! Running a [`Query`] on a rusqlite connection, on the calling thread: the reads' rows, and the
+//! writer's statements.
+
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{Connection, ToSql};
+
+use crate::reads::{Cells, Query, Value};
+use crate::{Result, StoreError};
+
+/// The rows `query` finds on `connection` (the first `limit` of them, when given), each as
+/// `decode` reads it.
+pub fn rows<T>(
+    connection: &Connection,
+    query: Query<sqlx::Sqlite>,
+    mut decode: impl FnMut(&rusqlite::Row<'_>) -> Result<T>,
+    limit: Option<usize>,
+) -> Result<Vec<T>> {
+    let (sql, values) = query.positional();
+    let mut statement = connection.prepare_cached(&sql)?;
+    let mut rows = statement.query(rusqlite::params_from_iter(values.iter()))?;
+    let mut found = Vec::new();
+    while let Some(row) = rows.next()? {
+        found.push(decode(row)?);
+        if limit.is_some_and(|limit| found.len() >= limit) {
+            break;
+        }
+    }
+    Ok(found)
+}
+
+/// Runs `query`, which returns no rows, and answers how many rows it changed. The error is
+/// SQLite's own, for the writer to read (a constraint's name, a unique key).
+pub fn execute(connection: &Connection, query: Query<sqlx::Sqlite>) -> rusqlite::Result<usize> {
+    let (sql, values) = query.positional();
+    connection.prepare_cached(&sql)?.execute(rusqlite::params_from_iter(values.iter()))
+}
+
+impl ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            Self::Int(value) => ToSqlOutput::Borrowed(ValueRef::Integer(*value)),
+            Self::Text(value) => ToSqlOutput::Borrowed(ValueRef::Text(value.as_bytes())),
+            Self::Uuid(value) => ToSqlOutput::Borrowed(ValueRef::Blob(value.as_bytes())),
+            Self::Bool(value) => ToSqlOutput::Borrowed(ValueRef::Integer(i64::from(*value))),
+            Self::Null => ToSqlOutput::Borrowed(ValueRef::Null),
+        })
+    }
+}
+
+impl Cells for rusqlite::Row<'_> {
+    fn int(&self, column: &str) -> Result<i64> {
+        Ok(self.get(column)?)
+    }
+    fn opt_int(&self, column: &str) -> Result<Option<i64>> {
+        Ok(self.get(column)?)
+    }
+    fn text(&self, column: &str) -> Result<String> {
+        Ok(self.get(column)?)
+    }
+    fn opt_text(&self, column: &str) -> Result<Option<String>> {
+        Ok(self.get(column)?)
+    }
+    fn uuid(&self, column: &str) -> Result<uuid::Uuid> {
+        Ok(self.get(column)?)
+    }
+    fn opt_uuid(&self, column: &str) -> Result<Option<uuid::Uuid>> {
+        Ok(self.get(column)?)
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> Self {
+        Self::Database(error.to_string())
+    }
+}
