@@ -85,6 +85,8 @@ const RELEASE_0_1_TABLES: &[&str] = &[
     "_sqlx_migrations",
 ];
 
+/// Fields drop in order: the read connections close before the writer's, which, closing last,
+/// checkpoints the WAL into the file.
 pub struct SqliteStore {
     path: PathBuf,
     readers: Readers,

@@ -50,17 +50,18 @@ pub struct Session {
     pub searchable: Vec<Searchable>,
 }
 
-#[derive(Clone)]
 pub struct Writer {
-    jobs: mpsc::Sender<Job>,
+    /// `None` only while dropping.
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Writer {
-    /// Starts the writer thread on `connection`; it stops when every `Writer` is dropped.
+    /// Starts the writer thread on `connection`; it stops when the `Writer` is dropped.
     pub fn start(connection: Connection) -> std::io::Result<Self> {
         let (jobs, queue) = mpsc::channel(QUEUE);
-        std::thread::Builder::new().name("sqlite-writer".into()).spawn(move || run(connection, queue))?;
-        Ok(Self { jobs })
+        let thread = std::thread::Builder::new().name("sqlite-writer".into()).spawn(move || run(connection, queue))?;
+        Ok(Self { jobs: Some(jobs), thread: Some(thread) })
     }
 
     /// Runs `work` in the write transaction and answers once it is committed (or failed).
@@ -78,8 +79,21 @@ impl Writer {
             });
             (intact, reply)
         });
-        self.jobs.send(job).await.map_err(|_| not_made())?;
+        let jobs = self.jobs.as_ref().ok_or_else(not_made)?;
+        jobs.send(job).await.map_err(|_| not_made())?;
         answered.await.map_err(|_| not_made())?
+    }
+}
+
+impl Drop for Writer {
+    /// Waits for the writes queued to be committed and the connection closed: the last
+    /// connection to close copies the WAL into the database file and removes it, so a stopped
+    /// sandbox leaves one file (the readers, which cannot, are closed first: see `SqliteStore`).
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 
