@@ -31,12 +31,16 @@ use sqlx::{ConnectOptions, Postgres};
 use uuid::Uuid;
 
 use crate::migrations::{Migrations, explain, migrator, one_line};
-use crate::reads::{self, Dialect, Query, Searched, cells, impl_reads, like_pattern};
+use crate::reads::{self, Conditions, Dialect, Query, Searched, cells, impl_reads, like_pattern, qualified};
 use crate::*;
 
 /// Connections per instance: requests and workers share them. Several instances on one server
 /// need `max_connections` (100 by default) of at least instances × this.
 const CONNECTIONS: u32 = 16;
+/// The newest rows a search looks at first through the list's index (see
+/// [`Dialect::search_page`]): about a millisecond's reading (`ILIKE` costs some microseconds a
+/// row), in which a needle found in one row of 30 or more fills a page.
+const SEARCH_WINDOW: u32 = 300;
 /// How long a request waits for a connection, and start-up for the server to answer.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A session left inside a transaction this long is ended by the server, which rolls the
@@ -54,11 +58,53 @@ cells!(PgRow);
 
 impl Dialect for Postgres {
     /// The rows whose `search` column (their searched fields, joined) contains `needle`, any
-    /// case, through its trigram index; read newest first by their key like any list.
-    fn push_search(query: &mut Query<Self>, searched: Searched, alias: &str, needle: &str) -> String {
-        query.push(format!(" FROM {} {alias} WHERE {alias}.search ILIKE ", searched.table()));
-        query.bind(like_pattern(needle));
-        format!("{alias}.seq")
+    /// case, in two steps whose cost does not depend on where the matches lie:
+    ///
+    /// 1. the newest [`SEARCH_WINDOW`] rows that `conditions` select, read newest first through
+    ///    their list index like any list, and their matches;
+    /// 2. only when those were too few, the older matches through the trigram index, sorted.
+    ///
+    /// Left to itself, the planner walked the key index backwards until a page of matches was
+    /// found, assuming them spread evenly: when the matches were the oldest rows, that read the
+    /// whole table (85 ms on 100,000 transactions, against 1 ms through the trigram index). Step
+    /// 1 finds common needles at once; step 2 runs only when step 1 came up short (its
+    /// conditions on step 1 are constants, which PostgreSQL checks before running it) and
+    /// costs what the older matches number. Nothing in step 2 is in a form a b-tree index can
+    /// serve (`seq + 0`), so its plan, even the generic plan of the prepared statement, is the
+    /// trigram index's: measured on 18,000 transactions, a needle whose 111 matches are the
+    /// oldest rows took 83 ms with `seq < …` (the key index's range, filtered) and 5–8 ms so.
+    fn search_page(
+        searched: Searched,
+        columns: &str,
+        needle: &str,
+        conditions: Conditions<'_, Self>,
+        start: Option<i64>,
+        page: Page,
+    ) -> Query<Self> {
+        let (table, alias, limit) = (searched.table(), searched.alias(), page.limit);
+        let pattern = like_pattern(needle);
+        let mut query =
+            Query::new(format!("WITH recent AS MATERIALIZED (SELECT r.seq, r.search FROM {table} r WHERE "));
+        conditions(&mut query, "r", "r.seq");
+        if let Some(seq) = start {
+            query.push(" AND r.seq < ").bind(seq);
+        }
+        query.push(format!(" ORDER BY r.seq DESC LIMIT {SEARCH_WINDOW}), "));
+        query.push("near AS MATERIALIZED (SELECT seq FROM recent WHERE search ILIKE ").bind(pattern.clone());
+        query.push(format!(" ORDER BY seq DESC LIMIT {limit}) "));
+        query.push(format!(
+            "SELECT {} FROM (SELECT seq FROM near UNION ALL (SELECT o.seq FROM {table} o \
+             WHERE (SELECT count(*) FROM near) < {limit} AND (SELECT count(*) FROM recent) = {SEARCH_WINDOW} \
+             AND o.seq + 0 < (SELECT min(seq) FROM recent) AND o.search ILIKE ",
+            qualified(columns, alias)
+        ));
+        query.bind(pattern).push(" AND ");
+        conditions(&mut query, "o", "o.seq");
+        query.push(format!(
+            " ORDER BY o.seq + 0 DESC LIMIT {limit})) m JOIN {table} {alias} ON {alias}.seq = m.seq \
+             ORDER BY {alias}.seq DESC LIMIT {limit}"
+        ));
+        query
     }
 
     const ENDPOINT_EVENTS: &'static str = "CASE WHEN w.all_events THEN NULL ELSE (SELECT \

@@ -88,6 +88,14 @@ impl Searched {
         }
     }
 
+    /// The alias the table's rows go by in a searched list.
+    pub fn alias(self) -> &'static str {
+        match self {
+            Self::Transactions => "t",
+            Self::VirtualAccounts => "v",
+        }
+    }
+
     /// The fields a search finds its needle in (any case, anywhere in the field).
     pub fn fields(self) -> &'static [&'static str] {
         match self {
@@ -99,11 +107,23 @@ impl Searched {
     }
 }
 
+/// What a searched list selects besides its needle: `conditions(query, alias, key)` appends the
+/// conditions on the table aliased `alias` (the tenant first, without a leading `AND`), cutting
+/// `created` bounds on `key`, the expression the rows are read newest first by.
+pub type Conditions<'a, D> = &'a dyn Fn(&mut Query<D>, &str, &str);
+
 /// What differs between the backends' SQL for reads.
 pub trait Dialect: Sized {
-    /// Appends ` FROM <table> <alias> WHERE <the rows of table containing needle>` and answers
-    /// the column the matches are read newest first by.
-    fn push_search(query: &mut Query<Self>, searched: Searched, alias: &str, needle: &str) -> String;
+    /// The page of `searched`'s rows containing `needle` (any case, anywhere in a searched
+    /// field) that `conditions` select, newest first, as `columns` (unqualified, comma-separated).
+    fn search_page(
+        searched: Searched,
+        columns: &str,
+        needle: &str,
+        conditions: Conditions<'_, Self>,
+        start: Option<i64>,
+        page: Page,
+    ) -> Query<Self>;
     /// An expression of the webhook endpoint aliased `w`: its `events` as a JSON array of text
     /// in the order given (NULL when it has none).
     const ENDPOINT_EVENTS: &'static str;

@@ -84,48 +84,43 @@ pub const TABLE: (&str, &str) = ("transactions", "TRUE");
 /// The page of the tenant's transactions that `filter` selects, newest first: one range of the
 /// filter's index, or (searching) the search index's matches.
 pub fn list<D: Dialect>(tenant: TenantId, filter: &TransactionFilter, start: Option<i64>, page: Page) -> Query<D> {
-    let mut query = Query::new(format!("SELECT {}", qualified(COLUMNS, "t")));
-    let key = match &filter.search {
-        Some(needle) => {
-            let key = D::push_search(&mut query, Searched::Transactions, "t", needle);
-            query.push(" AND t.tenant_id = ");
-            key
+    let conditions = |query: &mut Query<D>, alias: &str, key: &str| {
+        query.push(format!("{alias}.tenant_id = ")).bind(tenant.0);
+        let text = [
+            ("order_id", &filter.order_id),
+            ("recipient_country", &filter.recipient_country),
+            ("currency", &filter.currency),
+            ("to_currency", &filter.to_currency),
+        ];
+        for (column, value) in text {
+            if let Some(value) = value {
+                query.push(format!(" AND {alias}.{column} = ")).bind(value.clone());
+            }
         }
-        None => {
-            query.push(" FROM transactions t WHERE t.tenant_id = ");
-            "t.seq".to_owned()
+        let ids = [
+            ("recipient_id", filter.recipient_id),
+            ("balance_id", filter.balance_id),
+            ("virtual_account_id", filter.virtual_account_id),
+        ];
+        for (column, value) in ids {
+            if let Some(value) = value {
+                query.push(format!(" AND {alias}.{column} = ")).bind(value);
+            }
         }
+        if let Some(transaction_type) = filter.transaction_type {
+            query.push(format!(" AND {alias}.transaction_type = ")).bind(transaction_type.to_string());
+        }
+        if let Some(status) = filter.status {
+            query.push(format!(" AND {alias}.status = ")).bind(status.to_string());
+        }
+        push_created(query, key, &format!("{alias}.created"), filter.created_from, filter.created_before);
     };
-    query.bind(tenant.0);
-    let text = [
-        ("order_id", &filter.order_id),
-        ("recipient_country", &filter.recipient_country),
-        ("currency", &filter.currency),
-        ("to_currency", &filter.to_currency),
-    ];
-    for (column, value) in text {
-        if let Some(value) = value {
-            query.push(format!(" AND t.{column} = ")).bind(value.clone());
-        }
+    if let Some(needle) = &filter.search {
+        return D::search_page(Searched::Transactions, COLUMNS, needle, &conditions, start, page);
     }
-    let ids = [
-        ("recipient_id", filter.recipient_id),
-        ("balance_id", filter.balance_id),
-        ("virtual_account_id", filter.virtual_account_id),
-    ];
-    for (column, value) in ids {
-        if let Some(value) = value {
-            query.push(format!(" AND t.{column} = ")).bind(value);
-        }
-    }
-    if let Some(transaction_type) = filter.transaction_type {
-        query.push(" AND t.transaction_type = ").bind(transaction_type.to_string());
-    }
-    if let Some(status) = filter.status {
-        query.push(" AND t.status = ").bind(status.to_string());
-    }
-    push_created(&mut query, &key, "t.created", filter.created_from, filter.created_before);
-    finish_page(&mut query, &key, start, page);
+    let mut query = Query::new(format!("SELECT {} FROM transactions t WHERE ", qualified(COLUMNS, "t")));
+    conditions(&mut query, "t", "t.seq");
+    finish_page(&mut query, "t.seq", start, page);
     query
 }
 

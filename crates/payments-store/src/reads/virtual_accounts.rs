@@ -48,32 +48,27 @@ pub const TABLE: (&str, &str) = ("virtual_accounts", "TRUE");
 /// The page of the tenant's accounts that `filter` selects, newest first: one range of the
 /// filter's index, or (searching) the search index's matches.
 pub fn list<D: Dialect>(tenant: TenantId, filter: &VirtualAccountFilter, start: Option<i64>, page: Page) -> Query<D> {
-    let mut query = Query::new(format!("SELECT {}", qualified(COLUMNS, "v")));
-    let key = match &filter.search {
-        Some(needle) => {
-            let key = D::push_search(&mut query, Searched::VirtualAccounts, "v", needle);
-            query.push(" AND v.tenant_id = ");
-            key
+    let conditions = |query: &mut Query<D>, alias: &str, _key: &str| {
+        query.push(format!("{alias}.tenant_id = ")).bind(tenant.0);
+        if let Some(reference_id) = &filter.reference_id {
+            query.push(format!(" AND {alias}.reference_id = ")).bind(reference_id.clone());
         }
-        None => {
-            query.push(" FROM virtual_accounts v WHERE v.tenant_id = ");
-            "v.seq".to_owned()
+        if let Some(currency) = &filter.currency {
+            query.push(format!(" AND {alias}.currency = ")).bind(currency.clone());
+        }
+        if let Some(balance) = filter.settlement_balance_id {
+            query.push(format!(" AND {alias}.settlement_balance_id = ")).bind(balance);
+        }
+        if let Some(status) = filter.status {
+            query.push(format!(" AND {alias}.status = ")).bind(status.to_string());
         }
     };
-    query.bind(tenant.0);
-    if let Some(reference_id) = &filter.reference_id {
-        query.push(" AND v.reference_id = ").bind(reference_id.clone());
+    if let Some(needle) = &filter.search {
+        return D::search_page(Searched::VirtualAccounts, COLUMNS, needle, &conditions, start, page);
     }
-    if let Some(currency) = &filter.currency {
-        query.push(" AND v.currency = ").bind(currency.clone());
-    }
-    if let Some(balance) = filter.settlement_balance_id {
-        query.push(" AND v.settlement_balance_id = ").bind(balance);
-    }
-    if let Some(status) = filter.status {
-        query.push(" AND v.status = ").bind(status.to_string());
-    }
-    finish_page(&mut query, &key, start, page);
+    let mut query = Query::new(format!("SELECT {} FROM virtual_accounts v WHERE ", qualified(COLUMNS, "v")));
+    conditions(&mut query, "v", "v.seq");
+    finish_page(&mut query, "v.seq", start, page);
     query
 }
 

@@ -4,8 +4,8 @@
 use chrono::{DateTime, Utc};
 use sqlx::Sqlite;
 
-use crate::UniqueKey;
-use crate::reads::{Dialect, Query, SEQ_BITS, Searched, like_pattern, seq_floor};
+use crate::reads::{Conditions, Dialect, Query, SEQ_BITS, Searched, finish_page, like_pattern, qualified, seq_floor};
+use crate::{Page, UniqueKey};
 
 impl Dialect for Sqlite {
     /// The rows of the trigram table (alias `s`, rowid = the row's seq) containing `needle` in
@@ -13,11 +13,20 @@ impl Dialect for Sqlite {
     /// search table itself (`s.rowid`), so a search stops at the page's last match instead of
     /// collecting and sorting every match. Needles of three characters or more are looked up in
     /// the index; shorter ones, which a trigram index cannot hold, are found by scanning it.
-    fn push_search(query: &mut Query<Self>, searched: Searched, alias: &str, needle: &str) -> String {
-        let search_table = search_table(searched);
-        let table = searched.table();
+    fn search_page(
+        searched: Searched,
+        columns: &str,
+        needle: &str,
+        conditions: Conditions<'_, Self>,
+        start: Option<i64>,
+        page: Page,
+    ) -> Query<Self> {
+        let (search_table, table, alias) = (search_table(searched), searched.table(), searched.alias());
         // CROSS JOIN: the search table is the outer loop, whatever the planner's statistics say.
-        query.push(format!(" FROM {search_table} s CROSS JOIN {table} {alias} ON {alias}.seq = s.rowid WHERE "));
+        let mut query = Query::new(format!(
+            "SELECT {} FROM {search_table} s CROSS JOIN {table} {alias} ON {alias}.seq = s.rowid WHERE ",
+            qualified(columns, alias)
+        ));
         if needle.chars().count() >= 3 {
             query.push(format!("s.{search_table} MATCH ")).bind(phrase(needle));
         } else {
@@ -30,7 +39,10 @@ impl Dialect for Sqlite {
             }
             query.push(")");
         }
-        "s.rowid".to_owned()
+        query.push(" AND ");
+        conditions(&mut query, alias, "s.rowid");
+        finish_page(&mut query, "s.rowid", start, page);
+        query
     }
 
     const ENDPOINT_EVENTS: &'static str = "CASE WHEN w.all_events THEN NULL ELSE (SELECT json_group_array(event) \
