@@ -122,7 +122,7 @@ pub fn claimed(n: &str) -> String {
 
 /// The claimed rows (in [`claimed`]'s columns) as attempts, oldest due first.
 pub fn attempts<R: Cells>(rows: &[R]) -> Result<Vec<Attempt>> {
-    in_order(rows.iter().map(claimed_attempt).collect::<Result<_>>()?)
+    Ok(in_order(rows.iter().map(claimed_attempt).collect::<Result<_>>()?))
 }
 
 /// A claimed row (in [`claimed`]'s columns): when it was due, its seq, and the attempt.
@@ -140,9 +140,9 @@ pub fn claimed_attempt<R: Cells>(row: &R) -> Result<(i64, i64, Attempt)> {
 }
 
 /// Claimed attempts oldest due first: RETURNING gives them in no particular order.
-pub fn in_order(mut due: Vec<(i64, i64, Attempt)>) -> Result<Vec<Attempt>> {
+pub fn in_order(mut due: Vec<(i64, i64, Attempt)>) -> Vec<Attempt> {
     due.sort_by_key(|(next, seq, _)| (*next, *seq));
-    Ok(due.into_iter().map(|(.., attempt)| attempt).collect())
+    due.into_iter().map(|(.., attempt)| attempt).collect()
 }
 
 /// The body posted: `{"id","event","created","data"}`, with `data` exactly as stored.

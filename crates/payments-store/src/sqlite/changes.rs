@@ -9,11 +9,11 @@
 
 use chrono::{DateTime, Utc};
 use payments_types as types;
-use rusqlite::{Connection, ErrorCode};
+use rusqlite::Connection;
 use sqlx::Sqlite;
 use uuid::Uuid;
 
-use super::codec::{push_new_seq, unique_key};
+use super::codec::{constraint_message, push_new_seq, unique_key};
 use super::statements::{execute, rows};
 use crate::plan::{balance_moves, guarded, posting_totals};
 use crate::reads::{Query, Value, amount_value, micros, to_json};
@@ -39,17 +39,13 @@ enum Failure {
 
 impl From<rusqlite::Error> for Failure {
     fn from(error: rusqlite::Error) -> Self {
-        if let rusqlite::Error::SqliteFailure(failure, Some(message)) = &error
-            && failure.code == ErrorCode::ConstraintViolation
-        {
-            if message == "CHECK constraint failed: funds" {
-                return Self::Funds;
-            }
-            if let Some(key) = unique_key(message) {
-                return Self::Refused(StoreError::Duplicate(key));
-            }
+        if constraint_message(&error) == Some("CHECK constraint failed: funds") {
+            return Self::Funds;
         }
-        Self::Database(error.into())
+        match unique_key(&error) {
+            Some(key) => Self::Refused(StoreError::Duplicate(key)),
+            None => Self::Database(error.into()),
+        }
     }
 }
 

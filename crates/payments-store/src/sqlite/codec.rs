@@ -2,6 +2,7 @@
 //! through FTS5 trigram tables), new rows' keys, and what a failed statement means.
 
 use chrono::{DateTime, Utc};
+use rusqlite::ErrorCode;
 use sqlx::Sqlite;
 
 use crate::reads::{Conditions, Dialect, Query, SEQ_BITS, Searched, finish_page, like_pattern, qualified, seq_floor};
@@ -62,9 +63,11 @@ fn phrase(needle: &str) -> String {
     format!("\"{}\"", needle.replace('"', "\"\""))
 }
 
-/// The unique key a failed `INSERT` collided with, from SQLite's message
-/// (`UNIQUE constraint failed: table.column, ...`); `None` for one no caller can take.
-pub fn unique_key(message: &str) -> Option<UniqueKey> {
+/// The unique key a failed statement collided with, from SQLite's constraint message
+/// (`UNIQUE constraint failed: table.column, ...`); `None` for another failure, or a key no
+/// caller can take.
+pub fn unique_key(error: &rusqlite::Error) -> Option<UniqueKey> {
+    let message = constraint_message(error)?;
     let columns = message.strip_prefix("UNIQUE constraint failed: ")?;
     Some(match columns {
         "transactions.tenant_id, transactions.order_id" => UniqueKey::OrderId,
@@ -74,6 +77,16 @@ pub fn unique_key(message: &str) -> Option<UniqueKey> {
         "tokens.hash" => UniqueKey::Token,
         _ => return None,
     })
+}
+
+/// The message of a failed constraint (unique, check, foreign key...), if that is what failed.
+pub fn constraint_message(error: &rusqlite::Error) -> Option<&str> {
+    match error {
+        rusqlite::Error::SqliteFailure(failure, Some(message)) if failure.code == ErrorCode::ConstraintViolation => {
+            Some(message)
+        }
+        _ => None,
+    }
 }
 
 /// A new row's key in `table`: after the rows already created in its millisecond (the writer

@@ -41,10 +41,8 @@ pub fn create(connection: &Connection, hash: &TokenHash, name: &str, now: DateTi
         }
         Err(error) => {
             connection.execute_batch("ROLLBACK TO tenant; RELEASE tenant")?;
-            Err(match &error {
-                rusqlite::Error::SqliteFailure(_, Some(message)) if unique_key(message) == Some(UniqueKey::Token) => {
-                    StoreError::Duplicate(UniqueKey::Token)
-                }
+            Err(match unique_key(&error) {
+                Some(UniqueKey::Token) => StoreError::Duplicate(UniqueKey::Token),
                 _ => error.into(),
             })
         }

@@ -5,8 +5,9 @@ use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use uuid::Uuid;
 
-use crate::reads::micros;
+use super::statements::rows;
 use crate::reads::webhooks::{claimed, claimed_attempt, in_order};
+use crate::reads::{Query, micros};
 use crate::{Attempt, Result};
 
 /// Claims up to `limit` due notifications of one endpoint in one statement: the lease and what
@@ -19,20 +20,12 @@ pub fn claim(
     limit: usize,
     lease_until: DateTime<Utc>,
 ) -> Result<Vec<Attempt>> {
-    let sql = format!(
-        "UPDATE notifications SET lease_until = ?1
-         WHERE seq IN (SELECT seq FROM notifications WHERE endpoint_id = ?2 AND next_attempt <= ?3
-                       AND (lease_until IS NULL OR lease_until <= ?3) ORDER BY next_attempt, seq LIMIT {limit})
-         RETURNING {}",
-        claimed("notifications")
-    );
-    let mut statement = connection.prepare_cached(&sql)?;
-    let mut rows = statement.query(rusqlite::params![micros(lease_until), endpoint, micros(now)])?;
-    let mut due = Vec::new();
-    while let Some(row) = rows.next()? {
-        due.push(claimed_attempt(row)?);
-    }
-    in_order(due)
+    let mut query = Query::new("UPDATE notifications SET lease_until = ");
+    query.bind(micros(lease_until)).push(" WHERE seq IN (SELECT seq FROM notifications WHERE endpoint_id = ");
+    query.bind(endpoint).push(" AND next_attempt <= ").bind(micros(now));
+    query.push(" AND (lease_until IS NULL OR lease_until <= ").bind(micros(now));
+    query.push(format!(") ORDER BY next_attempt, seq LIMIT {limit}) RETURNING {}", claimed("notifications")));
+    Ok(in_order(rows(connection, query, |row| claimed_attempt(row), None)?))
 }
 
 pub fn release_claims(connection: &Connection) -> Result<u64> {
