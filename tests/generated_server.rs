@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use axum::http::StatusCode;
 use payments_client::{Client, types};
 use payments_server::{Api, ApiError};
 use payments_tests::sandbox::client_error;
@@ -73,13 +72,10 @@ impl InMemory {
     }
 }
 
-fn unsupported<T>() -> Result<T> {
-    Err(ApiError::new(StatusCode::NOT_IMPLEMENTED, "not part of this fixture"))
-}
+/// What each operation knows of its request: the tenant's name, headers, request id.
+type Context = payments_server::RequestContext<String>;
 
-impl Api for InMemory {
-    type Principal = String;
-
+impl Api<String> for InMemory {
     async fn authenticate(&self, token: &str) -> Result<String> {
         match token {
             "tok_alice" | "tok_bob" => Ok(token.trim_start_matches("tok_").to_string()),
@@ -89,210 +85,212 @@ impl Api for InMemory {
 
     async fn list_balances(
         &self,
-        tenant: String,
+        context: Context,
         query: payments_server::ListBalancesQuery,
-    ) -> Result<Vec<types::Balance>> {
+    ) -> Result<payments_server::ListBalancesResponse> {
         let currency = query.currency.map(|c| c.to_string());
-        self.list(&tenant, "balance", query.limit, |v| currency.as_ref().is_none_or(|c| v["currency"] == *c))
+        let page: Vec<types::Balance> = self
+            .list(&context.caller, "balance", query.limit, |v| currency.as_ref().is_none_or(|c| v["currency"] == *c))
             .into_iter()
             .map(model)
-            .collect()
+            .collect::<Result<_>>()?;
+        Ok(page.into())
     }
 
-    async fn create_balance(&self, tenant: String, body: types::BalanceCreate) -> Result<types::Balance> {
+    async fn create_balance(
+        &self,
+        context: Context,
+        body: types::BalanceCreate,
+    ) -> Result<payments_server::CreateBalanceResponse> {
         let currency = body.currency.to_string();
         let name = body.name.map(|n| n.to_string()).unwrap_or_else(|| format!("{currency} balance"));
-        model(self.insert(
-            &tenant,
+        Ok(model::<types::Balance>(self.insert(
+            &context.caller,
             "balance",
             json!({
                 "id": Uuid::new_v4(), "name": name, "currency": currency, "balance": 0,
                 "default_currency": "GBP", "default_currency_balance": 0, "addresses": [], "created": now(),
             }),
-        ))
+        ))?
+        .into())
     }
 
-    async fn get_balance(&self, tenant: String, id: Uuid) -> Result<types::Balance> {
-        model(self.find(&tenant, "balance", id)?)
+    async fn get_balance(&self, context: Context, id: Uuid) -> Result<payments_server::GetBalanceResponse> {
+        Ok(model::<types::Balance>(self.find(&context.caller, "balance", id)?)?.into())
     }
 
-    async fn update_balance(&self, tenant: String, id: Uuid, body: types::BalanceUpdate) -> Result<types::Balance> {
-        model(self.update(&tenant, "balance", id, |v| {
+    async fn update_balance(
+        &self,
+        context: Context,
+        id: Uuid,
+        body: types::BalanceUpdate,
+    ) -> Result<payments_server::UpdateBalanceResponse> {
+        Ok(model::<types::Balance>(self.update(&context.caller, "balance", id, |v| {
             v["name"] = json!(body.name.to_string());
             Ok(())
-        })?)
+        })?)?
+        .into())
     }
 
     async fn list_bank_fields(
         &self,
-        _: String,
+        _: Context,
         query: payments_server::ListBankFieldsQuery,
-    ) -> Result<Vec<types::BankField>> {
+    ) -> Result<payments_server::ListBankFieldsResponse> {
         if query.country.to_string() != "GB" {
             return Err(ApiError::bad_request(format!("country {} is not supported", *query.country)));
         }
-        model(json!([{"name": "sort_code", "label": "Sort code", "type": "number", "length": 6}]))
+        Ok(model::<Vec<types::BankField>>(
+            json!([{"name": "sort_code", "label": "Sort code", "type": "number", "length": 6}]),
+        )?
+        .into())
     }
 
-    async fn list_countries(&self, _: String) -> Result<Vec<types::Country>> {
-        model(json!([{"country_name": "United Kingdom", "alpha2": "GB", "currencies": ["GBP"]}]))
-    }
-
-    async fn list_currencies(&self, _: String) -> Result<Vec<types::Currency>> {
-        unsupported()
+    async fn list_countries(&self, _: Context) -> Result<payments_server::ListCountriesResponse> {
+        Ok(model::<Vec<types::Country>>(
+            json!([{"country_name": "United Kingdom", "alpha2": "GB", "currencies": ["GBP"]}]),
+        )?
+        .into())
     }
 
     async fn list_payment_requests(
         &self,
-        tenant: String,
+        context: Context,
         query: payments_server::ListPaymentRequestsQuery,
-    ) -> Result<Vec<types::PaymentRequest>> {
+    ) -> Result<payments_server::ListPaymentRequestsResponse> {
         let status = query.status.map(|s| s.to_string());
-        self.list(&tenant, "payment request", query.limit, |v| status.as_ref().is_none_or(|s| v["status"] == *s))
+        let page: Vec<types::PaymentRequest> = self
+            .list(&context.caller, "payment request", query.limit, |v| {
+                status.as_ref().is_none_or(|s| v["status"] == *s)
+            })
             .into_iter()
             .map(model)
-            .collect()
+            .collect::<Result<_>>()?;
+        Ok(page.into())
     }
 
     async fn create_payment_request(
         &self,
-        tenant: String,
+        context: Context,
         body: types::PaymentRequestCreate,
-    ) -> Result<types::PaymentRequest> {
+    ) -> Result<payments_server::CreatePaymentRequestResponse> {
         let id = Uuid::new_v4();
-        model(self.insert(&tenant, "payment request", json!({
+        Ok(model::<types::PaymentRequest>(self.insert(&context.caller, "payment request", json!({
             "id": id, "market": "GB", "currency": body.currency.map(|c| c.to_string()).unwrap_or("GBP".into()),
             "amount": body.amount.map(|a| a.get()), "settlement_balance_id": body.settlement_balance_id.unwrap_or_default(),
             "reference_id": body.reference_id.map(|r| r.to_string()), "reference": body.reference.map(|r| r.to_string()),
             "status": "initiated", "payment_url": format!("http://pay.test/{id}"),
             "qr_code_url": format!("http://pay.test/{id}/qr.svg"), "return_url": null, "created": now(),
-        })))
+        })))?.into())
     }
 
-    async fn get_payment_request(&self, tenant: String, id: Uuid) -> Result<types::PaymentRequest> {
-        model(self.find(&tenant, "payment request", id)?)
+    async fn get_payment_request(
+        &self,
+        context: Context,
+        id: Uuid,
+    ) -> Result<payments_server::GetPaymentRequestResponse> {
+        Ok(model::<types::PaymentRequest>(self.find(&context.caller, "payment request", id)?)?.into())
     }
 
-    async fn cancel_payment_request(&self, tenant: String, id: Uuid) -> Result<types::ResultOk> {
-        self.update(&tenant, "payment request", id, |v| {
+    async fn cancel_payment_request(
+        &self,
+        context: Context,
+        id: Uuid,
+    ) -> Result<payments_server::CancelPaymentRequestResponse> {
+        self.update(&context.caller, "payment request", id, |v| {
             if v["status"] != "initiated" {
                 return Err(ApiError::conflict(format!("payment request is {}", v["status"])));
             }
             v["status"] = json!("cancelled");
             Ok(())
         })?;
-        model(json!({"result": "ok"}))
+        Ok(model::<types::ResultOk>(json!({"result": "ok"}))?.into())
     }
 
     async fn list_recipients(
         &self,
-        tenant: String,
+        context: Context,
         query: payments_server::ListRecipientsQuery,
-    ) -> Result<Vec<types::Recipient>> {
-        self.list(&tenant, "recipient", query.limit, |_| true).into_iter().map(model).collect()
+    ) -> Result<payments_server::ListRecipientsResponse> {
+        let page: Vec<types::Recipient> = self
+            .list(&context.caller, "recipient", query.limit, |_| true)
+            .into_iter()
+            .map(model)
+            .collect::<Result<_>>()?;
+        Ok(page.into())
     }
 
-    async fn create_recipient(&self, tenant: String, body: types::RecipientCreate) -> Result<types::Recipient> {
-        model(self.insert(
-            &tenant,
+    async fn create_recipient(
+        &self,
+        context: Context,
+        body: types::RecipientCreate,
+    ) -> Result<payments_server::CreateRecipientResponse> {
+        Ok(model::<types::Recipient>(self.insert(
+            &context.caller,
             "recipient",
             json!({
                 "id": Uuid::new_v4(), "country": body.country, "default_reference": null,
                 "alias": body.alias, "type": body.type_, "created": now(), "bank_account": body.bank_account,
             }),
-        ))
+        ))?
+        .into())
     }
 
-    async fn validate_recipient(&self, _: String, _: types::RecipientValidate) -> Result<types::RecipientValidation> {
-        unsupported()
+    async fn get_recipient(&self, context: Context, id: Uuid) -> Result<payments_server::GetRecipientResponse> {
+        Ok(model::<types::Recipient>(self.find(&context.caller, "recipient", id)?)?.into())
     }
 
-    async fn get_recipient(&self, tenant: String, id: Uuid) -> Result<types::Recipient> {
-        model(self.find(&tenant, "recipient", id)?)
-    }
-
-    async fn delete_recipient(&self, _: String, _: Uuid) -> Result<types::ResultOk> {
-        unsupported()
-    }
-
-    async fn update_recipient(&self, _: String, _: Uuid, _: types::RecipientUpdate) -> Result<types::Recipient> {
-        unsupported()
-    }
-
-    async fn advance_sandbox(&self, tenant: String) -> Result<types::SandboxAdvance> {
+    async fn advance_sandbox(&self, context: Context) -> Result<payments_server::AdvanceSandboxResponse> {
         let mut activated = 0;
-        if let Some(accounts) = self.resources.lock().unwrap().get_mut(&(tenant, "virtual account")) {
+        if let Some(accounts) = self.resources.lock().unwrap().get_mut(&(context.caller, "virtual account")) {
             for account in accounts.iter_mut().filter(|a| a["status"] == "initiated") {
                 account["status"] = json!("active");
                 activated += 1;
             }
         }
-        model(json!({"virtual_accounts_activated": activated, "transactions_advanced": 0}))
+        Ok(model::<types::SandboxAdvance>(
+            json!({"virtual_accounts_activated": activated, "transactions_advanced": 0}),
+        )?
+        .into())
     }
 
     async fn simulate_payment(
         &self,
-        tenant: String,
+        context: Context,
         id: Uuid,
         body: Option<types::SimulatePayment>,
-    ) -> Result<types::PaymentRequest> {
+    ) -> Result<payments_server::SimulatePaymentResponse> {
         let outcome = body.map(|b| b.outcome.to_string()).unwrap_or("processed".into());
-        model(self.update(&tenant, "payment request", id, |v| {
+        Ok(model::<types::PaymentRequest>(self.update(&context.caller, "payment request", id, |v| {
             v["status"] = json!(outcome);
             Ok(())
-        })?)
-    }
-
-    async fn simulate_transaction_status(
-        &self,
-        _: String,
-        _: Uuid,
-        _: types::SimulateTransactionStatus,
-    ) -> Result<types::Transaction> {
-        unsupported()
-    }
-
-    async fn simulate_virtual_account_status(
-        &self,
-        _: String,
-        _: Uuid,
-        _: types::SimulateVirtualAccountStatus,
-    ) -> Result<types::VirtualAccount> {
-        unsupported()
-    }
-
-    async fn simulate_inbound_transfer(
-        &self,
-        _: String,
-        _: Uuid,
-        _: types::SimulateInboundTransfer,
-    ) -> Result<types::Transaction> {
-        unsupported()
-    }
-
-    async fn simulate_balance_transfer(
-        &self,
-        _: String,
-        _: Uuid,
-        _: types::SimulateBalanceTransfer,
-    ) -> Result<types::Transaction> {
-        unsupported()
+        })?)?
+        .into())
     }
 
     async fn list_transactions(
         &self,
-        tenant: String,
+        context: Context,
         query: payments_server::ListTransactionsQuery,
-    ) -> Result<Vec<types::Transaction>> {
-        self.list(&tenant, "transaction", query.limit, |_| true).into_iter().map(model).collect()
+    ) -> Result<payments_server::ListTransactionsResponse> {
+        let page: Vec<types::Transaction> = self
+            .list(&context.caller, "transaction", query.limit, |_| true)
+            .into_iter()
+            .map(model)
+            .collect::<Result<_>>()?;
+        Ok(page.into())
     }
 
-    async fn create_transaction(&self, tenant: String, body: types::TransactionCreate) -> Result<types::Transaction> {
-        let balance = self.find(&tenant, "balance", body.balance_id)?;
-        let recipient = self.find(&tenant, "recipient", body.recipient_id)?;
+    async fn create_transaction(
+        &self,
+        context: Context,
+        body: types::TransactionCreate,
+    ) -> Result<payments_server::CreateTransactionResponse> {
+        let balance = self.find(&context.caller, "balance", body.balance_id)?;
+        let recipient = self.find(&context.caller, "recipient", body.recipient_id)?;
         let amount = body.amount.ok_or_else(|| ApiError::bad_request("amount is required here"))?;
-        model(self.insert(
-            &tenant,
+        Ok(model::<types::Transaction>(self.insert(
+            &context.caller,
             "transaction",
             json!({
                 "id": Uuid::new_v4(), "amount": amount.get(), "fees": 0, "currency": balance["currency"],
@@ -302,28 +300,34 @@ impl Api for InMemory {
                 "payment_method": "balance", "recipient": recipient, "payer_name": null,
                 "exchange_rate": null, "reference": body.reference, "created": now(),
             }),
-        ))
+        ))?
+        .into())
     }
 
-    async fn get_transaction(&self, tenant: String, id: Uuid) -> Result<types::Transaction> {
-        model(self.find(&tenant, "transaction", id)?)
+    async fn get_transaction(&self, context: Context, id: Uuid) -> Result<payments_server::GetTransactionResponse> {
+        Ok(model::<types::Transaction>(self.find(&context.caller, "transaction", id)?)?.into())
     }
 
     async fn list_virtual_accounts(
         &self,
-        tenant: String,
+        context: Context,
         query: payments_server::ListVirtualAccountsQuery,
-    ) -> Result<Vec<types::VirtualAccount>> {
-        self.list(&tenant, "virtual account", query.limit, |_| true).into_iter().map(model).collect()
+    ) -> Result<payments_server::ListVirtualAccountsResponse> {
+        let page: Vec<types::VirtualAccount> = self
+            .list(&context.caller, "virtual account", query.limit, |_| true)
+            .into_iter()
+            .map(model)
+            .collect::<Result<_>>()?;
+        Ok(page.into())
     }
 
     async fn create_virtual_account(
         &self,
-        tenant: String,
+        context: Context,
         body: types::VirtualAccountCreate,
-    ) -> Result<types::VirtualAccount> {
-        model(self.insert(
-            &tenant,
+    ) -> Result<payments_server::CreateVirtualAccountResponse> {
+        Ok(model::<types::VirtualAccount>(self.insert(
+            &context.caller,
             "virtual account",
             json!({
                 "id": Uuid::new_v4(), "account_name": body.account_name.map(|n| n.to_string()).unwrap_or("Acme".into()),
@@ -332,41 +336,38 @@ impl Api for InMemory {
                 "details": {"bank_name": "Test Bank", "account_name": "Acme", "account_number": "9912345678"},
                 "status": "initiated", "created": now(),
             }),
-        ))
+        ))?
+        .into())
     }
 
-    async fn get_virtual_account(&self, tenant: String, id: Uuid) -> Result<types::VirtualAccount> {
-        model(self.find(&tenant, "virtual account", id)?)
-    }
-
-    async fn close_virtual_account(&self, _: String, _: Uuid) -> Result<types::ResultOk> {
-        unsupported()
-    }
-
-    async fn update_virtual_account(
+    async fn get_virtual_account(
         &self,
-        _: String,
-        _: Uuid,
-        _: types::VirtualAccountUpdate,
-    ) -> Result<types::VirtualAccount> {
-        unsupported()
+        context: Context,
+        id: Uuid,
+    ) -> Result<payments_server::GetVirtualAccountResponse> {
+        Ok(model::<types::VirtualAccount>(self.find(&context.caller, "virtual account", id)?)?.into())
     }
 
     async fn list_webhook_endpoints(
         &self,
-        tenant: String,
+        context: Context,
         query: payments_server::ListWebhookEndpointsQuery,
-    ) -> Result<Vec<types::WebhookEndpoint>> {
-        self.list(&tenant, "endpoint", query.limit, |_| true).into_iter().map(model).collect()
+    ) -> Result<payments_server::ListWebhookEndpointsResponse> {
+        let page: Vec<types::WebhookEndpoint> = self
+            .list(&context.caller, "endpoint", query.limit, |_| true)
+            .into_iter()
+            .map(model)
+            .collect::<Result<_>>()?;
+        Ok(page.into())
     }
 
     async fn create_webhook_endpoint(
         &self,
-        tenant: String,
+        context: Context,
         body: types::WebhookEndpointCreate,
-    ) -> Result<types::WebhookEndpointWithSecret> {
+    ) -> Result<payments_server::CreateWebhookEndpointResponse> {
         let endpoint = self.insert(
-            &tenant,
+            &context.caller,
             "endpoint",
             json!({
                 "id": Uuid::new_v4(), "url": body.url, "events": body.events, "created": now(),
@@ -374,40 +375,46 @@ impl Api for InMemory {
         );
         let mut with_secret = endpoint;
         with_secret["secret"] = json!("whsec_test");
-        model(with_secret)
+        Ok(model::<types::WebhookEndpointWithSecret>(with_secret)?.into())
     }
 
-    async fn get_webhook_endpoint(&self, tenant: String, id: Uuid) -> Result<types::WebhookEndpoint> {
-        model(self.find(&tenant, "endpoint", id)?)
-    }
-
-    async fn delete_webhook_endpoint(&self, _: String, _: Uuid) -> Result<types::ResultOk> {
-        unsupported()
-    }
-
-    async fn rotate_webhook_endpoint_secret(&self, _: String, _: Uuid) -> Result<types::WebhookEndpointWithSecret> {
-        unsupported()
+    async fn get_webhook_endpoint(
+        &self,
+        context: Context,
+        id: Uuid,
+    ) -> Result<payments_server::GetWebhookEndpointResponse> {
+        Ok(model::<types::WebhookEndpoint>(self.find(&context.caller, "endpoint", id)?)?.into())
     }
 
     async fn list_webhooks(
         &self,
-        tenant: String,
+        context: Context,
         query: payments_server::ListWebhooksQuery,
-    ) -> Result<Vec<types::Webhook>> {
-        self.list(&tenant, "webhook", query.limit, |_| true).into_iter().map(model).collect()
+    ) -> Result<payments_server::ListWebhooksResponse> {
+        let page: Vec<types::Webhook> = self
+            .list(&context.caller, "webhook", query.limit, |_| true)
+            .into_iter()
+            .map(model)
+            .collect::<Result<_>>()?;
+        Ok(page.into())
     }
 
-    async fn send_test_webhook(&self, tenant: String, body: types::WebhookPing) -> Result<types::Webhook> {
-        self.find(&tenant, "endpoint", body.endpoint_id)?;
-        model(json!({
+    async fn send_test_webhook(
+        &self,
+        context: Context,
+        body: types::WebhookPing,
+    ) -> Result<payments_server::SendTestWebhookResponse> {
+        self.find(&context.caller, "endpoint", body.endpoint_id)?;
+        Ok(model::<types::Webhook>(json!({
             "id": Uuid::new_v4(), "endpoint_id": body.endpoint_id, "event": "ping", "created": now(),
             "data": {"message": "ping", "endpoint_id": body.endpoint_id},
             "response_code": null, "retry_count": 0, "status": "pending", "next_attempt": now(),
-        }))
+        }))?
+        .into())
     }
 
-    async fn get_webhook(&self, tenant: String, id: Uuid) -> Result<types::Webhook> {
-        model(self.find(&tenant, "webhook", id)?)
+    async fn get_webhook(&self, context: Context, id: Uuid) -> Result<payments_server::GetWebhookResponse> {
+        Ok(model::<types::Webhook>(self.find(&context.caller, "webhook", id)?)?.into())
     }
 }
 
@@ -713,8 +720,13 @@ async fn router_failures_answer_in_the_error_object() {
     assert_error(&wrong_method, 405, "this path allows POST");
     assert_eq!(wrong_method.headers["allow"], "POST");
 
-    // The implementer's own errors keep their status and message.
-    assert_error(&raw("GET", &format!("{base}/currencies"), token, None, "").await, 501, "not part of this fixture");
+    // An operation not implemented answers 501 (the trait's default); the implementer's own
+    // errors keep their status and message.
+    assert_error(
+        &raw("GET", &format!("{base}/currencies"), token, None, "").await,
+        501,
+        "Not implemented: listCurrencies",
+    );
     assert_error(
         &raw("GET", &format!("{base}/bankfields?country=FR&currency=EUR"), token, None, "").await,
         400,
@@ -732,4 +744,77 @@ async fn bounded_strings_are_refused_by_the_types_too() {
     assert!(serde_json::from_value::<types::BalanceCreate>(ok).is_ok());
     assert!("gbp".parse::<types::CurrencyCode>().is_err());
     assert!(serde_json::from_value::<types::Amount>(json!(0)).is_err());
+}
+
+/// Implements nothing at all.
+struct Nothing;
+
+impl Api for Nothing {}
+
+/// Implements the authentication hook and one operation, which answers with what its request
+/// context holds.
+struct Probe;
+
+impl Api<String> for Probe {
+    async fn authenticate(&self, token: &str) -> Result<String> {
+        Ok(format!("caller of {token}"))
+    }
+
+    async fn get_balance(&self, context: Context, id: Uuid) -> Result<payments_server::GetBalanceResponse> {
+        let echo = context.headers.get("x-echo").and_then(|v| v.to_str().ok()).unwrap_or("none");
+        let message = format!("{} asked for {id} as {} ({echo})", context.caller, context.request_id);
+        let body = model::<types::Error>(json!({"request": "error", "code": 429, "message": message}))?;
+        Ok(payments_server::GetBalanceResponse::TooManyRequests { body, retry_after: Some(7) })
+    }
+}
+
+#[tokio::test]
+async fn an_empty_implementation_compiles_and_serves() {
+    // Until `authenticate` is written, every secured operation answers 401; nothing panics.
+    let base = format!("http://{}", serve(payments_server::router(Arc::new(Nothing))).await);
+    let token = Some("tok_anyone");
+    assert_error(&raw("GET", &format!("{base}/balances"), token, None, "").await, 401, "credential");
+    assert_error(&raw("GET", &format!("{base}/nowhere"), token, None, "").await, 401, "credential");
+
+    // With the hook, every other operation answers 501 in the error object, naming itself;
+    // requests are still parsed and validated first.
+    let base = format!("http://{}", serve(payments_server::router(Arc::new(Probe))).await);
+    let json = Some("application/json");
+    assert_error(&raw("GET", &format!("{base}/balances"), token, None, "").await, 501, "Not implemented: listBalances");
+    let payment = json!({"transaction_type": "payment", "amount": 100, "balance_id": Uuid::new_v4(),
+        "recipient_id": Uuid::new_v4(), "order_id": "o-1"});
+    let created = raw("POST", &format!("{base}/transactions"), token, json, payment.to_string()).await;
+    assert_error(&created, 501, "Not implemented: createTransaction");
+    let invalid = raw("POST", &format!("{base}/transactions"), token, json, r#"{"amount": 0}"#).await;
+    assert_error(&invalid, 400, "Invalid request");
+    assert_error(&raw("GET", &format!("{base}/nowhere"), token, None, "").await, 404, "no such path");
+}
+
+#[tokio::test]
+async fn operations_see_their_request_and_answer_any_documented_status() {
+    let base = format!("http://{}", serve(payments_server::router(Arc::new(Probe))).await);
+    let id = Uuid::new_v4();
+    let client = reqwest::Client::new();
+    let send = |request_id: Option<&str>| {
+        let mut request =
+            client.get(format!("{base}/balances/{id}")).bearer_auth("tok_probe").header("x-echo", "echoed");
+        if let Some(request_id) = request_id {
+            request = request.header("x-request-id", request_id);
+        }
+        request.send()
+    };
+
+    // The caller from the hook, the request's headers and its id reach the operation; the
+    // variant picks the status and sets its typed header.
+    let response = send(Some("req-123")).await.unwrap();
+    assert_eq!(response.status(), 429);
+    assert_eq!(response.headers()["retry-after"], "7");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["message"], format!("caller of tok_probe asked for {id} as req-123 (echoed)"));
+
+    // Without an `x-request-id`, the context makes one up.
+    let body: Value = send(None).await.unwrap().json().await.unwrap();
+    let message = body["message"].as_str().unwrap();
+    let request_id = message.split(" as ").nth(1).and_then(|rest| rest.split(' ').next()).unwrap();
+    assert!(Uuid::parse_str(request_id).is_ok(), "{message}");
 }

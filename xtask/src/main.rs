@@ -2,6 +2,10 @@
 //! With `--check` nothing is written; stale files are shown as a unified diff and the command
 //! fails, which is how CI refuses drift between the document and the code.
 //!
+//! `cargo xtask codegen --spec FILE --out DIR`: the same three crates for another OpenAPI 3.0
+//! document (YAML or JSON), as a Cargo workspace of their own in DIR, named after DIR
+//! (`DIR-types`, `DIR-client`, `DIR-server`).
+//!
 //! `cargo xtask docs`: the same, then the static reference `target/api-docs/index.html`, one
 //! self-contained file (Swagger UI and the document inlined) that opens from disk.
 //!
@@ -27,6 +31,7 @@ fn main() -> ExitCode {
     let result = match args.as_slice() {
         ["codegen"] => codegen(Mode::Write),
         ["codegen", "--check"] => codegen(Mode::Check),
+        ["codegen", "--spec", spec, "--out", out] => standalone(Path::new(spec), Path::new(out)),
         ["docs"] => codegen(Mode::Write).and_then(|()| static_docs()),
         ["bench"] => bench::run(&workspace_root(), false),
         ["bench", "--smoke"] => bench::run(&workspace_root(), true),
@@ -58,7 +63,7 @@ fn main() -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask codegen [--check] | cargo xtask docs | cargo xtask bench [--smoke] | \
+        "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR | cargo xtask docs | cargo xtask bench [--smoke] | \
          cargo xtask breaking --base <git-ref> [--head FILE]"
     );
     ExitCode::from(2)
@@ -105,6 +110,37 @@ fn codegen(mode: Mode) -> Result<(), String> {
         }
         (Mode::Check, true) => Ok(()),
     }
+}
+
+/// Writes the standalone workspace for `spec` into `out`, formatted in our style (whose
+/// `rustfmt.toml` goes with it, so `cargo fmt` there agrees).
+fn standalone(spec: &Path, out: &Path) -> Result<(), String> {
+    let root = workspace_root();
+    let text = std::fs::read_to_string(spec).map_err(|e| format!("{}: {e}", spec.display()))?;
+    let name = out
+        .canonicalize()
+        .unwrap_or_else(|_| out.to_path_buf())
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map(|n| n.to_ascii_lowercase().replace('_', "-"))
+        .ok_or_else(|| format!("{}: cannot name crates after this directory", out.display()))?;
+    let files = payments_codegen::standalone(&text, &name, &spec.display().to_string())
+        .map_err(|e| format!("{}: {e}", spec.display()))?;
+    let rustfmt_toml = std::fs::read_to_string(root.join("rustfmt.toml")).map_err(|e| format!("rustfmt.toml: {e}"))?;
+    for file in files.iter().chain([&payments_codegen::File {
+        path: "rustfmt.toml".into(),
+        contents: rustfmt_toml,
+        rust: false,
+    }]) {
+        let contents = if file.rust { rustfmt(&root, &file.contents)? } else { file.contents.clone() };
+        ensure_file_contents(&out.join(&file.path), &file.path, &contents, Mode::Write)?;
+    }
+    println!(
+        "wrote {} crates {name}-types, {name}-client and {name}-server; check them with `cargo check --manifest-path {}/Cargo.toml --workspace`",
+        out.display(),
+        out.display()
+    );
+    Ok(())
 }
 
 /// `source` in the workspace's style (`rustfmt.toml`), so generated files are what `cargo fmt`

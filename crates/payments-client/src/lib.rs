@@ -30,8 +30,10 @@ pub use generated::*;
 
 /// Makes ring rustls's process-wide crypto provider, unless one is already installed. reqwest is
 /// built without a provider of its own, so call this before building a `reqwest::Client` (or
-/// [`Client::new`]) yourself; [`with_token`] calls it.
+/// [`Client::new`]) yourself; [`with_token`] calls it. Without the `tls` feature there is no TLS
+/// and nothing to install.
 pub fn install_crypto_provider() {
+    #[cfg(feature = "tls")]
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 

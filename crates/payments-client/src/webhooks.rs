@@ -22,7 +22,7 @@
 //! assert!(webhooks::verify(&[secret], tampered.as_bytes(), &signature).is_err());
 //! ```
 //!
-//! With the `axum` feature (on by default), [`Verified`] is an extractor that does the first two
+//! With the `axum` feature, [`Verified`] is an extractor that does the first two
 //! steps for a handler; see its documentation.
 
 use std::collections::{HashMap, HashSet, VecDeque};

@@ -28,7 +28,43 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let type_names = type_space.iter_types().map(|t| t.name()).collect();
     let mut types = type_space.to_stream();
     types.extend(component_registry(spec, &type_names)?);
-    Ok(Models { types, client: replace_types_module(client, &config.types_path)?, type_names })
+    Ok(Models {
+        types: schemars_optional(types)?,
+        client: replace_types_module(client, &config.types_path)?,
+        type_names,
+    })
+}
+
+/// The models derive `schemars::JsonSchema` only with the types crate's `schemars` feature:
+/// schemars and its derive (a second `syn`) are a sixth of a cold build of the client, and only
+/// the drift tests read the schemas.
+fn schemars_optional(types: TokenStream) -> Result<TokenStream> {
+    use syn::visit_mut::VisitMut;
+    struct Gate;
+    impl VisitMut for Gate {
+        fn visit_attributes_mut(&mut self, attributes: &mut Vec<syn::Attribute>) {
+            let mut gated = false;
+            for attribute in attributes.iter_mut().filter(|a| a.path().is_ident("derive")) {
+                let Ok(paths) = attribute
+                    .parse_args_with(syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
+                else {
+                    continue;
+                };
+                let kept: Vec<&syn::Path> =
+                    paths.iter().filter(|p| p.segments.last().is_none_or(|s| s.ident != "JsonSchema")).collect();
+                if kept.len() < paths.len() {
+                    gated = true;
+                    *attribute = syn::parse_quote!(#[derive(#(#kept),*)]);
+                }
+            }
+            if gated {
+                attributes.push(syn::parse_quote!(#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]));
+            }
+        }
+    }
+    let mut file: syn::File = syn::parse2(types).map_err(|e| Error(format!("the models do not parse: {e}")))?;
+    Gate.visit_file_mut(&mut file);
+    Ok(quote::quote!(#file))
 }
 
 /// A table of every component schema's model, so tests can hold the types against the document
@@ -55,7 +91,8 @@ fn component_registry(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Toke
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(quote::quote! {
-        /// Every component schema of the document and its model.
+        /// Every component schema of the document and its model (with the `schemars` feature).
+        #[cfg(feature = "schemars")]
         pub mod components {
             use super::*;
 

@@ -13,10 +13,12 @@ mod nullable;
 mod rendition;
 mod server;
 mod spec;
+mod standalone;
 
 pub use nullable::is_null_only;
 pub use rendition::openapi_31;
 pub use spec::Spec;
+pub use standalone::{File, standalone};
 
 /// Where the generated code finds its neighbours. The real crates and the snapshot samples
 /// differ only here.

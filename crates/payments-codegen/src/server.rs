@@ -9,13 +9,13 @@
 
 use std::collections::BTreeSet;
 
-use heck::{ToSnakeCase, ToUpperCamelCase};
+use heck::{ToShoutySnakeCase, ToSnakeCase, ToUpperCamelCase};
 use openapiv3::{
     OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, RequestBody, Response, Schema, SchemaKind,
     StatusCode, Type, VariantOrUnknownOrEmpty,
 };
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 use serde_json::{Value, json};
 
 use crate::{Config, Error, Result, bail, json_schema::to_json_schema, spec::Spec};
@@ -30,8 +30,25 @@ struct Op {
     path_params: Vec<Param>,
     query_params: Vec<Param>,
     body: Option<Body>,
+    replies: Vec<Reply>,
+}
+
+/// A documented response: one variant of the operation's response enum.
+struct Reply {
     status: u16,
-    response: Option<TokenStream>,
+    variant: Ident,
+    doc: String,
+    body: Option<TokenStream>,
+    headers: Vec<ReplyHeader>,
+}
+
+/// A response header the document declares, as a field of its variant.
+struct ReplyHeader {
+    name: String,
+    ident: Ident,
+    ty: TokenStream,
+    required: bool,
+    doc: Option<String>,
 }
 
 struct Param {
@@ -57,7 +74,8 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
     let rt: syn::Path = syn::parse_str(&config.server_runtime_path)
         .map_err(|e| Error(format!("runtime path {:?}: {e}", config.server_runtime_path)))?;
 
-    let trait_methods = ops.iter().map(trait_method);
+    let trait_methods = ops.iter().map(|op| trait_method(op, &rt));
+    let response_enums = ops.iter().map(|op| response_enum(op, &rt));
     let query_structs = ops.iter().filter_map(query_struct);
     let handlers = ops.iter().map(|op| handler(op, &rt));
     let validators: Vec<(Ident, Value)> = ops.iter().flat_map(validator_names).collect();
@@ -75,13 +93,14 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
     // Without a valid token, an unknown path answers 401 like a known one: paths cannot be
     // probed without a credential. Documents with no secured operation answer 404 at once.
     let unknown_path_auth = if ops.iter().any(|op| op.secured) {
-        quote! { shared.api.authenticate(#rt::bearer_token(&headers)?).await?; }
+        quote! { <A as Api<P>>::authenticate(&shared.api, #rt::bearer_token(&headers)?).await?; }
     } else {
         quote! { let _ = (&shared, &headers); }
     };
     let title = spec.openapi.info.title.clone();
     let trait_doc = doc_lines(&format!(
-        "The operations of {title}, one method per operation. Implement it and serve it with\n[`router`], which authenticates every request with [`Api::authenticate`], parses and\nvalidates path, query and body against the document, and turns every failure into the\nerror object."
+        "The operations of {title}, one method per operation. Implement what you serve and serve it\nwith [`router`], which authenticates every request of a secured operation with\n[`Api::authenticate`], parses and validates path, query and body against the document, and\nturns every failure into the error object.\n\nEvery method has a default: an operation not implemented answers `501`, and until\n[`Api::authenticate`] is written every secured operation answers `401`, so `impl Api for\nMine {{}}` compiles and serves. `P` is the caller, as [`Api::authenticate`] finds it from the\ncredential; each operation receives it in its [`RequestContext`]({rt}::RequestContext),\nwith the request's headers and id.",
+        rt = quote!(#rt).to_string().replace(' ', "")
     ));
 
     Ok(quote! {
@@ -94,19 +113,22 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
         use #rt::ApiError;
 
         #(#trait_doc)*
-        pub trait Api: Send + Sync + 'static {
-            /// Who is calling, as [`Api::authenticate`] found out from the bearer token.
-            type Principal: Send + 'static;
-
+        pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
             /// Maps a bearer token to the caller. Return [`ApiError::unauthorized`] for a token
-            /// that is not valid; the router answers `401` without calling any operation.
+            /// that is not valid; the router answers `401` without calling any operation. The
+            /// default refuses every token.
             fn authenticate(
                 &self,
                 token: &str,
-            ) -> impl Future<Output = Result<Self::Principal, ApiError>> + Send;
+            ) -> impl Future<Output = Result<P, ApiError>> + Send {
+                let _ = token;
+                async { Err(ApiError::unauthorized()) }
+            }
 
             #(#trait_methods)*
         }
+
+        #(#response_enums)*
 
         #(#query_structs)*
 
@@ -129,17 +151,17 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
 
         /// The axum router serving `api`: every operation of the document at its path and method,
         /// with `401`, `404`, `405`, `413` and `415` answered in the error object too.
-        pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
+        pub fn router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
             let shared = Arc::new(Shared { api, validators: Validators::new() });
             let router = axum::Router::new()
                 #(#routes)*
-                .fallback(unknown_path::<A>)
+                .fallback(unknown_path::<P, A>)
                 .with_state(shared);
             #rt::finish_router(router)
         }
 
         /// A path the document does not have.
-        async fn unknown_path<A: Api>(
+        async fn unknown_path<P: Send + 'static, A: Api<P>>(
             State(shared): State<Arc<Shared<A>>>,
             headers: HeaderMap,
             uri: Uri,
@@ -193,9 +215,11 @@ fn operation_model(
     params: &[&Parameter],
 ) -> Result<Op> {
     let Some(operation_id) = operation.operation_id.clone() else {
-        bail!("{method} {path}: every operation needs an operationId");
+        bail!("{}: every operation needs an operationId", pointer(path, method));
     };
-    let context = format!("{operation_id} ({} {path})", method.to_uppercase());
+    // Messages name the operation and where it is, as a JSON pointer into the document.
+    let at = pointer(path, method);
+    let context = format!("{operation_id} ({} {path}) at {at}", method.to_uppercase());
     let mut path_params = Vec::new();
     let mut query_params = Vec::new();
     for parameter in params {
@@ -217,17 +241,25 @@ fn operation_model(
         Some(body) => Some(body_model(openapi, type_names, &context, body)?),
     };
 
-    let mut success =
-        operation.responses.responses.iter().filter(|(code, _)| matches!(code, StatusCode::Code(200..=299)));
-    let (status, response) = match (success.next(), success.next()) {
-        (Some((StatusCode::Code(code), response)), None) => {
-            let response = resolve(openapi, response, "responses", |c, n| c.responses.get(n))?;
-            (*code, response_type(type_names, &context, response)?)
+    let mut replies = Vec::new();
+    for (code, response) in &operation.responses.responses {
+        let context = format!("{operation_id} at {at}/responses/{code}");
+        let StatusCode::Code(status) = code else {
+            bail!("{context}: status ranges (`4XX`) are not supported; list the codes");
+        };
+        if !(100..=599).contains(status) {
+            bail!("{context}: {status} is not an HTTP status");
         }
-        _ => bail!("{context}: needs exactly one 2xx response"),
-    };
+        let response = resolve(openapi, response, "responses", |c, n| c.responses.get(n))?;
+        replies.push(reply(openapi, type_names, &context, *status, response)?);
+    }
+    if !replies.iter().any(|r| (200..=299).contains(&r.status)) {
+        bail!("{context}: needs a 2xx response");
+    }
     if operation.responses.default.is_some() {
-        bail!("{context}: use explicit error codes, not `default` (progenitor panics on it beside 2xx)");
+        bail!(
+            "{operation_id} at {at}/responses/default: use explicit error codes, not `default` (progenitor panics on it beside 2xx)"
+        );
     }
 
     let secured = match &operation.security {
@@ -252,9 +284,13 @@ fn operation_model(
         path_params,
         query_params,
         body,
-        status,
-        response,
+        replies,
     })
+}
+
+/// The JSON pointer of an operation: `#/paths/~1items~1{id}/get`.
+fn pointer(path: &str, method: &str) -> String {
+    format!("#/paths/{}/{method}", path.replace('~', "~0").replace('/', "~1"))
 }
 
 /// An item, or the component a `#/components/<kind>/<name>` reference names.
@@ -316,15 +352,121 @@ fn body_model(
     Ok(Body { ty: rust_type(type_names, context, schema)?, required: body.required, schema: raw })
 }
 
+fn reply(
+    openapi: &OpenAPI,
+    type_names: &BTreeSet<String>,
+    context: &str,
+    status: u16,
+    response: &Response,
+) -> Result<Reply> {
+    let body = response_type(type_names, context, response)?;
+    let headers = response
+        .headers
+        .iter()
+        .map(|(name, header)| {
+            let header = resolve(openapi, header, "headers", |c, n| c.headers.get(n))?;
+            let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+            if name.is_empty() || !name.bytes().all(token) {
+                bail!("{context}: {name:?} is not a header name");
+            }
+            let ParameterSchemaOrContent::Schema(schema) = &header.format else {
+                bail!("{context}: header {name} must have a schema");
+            };
+            let ty = rust_type(type_names, &format!("{context}, header {name}"), schema)?;
+            Ok(ReplyHeader {
+                name: name.to_ascii_lowercase(),
+                ident: field_ident(name),
+                ty,
+                required: header.required,
+                doc: header.description.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if headers.iter().any(|h| h.ident == "body") {
+        bail!("{context}: a header named `body` would clash with the variant's body field");
+    }
+    Ok(Reply { status, variant: status_variant(status), doc: response.description.clone(), body, headers })
+}
+
+/// A status code's variant name: its reason phrase (`NotFound`), or `Status<code>`.
+fn status_variant(status: u16) -> Ident {
+    match status_name(status) {
+        Some(name) => format_ident!("{}", name),
+        None => format_ident!("Status{}", status),
+    }
+}
+
+/// The status as a constant of `http::StatusCode` where it has one.
+fn status_tokens(status: u16) -> TokenStream {
+    match status_name(status) {
+        Some(name) => {
+            let constant = format_ident!("{}", name.to_shouty_snake_case());
+            quote!(StatusCode::#constant)
+        }
+        None => quote!(StatusCode::from_u16(#status).expect("a valid status")),
+    }
+}
+
+/// The reason phrases of the statuses `http::StatusCode` names, in camel case.
+fn status_name(status: u16) -> Option<&'static str> {
+    Some(match status {
+        100 => "Continue",
+        101 => "SwitchingProtocols",
+        200 => "Ok",
+        201 => "Created",
+        202 => "Accepted",
+        203 => "NonAuthoritativeInformation",
+        204 => "NoContent",
+        205 => "ResetContent",
+        206 => "PartialContent",
+        300 => "MultipleChoices",
+        301 => "MovedPermanently",
+        302 => "Found",
+        303 => "SeeOther",
+        304 => "NotModified",
+        307 => "TemporaryRedirect",
+        308 => "PermanentRedirect",
+        400 => "BadRequest",
+        401 => "Unauthorized",
+        402 => "PaymentRequired",
+        403 => "Forbidden",
+        404 => "NotFound",
+        405 => "MethodNotAllowed",
+        406 => "NotAcceptable",
+        408 => "RequestTimeout",
+        409 => "Conflict",
+        410 => "Gone",
+        411 => "LengthRequired",
+        412 => "PreconditionFailed",
+        413 => "PayloadTooLarge",
+        414 => "UriTooLong",
+        415 => "UnsupportedMediaType",
+        416 => "RangeNotSatisfiable",
+        417 => "ExpectationFailed",
+        422 => "UnprocessableEntity",
+        423 => "Locked",
+        425 => "TooEarly",
+        428 => "PreconditionRequired",
+        429 => "TooManyRequests",
+        431 => "RequestHeaderFieldsTooLarge",
+        500 => "InternalServerError",
+        501 => "NotImplemented",
+        502 => "BadGateway",
+        503 => "ServiceUnavailable",
+        504 => "GatewayTimeout",
+        _ => return None,
+    })
+}
+
 fn response_type(type_names: &BTreeSet<String>, context: &str, response: &Response) -> Result<Option<TokenStream>> {
     if response.content.is_empty() {
         return Ok(None);
     }
     let Some(media) = response.content.get("application/json") else {
-        bail!("{context}: the success response must be application/json or empty");
+        bail!("{context}: the response must be application/json or empty");
     };
     let Some(schema) = &media.schema else {
-        bail!("{context}: the success response needs a schema");
+        bail!("{context}: the response needs a schema");
     };
     let ok = match schema {
         ReferenceOr::Reference { .. } => true,
@@ -334,7 +476,7 @@ fn response_type(type_names: &BTreeSet<String>, context: &str, response: &Respon
         ),
     };
     if !ok {
-        bail!("{context}: the success response must be a $ref or an array of $refs");
+        bail!("{context}: the response must be a $ref or an array of $refs");
     }
     rust_type(type_names, context, schema).map(Some)
 }
@@ -400,32 +542,140 @@ fn query_struct_ident(op: &Op) -> Ident {
     format_ident!("{}Query", op.operation_id.to_upper_camel_case())
 }
 
-fn trait_method(op: &Op) -> TokenStream {
+fn response_enum_ident(op: &Op) -> Ident {
+    format_ident!("{}Response", op.operation_id.to_upper_camel_case())
+}
+
+fn trait_method(op: &Op, rt: &syn::Path) -> TokenStream {
     let doc = doc_lines(&op.doc);
     let name = &op.fn_name;
-    let principal = op.secured.then(|| quote!(principal: Self::Principal,));
+    let operation_id = &op.operation_id;
+    let caller = if op.secured { quote!(P) } else { quote!(()) };
+    let mut unused = vec![quote!(context)];
     let path_args = op.path_params.iter().map(|p| {
         let (ident, ty) = (&p.ident, &p.ty);
         quote!(#ident: #ty,)
     });
+    unused.extend(op.path_params.iter().map(|p| p.ident.to_token_stream()));
     let query_arg = (!op.query_params.is_empty()).then(|| {
+        unused.push(quote!(query));
         let ty = query_struct_ident(op);
         quote!(query: #ty,)
     });
     let body_arg = op.body.as_ref().map(|b| {
+        unused.push(quote!(body));
         let ty = &b.ty;
         if b.required { quote!(body: #ty,) } else { quote!(body: Option<#ty>,) }
     });
-    let output = op.response.clone().unwrap_or(quote!(()));
+    let output = response_enum_ident(op);
     quote! {
         #(#doc)*
         fn #name(
             &self,
-            #principal
+            context: #rt::RequestContext<#caller>,
             #(#path_args)*
             #query_arg
             #body_arg
-        ) -> impl Future<Output = Result<#output, ApiError>> + Send;
+        ) -> impl Future<Output = Result<#output, ApiError>> + Send {
+            let _ = (#(#unused,)*);
+            async { Err(#rt::not_implemented(#operation_id)) }
+        }
+    }
+}
+
+/// The operation's answers, one variant per documented status, and how each becomes HTTP.
+fn response_enum(op: &Op, rt: &syn::Path) -> TokenStream {
+    let ident = response_enum_ident(op);
+    let doc = format!(" What [`Api::{}`] answers: one variant per status the document lists.", op.fn_name);
+    let variants = op.replies.iter().map(|reply| {
+        let variant = &reply.variant;
+        let mut doc = format!("`{}`", reply.status);
+        if !reply.doc.trim().is_empty() {
+            doc.push_str(": ");
+            doc.push_str(reply.doc.trim());
+        }
+        let doc = doc_lines(&doc);
+        match (&reply.body, reply.headers.is_empty()) {
+            (None, true) => quote! { #(#doc)* #variant, },
+            (Some(body), true) => quote! { #(#doc)* #variant(#body), },
+            (body, false) => {
+                let body = body.as_ref().map(|ty| quote!(body: #ty,));
+                let headers = reply.headers.iter().map(|h| {
+                    let (field, ty) = (&h.ident, &h.ty);
+                    let doc = doc_lines(&format!(
+                        "The `{}` header{}",
+                        h.name,
+                        h.doc.as_deref().map(|d| format!(": {d}")).unwrap_or_default()
+                    ));
+                    if h.required { quote!(#(#doc)* #field: #ty,) } else { quote!(#(#doc)* #field: Option<#ty>,) }
+                });
+                quote! { #(#doc)* #variant { #body #(#headers)* }, }
+            }
+        }
+    });
+    let arms = op.replies.iter().map(|reply| {
+        let variant = &reply.variant;
+        let status = status_tokens(reply.status);
+        let respond = if reply.body.is_some() {
+            quote!(#rt::json_response(#status, &body))
+        } else {
+            quote!(#rt::empty_response(#status))
+        };
+        match (&reply.body, reply.headers.is_empty()) {
+            (None, true) => quote! { Self::#variant => #respond, },
+            (Some(_), true) => quote! { Self::#variant(body) => #respond, },
+            (body, false) => {
+                let body = body.as_ref().map(|_| quote!(body,));
+                let fields = reply.headers.iter().map(|h| &h.ident);
+                let sets = reply.headers.iter().map(|h| {
+                    let (field, name) = (&h.ident, &h.name);
+                    let value = if h.required { quote!(Some(&#field)) } else { quote!(#field.as_ref()) };
+                    quote! { #rt::set_header(&mut response, #name, #value); }
+                });
+                quote! {
+                    Self::#variant { #body #(#fields),* } => {
+                        let mut response = #respond;
+                        #(#sets)*
+                        response
+                    }
+                }
+            }
+        }
+    });
+    // `From` for a success that carries only a body of a type no other variant carries, so an
+    // implementation can answer `Ok(balance.into())`.
+    let body_types: Vec<String> = op.replies.iter().filter_map(|r| r.body.as_ref().map(|b| b.to_string())).collect();
+    let successes = op.replies.iter().filter(|r| (200..=299).contains(&r.status) && r.headers.is_empty());
+    let froms = successes.filter_map(|reply| {
+        let body = reply.body.as_ref()?;
+        if body_types.iter().filter(|t| **t == body.to_string()).count() != 1 {
+            return None;
+        }
+        let variant = &reply.variant;
+        Some(quote! {
+            impl From<#body> for #ident {
+                fn from(body: #body) -> Self {
+                    Self::#variant(body)
+                }
+            }
+        })
+    });
+    quote! {
+        #[doc = #doc]
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum #ident {
+            #(#variants)*
+        }
+
+        impl axum::response::IntoResponse for #ident {
+            fn into_response(self) -> Response {
+                match self {
+                    #(#arms)*
+                }
+            }
+        }
+
+        #(#froms)*
     }
 }
 
@@ -531,7 +781,7 @@ fn routes(ops: &[Op], rt: &syn::Path) -> Vec<TokenStream> {
                 (method, handler)
             });
             let (first_method, first_handler) = methods.next().expect("a path has an operation");
-            let rest = methods.map(|(method, handler)| quote!(.#method(#handler::<A>)));
+            let rest = methods.map(|(method, handler)| quote!(.#method(#handler::<P, A>)));
             // Another method answers 405 naming these, in the message and in `Allow` (axum
             // answers HEAD wherever GET is served).
             let mut allowed: Vec<String> =
@@ -544,7 +794,7 @@ fn routes(ops: &[Op], rt: &syn::Path) -> Vec<TokenStream> {
             quote! {
                 .route(
                     #path,
-                    axum::routing::#first_method(#first_handler::<A>) #(#rest)*
+                    axum::routing::#first_method(#first_handler::<P, A>) #(#rest)*
                         .fallback(|| async { #rt::method_not_allowed(#allowed) }),
                 )
             }
@@ -557,15 +807,14 @@ fn handler(op: &Op, rt: &syn::Path) -> TokenStream {
     let doc = format!(" `{} {}`", op.method.to_uppercase(), op.path);
     let mut extractors = vec![quote!(State(shared): State<Arc<Shared<A>>>), quote!(headers: HeaderMap)];
     let mut steps = Vec::new();
-    let mut args = Vec::new();
+    let mut args = vec![quote!(context)];
 
     if op.secured {
         steps.push(quote! {
-            let principal = shared.api.authenticate(#rt::bearer_token(&headers)?).await?;
+            let caller = <A as Api<P>>::authenticate(&shared.api, #rt::bearer_token(&headers)?).await?;
         });
-        args.push(quote!(principal));
     } else {
-        steps.push(quote!(let _ = &headers;));
+        steps.push(quote!(let caller = ();));
     }
     if !op.path_params.is_empty() {
         extractors.push(quote!(path: RawPathParams));
@@ -604,27 +853,13 @@ fn handler(op: &Op, rt: &syn::Path) -> TokenStream {
         }
         args.push(quote!(body));
     }
-    let status = match op.status {
-        200 => quote!(StatusCode::OK),
-        201 => quote!(StatusCode::CREATED),
-        202 => quote!(StatusCode::ACCEPTED),
-        204 => quote!(StatusCode::NO_CONTENT),
-        code => quote!(StatusCode::from_u16(#code).expect("a valid status")),
-    };
-    let respond = if op.response.is_some() {
-        quote!(Ok(#rt::json_response(#status, &output)))
-    } else {
-        quote! {
-            let () = output;
-            Ok(#rt::empty_response(#status))
-        }
-    };
     quote! {
         #[doc = #doc]
-        async fn #name<A: Api>(#(#extractors),*) -> Result<Response, ApiError> {
+        async fn #name<P: Send + 'static, A: Api<P>>(#(#extractors),*) -> Result<Response, ApiError> {
             #(#steps)*
-            let output = shared.api.#name(#(#args),*).await?;
-            #respond
+            let context = #rt::RequestContext::new(caller, headers);
+            let output = <A as Api<P>>::#name(&shared.api, #(#args),*).await?;
+            Ok(axum::response::IntoResponse::into_response(output))
         }
     }
 }

@@ -25,8 +25,8 @@ fn sample_outputs() {
 }
 
 /// The real document's generated files are committed and checked by `cargo xtask codegen
-/// --check`; here the part an implementer and a caller meet is pinned: the server trait and
-/// the models' names.
+/// --check`; here the part an implementer and a caller meet is pinned: the server trait, the
+/// operations' response enums and the models' names.
 #[test]
 fn payments_surface() {
     let path = format!("{}/../../openapi/payments.yaml", env!("CARGO_MANIFEST_DIR"));
@@ -34,7 +34,11 @@ fn payments_surface() {
     let out = generate(&text, &Config::workspace("openapi/payments.yaml")).unwrap();
     let server: syn::File = syn::parse_file(&out.server).unwrap();
     let mut surface = server.clone();
-    surface.items.retain(|item| matches!(item, syn::Item::Trait(t) if t.ident == "Api"));
+    surface.items.retain(|item| match item {
+        syn::Item::Trait(t) => t.ident == "Api",
+        syn::Item::Enum(e) => e.ident.to_string().ends_with("Response"),
+        _ => false,
+    });
     insta::assert_snapshot!("payments__server_trait", prettyplease::unparse(&surface));
 
     let types: syn::File = syn::parse_file(&out.types).unwrap();
@@ -76,7 +80,10 @@ paths:
         '201': {description: ok}
 "#;
     let error = generate(spec, &Config::sibling_modules("bad.yaml")).unwrap_err().to_string();
-    assert!(error.contains("makeX (POST /x): the request body schema must be a $ref"), "{error}");
+    assert!(error.contains("makeX (POST /x) at #/paths/~1x/post: the request body schema must be a $ref"), "{error}");
+    let ranges = "openapi: 3.0.3\ninfo: {title: Bad, version: '1'}\npaths:\n  /x:\n    post:\n      operationId: makeX\n      responses:\n        '201': {description: ok}\n        4XX: {description: no}\n";
+    let error = generate(ranges, &Config::sibling_modules("bad.yaml")).unwrap_err().to_string();
+    assert!(error.contains("makeX at #/paths/~1x/post/responses/4XX: status ranges"), "{error}");
 
     let v31 = "openapi: 3.1.0\ninfo: {title: New, version: '1'}\npaths: {}\n";
     let error = generate(v31, &Config::sibling_modules("new.yaml")).unwrap_err().to_string();

@@ -7,16 +7,24 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use payments_types as types;
 use std::sync::Arc;
-/// The operations of Payments API, one method per operation. Implement it and serve it with
-/// [`router`], which authenticates every request with [`Api::authenticate`], parses and
-/// validates path, query and body against the document, and turns every failure into the
-/// error object.
-pub trait Api: Send + Sync + 'static {
-    /// Who is calling, as [`Api::authenticate`] found out from the bearer token.
-    type Principal: Send + 'static;
+/// The operations of Payments API, one method per operation. Implement what you serve and serve it
+/// with [`router`], which authenticates every request of a secured operation with
+/// [`Api::authenticate`], parses and validates path, query and body against the document, and
+/// turns every failure into the error object.
+///
+/// Every method has a default: an operation not implemented answers `501`, and until
+/// [`Api::authenticate`] is written every secured operation answers `401`, so `impl Api for
+/// Mine {}` compiles and serves. `P` is the caller, as [`Api::authenticate`] finds it from the
+/// credential; each operation receives it in its [`RequestContext`](crate::runtime::RequestContext),
+/// with the request's headers and id.
+pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Maps a bearer token to the caller. Return [`ApiError::unauthorized`] for a token
-    /// that is not valid; the router answers `401` without calling any operation.
-    fn authenticate(&self, token: &str) -> impl Future<Output = Result<Self::Principal, ApiError>> + Send;
+    /// that is not valid; the router answers `401` without calling any operation. The
+    /// default refuses every token.
+    fn authenticate(&self, token: &str) -> impl Future<Output = Result<P, ApiError>> + Send {
+        let _ = token;
+        async { Err(ApiError::unauthorized()) }
+    }
     /// List balances
     ///
     /// Balances of the caller, newest first, optionally filtered by currency.
@@ -24,9 +32,12 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /balances` (listBalances)
     fn list_balances(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         query: ListBalancesQuery,
-    ) -> impl Future<Output = Result<::std::vec::Vec<types::Balance>, ApiError>> + Send;
+    ) -> impl Future<Output = Result<ListBalancesResponse, ApiError>> + Send {
+        let _ = (context, query);
+        async { Err(crate::runtime::not_implemented("listBalances")) }
+    }
     /// Create a balance
     ///
     /// Opens an empty balance in `currency`. An account may hold several balances in one currency
@@ -36,9 +47,12 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /balances` (createBalance)
     fn create_balance(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         body: types::BalanceCreate,
-    ) -> impl Future<Output = Result<types::Balance, ApiError>> + Send;
+    ) -> impl Future<Output = Result<CreateBalanceResponse, ApiError>> + Send {
+        let _ = (context, body);
+        async { Err(crate::runtime::not_implemented("createBalance")) }
+    }
     /// Get a balance
     ///
     /// The balance with this id, with its current funds.
@@ -46,9 +60,12 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /balances/{id}` (getBalance)
     fn get_balance(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<types::Balance, ApiError>> + Send;
+    ) -> impl Future<Output = Result<GetBalanceResponse, ApiError>> + Send {
+        let _ = (context, id);
+        async { Err(crate::runtime::not_implemented("getBalance")) }
+    }
     /// Rename a balance
     ///
     /// Sets the balance's `name`.
@@ -56,10 +73,13 @@ pub trait Api: Send + Sync + 'static {
     /// `PATCH /balances/{id}` (updateBalance)
     fn update_balance(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: types::BalanceUpdate,
-    ) -> impl Future<Output = Result<types::Balance, ApiError>> + Send;
+    ) -> impl Future<Output = Result<UpdateBalanceResponse, ApiError>> + Send {
+        let _ = (context, id, body);
+        async { Err(crate::runtime::not_implemented("updateBalance")) }
+    }
     /// List the bank-account fields for a country and currency
     ///
     /// The keys a recipient's `bank_account` needs for this country and currency, besides
@@ -68,9 +88,12 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /bankfields` (listBankFields)
     fn list_bank_fields(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         query: ListBankFieldsQuery,
-    ) -> impl Future<Output = Result<::std::vec::Vec<types::BankField>, ApiError>> + Send;
+    ) -> impl Future<Output = Result<ListBankFieldsResponse, ApiError>> + Send {
+        let _ = (context, query);
+        async { Err(crate::runtime::not_implemented("listBankFields")) }
+    }
     /// List countries
     ///
     /// Countries recipients can be in, with the currencies each supports.
@@ -78,8 +101,11 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /countries` (listCountries)
     fn list_countries(
         &self,
-        principal: Self::Principal,
-    ) -> impl Future<Output = Result<::std::vec::Vec<types::Country>, ApiError>> + Send;
+        context: crate::runtime::RequestContext<P>,
+    ) -> impl Future<Output = Result<ListCountriesResponse, ApiError>> + Send {
+        let _ = (context,);
+        async { Err(crate::runtime::not_implemented("listCountries")) }
+    }
     /// List currencies
     ///
     /// Currencies balances can hold, with what each supports.
@@ -87,8 +113,11 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /currencies` (listCurrencies)
     fn list_currencies(
         &self,
-        principal: Self::Principal,
-    ) -> impl Future<Output = Result<::std::vec::Vec<types::Currency>, ApiError>> + Send;
+        context: crate::runtime::RequestContext<P>,
+    ) -> impl Future<Output = Result<ListCurrenciesResponse, ApiError>> + Send {
+        let _ = (context,);
+        async { Err(crate::runtime::not_implemented("listCurrencies")) }
+    }
     /// List payment requests
     ///
     /// Payment requests of the caller, newest first, optionally filtered.
@@ -96,9 +125,12 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /paymentrequests` (listPaymentRequests)
     fn list_payment_requests(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         query: ListPaymentRequestsQuery,
-    ) -> impl Future<Output = Result<::std::vec::Vec<types::PaymentRequest>, ApiError>> + Send;
+    ) -> impl Future<Output = Result<ListPaymentRequestsResponse, ApiError>> + Send {
+        let _ = (context, query);
+        async { Err(crate::runtime::not_implemented("listPaymentRequests")) }
+    }
     /// Create a payment request
     ///
     /// Creates a request for `amount` and returns its pay link and QR code. Without `amount` the
@@ -112,9 +144,12 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /paymentrequests` (createPaymentRequest)
     fn create_payment_request(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         body: types::PaymentRequestCreate,
-    ) -> impl Future<Output = Result<types::PaymentRequest, ApiError>> + Send;
+    ) -> impl Future<Output = Result<CreatePaymentRequestResponse, ApiError>> + Send {
+        let _ = (context, body);
+        async { Err(crate::runtime::not_implemented("createPaymentRequest")) }
+    }
     /// Get a payment request
     ///
     /// The payment request with this id.
@@ -122,9 +157,12 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /paymentrequests/{id}` (getPaymentRequest)
     fn get_payment_request(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<types::PaymentRequest, ApiError>> + Send;
+    ) -> impl Future<Output = Result<GetPaymentRequestResponse, ApiError>> + Send {
+        let _ = (context, id);
+        async { Err(crate::runtime::not_implemented("getPaymentRequest")) }
+    }
     /// Cancel a payment request
     ///
     /// Cancels an `initiated` request; its pay link stops accepting payments. A request in any
@@ -133,9 +171,12 @@ pub trait Api: Send + Sync + 'static {
     /// `DELETE /paymentrequests/{id}` (cancelPaymentRequest)
     fn cancel_payment_request(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<types::ResultOk, ApiError>> + Send;
+    ) -> impl Future<Output = Result<CancelPaymentRequestResponse, ApiError>> + Send {
+        let _ = (context, id);
+        async { Err(crate::runtime::not_implemented("cancelPaymentRequest")) }
+    }
     /// List recipients
     ///
     /// Recipients of the caller, newest first. Deleted recipients are not listed.
@@ -143,9 +184,12 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /recipients` (listRecipients)
     fn list_recipients(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         query: ListRecipientsQuery,
-    ) -> impl Future<Output = Result<::std::vec::Vec<types::Recipient>, ApiError>> + Send;
+    ) -> impl Future<Output = Result<ListRecipientsResponse, ApiError>> + Send {
+        let _ = (context, query);
+        async { Err(crate::runtime::not_implemented("listRecipients")) }
+    }
     /// Create a recipient
     ///
     /// Saves a bank account to pay. `bank_account` carries `currency` and exactly the keys
@@ -158,9 +202,12 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /recipients` (createRecipient)
     fn create_recipient(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         body: types::RecipientCreate,
-    ) -> impl Future<Output = Result<types::Recipient, ApiError>> + Send;
+    ) -> impl Future<Output = Result<CreateRecipientResponse, ApiError>> + Send {
+        let _ = (context, body);
+        async { Err(crate::runtime::not_implemented("createRecipient")) }
+    }
     /// Validate bank details
     ///
     /// Checks bank-account details as `POST /recipients` would, without saving anything. For
@@ -171,9 +218,12 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /recipients/validate` (validateRecipient)
     fn validate_recipient(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         body: types::RecipientValidate,
-    ) -> impl Future<Output = Result<types::RecipientValidation, ApiError>> + Send;
+    ) -> impl Future<Output = Result<ValidateRecipientResponse, ApiError>> + Send {
+        let _ = (context, body);
+        async { Err(crate::runtime::not_implemented("validateRecipient")) }
+    }
     /// Get a recipient
     ///
     /// The recipient with this id; a deleted recipient answers `404`.
@@ -181,9 +231,12 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /recipients/{id}` (getRecipient)
     fn get_recipient(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<types::Recipient, ApiError>> + Send;
+    ) -> impl Future<Output = Result<GetRecipientResponse, ApiError>> + Send {
+        let _ = (context, id);
+        async { Err(crate::runtime::not_implemented("getRecipient")) }
+    }
     /// Delete a recipient
     ///
     /// Removes the recipient from lists and from new payments. Transactions already made keep their
@@ -192,9 +245,12 @@ pub trait Api: Send + Sync + 'static {
     /// `DELETE /recipients/{id}` (deleteRecipient)
     fn delete_recipient(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<types::ResultOk, ApiError>> + Send;
+    ) -> impl Future<Output = Result<DeleteRecipientResponse, ApiError>> + Send {
+        let _ = (context, id);
+        async { Err(crate::runtime::not_implemented("deleteRecipient")) }
+    }
     /// Rename a recipient
     ///
     /// Sets the recipient's `alias`; `null` removes it.
@@ -202,10 +258,13 @@ pub trait Api: Send + Sync + 'static {
     /// `PATCH /recipients/{id}` (updateRecipient)
     fn update_recipient(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: types::RecipientUpdate,
-    ) -> impl Future<Output = Result<types::Recipient, ApiError>> + Send;
+    ) -> impl Future<Output = Result<UpdateRecipientResponse, ApiError>> + Send {
+        let _ = (context, id, body);
+        async { Err(crate::runtime::not_implemented("updateRecipient")) }
+    }
     /// Advance the simulated rails now
     ///
     /// **Sandbox.** Does at once what the rails would do with time: `initiated` virtual accounts
@@ -215,8 +274,11 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /sandbox/advance` (advanceSandbox)
     fn advance_sandbox(
         &self,
-        principal: Self::Principal,
-    ) -> impl Future<Output = Result<types::SandboxAdvance, ApiError>> + Send;
+        context: crate::runtime::RequestContext<P>,
+    ) -> impl Future<Output = Result<AdvanceSandboxResponse, ApiError>> + Send {
+        let _ = (context,);
+        async { Err(crate::runtime::not_implemented("advanceSandbox")) }
+    }
     /// Simulate a bank transfer to a balance's bank address
     ///
     /// **Sandbox.** A sender pays `amount` (in the balance's currency) into the UK account in a
@@ -229,10 +291,13 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /sandbox/balances/{id}/transfers` (simulateBalanceTransfer)
     fn simulate_balance_transfer(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: types::SimulateBalanceTransfer,
-    ) -> impl Future<Output = Result<types::Transaction, ApiError>> + Send;
+    ) -> impl Future<Output = Result<SimulateBalanceTransferResponse, ApiError>> + Send {
+        let _ = (context, id, body);
+        async { Err(crate::runtime::not_implemented("simulateBalanceTransfer")) }
+    }
     /// Simulate the payer paying
     ///
     /// **Sandbox.** Does what the hosted payment page's pay button does. With `outcome`
@@ -244,10 +309,13 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /sandbox/paymentrequests/{id}/pay` (simulatePayment)
     fn simulate_payment(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: Option<types::SimulatePayment>,
-    ) -> impl Future<Output = Result<types::PaymentRequest, ApiError>> + Send;
+    ) -> impl Future<Output = Result<SimulatePaymentResponse, ApiError>> + Send {
+        let _ = (context, id, body);
+        async { Err(crate::runtime::not_implemented("simulatePayment")) }
+    }
     /// Simulate the rail changing a transaction's status
     ///
     /// **Sandbox.** Moves a `payment` to `status` as the payment rail would, following the
@@ -258,10 +326,13 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /sandbox/transactions/{id}/status` (simulateTransactionStatus)
     fn simulate_transaction_status(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: types::SimulateTransactionStatus,
-    ) -> impl Future<Output = Result<types::Transaction, ApiError>> + Send;
+    ) -> impl Future<Output = Result<SimulateTransactionStatusResponse, ApiError>> + Send {
+        let _ = (context, id, body);
+        async { Err(crate::runtime::not_implemented("simulateTransactionStatus")) }
+    }
     /// Simulate the bank changing a virtual account's status
     ///
     /// **Sandbox.** Moves the account to `active` or `blocked` as the bank would, following the
@@ -271,10 +342,13 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /sandbox/virtualaccounts/{id}/status` (simulateVirtualAccountStatus)
     fn simulate_virtual_account_status(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: types::SimulateVirtualAccountStatus,
-    ) -> impl Future<Output = Result<types::VirtualAccount, ApiError>> + Send;
+    ) -> impl Future<Output = Result<SimulateVirtualAccountStatusResponse, ApiError>> + Send {
+        let _ = (context, id, body);
+        async { Err(crate::runtime::not_implemented("simulateVirtualAccountStatus")) }
+    }
     /// Simulate a bank transfer to a virtual account
     ///
     /// **Sandbox.** A payer sends `amount` (in the account's currency) to an `active` virtual
@@ -285,10 +359,13 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /sandbox/virtualaccounts/{id}/transfers` (simulateInboundTransfer)
     fn simulate_inbound_transfer(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: types::SimulateInboundTransfer,
-    ) -> impl Future<Output = Result<types::Transaction, ApiError>> + Send;
+    ) -> impl Future<Output = Result<SimulateInboundTransferResponse, ApiError>> + Send {
+        let _ = (context, id, body);
+        async { Err(crate::runtime::not_implemented("simulateInboundTransfer")) }
+    }
     /// List transactions
     ///
     /// Transactions of the caller, newest first; every filter given must match. The base
@@ -299,9 +376,12 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /transactions` (listTransactions)
     fn list_transactions(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         query: ListTransactionsQuery,
-    ) -> impl Future<Output = Result<::std::vec::Vec<types::Transaction>, ApiError>> + Send;
+    ) -> impl Future<Output = Result<ListTransactionsResponse, ApiError>> + Send {
+        let _ = (context, query);
+        async { Err(crate::runtime::not_implemented("listTransactions")) }
+    }
     /// Pay a recipient
     ///
     /// Pays a recipient from a balance. Give exactly one of `amount` (what leaves the balance, in
@@ -315,9 +395,12 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /transactions` (createTransaction)
     fn create_transaction(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         body: types::TransactionCreate,
-    ) -> impl Future<Output = Result<types::Transaction, ApiError>> + Send;
+    ) -> impl Future<Output = Result<CreateTransactionResponse, ApiError>> + Send {
+        let _ = (context, body);
+        async { Err(crate::runtime::not_implemented("createTransaction")) }
+    }
     /// Get a transaction
     ///
     /// The transaction with this id.
@@ -325,9 +408,12 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /transactions/{id}` (getTransaction)
     fn get_transaction(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<types::Transaction, ApiError>> + Send;
+    ) -> impl Future<Output = Result<GetTransactionResponse, ApiError>> + Send {
+        let _ = (context, id);
+        async { Err(crate::runtime::not_implemented("getTransaction")) }
+    }
     /// List virtual accounts
     ///
     /// Virtual accounts of the caller, newest first, optionally filtered.
@@ -335,9 +421,12 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /virtualaccounts` (listVirtualAccounts)
     fn list_virtual_accounts(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         query: ListVirtualAccountsQuery,
-    ) -> impl Future<Output = Result<::std::vec::Vec<types::VirtualAccount>, ApiError>> + Send;
+    ) -> impl Future<Output = Result<ListVirtualAccountsResponse, ApiError>> + Send {
+        let _ = (context, query);
+        async { Err(crate::runtime::not_implemented("listVirtualAccounts")) }
+    }
     /// Create a virtual account
     ///
     /// Issues bank details in a currency that supports virtual accounts (`GET /currencies`). Give
@@ -349,9 +438,12 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /virtualaccounts` (createVirtualAccount)
     fn create_virtual_account(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         body: types::VirtualAccountCreate,
-    ) -> impl Future<Output = Result<types::VirtualAccount, ApiError>> + Send;
+    ) -> impl Future<Output = Result<CreateVirtualAccountResponse, ApiError>> + Send {
+        let _ = (context, body);
+        async { Err(crate::runtime::not_implemented("createVirtualAccount")) }
+    }
     /// Get a virtual account
     ///
     /// The virtual account with this id.
@@ -359,9 +451,12 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /virtualaccounts/{id}` (getVirtualAccount)
     fn get_virtual_account(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<types::VirtualAccount, ApiError>> + Send;
+    ) -> impl Future<Output = Result<GetVirtualAccountResponse, ApiError>> + Send {
+        let _ = (context, id);
+        async { Err(crate::runtime::not_implemented("getVirtualAccount")) }
+    }
     /// Close a virtual account
     ///
     /// Closes the account for good; later transfers to it are returned to the sender. Closing a
@@ -370,9 +465,12 @@ pub trait Api: Send + Sync + 'static {
     /// `DELETE /virtualaccounts/{id}` (closeVirtualAccount)
     fn close_virtual_account(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<types::ResultOk, ApiError>> + Send;
+    ) -> impl Future<Output = Result<CloseVirtualAccountResponse, ApiError>> + Send {
+        let _ = (context, id);
+        async { Err(crate::runtime::not_implemented("closeVirtualAccount")) }
+    }
     /// Rename a virtual account
     ///
     /// Changes `account_name`; a `closed` account is refused with `409`.
@@ -380,10 +478,13 @@ pub trait Api: Send + Sync + 'static {
     /// `PATCH /virtualaccounts/{id}` (updateVirtualAccount)
     fn update_virtual_account(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: types::VirtualAccountUpdate,
-    ) -> impl Future<Output = Result<types::VirtualAccount, ApiError>> + Send;
+    ) -> impl Future<Output = Result<UpdateVirtualAccountResponse, ApiError>> + Send {
+        let _ = (context, id, body);
+        async { Err(crate::runtime::not_implemented("updateVirtualAccount")) }
+    }
     /// List webhook endpoints
     ///
     /// **Extension.** Endpoints of the caller, newest first. Secrets are never listed.
@@ -391,9 +492,12 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /webhook-endpoints` (listWebhookEndpoints)
     fn list_webhook_endpoints(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         query: ListWebhookEndpointsQuery,
-    ) -> impl Future<Output = Result<::std::vec::Vec<types::WebhookEndpoint>, ApiError>> + Send;
+    ) -> impl Future<Output = Result<ListWebhookEndpointsResponse, ApiError>> + Send {
+        let _ = (context, query);
+        async { Err(crate::runtime::not_implemented("listWebhookEndpoints")) }
+    }
     /// Create a webhook endpoint
     ///
     /// **Extension.** Registers an `https://` URL to receive notifications for `events` (all
@@ -404,9 +508,12 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /webhook-endpoints` (createWebhookEndpoint)
     fn create_webhook_endpoint(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         body: types::WebhookEndpointCreate,
-    ) -> impl Future<Output = Result<types::WebhookEndpointWithSecret, ApiError>> + Send;
+    ) -> impl Future<Output = Result<CreateWebhookEndpointResponse, ApiError>> + Send {
+        let _ = (context, body);
+        async { Err(crate::runtime::not_implemented("createWebhookEndpoint")) }
+    }
     /// Get a webhook endpoint
     ///
     /// **Extension.**
@@ -414,9 +521,12 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /webhook-endpoints/{id}` (getWebhookEndpoint)
     fn get_webhook_endpoint(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<types::WebhookEndpoint, ApiError>> + Send;
+    ) -> impl Future<Output = Result<GetWebhookEndpointResponse, ApiError>> + Send {
+        let _ = (context, id);
+        async { Err(crate::runtime::not_implemented("getWebhookEndpoint")) }
+    }
     /// Delete a webhook endpoint
     ///
     /// **Extension.** Stops deliveries to the endpoint, including pending retries.
@@ -424,9 +534,12 @@ pub trait Api: Send + Sync + 'static {
     /// `DELETE /webhook-endpoints/{id}` (deleteWebhookEndpoint)
     fn delete_webhook_endpoint(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<types::ResultOk, ApiError>> + Send;
+    ) -> impl Future<Output = Result<DeleteWebhookEndpointResponse, ApiError>> + Send {
+        let _ = (context, id);
+        async { Err(crate::runtime::not_implemented("deleteWebhookEndpoint")) }
+    }
     /// Rotate an endpoint's signing secret
     ///
     /// **Extension.** Generates a new signing secret and returns it once. Deliveries from now on,
@@ -435,9 +548,12 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /webhook-endpoints/{id}/rotate-secret` (rotateWebhookEndpointSecret)
     fn rotate_webhook_endpoint_secret(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<types::WebhookEndpointWithSecret, ApiError>> + Send;
+    ) -> impl Future<Output = Result<RotateWebhookEndpointSecretResponse, ApiError>> + Send {
+        let _ = (context, id);
+        async { Err(crate::runtime::not_implemented("rotateWebhookEndpointSecret")) }
+    }
     /// List stored notifications
     ///
     /// Notifications recorded for the caller's endpoints, with their delivery outcome, optionally filtered. Those over for longer than the retention (7 days from when they were made) are no longer listed; see *Notification delivery*.
@@ -445,9 +561,12 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /webhooks` (listWebhooks)
     fn list_webhooks(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         query: ListWebhooksQuery,
-    ) -> impl Future<Output = Result<::std::vec::Vec<types::Webhook>, ApiError>> + Send;
+    ) -> impl Future<Output = Result<ListWebhooksResponse, ApiError>> + Send {
+        let _ = (context, query);
+        async { Err(crate::runtime::not_implemented("listWebhooks")) }
+    }
     /// Send a ping
     ///
     /// Records a `ping` notification for the endpoint and delivers it at once; use it to check an
@@ -463,9 +582,12 @@ pub trait Api: Send + Sync + 'static {
     /// `POST /webhooks` (sendTestWebhook)
     fn send_test_webhook(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         body: types::WebhookPing,
-    ) -> impl Future<Output = Result<types::Webhook, ApiError>> + Send;
+    ) -> impl Future<Output = Result<SendTestWebhookResponse, ApiError>> + Send {
+        let _ = (context, body);
+        async { Err(crate::runtime::not_implemented("sendTestWebhook")) }
+    }
     /// Get a stored notification
     ///
     /// The stored notification with this id, with its delivery outcome.
@@ -473,9 +595,2030 @@ pub trait Api: Send + Sync + 'static {
     /// `GET /webhooks/{id}` (getWebhook)
     fn get_webhook(
         &self,
-        principal: Self::Principal,
+        context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<types::Webhook, ApiError>> + Send;
+    ) -> impl Future<Output = Result<GetWebhookResponse, ApiError>> + Send {
+        let _ = (context, id);
+        async { Err(crate::runtime::not_implemented("getWebhook")) }
+    }
+}
+/// What [`Api::list_balances`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListBalancesResponse {
+    /// `200`: A page of balances.
+    Ok(::std::vec::Vec<types::Balance>),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for ListBalancesResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<::std::vec::Vec<types::Balance>> for ListBalancesResponse {
+    fn from(body: ::std::vec::Vec<types::Balance>) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::create_balance`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CreateBalanceResponse {
+    /// `201`: The new balance, at zero.
+    Created(types::Balance),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for CreateBalanceResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::Balance> for CreateBalanceResponse {
+    fn from(body: types::Balance) -> Self {
+        Self::Created(body)
+    }
+}
+/// What [`Api::get_balance`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetBalanceResponse {
+    /// `200`: The balance.
+    Ok(types::Balance),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for GetBalanceResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::Balance> for GetBalanceResponse {
+    fn from(body: types::Balance) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::update_balance`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UpdateBalanceResponse {
+    /// `200`: The updated balance.
+    Ok(types::Balance),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for UpdateBalanceResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::Balance> for UpdateBalanceResponse {
+    fn from(body: types::Balance) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::list_bank_fields`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListBankFieldsResponse {
+    /// `200`: The fields, in the order a form should show them.
+    Ok(::std::vec::Vec<types::BankField>),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for ListBankFieldsResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<::std::vec::Vec<types::BankField>> for ListBankFieldsResponse {
+    fn from(body: ::std::vec::Vec<types::BankField>) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::list_countries`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListCountriesResponse {
+    /// `200`: All countries, by `alpha2`.
+    Ok(::std::vec::Vec<types::Country>),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for ListCountriesResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<::std::vec::Vec<types::Country>> for ListCountriesResponse {
+    fn from(body: ::std::vec::Vec<types::Country>) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::list_currencies`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListCurrenciesResponse {
+    /// `200`: All currencies, by `currency_code`.
+    Ok(::std::vec::Vec<types::Currency>),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for ListCurrenciesResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<::std::vec::Vec<types::Currency>> for ListCurrenciesResponse {
+    fn from(body: ::std::vec::Vec<types::Currency>) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::list_payment_requests`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListPaymentRequestsResponse {
+    /// `200`: A page of payment requests.
+    Ok(::std::vec::Vec<types::PaymentRequest>),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for ListPaymentRequestsResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<::std::vec::Vec<types::PaymentRequest>> for ListPaymentRequestsResponse {
+    fn from(body: ::std::vec::Vec<types::PaymentRequest>) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::create_payment_request`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CreatePaymentRequestResponse {
+    /// `201`: The payment request (also for a safe retry with the same `reference_id`).
+    Created(types::PaymentRequest),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
+    Conflict(types::Error),
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for CreatePaymentRequestResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::PaymentRequest> for CreatePaymentRequestResponse {
+    fn from(body: types::PaymentRequest) -> Self {
+        Self::Created(body)
+    }
+}
+/// What [`Api::get_payment_request`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetPaymentRequestResponse {
+    /// `200`: The payment request.
+    Ok(types::PaymentRequest),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for GetPaymentRequestResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::PaymentRequest> for GetPaymentRequestResponse {
+    fn from(body: types::PaymentRequest) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::cancel_payment_request`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CancelPaymentRequestResponse {
+    /// `200`: Cancelled.
+    Ok(types::ResultOk),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
+    Conflict(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for CancelPaymentRequestResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::ResultOk> for CancelPaymentRequestResponse {
+    fn from(body: types::ResultOk) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::list_recipients`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListRecipientsResponse {
+    /// `200`: A page of recipients.
+    Ok(::std::vec::Vec<types::Recipient>),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for ListRecipientsResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<::std::vec::Vec<types::Recipient>> for ListRecipientsResponse {
+    fn from(body: ::std::vec::Vec<types::Recipient>) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::create_recipient`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CreateRecipientResponse {
+    /// `201`: The recipient.
+    Created(types::Recipient),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for CreateRecipientResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::Recipient> for CreateRecipientResponse {
+    fn from(body: types::Recipient) -> Self {
+        Self::Created(body)
+    }
+}
+/// What [`Api::validate_recipient`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValidateRecipientResponse {
+    /// `200`: The details are valid.
+    Ok(types::RecipientValidation),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for ValidateRecipientResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::RecipientValidation> for ValidateRecipientResponse {
+    fn from(body: types::RecipientValidation) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::get_recipient`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetRecipientResponse {
+    /// `200`: The recipient.
+    Ok(types::Recipient),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for GetRecipientResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::Recipient> for GetRecipientResponse {
+    fn from(body: types::Recipient) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::delete_recipient`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeleteRecipientResponse {
+    /// `200`: Deleted.
+    Ok(types::ResultOk),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for DeleteRecipientResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::ResultOk> for DeleteRecipientResponse {
+    fn from(body: types::ResultOk) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::update_recipient`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UpdateRecipientResponse {
+    /// `200`: The updated recipient.
+    Ok(types::Recipient),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for UpdateRecipientResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::Recipient> for UpdateRecipientResponse {
+    fn from(body: types::Recipient) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::advance_sandbox`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AdvanceSandboxResponse {
+    /// `200`: What moved.
+    Ok(types::SandboxAdvance),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for AdvanceSandboxResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::SandboxAdvance> for AdvanceSandboxResponse {
+    fn from(body: types::SandboxAdvance) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::simulate_balance_transfer`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimulateBalanceTransferResponse {
+    /// `201`: The collection transaction.
+    Created(types::Transaction),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
+    Conflict(types::Error),
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for SimulateBalanceTransferResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::Transaction> for SimulateBalanceTransferResponse {
+    fn from(body: types::Transaction) -> Self {
+        Self::Created(body)
+    }
+}
+/// What [`Api::simulate_payment`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimulatePaymentResponse {
+    /// `200`: The payment request after the payment.
+    Ok(types::PaymentRequest),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
+    Conflict(types::Error),
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for SimulatePaymentResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::PaymentRequest> for SimulatePaymentResponse {
+    fn from(body: types::PaymentRequest) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::simulate_transaction_status`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimulateTransactionStatusResponse {
+    /// `200`: The transaction after the change.
+    Ok(types::Transaction),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
+    Conflict(types::Error),
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for SimulateTransactionStatusResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::Transaction> for SimulateTransactionStatusResponse {
+    fn from(body: types::Transaction) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::simulate_virtual_account_status`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimulateVirtualAccountStatusResponse {
+    /// `200`: The virtual account after the change.
+    Ok(types::VirtualAccount),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
+    Conflict(types::Error),
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for SimulateVirtualAccountStatusResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::VirtualAccount> for SimulateVirtualAccountStatusResponse {
+    fn from(body: types::VirtualAccount) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::simulate_inbound_transfer`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimulateInboundTransferResponse {
+    /// `201`: The deposit transaction.
+    Created(types::Transaction),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
+    Conflict(types::Error),
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for SimulateInboundTransferResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::Transaction> for SimulateInboundTransferResponse {
+    fn from(body: types::Transaction) -> Self {
+        Self::Created(body)
+    }
+}
+/// What [`Api::list_transactions`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListTransactionsResponse {
+    /// `200`: A page of transactions.
+    Ok(::std::vec::Vec<types::Transaction>),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for ListTransactionsResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<::std::vec::Vec<types::Transaction>> for ListTransactionsResponse {
+    fn from(body: ::std::vec::Vec<types::Transaction>) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::create_transaction`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CreateTransactionResponse {
+    /// `201`: The transaction (also for a safe retry with the same `order_id`).
+    Created(types::Transaction),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
+    Conflict(types::Error),
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for CreateTransactionResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::Transaction> for CreateTransactionResponse {
+    fn from(body: types::Transaction) -> Self {
+        Self::Created(body)
+    }
+}
+/// What [`Api::get_transaction`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetTransactionResponse {
+    /// `200`: The transaction.
+    Ok(types::Transaction),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for GetTransactionResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::Transaction> for GetTransactionResponse {
+    fn from(body: types::Transaction) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::list_virtual_accounts`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListVirtualAccountsResponse {
+    /// `200`: A page of virtual accounts.
+    Ok(::std::vec::Vec<types::VirtualAccount>),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for ListVirtualAccountsResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<::std::vec::Vec<types::VirtualAccount>> for ListVirtualAccountsResponse {
+    fn from(body: ::std::vec::Vec<types::VirtualAccount>) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::create_virtual_account`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CreateVirtualAccountResponse {
+    /// `201`: The virtual account (also for a safe retry with the same `reference_id`).
+    Created(types::VirtualAccount),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
+    Conflict(types::Error),
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for CreateVirtualAccountResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::VirtualAccount> for CreateVirtualAccountResponse {
+    fn from(body: types::VirtualAccount) -> Self {
+        Self::Created(body)
+    }
+}
+/// What [`Api::get_virtual_account`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetVirtualAccountResponse {
+    /// `200`: The virtual account.
+    Ok(types::VirtualAccount),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for GetVirtualAccountResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::VirtualAccount> for GetVirtualAccountResponse {
+    fn from(body: types::VirtualAccount) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::close_virtual_account`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CloseVirtualAccountResponse {
+    /// `200`: Closed.
+    Ok(types::ResultOk),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
+    Conflict(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for CloseVirtualAccountResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::ResultOk> for CloseVirtualAccountResponse {
+    fn from(body: types::ResultOk) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::update_virtual_account`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UpdateVirtualAccountResponse {
+    /// `200`: The updated virtual account.
+    Ok(types::VirtualAccount),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
+    Conflict(types::Error),
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for UpdateVirtualAccountResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::VirtualAccount> for UpdateVirtualAccountResponse {
+    fn from(body: types::VirtualAccount) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::list_webhook_endpoints`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListWebhookEndpointsResponse {
+    /// `200`: A page of endpoints.
+    Ok(::std::vec::Vec<types::WebhookEndpoint>),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for ListWebhookEndpointsResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<::std::vec::Vec<types::WebhookEndpoint>> for ListWebhookEndpointsResponse {
+    fn from(body: ::std::vec::Vec<types::WebhookEndpoint>) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::create_webhook_endpoint`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CreateWebhookEndpointResponse {
+    /// `201`: The endpoint with its signing secret.
+    Created(types::WebhookEndpointWithSecret),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for CreateWebhookEndpointResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::WebhookEndpointWithSecret> for CreateWebhookEndpointResponse {
+    fn from(body: types::WebhookEndpointWithSecret) -> Self {
+        Self::Created(body)
+    }
+}
+/// What [`Api::get_webhook_endpoint`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetWebhookEndpointResponse {
+    /// `200`: The endpoint (without its secret).
+    Ok(types::WebhookEndpoint),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for GetWebhookEndpointResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::WebhookEndpoint> for GetWebhookEndpointResponse {
+    fn from(body: types::WebhookEndpoint) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::delete_webhook_endpoint`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeleteWebhookEndpointResponse {
+    /// `200`: Deleted.
+    Ok(types::ResultOk),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for DeleteWebhookEndpointResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::ResultOk> for DeleteWebhookEndpointResponse {
+    fn from(body: types::ResultOk) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::rotate_webhook_endpoint_secret`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RotateWebhookEndpointSecretResponse {
+    /// `200`: The endpoint with its new secret.
+    Ok(types::WebhookEndpointWithSecret),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for RotateWebhookEndpointSecretResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::WebhookEndpointWithSecret> for RotateWebhookEndpointSecretResponse {
+    fn from(body: types::WebhookEndpointWithSecret) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::list_webhooks`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListWebhooksResponse {
+    /// `200`: A page of notifications, newest first.
+    Ok(::std::vec::Vec<types::Webhook>),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for ListWebhooksResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<::std::vec::Vec<types::Webhook>> for ListWebhooksResponse {
+    fn from(body: ::std::vec::Vec<types::Webhook>) -> Self {
+        Self::Ok(body)
+    }
+}
+/// What [`Api::send_test_webhook`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SendTestWebhookResponse {
+    /// `201`: The ping as stored, with its delivery outcome so far.
+    Created(types::Webhook),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `413`: The body is larger than 64 KiB.
+    PayloadTooLarge(types::Error),
+    /// `415`: The body is not sent as `application/json`.
+    UnsupportedMediaType(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for SendTestWebhookResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
+            Self::UnsupportedMediaType(body) => {
+                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
+            }
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::Webhook> for SendTestWebhookResponse {
+    fn from(body: types::Webhook) -> Self {
+        Self::Created(body)
+    }
+}
+/// What [`Api::get_webhook`] answers: one variant per status the document lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetWebhookResponse {
+    /// `200`: The notification with its delivery outcome.
+    Ok(types::Webhook),
+    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
+    BadRequest(types::Error),
+    /// `401`: Missing or invalid bearer credential.
+    Unauthorized {
+        body: types::Error,
+        /// The `www-authenticate` header: `Bearer realm="payments"`
+        www_authenticate: Option<::std::string::String>,
+    },
+    /// `404`: No such resource for this caller.
+    NotFound(types::Error),
+    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
+    TooManyRequests {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
+    InternalServerError(types::Error),
+}
+impl axum::response::IntoResponse for GetWebhookResponse {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
+            Self::Unauthorized { body, www_authenticate } => {
+                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
+                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
+                response
+            }
+            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
+            Self::TooManyRequests { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+        }
+    }
+}
+impl From<types::Webhook> for GetWebhookResponse {
+    fn from(body: types::Webhook) -> Self {
+        Self::Ok(body)
+    }
 }
 /// Query parameters of [`Api::list_balances`].
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -766,610 +2909,651 @@ struct Shared<A> {
 }
 /// The axum router serving `api`: every operation of the document at its path and method,
 /// with `401`, `404`, `405`, `413` and `415` answered in the error object too.
-pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
+pub fn router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
     let shared = Arc::new(Shared { api, validators: Validators::new() });
     let router = axum::Router::new()
         .route(
             "/balances",
-            axum::routing::get(list_balances::<A>)
-                .post(create_balance::<A>)
+            axum::routing::get(list_balances::<P, A>)
+                .post(create_balance::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
         )
         .route(
             "/balances/{id}",
-            axum::routing::get(get_balance::<A>)
-                .patch(update_balance::<A>)
+            axum::routing::get(get_balance::<P, A>)
+                .patch(update_balance::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, PATCH") }),
         )
         .route(
             "/bankfields",
-            axum::routing::get(list_bank_fields::<A>)
+            axum::routing::get(list_bank_fields::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
         )
         .route(
             "/countries",
-            axum::routing::get(list_countries::<A>)
+            axum::routing::get(list_countries::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
         )
         .route(
             "/currencies",
-            axum::routing::get(list_currencies::<A>)
+            axum::routing::get(list_currencies::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
         )
         .route(
             "/paymentrequests",
-            axum::routing::get(list_payment_requests::<A>)
-                .post(create_payment_request::<A>)
+            axum::routing::get(list_payment_requests::<P, A>)
+                .post(create_payment_request::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
         )
         .route(
             "/paymentrequests/{id}",
-            axum::routing::get(get_payment_request::<A>)
-                .delete(cancel_payment_request::<A>)
+            axum::routing::get(get_payment_request::<P, A>)
+                .delete(cancel_payment_request::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD") }),
         )
         .route(
             "/recipients",
-            axum::routing::get(list_recipients::<A>)
-                .post(create_recipient::<A>)
+            axum::routing::get(list_recipients::<P, A>)
+                .post(create_recipient::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
         )
         .route(
             "/recipients/validate",
-            axum::routing::post(validate_recipient::<A>)
+            axum::routing::post(validate_recipient::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
         )
         .route(
             "/recipients/{id}",
-            axum::routing::get(get_recipient::<A>)
-                .delete(delete_recipient::<A>)
-                .patch(update_recipient::<A>)
+            axum::routing::get(get_recipient::<P, A>)
+                .delete(delete_recipient::<P, A>)
+                .patch(update_recipient::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD, PATCH") }),
         )
         .route(
             "/sandbox/advance",
-            axum::routing::post(advance_sandbox::<A>).fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            axum::routing::post(advance_sandbox::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
         )
         .route(
             "/sandbox/balances/{id}/transfers",
-            axum::routing::post(simulate_balance_transfer::<A>)
+            axum::routing::post(simulate_balance_transfer::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
         )
         .route(
             "/sandbox/paymentrequests/{id}/pay",
-            axum::routing::post(simulate_payment::<A>)
+            axum::routing::post(simulate_payment::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
         )
         .route(
             "/sandbox/transactions/{id}/status",
-            axum::routing::post(simulate_transaction_status::<A>)
+            axum::routing::post(simulate_transaction_status::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
         )
         .route(
             "/sandbox/virtualaccounts/{id}/status",
-            axum::routing::post(simulate_virtual_account_status::<A>)
+            axum::routing::post(simulate_virtual_account_status::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
         )
         .route(
             "/sandbox/virtualaccounts/{id}/transfers",
-            axum::routing::post(simulate_inbound_transfer::<A>)
+            axum::routing::post(simulate_inbound_transfer::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
         )
         .route(
             "/transactions",
-            axum::routing::get(list_transactions::<A>)
-                .post(create_transaction::<A>)
+            axum::routing::get(list_transactions::<P, A>)
+                .post(create_transaction::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
         )
         .route(
             "/transactions/{id}",
-            axum::routing::get(get_transaction::<A>)
+            axum::routing::get(get_transaction::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
         )
         .route(
             "/virtualaccounts",
-            axum::routing::get(list_virtual_accounts::<A>)
-                .post(create_virtual_account::<A>)
+            axum::routing::get(list_virtual_accounts::<P, A>)
+                .post(create_virtual_account::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
         )
         .route(
             "/virtualaccounts/{id}",
-            axum::routing::get(get_virtual_account::<A>)
-                .delete(close_virtual_account::<A>)
-                .patch(update_virtual_account::<A>)
+            axum::routing::get(get_virtual_account::<P, A>)
+                .delete(close_virtual_account::<P, A>)
+                .patch(update_virtual_account::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD, PATCH") }),
         )
         .route(
             "/webhook-endpoints",
-            axum::routing::get(list_webhook_endpoints::<A>)
-                .post(create_webhook_endpoint::<A>)
+            axum::routing::get(list_webhook_endpoints::<P, A>)
+                .post(create_webhook_endpoint::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
         )
         .route(
             "/webhook-endpoints/{id}",
-            axum::routing::get(get_webhook_endpoint::<A>)
-                .delete(delete_webhook_endpoint::<A>)
+            axum::routing::get(get_webhook_endpoint::<P, A>)
+                .delete(delete_webhook_endpoint::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD") }),
         )
         .route(
             "/webhook-endpoints/{id}/rotate-secret",
-            axum::routing::post(rotate_webhook_endpoint_secret::<A>)
+            axum::routing::post(rotate_webhook_endpoint_secret::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
         )
         .route(
             "/webhooks",
-            axum::routing::get(list_webhooks::<A>)
-                .post(send_test_webhook::<A>)
+            axum::routing::get(list_webhooks::<P, A>)
+                .post(send_test_webhook::<P, A>)
                 .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
         )
         .route(
             "/webhooks/{id}",
-            axum::routing::get(get_webhook::<A>).fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
+            axum::routing::get(get_webhook::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
         )
-        .fallback(unknown_path::<A>)
+        .fallback(unknown_path::<P, A>)
         .with_state(shared);
     crate::runtime::finish_router(router)
 }
 /// A path the document does not have.
-async fn unknown_path<A: Api>(
+async fn unknown_path<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     Err(crate::runtime::unknown_path(&uri))
 }
 /// `GET /balances`
-async fn list_balances<A: Api>(
+async fn list_balances<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let query: ListBalancesQuery = crate::runtime::query(&uri, &shared.validators.list_balances_query)?;
-    let output = shared.api.list_balances(principal, query).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::list_balances(&shared.api, context, query).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /balances`
-async fn create_balance<A: Api>(
+async fn create_balance<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let body: types::BalanceCreate = crate::runtime::json_body(&headers, body, &shared.validators.create_balance_body)?;
-    let output = shared.api.create_balance(principal, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::create_balance(&shared.api, context, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /balances/{id}`
-async fn get_balance<A: Api>(
+async fn get_balance<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let output = shared.api.get_balance(principal, id).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::get_balance(&shared.api, context, id).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `PATCH /balances/{id}`
-async fn update_balance<A: Api>(
+async fn update_balance<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::BalanceUpdate = crate::runtime::json_body(&headers, body, &shared.validators.update_balance_body)?;
-    let output = shared.api.update_balance(principal, id, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::update_balance(&shared.api, context, id, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /bankfields`
-async fn list_bank_fields<A: Api>(
+async fn list_bank_fields<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let query: ListBankFieldsQuery = crate::runtime::query(&uri, &shared.validators.list_bank_fields_query)?;
-    let output = shared.api.list_bank_fields(principal, query).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::list_bank_fields(&shared.api, context, query).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /countries`
-async fn list_countries<A: Api>(
+async fn list_countries<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let output = shared.api.list_countries(principal).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::list_countries(&shared.api, context).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /currencies`
-async fn list_currencies<A: Api>(
+async fn list_currencies<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let output = shared.api.list_currencies(principal).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::list_currencies(&shared.api, context).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /paymentrequests`
-async fn list_payment_requests<A: Api>(
+async fn list_payment_requests<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let query: ListPaymentRequestsQuery = crate::runtime::query(&uri, &shared.validators.list_payment_requests_query)?;
-    let output = shared.api.list_payment_requests(principal, query).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::list_payment_requests(&shared.api, context, query).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /paymentrequests`
-async fn create_payment_request<A: Api>(
+async fn create_payment_request<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let body: types::PaymentRequestCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_payment_request_body)?;
-    let output = shared.api.create_payment_request(principal, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::create_payment_request(&shared.api, context, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /paymentrequests/{id}`
-async fn get_payment_request<A: Api>(
+async fn get_payment_request<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let output = shared.api.get_payment_request(principal, id).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::get_payment_request(&shared.api, context, id).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `DELETE /paymentrequests/{id}`
-async fn cancel_payment_request<A: Api>(
+async fn cancel_payment_request<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let output = shared.api.cancel_payment_request(principal, id).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::cancel_payment_request(&shared.api, context, id).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /recipients`
-async fn list_recipients<A: Api>(
+async fn list_recipients<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let query: ListRecipientsQuery = crate::runtime::query(&uri, &shared.validators.list_recipients_query)?;
-    let output = shared.api.list_recipients(principal, query).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::list_recipients(&shared.api, context, query).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /recipients`
-async fn create_recipient<A: Api>(
+async fn create_recipient<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let body: types::RecipientCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_recipient_body)?;
-    let output = shared.api.create_recipient(principal, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::create_recipient(&shared.api, context, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /recipients/validate`
-async fn validate_recipient<A: Api>(
+async fn validate_recipient<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let body: types::RecipientValidate =
         crate::runtime::json_body(&headers, body, &shared.validators.validate_recipient_body)?;
-    let output = shared.api.validate_recipient(principal, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::validate_recipient(&shared.api, context, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /recipients/{id}`
-async fn get_recipient<A: Api>(
+async fn get_recipient<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let output = shared.api.get_recipient(principal, id).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::get_recipient(&shared.api, context, id).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `DELETE /recipients/{id}`
-async fn delete_recipient<A: Api>(
+async fn delete_recipient<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let output = shared.api.delete_recipient(principal, id).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::delete_recipient(&shared.api, context, id).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `PATCH /recipients/{id}`
-async fn update_recipient<A: Api>(
+async fn update_recipient<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::RecipientUpdate =
         crate::runtime::json_body(&headers, body, &shared.validators.update_recipient_body)?;
-    let output = shared.api.update_recipient(principal, id, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::update_recipient(&shared.api, context, id, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /sandbox/advance`
-async fn advance_sandbox<A: Api>(
+async fn advance_sandbox<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
-    let output = shared.api.advance_sandbox(principal).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::advance_sandbox(&shared.api, context).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /sandbox/balances/{id}/transfers`
-async fn simulate_balance_transfer<A: Api>(
+async fn simulate_balance_transfer<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::SimulateBalanceTransfer =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_balance_transfer_body)?;
-    let output = shared.api.simulate_balance_transfer(principal, id, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::simulate_balance_transfer(&shared.api, context, id, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /sandbox/paymentrequests/{id}/pay`
-async fn simulate_payment<A: Api>(
+async fn simulate_payment<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: Option<types::SimulatePayment> =
         crate::runtime::optional_json_body(&headers, body, &shared.validators.simulate_payment_body)?;
-    let output = shared.api.simulate_payment(principal, id, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::simulate_payment(&shared.api, context, id, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /sandbox/transactions/{id}/status`
-async fn simulate_transaction_status<A: Api>(
+async fn simulate_transaction_status<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::SimulateTransactionStatus =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_transaction_status_body)?;
-    let output = shared.api.simulate_transaction_status(principal, id, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::simulate_transaction_status(&shared.api, context, id, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /sandbox/virtualaccounts/{id}/status`
-async fn simulate_virtual_account_status<A: Api>(
+async fn simulate_virtual_account_status<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::SimulateVirtualAccountStatus =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_virtual_account_status_body)?;
-    let output = shared.api.simulate_virtual_account_status(principal, id, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::simulate_virtual_account_status(&shared.api, context, id, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /sandbox/virtualaccounts/{id}/transfers`
-async fn simulate_inbound_transfer<A: Api>(
+async fn simulate_inbound_transfer<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::SimulateInboundTransfer =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_inbound_transfer_body)?;
-    let output = shared.api.simulate_inbound_transfer(principal, id, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::simulate_inbound_transfer(&shared.api, context, id, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /transactions`
-async fn list_transactions<A: Api>(
+async fn list_transactions<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let query: ListTransactionsQuery = crate::runtime::query(&uri, &shared.validators.list_transactions_query)?;
-    let output = shared.api.list_transactions(principal, query).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::list_transactions(&shared.api, context, query).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /transactions`
-async fn create_transaction<A: Api>(
+async fn create_transaction<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let body: types::TransactionCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_transaction_body)?;
-    let output = shared.api.create_transaction(principal, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::create_transaction(&shared.api, context, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /transactions/{id}`
-async fn get_transaction<A: Api>(
+async fn get_transaction<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let output = shared.api.get_transaction(principal, id).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::get_transaction(&shared.api, context, id).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /virtualaccounts`
-async fn list_virtual_accounts<A: Api>(
+async fn list_virtual_accounts<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let query: ListVirtualAccountsQuery = crate::runtime::query(&uri, &shared.validators.list_virtual_accounts_query)?;
-    let output = shared.api.list_virtual_accounts(principal, query).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::list_virtual_accounts(&shared.api, context, query).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /virtualaccounts`
-async fn create_virtual_account<A: Api>(
+async fn create_virtual_account<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let body: types::VirtualAccountCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_virtual_account_body)?;
-    let output = shared.api.create_virtual_account(principal, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::create_virtual_account(&shared.api, context, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /virtualaccounts/{id}`
-async fn get_virtual_account<A: Api>(
+async fn get_virtual_account<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let output = shared.api.get_virtual_account(principal, id).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::get_virtual_account(&shared.api, context, id).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `DELETE /virtualaccounts/{id}`
-async fn close_virtual_account<A: Api>(
+async fn close_virtual_account<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let output = shared.api.close_virtual_account(principal, id).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::close_virtual_account(&shared.api, context, id).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `PATCH /virtualaccounts/{id}`
-async fn update_virtual_account<A: Api>(
+async fn update_virtual_account<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::VirtualAccountUpdate =
         crate::runtime::json_body(&headers, body, &shared.validators.update_virtual_account_body)?;
-    let output = shared.api.update_virtual_account(principal, id, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::update_virtual_account(&shared.api, context, id, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /webhook-endpoints`
-async fn list_webhook_endpoints<A: Api>(
+async fn list_webhook_endpoints<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let query: ListWebhookEndpointsQuery =
         crate::runtime::query(&uri, &shared.validators.list_webhook_endpoints_query)?;
-    let output = shared.api.list_webhook_endpoints(principal, query).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::list_webhook_endpoints(&shared.api, context, query).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /webhook-endpoints`
-async fn create_webhook_endpoint<A: Api>(
+async fn create_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let body: types::WebhookEndpointCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_webhook_endpoint_body)?;
-    let output = shared.api.create_webhook_endpoint(principal, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::create_webhook_endpoint(&shared.api, context, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /webhook-endpoints/{id}`
-async fn get_webhook_endpoint<A: Api>(
+async fn get_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let output = shared.api.get_webhook_endpoint(principal, id).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::get_webhook_endpoint(&shared.api, context, id).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `DELETE /webhook-endpoints/{id}`
-async fn delete_webhook_endpoint<A: Api>(
+async fn delete_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let output = shared.api.delete_webhook_endpoint(principal, id).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::delete_webhook_endpoint(&shared.api, context, id).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /webhook-endpoints/{id}/rotate-secret`
-async fn rotate_webhook_endpoint_secret<A: Api>(
+async fn rotate_webhook_endpoint_secret<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let output = shared.api.rotate_webhook_endpoint_secret(principal, id).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::rotate_webhook_endpoint_secret(&shared.api, context, id).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /webhooks`
-async fn list_webhooks<A: Api>(
+async fn list_webhooks<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let query: ListWebhooksQuery = crate::runtime::query(&uri, &shared.validators.list_webhooks_query)?;
-    let output = shared.api.list_webhooks(principal, query).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::list_webhooks(&shared.api, context, query).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /webhooks`
-async fn send_test_webhook<A: Api>(
+async fn send_test_webhook<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let body: types::WebhookPing =
         crate::runtime::json_body(&headers, body, &shared.validators.send_test_webhook_body)?;
-    let output = shared.api.send_test_webhook(principal, body).await?;
-    Ok(crate::runtime::json_response(StatusCode::CREATED, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::send_test_webhook(&shared.api, context, body).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /webhooks/{id}`
-async fn get_webhook<A: Api>(
+async fn get_webhook<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let principal = shared.api.authenticate(crate::runtime::bearer_token(&headers)?).await?;
+    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let output = shared.api.get_webhook(principal, id).await?;
-    Ok(crate::runtime::json_response(StatusCode::OK, &output))
+    let context = crate::runtime::RequestContext::new(caller, headers);
+    let output = <A as Api<P>>::get_webhook(&shared.api, context, id).await?;
+    Ok(axum::response::IntoResponse::into_response(output))
 }

@@ -1,8 +1,10 @@
 //! The server side of the Payments API. `cargo xtask codegen` generates, from
 //! `openapi/payments.yaml`, the [`Api`] trait (one method per operation, typed with the shared
-//! `payments-types` models) and [`router`], the axum router around it. Implement [`Api`]; the
-//! router does the HTTP work: it authenticates every request through [`Api::authenticate`],
-//! parses and validates path, query and body against the document, picks the status code, and
+//! `payments-types` models, each answering its own response enum) and [`router`], the axum
+//! router around it. Implement what you serve of [`Api`] (every method has a default that answers
+//! `501`); the router does the HTTP work: it authenticates every request of a secured operation
+//! through [`Api::authenticate`], parses and validates path, query and body against the document,
+//! hands the operation a [`RequestContext`] (the caller, the headers, the request id), and
 //! answers every failure — its own and yours ([`ApiError`]) — with the error object
 //! `{"request":"error","code":<status>,"message":"..."}`.
 //!
@@ -10,7 +12,7 @@
 //! use std::sync::Arc;
 //! # struct MyService;
 //! # fn service() -> MyService { MyService }
-//! // impl payments_server::Api for MyService { ... }
+//! // impl payments_server::Api<Caller> for MyService { ... }
 //! # fn router<A>(_: Arc<A>) -> axum::Router { axum::Router::new() }
 //! # async fn demo() {
 //! let app: axum::Router = router(Arc::new(service()));
@@ -25,4 +27,4 @@ pub mod runtime;
 
 pub use generated::*;
 pub use payments_types as types;
-pub use runtime::ApiError;
+pub use runtime::{ApiError, RequestContext};

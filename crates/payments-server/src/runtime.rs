@@ -5,7 +5,7 @@
 use axum::body::Bytes;
 use axum::extract::RawPathParams;
 use axum::extract::rejection::BytesRejection;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -108,6 +108,51 @@ impl IntoResponse for ApiError {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         response
+    }
+}
+
+/// What an operation knows of its request besides its parameters: who is calling (`P`, as the
+/// authentication hook found it; `()` for an operation the document leaves unsecured), the
+/// request's headers, and its id.
+#[derive(Debug, Clone)]
+pub struct RequestContext<P> {
+    /// The caller.
+    pub caller: P,
+    /// Every header of the request, as received.
+    pub headers: HeaderMap,
+    /// The request's id: its `x-request-id` header (which a layer in front, or the client, set),
+    /// or a new UUID when it has none; the same id a layer propagating it answers with.
+    pub request_id: String,
+}
+
+/// The header carrying a request's id: the one a layer in front should set and propagate.
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+impl<P> RequestContext<P> {
+    pub fn new(caller: P, headers: HeaderMap) -> Self {
+        let request_id = match headers.get(&REQUEST_ID).and_then(|v| v.to_str().ok()) {
+            Some(id) => id.to_owned(),
+            None => uuid::Uuid::new_v4().to_string(),
+        };
+        Self { caller, headers, request_id }
+    }
+}
+
+/// `501`: what an operation answers until it is implemented.
+pub fn not_implemented(operation_id: &str) -> ApiError {
+    ApiError::new(StatusCode::NOT_IMPLEMENTED, format!("Not implemented: {operation_id}"))
+}
+
+/// Sets the header `name` (lower case) of `response` to `value`'s text, if there is a value. A
+/// value that cannot be a header (a line break in it) is the server's fault: the answer becomes
+/// `500`.
+pub fn set_header(response: &mut Response, name: &'static str, value: Option<&impl std::fmt::Display>) {
+    let Some(value) = value else { return };
+    match HeaderValue::try_from(value.to_string()) {
+        Ok(value) => {
+            response.headers_mut().insert(HeaderName::from_static(name), value);
+        }
+        Err(_) => *response = ApiError::internal().into_response(),
     }
 }
 

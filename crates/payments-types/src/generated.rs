@@ -2,7 +2,8 @@
 // Do not edit by hand: change the document and run `cargo xtask codegen`.
 
 ///`AccountDetails`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct AccountDetails {
     pub account_name: ::std::string::String,
     pub account_number: ::std::string::String,
@@ -14,7 +15,8 @@ impl AccountDetails {
     }
 }
 ///`AddressDetails`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct AddressDetails {
     pub account_name: ::std::string::String,
     pub account_number: ::std::string::String,
@@ -26,19 +28,8 @@ impl AddressDetails {
     }
 }
 ///`local`: domestic bank details in the currency's country.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum AddressType {
     #[serde(rename = "local")]
     Local,
@@ -72,8 +63,9 @@ impl ::std::convert::TryFrom<::std::string::String> for AddressType {
     }
 }
 ///A positive amount in the currency's minor unit (`1050` GBP is £10.50).
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct Amount(pub ::std::num::NonZeroU64);
 impl ::std::ops::Deref for Amount {
     type Target = ::std::num::NonZeroU64;
@@ -115,7 +107,8 @@ impl ::std::convert::TryFrom<String> for Amount {
     }
 }
 ///`Balance`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct Balance {
     ///Bank details that credit this balance directly (GBP balances have one).
     pub addresses: ::std::vec::Vec<BalanceAddress>,
@@ -135,7 +128,8 @@ impl Balance {
     }
 }
 ///`BalanceAddress`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BalanceAddress {
     pub active: bool,
     pub details: AddressDetails,
@@ -150,7 +144,8 @@ impl BalanceAddress {
     }
 }
 ///`BalanceCreate`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BalanceCreate {
     pub currency: CurrencyCode,
     ///Defaults to `<currency> balance`.
@@ -163,8 +158,9 @@ impl BalanceCreate {
     }
 }
 ///Defaults to `<currency> balance`.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BalanceCreateName(::std::string::String);
 impl ::std::ops::Deref for BalanceCreateName {
     type Target = ::std::string::String;
@@ -212,8 +208,9 @@ impl<'de> ::serde::Deserialize<'de> for BalanceCreateName {
     }
 }
 ///`BalanceName`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BalanceName(::std::string::String);
 impl ::std::ops::Deref for BalanceName {
     type Target = ::std::string::String;
@@ -258,7 +255,8 @@ impl<'de> ::serde::Deserialize<'de> for BalanceName {
     }
 }
 ///`BalanceUpdate`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BalanceUpdate {
     pub name: BalanceUpdateName,
 }
@@ -268,8 +266,9 @@ impl BalanceUpdate {
     }
 }
 ///`BalanceUpdateName`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BalanceUpdateName(::std::string::String);
 impl ::std::ops::Deref for BalanceUpdateName {
     type Target = ::std::string::String;
@@ -323,7 +322,8 @@ impl<'de> ::serde::Deserialize<'de> for BalanceUpdateName {
 /// 18 digits); US/USD `account_name`, `routing_number` (9 digits with a valid ABA checksum),
 /// `account_number` (4 to 17 digits); euro-area countries/EUR `account_name`, `iban` (valid
 /// check digits), `bic` (8 or 11 characters). `bank_name` is filled in by the service.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BankAccount {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub account_name: ::std::option::Option<BankAccountAccountName>,
@@ -351,8 +351,9 @@ impl BankAccount {
     }
 }
 ///`BankAccountAccountName`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BankAccountAccountName(::std::string::String);
 impl ::std::ops::Deref for BankAccountAccountName {
     type Target = ::std::string::String;
@@ -400,8 +401,9 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountAccountName {
     }
 }
 ///`BankAccountAccountNumber`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BankAccountAccountNumber(::std::string::String);
 impl ::std::ops::Deref for BankAccountAccountNumber {
     type Target = ::std::string::String;
@@ -449,8 +451,9 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountAccountNumber {
     }
 }
 ///`BankAccountBankCode`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BankAccountBankCode(::std::string::String);
 impl ::std::ops::Deref for BankAccountBankCode {
     type Target = ::std::string::String;
@@ -498,8 +501,9 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountBankCode {
     }
 }
 ///`BankAccountBankName`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BankAccountBankName(::std::string::String);
 impl ::std::ops::Deref for BankAccountBankName {
     type Target = ::std::string::String;
@@ -544,8 +548,9 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountBankName {
     }
 }
 ///`BankAccountBic`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BankAccountBic(::std::string::String);
 impl ::std::ops::Deref for BankAccountBic {
     type Target = ::std::string::String;
@@ -593,8 +598,9 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountBic {
     }
 }
 ///`BankAccountIban`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BankAccountIban(::std::string::String);
 impl ::std::ops::Deref for BankAccountIban {
     type Target = ::std::string::String;
@@ -642,8 +648,9 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountIban {
     }
 }
 ///`BankAccountIfsc`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BankAccountIfsc(::std::string::String);
 impl ::std::ops::Deref for BankAccountIfsc {
     type Target = ::std::string::String;
@@ -691,8 +698,9 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountIfsc {
     }
 }
 ///`BankAccountRoutingNumber`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BankAccountRoutingNumber(::std::string::String);
 impl ::std::ops::Deref for BankAccountRoutingNumber {
     type Target = ::std::string::String;
@@ -740,8 +748,9 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountRoutingNumber {
     }
 }
 ///`BankAccountSortCode`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BankAccountSortCode(::std::string::String);
 impl ::std::ops::Deref for BankAccountSortCode {
     type Target = ::std::string::String;
@@ -789,7 +798,8 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountSortCode {
     }
 }
 ///`BankField`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct BankField {
     pub label: ::std::string::String,
     ///The exact length for fixed-length fields, else `null`.
@@ -806,19 +816,8 @@ impl BankField {
     }
 }
 ///`number`: digits only (keep leading zeros; send as a string).
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum BankFieldType {
     #[serde(rename = "text")]
     Text,
@@ -856,7 +855,8 @@ impl ::std::convert::TryFrom<::std::string::String> for BankFieldType {
     }
 }
 ///`Country`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct Country {
     pub alpha2: CountryCode,
     pub country_name: ::std::string::String,
@@ -869,8 +869,9 @@ impl Country {
     }
 }
 ///ISO 3166-1 alpha-2 country code, upper case.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct CountryCode(::std::string::String);
 impl ::std::ops::Deref for CountryCode {
     type Target = ::std::string::String;
@@ -923,7 +924,8 @@ impl<'de> ::serde::Deserialize<'de> for CountryCode {
     }
 }
 ///`Currency`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct Currency {
     pub currency_code: CurrencyCode,
     pub currency_name: ::std::string::String,
@@ -940,8 +942,9 @@ impl Currency {
     }
 }
 ///ISO 4217 currency code, upper case.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct CurrencyCode(::std::string::String);
 impl ::std::ops::Deref for CurrencyCode {
     type Target = ::std::string::String;
@@ -996,19 +999,8 @@ impl<'de> ::serde::Deserialize<'de> for CurrencyCode {
 /// `pending`: not attempted yet, the first delivery is due at `next_attempt`; `failed`: the last
 /// attempt failed and a redelivery is due at `next_attempt`; `delivered`: an attempt was answered
 /// 2xx; `discarded`: the 24 hourly redeliveries all failed, or the endpoint was deleted.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum DeliveryStatus {
     #[serde(rename = "pending")]
     Pending,
@@ -1054,7 +1046,8 @@ impl ::std::convert::TryFrom<::std::string::String> for DeliveryStatus {
     }
 }
 ///The body of every failed request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct Error {
     ///The HTTP status code of the response.
     pub code: i32,
@@ -1069,19 +1062,8 @@ impl Error {
     }
 }
 ///Always `error`.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum ErrorRequest {
     #[serde(rename = "error")]
     Error,
@@ -1123,7 +1105,8 @@ impl ::std::convert::TryFrom<::std::string::String> for ErrorRequest {
 /// fixed-point integers with six decimals (`1952215190` means 1952.21519), rounded half
 /// up: kept for clients of 1.x, they lose precision for small rates (NGN→GBP keeps three
 /// significant digits), so reproduce amounts from the decimals.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct ExchangeRate {
     pub rate: ::std::num::NonZeroU64,
     ///The applied rate, 12 significant digits.
@@ -1138,8 +1121,9 @@ impl ExchangeRate {
     }
 }
 ///The applied rate, 12 significant digits.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct ExchangeRateRateDecimal(::std::string::String);
 impl ::std::ops::Deref for ExchangeRateRateDecimal {
     type Target = ::std::string::String;
@@ -1189,8 +1173,9 @@ impl<'de> ::serde::Deserialize<'de> for ExchangeRateRateDecimal {
     }
 }
 ///The mid-market rate, 12 significant digits.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct ExchangeRateSingleRateDecimal(::std::string::String);
 impl ::std::ops::Deref for ExchangeRateSingleRateDecimal {
     type Target = ::std::string::String;
@@ -1240,8 +1225,9 @@ impl<'de> ::serde::Deserialize<'de> for ExchangeRateSingleRateDecimal {
     }
 }
 ///`ListPaymentRequestsReferenceId`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct ListPaymentRequestsReferenceId(::std::string::String);
 impl ::std::ops::Deref for ListPaymentRequestsReferenceId {
     type Target = ::std::string::String;
@@ -1289,8 +1275,9 @@ impl<'de> ::serde::Deserialize<'de> for ListPaymentRequestsReferenceId {
     }
 }
 ///`ListTransactionsOrderId`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct ListTransactionsOrderId(::std::string::String);
 impl ::std::ops::Deref for ListTransactionsOrderId {
     type Target = ::std::string::String;
@@ -1338,8 +1325,9 @@ impl<'de> ::serde::Deserialize<'de> for ListTransactionsOrderId {
     }
 }
 ///`ListTransactionsSearch`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct ListTransactionsSearch(::std::string::String);
 impl ::std::ops::Deref for ListTransactionsSearch {
     type Target = ::std::string::String;
@@ -1387,8 +1375,9 @@ impl<'de> ::serde::Deserialize<'de> for ListTransactionsSearch {
     }
 }
 ///`ListVirtualAccountsReferenceId`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct ListVirtualAccountsReferenceId(::std::string::String);
 impl ::std::ops::Deref for ListVirtualAccountsReferenceId {
     type Target = ::std::string::String;
@@ -1436,8 +1425,9 @@ impl<'de> ::serde::Deserialize<'de> for ListVirtualAccountsReferenceId {
     }
 }
 ///`ListVirtualAccountsSearch`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct ListVirtualAccountsSearch(::std::string::String);
 impl ::std::ops::Deref for ListVirtualAccountsSearch {
     type Target = ::std::string::String;
@@ -1492,19 +1482,8 @@ impl<'de> ::serde::Deserialize<'de> for ListVirtualAccountsSearch {
 /// euro area) or no name was given. In the sandbox a GB or NG bank holds, for each account,
 /// a name derived from the bank code or sort code and the account number: ask
 /// `POST /recipients/validate` which.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum NameCheck {
     #[serde(rename = "match")]
     Match,
@@ -1550,7 +1529,8 @@ impl ::std::convert::TryFrom<::std::string::String> for NameCheck {
     }
 }
 ///The body posted to an endpoint.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct Notification {
     ///When the notification was generated; keep the newest per resource.
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -1569,19 +1549,8 @@ impl Notification {
     }
 }
 ///How the money moved (`balance` for payments, `bank_transfer` for deposits, `payment_link` for collections).
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum PaymentMethod {
     #[serde(rename = "balance")]
     Balance,
@@ -1623,7 +1592,8 @@ impl ::std::convert::TryFrom<::std::string::String> for PaymentMethod {
     }
 }
 ///`PaymentRequest`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct PaymentRequest {
     ///What the payer is asked for; `null` for an open request until it is paid, then the amount paid.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
@@ -1656,7 +1626,8 @@ impl PaymentRequest {
 }
 /// Give `currency`, `settlement_balance_id`, or both. Every field is optional: without
 /// `amount` the payer chooses the amount on the payment page.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct PaymentRequestCreate {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub amount: ::std::option::Option<Amount>,
@@ -1681,8 +1652,9 @@ impl PaymentRequestCreate {
     }
 }
 ///Free text shown to the payer.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct PaymentRequestCreateReference(::std::string::String);
 impl ::std::ops::Deref for PaymentRequestCreateReference {
     type Target = ::std::string::String;
@@ -1727,8 +1699,9 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReference {
     }
 }
 ///Your unique reference; reusing it makes the request a safe retry.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct PaymentRequestCreateReferenceId(::std::string::String);
 impl ::std::ops::Deref for PaymentRequestCreateReferenceId {
     type Target = ::std::string::String;
@@ -1776,8 +1749,9 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReferenceId {
     }
 }
 ///An `http(s)` URL the payment page returns the payer to.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct PaymentRequestCreateReturnUrl(::std::string::String);
 impl ::std::ops::Deref for PaymentRequestCreateReturnUrl {
     type Target = ::std::string::String;
@@ -1822,7 +1796,8 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReturnUrl {
     }
 }
 ///`PaymentRequestNotification`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct PaymentRequestNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: PaymentRequest,
@@ -1835,8 +1810,9 @@ impl PaymentRequestNotification {
     }
 }
 ///Free text shown to the payer.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct PaymentRequestReference(::std::string::String);
 impl ::std::ops::Deref for PaymentRequestReference {
     type Target = ::std::string::String;
@@ -1881,8 +1857,9 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestReference {
     }
 }
 ///Your unique reference, if you gave one.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct PaymentRequestReferenceId(::std::string::String);
 impl ::std::ops::Deref for PaymentRequestReferenceId {
     type Target = ::std::string::String;
@@ -1927,19 +1904,8 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestReferenceId {
     }
 }
 ///See *Payment requests* for the transitions.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum PaymentRequestStatus {
     #[serde(rename = "initiated")]
     Initiated,
@@ -1985,7 +1951,8 @@ impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestStatus {
     }
 }
 ///`Ping`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct Ping {
     pub endpoint_id: ::uuid::Uuid,
     pub message: PingMessage,
@@ -1996,19 +1963,8 @@ impl Ping {
     }
 }
 ///`PingMessage`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum PingMessage {
     #[serde(rename = "ping")]
     Ping,
@@ -2042,7 +1998,8 @@ impl ::std::convert::TryFrom<::std::string::String> for PingMessage {
     }
 }
 ///`PingNotification`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct PingNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: Ping,
@@ -2055,7 +2012,8 @@ impl PingNotification {
     }
 }
 ///`Recipient`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct Recipient {
     ///Your label for the recipient.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
@@ -2076,8 +2034,9 @@ impl Recipient {
     }
 }
 ///Your label for the recipient.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct RecipientAlias(::std::string::String);
 impl ::std::ops::Deref for RecipientAlias {
     type Target = ::std::string::String;
@@ -2122,7 +2081,8 @@ impl<'de> ::serde::Deserialize<'de> for RecipientAlias {
     }
 }
 ///`RecipientCreate`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct RecipientCreate {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub alias: ::std::option::Option<RecipientCreateAlias>,
@@ -2139,8 +2099,9 @@ impl RecipientCreate {
     }
 }
 ///`RecipientCreateAlias`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct RecipientCreateAlias(::std::string::String);
 impl ::std::ops::Deref for RecipientCreateAlias {
     type Target = ::std::string::String;
@@ -2185,8 +2146,9 @@ impl<'de> ::serde::Deserialize<'de> for RecipientCreateAlias {
     }
 }
 ///`RecipientCreateDefaultReference`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct RecipientCreateDefaultReference(::std::string::String);
 impl ::std::ops::Deref for RecipientCreateDefaultReference {
     type Target = ::std::string::String;
@@ -2231,8 +2193,9 @@ impl<'de> ::serde::Deserialize<'de> for RecipientCreateDefaultReference {
     }
 }
 ///The payment reference used when a transaction gives none.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct RecipientDefaultReference(::std::string::String);
 impl ::std::ops::Deref for RecipientDefaultReference {
     type Target = ::std::string::String;
@@ -2277,7 +2240,8 @@ impl<'de> ::serde::Deserialize<'de> for RecipientDefaultReference {
     }
 }
 ///`RecipientNotification`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct RecipientNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: Recipient,
@@ -2290,19 +2254,8 @@ impl RecipientNotification {
     }
 }
 ///`RecipientType`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum RecipientType {
     #[serde(rename = "personal")]
     Personal,
@@ -2340,7 +2293,8 @@ impl ::std::convert::TryFrom<::std::string::String> for RecipientType {
     }
 }
 ///`RecipientUpdate`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct RecipientUpdate {
     ///The new label; `null` removes it.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
@@ -2352,8 +2306,9 @@ impl RecipientUpdate {
     }
 }
 ///The new label; `null` removes it.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct RecipientUpdateAlias(::std::string::String);
 impl ::std::ops::Deref for RecipientUpdateAlias {
     type Target = ::std::string::String;
@@ -2398,7 +2353,8 @@ impl<'de> ::serde::Deserialize<'de> for RecipientUpdateAlias {
     }
 }
 ///`RecipientValidate`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct RecipientValidate {
     pub bank_account: BankAccount,
     pub country: CountryCode,
@@ -2409,7 +2365,8 @@ impl RecipientValidate {
     }
 }
 ///`RecipientValidation`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct RecipientValidation {
     ///The name the bank holds for the account, where the bank resolves names; otherwise the name given, or `null`.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
@@ -2428,7 +2385,8 @@ impl RecipientValidation {
     }
 }
 ///The body of a successful delete or cancel.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct ResultOk {
     pub result: ResultOkResult,
 }
@@ -2438,19 +2396,8 @@ impl ResultOk {
     }
 }
 ///`ResultOkResult`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum ResultOkResult {
     #[serde(rename = "ok")]
     Ok,
@@ -2484,7 +2431,8 @@ impl ::std::convert::TryFrom<::std::string::String> for ResultOkResult {
     }
 }
 ///`SandboxAdvance`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct SandboxAdvance {
     pub transactions_advanced: i32,
     pub virtual_accounts_activated: i32,
@@ -2495,7 +2443,8 @@ impl SandboxAdvance {
     }
 }
 ///`SimulateBalanceTransfer`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct SimulateBalanceTransfer {
     pub amount: Amount,
     ///What the sender wrote as the payment's reference.
@@ -2510,8 +2459,9 @@ impl SimulateBalanceTransfer {
     }
 }
 ///What the sender wrote as the payment's reference.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct SimulateBalanceTransferReference(::std::string::String);
 impl ::std::ops::Deref for SimulateBalanceTransferReference {
     type Target = ::std::string::String;
@@ -2556,8 +2506,9 @@ impl<'de> ::serde::Deserialize<'de> for SimulateBalanceTransferReference {
     }
 }
 ///The name on the sending account; the transaction's `payer_name`.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct SimulateBalanceTransferSenderName(::std::string::String);
 impl ::std::ops::Deref for SimulateBalanceTransferSenderName {
     type Target = ::std::string::String;
@@ -2605,7 +2556,8 @@ impl<'de> ::serde::Deserialize<'de> for SimulateBalanceTransferSenderName {
     }
 }
 ///`SimulateInboundTransfer`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct SimulateInboundTransfer {
     pub amount: Amount,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -2619,8 +2571,9 @@ impl SimulateInboundTransfer {
     }
 }
 ///`SimulateInboundTransferPayerName`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct SimulateInboundTransferPayerName(::std::string::String);
 impl ::std::ops::Deref for SimulateInboundTransferPayerName {
     type Target = ::std::string::String;
@@ -2668,8 +2621,9 @@ impl<'de> ::serde::Deserialize<'de> for SimulateInboundTransferPayerName {
     }
 }
 ///`SimulateInboundTransferReference`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct SimulateInboundTransferReference(::std::string::String);
 impl ::std::ops::Deref for SimulateInboundTransferReference {
     type Target = ::std::string::String;
@@ -2715,7 +2669,8 @@ impl<'de> ::serde::Deserialize<'de> for SimulateInboundTransferReference {
 }
 /// `amount` is what the payer pays: required for an open request (one created without an
 /// amount), and, when given for a request with an amount, it must equal it (`400` otherwise).
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct SimulatePayment {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub amount: ::std::option::Option<Amount>,
@@ -2740,19 +2695,8 @@ impl SimulatePayment {
     }
 }
 ///`SimulatePaymentOutcome`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum SimulatePaymentOutcome {
     #[serde(rename = "processed")]
     Processed,
@@ -2795,8 +2739,9 @@ impl ::std::default::Default for SimulatePaymentOutcome {
     }
 }
 ///Defaults to `Sandbox Payer`.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct SimulatePaymentPayerName(::std::string::String);
 impl ::std::ops::Deref for SimulatePaymentPayerName {
     type Target = ::std::string::String;
@@ -2844,7 +2789,8 @@ impl<'de> ::serde::Deserialize<'de> for SimulatePaymentPayerName {
     }
 }
 ///`SimulateTransactionStatus`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct SimulateTransactionStatus {
     ///Required with `failed`.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -2857,8 +2803,9 @@ impl SimulateTransactionStatus {
     }
 }
 ///Required with `failed`.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct SimulateTransactionStatusFailureReason(::std::string::String);
 impl ::std::ops::Deref for SimulateTransactionStatusFailureReason {
     type Target = ::std::string::String;
@@ -2906,19 +2853,8 @@ impl<'de> ::serde::Deserialize<'de> for SimulateTransactionStatusFailureReason {
     }
 }
 ///`SimulateTransactionStatusStatus`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum SimulateTransactionStatusStatus {
     #[serde(rename = "pending")]
     Pending,
@@ -2972,7 +2908,8 @@ impl ::std::convert::TryFrom<::std::string::String> for SimulateTransactionStatu
     }
 }
 ///`SimulateVirtualAccountStatus`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct SimulateVirtualAccountStatus {
     pub status: SimulateVirtualAccountStatusStatus,
 }
@@ -2982,19 +2919,8 @@ impl SimulateVirtualAccountStatus {
     }
 }
 ///`SimulateVirtualAccountStatusStatus`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum SimulateVirtualAccountStatusStatus {
     #[serde(rename = "active")]
     Active,
@@ -3032,7 +2958,8 @@ impl ::std::convert::TryFrom<::std::string::String> for SimulateVirtualAccountSt
     }
 }
 ///`Transaction`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct Transaction {
     pub amount: Amount,
     pub balance_id: ::uuid::Uuid,
@@ -3075,7 +3002,8 @@ impl Transaction {
     }
 }
 ///Give exactly one of `amount` and `to_amount`.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct TransactionCreate {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub amount: ::std::option::Option<Amount>,
@@ -3098,8 +3026,9 @@ impl TransactionCreate {
     }
 }
 ///Your unique id; reusing it makes the request a safe retry.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct TransactionCreateOrderId(::std::string::String);
 impl ::std::ops::Deref for TransactionCreateOrderId {
     type Target = ::std::string::String;
@@ -3147,8 +3076,9 @@ impl<'de> ::serde::Deserialize<'de> for TransactionCreateOrderId {
     }
 }
 ///Shown to the recipient; defaults to the recipient's `default_reference`.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct TransactionCreateReference(::std::string::String);
 impl ::std::ops::Deref for TransactionCreateReference {
     type Target = ::std::string::String;
@@ -3193,19 +3123,8 @@ impl<'de> ::serde::Deserialize<'de> for TransactionCreateReference {
     }
 }
 ///Only `payment` can be created.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum TransactionCreateTransactionType {
     #[serde(rename = "payment")]
     Payment,
@@ -3239,7 +3158,8 @@ impl ::std::convert::TryFrom<::std::string::String> for TransactionCreateTransac
     }
 }
 ///`TransactionNotification`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct TransactionNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: Transaction,
@@ -3252,8 +3172,9 @@ impl TransactionNotification {
     }
 }
 ///`TransactionOrderId`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct TransactionOrderId(::std::string::String);
 impl ::std::ops::Deref for TransactionOrderId {
     type Target = ::std::string::String;
@@ -3298,8 +3219,9 @@ impl<'de> ::serde::Deserialize<'de> for TransactionOrderId {
     }
 }
 ///The reference the recipient's bank shows (the transaction's `reference`, else the recipient's `default_reference`).
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct TransactionPaymentReference(::std::string::String);
 impl ::std::ops::Deref for TransactionPaymentReference {
     type Target = ::std::string::String;
@@ -3344,8 +3266,9 @@ impl<'de> ::serde::Deserialize<'de> for TransactionPaymentReference {
     }
 }
 ///`TransactionReference`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct TransactionReference(::std::string::String);
 impl ::std::ops::Deref for TransactionReference {
     type Target = ::std::string::String;
@@ -3390,19 +3313,8 @@ impl<'de> ::serde::Deserialize<'de> for TransactionReference {
     }
 }
 ///See *Transactions* for the transitions.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum TransactionStatus {
     #[serde(rename = "initiated")]
     Initiated,
@@ -3461,19 +3373,8 @@ impl ::std::convert::TryFrom<::std::string::String> for TransactionStatus {
 }
 /// `payment`: money sent from a balance to a recipient. `deposit`: a bank transfer received on
 /// a virtual account. `collection`: a settled payment request.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum TransactionType {
     #[serde(rename = "payment")]
     Payment,
@@ -3515,7 +3416,8 @@ impl ::std::convert::TryFrom<::std::string::String> for TransactionType {
     }
 }
 ///`VirtualAccount`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct VirtualAccount {
     pub account_name: VirtualAccountAccountName,
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -3537,8 +3439,9 @@ impl VirtualAccount {
     }
 }
 ///`VirtualAccountAccountName`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct VirtualAccountAccountName(::std::string::String);
 impl ::std::ops::Deref for VirtualAccountAccountName {
     type Target = ::std::string::String;
@@ -3583,7 +3486,8 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountAccountName {
     }
 }
 ///Give `currency`, `settlement_balance_id`, or both.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct VirtualAccountCreate {
     ///The name on the account; defaults to the settlement balance's name.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -3603,8 +3507,9 @@ impl VirtualAccountCreate {
     }
 }
 ///The name on the account; defaults to the settlement balance's name.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct VirtualAccountCreateAccountName(::std::string::String);
 impl ::std::ops::Deref for VirtualAccountCreateAccountName {
     type Target = ::std::string::String;
@@ -3652,8 +3557,9 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountCreateAccountName {
     }
 }
 ///Your unique reference; reusing it makes the request a safe retry.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct VirtualAccountCreateReferenceId(::std::string::String);
 impl ::std::ops::Deref for VirtualAccountCreateReferenceId {
     type Target = ::std::string::String;
@@ -3701,7 +3607,8 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountCreateReferenceId {
     }
 }
 ///`VirtualAccountNotification`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct VirtualAccountNotification {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: VirtualAccount,
@@ -3714,8 +3621,9 @@ impl VirtualAccountNotification {
     }
 }
 ///`VirtualAccountReferenceId`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct VirtualAccountReferenceId(::std::string::String);
 impl ::std::ops::Deref for VirtualAccountReferenceId {
     type Target = ::std::string::String;
@@ -3760,19 +3668,8 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountReferenceId {
     }
 }
 ///See *Virtual accounts* for the transitions.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum VirtualAccountStatus {
     #[serde(rename = "initiated")]
     Initiated,
@@ -3818,7 +3715,8 @@ impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountStatus {
     }
 }
 ///`VirtualAccountUpdate`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct VirtualAccountUpdate {
     pub account_name: VirtualAccountUpdateAccountName,
 }
@@ -3828,8 +3726,9 @@ impl VirtualAccountUpdate {
     }
 }
 ///`VirtualAccountUpdateAccountName`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct VirtualAccountUpdateAccountName(::std::string::String);
 impl ::std::ops::Deref for VirtualAccountUpdateAccountName {
     type Target = ::std::string::String;
@@ -3877,7 +3776,8 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountUpdateAccountName {
     }
 }
 ///A stored notification with its delivery outcome.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct Webhook {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     ///As in the Notification.
@@ -3901,7 +3801,8 @@ impl Webhook {
     }
 }
 ///**Extension.** Where notifications are posted.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct WebhookEndpoint {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     ///The events subscribed to; `null` means all events, including ones added later.
@@ -3916,7 +3817,8 @@ impl WebhookEndpoint {
     }
 }
 ///`WebhookEndpointCreate`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct WebhookEndpointCreate {
     ///Events to subscribe to; absent means all.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -3930,8 +3832,9 @@ impl WebhookEndpointCreate {
     }
 }
 ///An `https://` URL.
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct WebhookEndpointCreateUrl(::std::string::String);
 impl ::std::ops::Deref for WebhookEndpointCreateUrl {
     type Target = ::std::string::String;
@@ -3976,8 +3879,9 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointCreateUrl {
     }
 }
 ///`WebhookEndpointUrl`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct WebhookEndpointUrl(::std::string::String);
 impl ::std::ops::Deref for WebhookEndpointUrl {
     type Target = ::std::string::String;
@@ -4022,7 +3926,8 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointUrl {
     }
 }
 ///**Extension.** An endpoint with its signing secret, shown only when created or rotated.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct WebhookEndpointWithSecret {
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
@@ -4038,8 +3943,9 @@ impl WebhookEndpointWithSecret {
     }
 }
 ///`WebhookEndpointWithSecretUrl`
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, schemars::JsonSchema)]
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct WebhookEndpointWithSecretUrl(::std::string::String);
 impl ::std::ops::Deref for WebhookEndpointWithSecretUrl {
     type Target = ::std::string::String;
@@ -4084,19 +3990,8 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointWithSecretUrl {
     }
 }
 ///An event name. The list grows over time; receivers must ignore events they do not know.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema,
-)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum WebhookEvent {
     #[serde(rename = "ping")]
     Ping,
@@ -4202,7 +4097,8 @@ impl ::std::convert::TryFrom<::std::string::String> for WebhookEvent {
     }
 }
 ///`WebhookPing`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct WebhookPing {
     pub endpoint_id: ::uuid::Uuid,
     ///Answer once the first delivery attempt has ended (within 9 seconds), with its outcome.
@@ -7535,7 +7431,8 @@ pub mod error {
         }
     }
 }
-/// Every component schema of the document and its model.
+/// Every component schema of the document and its model (with the `schemars` feature).
+#[cfg(feature = "schemars")]
 pub mod components {
     use super::*;
     /// A component schema's model, seen from outside.

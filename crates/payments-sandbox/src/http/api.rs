@@ -16,6 +16,8 @@ use crate::domain::{
 };
 
 type Limiter = governor::DefaultKeyedRateLimiter<TenantId>;
+/// What each operation knows of its request: the tenant calling, headers, request id.
+type Context = server::RequestContext<Tenant>;
 
 /// The API as HTTP sees it: the domain, and the rate limit in front of it.
 #[derive(Clone)]
@@ -57,9 +59,7 @@ fn text(value: Option<impl std::fmt::Display>) -> Option<String> {
     value.map(|v| v.to_string())
 }
 
-impl server::Api for Api {
-    type Principal = Tenant;
-
+impl server::Api<Tenant> for Api {
     async fn authenticate(&self, token: &str) -> Result<Tenant, ApiError> {
         let tenant = self.sandbox.authenticate(token).await.map_err(api_error)?.ok_or_else(ApiError::unauthorized)?;
         if let Some(limiter) = &self.limiter
@@ -76,55 +76,63 @@ impl server::Api for Api {
 
     async fn list_balances(
         &self,
-        tenant: Tenant,
+        context: Context,
         query: server::ListBalancesQuery,
-    ) -> Result<Vec<types::Balance>, ApiError> {
+    ) -> Result<server::ListBalancesResponse, ApiError> {
         let filter = BalanceFilter { currency: text(query.currency.as_deref()) };
-        self.sandbox.list_balances(tenant, filter, page(query.limit, query.starting_after)).await.map_err(api_error)
+        self.sandbox
+            .list_balances(context.caller, filter, page(query.limit, query.starting_after))
+            .await
+            .map(Into::into)
+            .map_err(api_error)
     }
 
-    async fn create_balance(&self, tenant: Tenant, body: types::BalanceCreate) -> Result<types::Balance, ApiError> {
-        self.sandbox.create_balance(tenant, body).await.map_err(api_error)
+    async fn create_balance(
+        &self,
+        context: Context,
+        body: types::BalanceCreate,
+    ) -> Result<server::CreateBalanceResponse, ApiError> {
+        self.sandbox.create_balance(context.caller, body).await.map(Into::into).map_err(api_error)
     }
 
-    async fn get_balance(&self, tenant: Tenant, id: Uuid) -> Result<types::Balance, ApiError> {
-        self.sandbox.get_balance(tenant, id).await.map_err(api_error)
+    async fn get_balance(&self, context: Context, id: Uuid) -> Result<server::GetBalanceResponse, ApiError> {
+        self.sandbox.get_balance(context.caller, id).await.map(Into::into).map_err(api_error)
     }
 
     async fn update_balance(
         &self,
-        tenant: Tenant,
+        context: Context,
         id: Uuid,
         body: types::BalanceUpdate,
-    ) -> Result<types::Balance, ApiError> {
-        self.sandbox.update_balance(tenant, id, body).await.map_err(api_error)
+    ) -> Result<server::UpdateBalanceResponse, ApiError> {
+        self.sandbox.update_balance(context.caller, id, body).await.map(Into::into).map_err(api_error)
     }
 
     // -- reference data ---------------------------------------------------------------------
 
     async fn list_bank_fields(
         &self,
-        _: Tenant,
+        _: Context,
         query: server::ListBankFieldsQuery,
-    ) -> Result<Vec<types::BankField>, ApiError> {
-        crate::domain::reference::bank_fields(&query.country, &query.currency).map_err(api_error)
+    ) -> Result<server::ListBankFieldsResponse, ApiError> {
+        crate::domain::reference::bank_fields(&query.country, &query.currency).map(Into::into).map_err(api_error)
     }
 
-    async fn list_countries(&self, _: Tenant) -> Result<Vec<types::Country>, ApiError> {
-        Ok(crate::domain::reference::countries())
+    async fn list_countries(&self, _: Context) -> Result<server::ListCountriesResponse, ApiError> {
+        Ok(crate::domain::reference::countries().into())
     }
 
-    async fn list_currencies(&self, _: Tenant) -> Result<Vec<types::Currency>, ApiError> {
-        Ok(crate::domain::reference::currencies())
+    async fn list_currencies(&self, _: Context) -> Result<server::ListCurrenciesResponse, ApiError> {
+        Ok(crate::domain::reference::currencies().into())
     }
 
     // -- payment requests -------------------------------------------------------------------
 
     async fn list_payment_requests(
         &self,
-        tenant: Tenant,
+        context: Context,
         query: server::ListPaymentRequestsQuery,
-    ) -> Result<Vec<types::PaymentRequest>, ApiError> {
+    ) -> Result<server::ListPaymentRequestsResponse, ApiError> {
         let filter = PaymentRequestFilter {
             reference_id: text(query.reference_id.as_deref()),
             currency: text(query.currency.as_deref()),
@@ -132,128 +140,141 @@ impl server::Api for Api {
             status: query.status,
         };
         self.sandbox
-            .list_payment_requests(tenant, filter, page(query.limit, query.starting_after))
+            .list_payment_requests(context.caller, filter, page(query.limit, query.starting_after))
             .await
+            .map(Into::into)
             .map_err(api_error)
     }
 
     async fn create_payment_request(
         &self,
-        tenant: Tenant,
+        context: Context,
         body: types::PaymentRequestCreate,
-    ) -> Result<types::PaymentRequest, ApiError> {
-        self.sandbox.create_payment_request(tenant, body).await.map_err(api_error)
+    ) -> Result<server::CreatePaymentRequestResponse, ApiError> {
+        self.sandbox.create_payment_request(context.caller, body).await.map(Into::into).map_err(api_error)
     }
 
-    async fn get_payment_request(&self, tenant: Tenant, id: Uuid) -> Result<types::PaymentRequest, ApiError> {
-        self.sandbox.get_payment_request(tenant, id).await.map_err(api_error)
+    async fn get_payment_request(
+        &self,
+        context: Context,
+        id: Uuid,
+    ) -> Result<server::GetPaymentRequestResponse, ApiError> {
+        self.sandbox.get_payment_request(context.caller, id).await.map(Into::into).map_err(api_error)
     }
 
-    async fn cancel_payment_request(&self, tenant: Tenant, id: Uuid) -> Result<types::ResultOk, ApiError> {
-        self.sandbox.cancel_payment_request(tenant, id).await.map_err(api_error)
+    async fn cancel_payment_request(
+        &self,
+        context: Context,
+        id: Uuid,
+    ) -> Result<server::CancelPaymentRequestResponse, ApiError> {
+        self.sandbox.cancel_payment_request(context.caller, id).await.map(Into::into).map_err(api_error)
     }
 
     // -- recipients -------------------------------------------------------------------------
 
     async fn list_recipients(
         &self,
-        tenant: Tenant,
+        context: Context,
         query: server::ListRecipientsQuery,
-    ) -> Result<Vec<types::Recipient>, ApiError> {
-        self.sandbox.list_recipients(tenant, page(query.limit, query.starting_after)).await.map_err(api_error)
+    ) -> Result<server::ListRecipientsResponse, ApiError> {
+        self.sandbox
+            .list_recipients(context.caller, page(query.limit, query.starting_after))
+            .await
+            .map(Into::into)
+            .map_err(api_error)
     }
 
     async fn create_recipient(
         &self,
-        tenant: Tenant,
+        context: Context,
         body: types::RecipientCreate,
-    ) -> Result<types::Recipient, ApiError> {
-        self.sandbox.create_recipient(tenant, body).await.map_err(api_error)
+    ) -> Result<server::CreateRecipientResponse, ApiError> {
+        self.sandbox.create_recipient(context.caller, body).await.map(Into::into).map_err(api_error)
     }
 
     async fn validate_recipient(
         &self,
-        _: Tenant,
+        _: Context,
         body: types::RecipientValidate,
-    ) -> Result<types::RecipientValidation, ApiError> {
-        self.sandbox.validate_recipient(body).map_err(api_error)
+    ) -> Result<server::ValidateRecipientResponse, ApiError> {
+        self.sandbox.validate_recipient(body).map(Into::into).map_err(api_error)
     }
 
-    async fn get_recipient(&self, tenant: Tenant, id: Uuid) -> Result<types::Recipient, ApiError> {
-        self.sandbox.get_recipient(tenant, id).await.map_err(api_error)
+    async fn get_recipient(&self, context: Context, id: Uuid) -> Result<server::GetRecipientResponse, ApiError> {
+        self.sandbox.get_recipient(context.caller, id).await.map(Into::into).map_err(api_error)
     }
 
-    async fn delete_recipient(&self, tenant: Tenant, id: Uuid) -> Result<types::ResultOk, ApiError> {
-        self.sandbox.delete_recipient(tenant, id).await.map_err(api_error)
+    async fn delete_recipient(&self, context: Context, id: Uuid) -> Result<server::DeleteRecipientResponse, ApiError> {
+        self.sandbox.delete_recipient(context.caller, id).await.map(Into::into).map_err(api_error)
     }
 
     async fn update_recipient(
         &self,
-        tenant: Tenant,
+        context: Context,
         id: Uuid,
         body: types::RecipientUpdate,
-    ) -> Result<types::Recipient, ApiError> {
-        self.sandbox.update_recipient(tenant, id, body).await.map_err(api_error)
+    ) -> Result<server::UpdateRecipientResponse, ApiError> {
+        self.sandbox.update_recipient(context.caller, id, body).await.map(Into::into).map_err(api_error)
     }
 
     // -- sandbox controls -------------------------------------------------------------------
 
-    async fn advance_sandbox(&self, tenant: Tenant) -> Result<types::SandboxAdvance, ApiError> {
-        self.sandbox.advance_sandbox(tenant).await.map_err(api_error)
+    async fn advance_sandbox(&self, context: Context) -> Result<server::AdvanceSandboxResponse, ApiError> {
+        self.sandbox.advance_sandbox(context.caller).await.map(Into::into).map_err(api_error)
     }
 
     async fn simulate_payment(
         &self,
-        tenant: Tenant,
+        context: Context,
         id: Uuid,
         body: Option<types::SimulatePayment>,
-    ) -> Result<types::PaymentRequest, ApiError> {
-        self.sandbox.simulate_payment(tenant, id, body).await.map_err(api_error)
+    ) -> Result<server::SimulatePaymentResponse, ApiError> {
+        self.sandbox.simulate_payment(context.caller, id, body).await.map(Into::into).map_err(api_error)
     }
 
     async fn simulate_transaction_status(
         &self,
-        tenant: Tenant,
+        context: Context,
         id: Uuid,
         body: types::SimulateTransactionStatus,
-    ) -> Result<types::Transaction, ApiError> {
-        self.sandbox.simulate_transaction_status(tenant, id, body).await.map_err(api_error)
+    ) -> Result<server::SimulateTransactionStatusResponse, ApiError> {
+        self.sandbox.simulate_transaction_status(context.caller, id, body).await.map(Into::into).map_err(api_error)
     }
 
     async fn simulate_virtual_account_status(
         &self,
-        tenant: Tenant,
+        context: Context,
         id: Uuid,
         body: types::SimulateVirtualAccountStatus,
-    ) -> Result<types::VirtualAccount, ApiError> {
-        self.sandbox.simulate_virtual_account_status(tenant, id, body).await.map_err(api_error)
+    ) -> Result<server::SimulateVirtualAccountStatusResponse, ApiError> {
+        self.sandbox.simulate_virtual_account_status(context.caller, id, body).await.map(Into::into).map_err(api_error)
     }
 
     async fn simulate_balance_transfer(
         &self,
-        tenant: Tenant,
+        context: Context,
         id: Uuid,
         body: types::SimulateBalanceTransfer,
-    ) -> Result<types::Transaction, ApiError> {
-        self.sandbox.simulate_balance_transfer(tenant, id, body).await.map_err(api_error)
+    ) -> Result<server::SimulateBalanceTransferResponse, ApiError> {
+        self.sandbox.simulate_balance_transfer(context.caller, id, body).await.map(Into::into).map_err(api_error)
     }
 
     async fn simulate_inbound_transfer(
         &self,
-        tenant: Tenant,
+        context: Context,
         id: Uuid,
         body: types::SimulateInboundTransfer,
-    ) -> Result<types::Transaction, ApiError> {
-        self.sandbox.simulate_inbound_transfer(tenant, id, body).await.map_err(api_error)
+    ) -> Result<server::SimulateInboundTransferResponse, ApiError> {
+        self.sandbox.simulate_inbound_transfer(context.caller, id, body).await.map(Into::into).map_err(api_error)
     }
 
     // -- transactions -----------------------------------------------------------------------
 
     async fn list_transactions(
         &self,
-        tenant: Tenant,
+        context: Context,
         query: server::ListTransactionsQuery,
-    ) -> Result<Vec<types::Transaction>, ApiError> {
+    ) -> Result<server::ListTransactionsResponse, ApiError> {
         let filter = TransactionFilter {
             order_id: text(query.order_id.as_deref()),
             recipient_id: query.recipient_id,
@@ -268,28 +289,32 @@ impl server::Api for Api {
             created_before: query.to_datetime,
             search: query.search,
         };
-        self.sandbox.list_transactions(tenant, filter, page(query.limit, query.starting_after)).await.map_err(api_error)
+        self.sandbox
+            .list_transactions(context.caller, filter, page(query.limit, query.starting_after))
+            .await
+            .map(Into::into)
+            .map_err(api_error)
     }
 
     async fn create_transaction(
         &self,
-        tenant: Tenant,
+        context: Context,
         body: types::TransactionCreate,
-    ) -> Result<types::Transaction, ApiError> {
-        self.sandbox.create_transaction(tenant, body).await.map_err(api_error)
+    ) -> Result<server::CreateTransactionResponse, ApiError> {
+        self.sandbox.create_transaction(context.caller, body).await.map(Into::into).map_err(api_error)
     }
 
-    async fn get_transaction(&self, tenant: Tenant, id: Uuid) -> Result<types::Transaction, ApiError> {
-        self.sandbox.get_transaction(tenant, id).await.map_err(api_error)
+    async fn get_transaction(&self, context: Context, id: Uuid) -> Result<server::GetTransactionResponse, ApiError> {
+        self.sandbox.get_transaction(context.caller, id).await.map(Into::into).map_err(api_error)
     }
 
     // -- virtual accounts -------------------------------------------------------------------
 
     async fn list_virtual_accounts(
         &self,
-        tenant: Tenant,
+        context: Context,
         query: server::ListVirtualAccountsQuery,
-    ) -> Result<Vec<types::VirtualAccount>, ApiError> {
+    ) -> Result<server::ListVirtualAccountsResponse, ApiError> {
         let filter = VirtualAccountFilter {
             reference_id: text(query.reference_id.as_deref()),
             currency: text(query.currency.as_deref()),
@@ -298,88 +323,117 @@ impl server::Api for Api {
             search: query.search,
         };
         self.sandbox
-            .list_virtual_accounts(tenant, filter, page(query.limit, query.starting_after))
+            .list_virtual_accounts(context.caller, filter, page(query.limit, query.starting_after))
             .await
+            .map(Into::into)
             .map_err(api_error)
     }
 
     async fn create_virtual_account(
         &self,
-        tenant: Tenant,
+        context: Context,
         body: types::VirtualAccountCreate,
-    ) -> Result<types::VirtualAccount, ApiError> {
-        self.sandbox.create_virtual_account(tenant, body).await.map_err(api_error)
+    ) -> Result<server::CreateVirtualAccountResponse, ApiError> {
+        self.sandbox.create_virtual_account(context.caller, body).await.map(Into::into).map_err(api_error)
     }
 
-    async fn get_virtual_account(&self, tenant: Tenant, id: Uuid) -> Result<types::VirtualAccount, ApiError> {
-        self.sandbox.get_virtual_account(tenant, id).await.map_err(api_error)
+    async fn get_virtual_account(
+        &self,
+        context: Context,
+        id: Uuid,
+    ) -> Result<server::GetVirtualAccountResponse, ApiError> {
+        self.sandbox.get_virtual_account(context.caller, id).await.map(Into::into).map_err(api_error)
     }
 
-    async fn close_virtual_account(&self, tenant: Tenant, id: Uuid) -> Result<types::ResultOk, ApiError> {
-        self.sandbox.close_virtual_account(tenant, id).await.map_err(api_error)
+    async fn close_virtual_account(
+        &self,
+        context: Context,
+        id: Uuid,
+    ) -> Result<server::CloseVirtualAccountResponse, ApiError> {
+        self.sandbox.close_virtual_account(context.caller, id).await.map(Into::into).map_err(api_error)
     }
 
     async fn update_virtual_account(
         &self,
-        tenant: Tenant,
+        context: Context,
         id: Uuid,
         body: types::VirtualAccountUpdate,
-    ) -> Result<types::VirtualAccount, ApiError> {
-        self.sandbox.update_virtual_account(tenant, id, body).await.map_err(api_error)
+    ) -> Result<server::UpdateVirtualAccountResponse, ApiError> {
+        self.sandbox.update_virtual_account(context.caller, id, body).await.map(Into::into).map_err(api_error)
     }
 
     // -- webhook endpoints and notifications ------------------------------------------------
 
     async fn list_webhook_endpoints(
         &self,
-        tenant: Tenant,
+        context: Context,
         query: server::ListWebhookEndpointsQuery,
-    ) -> Result<Vec<types::WebhookEndpoint>, ApiError> {
-        self.sandbox.list_webhook_endpoints(tenant, page(query.limit, query.starting_after)).await.map_err(api_error)
+    ) -> Result<server::ListWebhookEndpointsResponse, ApiError> {
+        self.sandbox
+            .list_webhook_endpoints(context.caller, page(query.limit, query.starting_after))
+            .await
+            .map(Into::into)
+            .map_err(api_error)
     }
 
     async fn create_webhook_endpoint(
         &self,
-        tenant: Tenant,
+        context: Context,
         body: types::WebhookEndpointCreate,
-    ) -> Result<types::WebhookEndpointWithSecret, ApiError> {
-        self.sandbox.create_webhook_endpoint(tenant, body).await.map_err(api_error)
+    ) -> Result<server::CreateWebhookEndpointResponse, ApiError> {
+        self.sandbox.create_webhook_endpoint(context.caller, body).await.map(Into::into).map_err(api_error)
     }
 
-    async fn get_webhook_endpoint(&self, tenant: Tenant, id: Uuid) -> Result<types::WebhookEndpoint, ApiError> {
-        self.sandbox.get_webhook_endpoint(tenant, id).await.map_err(api_error)
+    async fn get_webhook_endpoint(
+        &self,
+        context: Context,
+        id: Uuid,
+    ) -> Result<server::GetWebhookEndpointResponse, ApiError> {
+        self.sandbox.get_webhook_endpoint(context.caller, id).await.map(Into::into).map_err(api_error)
     }
 
-    async fn delete_webhook_endpoint(&self, tenant: Tenant, id: Uuid) -> Result<types::ResultOk, ApiError> {
-        self.sandbox.delete_webhook_endpoint(tenant, id).await.map_err(api_error)
+    async fn delete_webhook_endpoint(
+        &self,
+        context: Context,
+        id: Uuid,
+    ) -> Result<server::DeleteWebhookEndpointResponse, ApiError> {
+        self.sandbox.delete_webhook_endpoint(context.caller, id).await.map(Into::into).map_err(api_error)
     }
 
     async fn rotate_webhook_endpoint_secret(
         &self,
-        tenant: Tenant,
+        context: Context,
         id: Uuid,
-    ) -> Result<types::WebhookEndpointWithSecret, ApiError> {
-        self.sandbox.rotate_webhook_endpoint_secret(tenant, id).await.map_err(api_error)
+    ) -> Result<server::RotateWebhookEndpointSecretResponse, ApiError> {
+        self.sandbox.rotate_webhook_endpoint_secret(context.caller, id).await.map(Into::into).map_err(api_error)
     }
 
     async fn list_webhooks(
         &self,
-        tenant: Tenant,
+        context: Context,
         query: server::ListWebhooksQuery,
-    ) -> Result<Vec<types::Webhook>, ApiError> {
+    ) -> Result<server::ListWebhooksResponse, ApiError> {
         let filter = NotificationFilter {
             endpoint_id: query.endpoint_id,
             created_from: query.from_datetime,
             created_before: query.to_datetime,
         };
-        self.sandbox.list_webhooks(tenant, filter, page(query.limit, query.starting_after)).await.map_err(api_error)
+        self.sandbox
+            .list_webhooks(context.caller, filter, page(query.limit, query.starting_after))
+            .await
+            .map(Into::into)
+            .map_err(api_error)
     }
 
-    async fn send_test_webhook(&self, tenant: Tenant, body: types::WebhookPing) -> Result<types::Webhook, ApiError> {
-        self.sandbox.send_test_webhook(tenant, body).await.map_err(api_error)
+    async fn send_test_webhook(
+        &self,
+        context: Context,
+        body: types::WebhookPing,
+    ) -> Result<server::SendTestWebhookResponse, ApiError> {
+        self.sandbox.send_test_webhook(context.caller, body).await.map(Into::into).map_err(api_error)
     }
 
-    async fn get_webhook(&self, tenant: Tenant, id: Uuid) -> Result<types::Webhook, ApiError> {
-        self.sandbox.get_webhook(tenant, id).await.map_err(api_error)
+    async fn get_webhook(&self, context: Context, id: Uuid) -> Result<server::GetWebhookResponse, ApiError> {
+        self.sandbox.get_webhook(context.caller, id).await.map(Into::into).map_err(api_error)
     }
 }

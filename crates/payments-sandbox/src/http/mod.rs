@@ -14,14 +14,13 @@ pub mod serve;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
-use axum::http::HeaderName;
+// The id the layers below set is the one each operation's `RequestContext` reads.
+use payments_server::runtime::REQUEST_ID;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 use crate::domain::Sandbox;
-
-const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// A version-4 UUID for each request that comes without an id, from the thread's random
 /// generator: `Uuid::new_v4` asks the kernel (`getrandom`) every time, a system call per

@@ -1,0 +1,82 @@
+//! `cargo xtask codegen --spec FILE --out DIR` writes a Cargo workspace that builds: generated
+//! here for the real document and for a sample, then checked by `cargo check --workspace`
+//! (offline, with this workspace's lock file, so the dependencies are the ones already fetched).
+
+use std::path::Path;
+use std::process::Command;
+
+fn check(name: &str, document: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let text = std::fs::read_to_string(root.join(document)).unwrap();
+    let files = payments_codegen::standalone(&text, name, document).unwrap_or_else(|e| panic!("{document}: {e}"));
+    let dir = tempfile::tempdir().unwrap();
+    for file in &files {
+        let path = dir.path().join(&file.path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, &file.contents).unwrap();
+    }
+    std::fs::copy(root.join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["check", "--offline", "--quiet", "--workspace", "--all-features", "--manifest-path"])
+        .arg(dir.path().join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", root.join("target/standalone"))
+        .env("RUSTFLAGS", "-D warnings")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "the workspace generated from {document} does not build:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let names: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    for member in ["types", "client", "server"] {
+        assert!(names.contains(&format!("{name}-{member}/src/lib.rs").as_str()), "{names:?}");
+    }
+}
+
+#[test]
+fn the_payments_document_as_a_workspace_of_its_own() {
+    check("payments", "openapi/payments.yaml");
+}
+
+#[test]
+fn a_sample_as_a_workspace_of_its_own() {
+    check("sample", "crates/payments-codegen/tests/samples/parameters_and_responses.yaml");
+}
+
+#[test]
+fn crate_names_are_checked() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/samples/bounds.yaml")).unwrap();
+    for bad in ["", "Upper", "9lives", "under_score", "trailing-"] {
+        let error = payments_codegen::standalone(&text, bad, "bounds.yaml").unwrap_err().to_string();
+        assert!(error.contains("cannot name crates"), "{bad:?}: {error}");
+    }
+}
+
+/// The version a manifest line asks for: `name = "1"` or `name = { version = "1", .. }`.
+fn requirement(line: &str) -> Option<(&str, &str)> {
+    let (name, rest) = line.split_once(" = ")?;
+    let rest = rest.strip_prefix("{ version = ").unwrap_or(rest);
+    let version = rest.strip_prefix('"')?.split('"').next()?;
+    Some((name.trim(), version))
+}
+
+#[test]
+fn standalone_manifests_ask_for_the_versions_our_crates_build_with() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let ours = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let ours: Vec<(&str, &str)> = ours.lines().filter_map(requirement).collect();
+    let text = std::fs::read_to_string(root.join("crates/payments-codegen/tests/samples/bounds.yaml")).unwrap();
+    let files = payments_codegen::standalone(&text, "sample", "bounds.yaml").unwrap();
+    let mut checked = 0;
+    for file in files.iter().filter(|f| f.path.ends_with("/Cargo.toml")) {
+        let dependencies = file.contents.split("[dependencies]").nth(1).unwrap().split("\n[").next().unwrap();
+        for (name, version) in dependencies.lines().filter_map(requirement) {
+            let workspace = ours.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+            assert_eq!(workspace, Some(version), "{}: {name}", file.path);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} dependencies read");
+}
