@@ -83,9 +83,9 @@ fn codegen(mode: Mode) -> Result<(), String> {
     let markdown = payments_codegen::markdown_reference(&spec, SPEC).map_err(|e| format!("{SPEC}: {e}"))?;
 
     let files = [
-        ("crates/payments-types/src/generated.rs", rustfmt(&root, &generated.types)?),
-        ("crates/payments-client/src/generated.rs", rustfmt(&root, &generated.client)?),
-        ("crates/payments-server/src/generated.rs", rustfmt(&root, &generated.server)?),
+        ("crates/payments-types/src/generated.rs", rustfmt(&root, &generated.types, "2024")?),
+        ("crates/payments-client/src/generated.rs", rustfmt(&root, &generated.client, "2024")?),
+        ("crates/payments-server/src/generated.rs", rustfmt(&root, &generated.server, "2024")?),
         ("crates/payments-server/src/schemas.json", generated.server_schemas),
         ("docs/openapi-3.1.json", rendition),
         ("docs/api.md", markdown),
@@ -126,13 +126,20 @@ fn standalone(spec: &Path, out: &Path) -> Result<(), String> {
         .ok_or_else(|| format!("{}: cannot name crates after this directory", out.display()))?;
     let files = payments_codegen::standalone(&text, &name, &spec.display().to_string())
         .map_err(|e| format!("{}: {e}", spec.display()))?;
-    let rustfmt_toml = std::fs::read_to_string(root.join("rustfmt.toml")).map_err(|e| format!("rustfmt.toml: {e}"))?;
+    // Our style, in the edition the generated crates are written in.
+    let rustfmt_toml = std::fs::read_to_string(root.join("rustfmt.toml"))
+        .map_err(|e| format!("rustfmt.toml: {e}"))?
+        .replace("edition = \"2024\"", &format!("edition = \"{}\"", payments_codegen::STANDALONE_EDITION));
     for file in files.iter().chain([&payments_codegen::File {
         path: "rustfmt.toml".into(),
         contents: rustfmt_toml,
         rust: false,
     }]) {
-        let contents = if file.rust { rustfmt(&root, &file.contents)? } else { file.contents.clone() };
+        let contents = if file.rust {
+            rustfmt(&root, &file.contents, payments_codegen::STANDALONE_EDITION)?
+        } else {
+            file.contents.clone()
+        };
         ensure_file_contents(&out.join(&file.path), &file.path, &contents, Mode::Write)?;
     }
     println!(
@@ -145,11 +152,11 @@ fn standalone(spec: &Path, out: &Path) -> Result<(), String> {
 
 /// `source` in the workspace's style (`rustfmt.toml`), so generated files are what `cargo fmt`
 /// would make of them and its check holds for them too.
-fn rustfmt(root: &Path, source: &str) -> Result<String, String> {
+fn rustfmt(root: &Path, source: &str, edition: &str) -> Result<String, String> {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let mut child = Command::new(std::env::var("RUSTFMT").unwrap_or_else(|_| "rustfmt".into()))
-        .args(["--edition", "2024", "--emit", "stdout", "--config-path"])
+        .args(["--edition", edition, "--emit", "stdout", "--config-path"])
         .arg(root.join("rustfmt.toml"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -13,17 +13,46 @@ pub struct Models {
     pub client: TokenStream,
     /// Rust names of every generated model, for the server generator to check its references.
     pub type_names: BTreeSet<String>,
+    /// Crates the client's code uses beyond progenitor's runtime (`futures` for paginated
+    /// streams, `base64` and `rand` for websocket handshakes).
+    pub uses: Vec<&'static str>,
 }
 
-pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
+fn settings() -> GenerationSettings {
     let mut settings = GenerationSettings::default();
     settings
         .with_interface(InterfaceStyle::Builder)
         .with_tag(TagStyle::Merged)
         .with_derive("PartialEq")
         .with_derive("schemars::JsonSchema");
-    let mut generator = Generator::new(&settings);
-    let client = generator.generate_tokens(&spec.openapi).map_err(|e| Error(format!("progenitor: {e}")))?;
+    settings
+}
+
+/// Runs progenitor. The document was adapted to what it takes (`normalise::for_client`); should
+/// it still find something to panic on, that is an error naming progenitor, not a crash.
+fn progenitor<T>(what: &str, run: impl FnOnce() -> std::result::Result<T, progenitor::Error>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+        .map_err(|panic| {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Error(format!("progenitor cannot generate {what} for this document: {message}"))
+        })?
+        .map_err(|e| Error(format!("progenitor ({what}): {e}")))
+}
+
+pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
+    let mut generator = Generator::new(&settings());
+    let client = progenitor("a client", || generator.generate_tokens(&spec.client))?;
+    let mut uses = Vec::new();
+    if generator.uses_futures() {
+        uses.push("futures");
+    }
+    if generator.uses_websockets() {
+        uses.extend(["base64", "rand"]);
+    }
     let type_space = generator.get_type_space();
     let type_names = type_space.iter_types().map(|t| t.name()).collect();
     let mut types = type_space.to_stream();
@@ -32,6 +61,7 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         types: schemars_optional(types)?,
         client: replace_types_module(client, &config.types_path)?,
         type_names,
+        uses,
     })
 }
 
@@ -128,4 +158,11 @@ fn replace_types_module(client: TokenStream, types_path: &str) -> Result<TokenSt
         pub use #path as types;
     };
     Ok(quote::quote!(#file))
+}
+
+/// progenitor's clap CLI for the client crate `client_crate`: a `Cli` that turns each operation
+/// into a `clap::Command` and runs it, reporting through a `CliConfig` the binary implements.
+pub fn cli(spec: &Spec, client_crate: &str) -> Result<TokenStream> {
+    let mut generator = Generator::new(&settings());
+    progenitor("a CLI", || generator.cli(&spec.client, client_crate))
 }

@@ -9,6 +9,7 @@ mod client;
 mod doc_lines;
 mod json_schema;
 mod markdown;
+mod normalise;
 mod nullable;
 mod rendition;
 mod server;
@@ -18,7 +19,7 @@ mod standalone;
 pub use nullable::is_null_only;
 pub use rendition::openapi_31;
 pub use spec::Spec;
-pub use standalone::{File, standalone};
+pub use standalone::{File, STANDALONE_EDITION, standalone};
 
 /// Where the generated code finds its neighbours. The real crates and the snapshot samples
 /// differ only here.
@@ -64,6 +65,8 @@ pub struct Generated {
     /// The document's schemas as JSON Schema (2020-12), which the server validates requests
     /// against; `server` includes it as `schemas.json`.
     pub server_schemas: String,
+    /// Crates the client's code uses beyond progenitor's runtime (see `client::Models::uses`).
+    pub client_uses: Vec<&'static str>,
 }
 
 #[derive(Debug)]
@@ -96,7 +99,14 @@ pub fn generate(spec_text: &str, config: &Config) -> Result<Generated> {
         client: format_file(config, models.client)?.replace("```ignore", "```text"),
         server: format_file(config, server)?,
         server_schemas: json_schema::schema_document(&spec)?,
+        client_uses: models.uses,
     })
+}
+
+/// progenitor's clap CLI (`Cli`, `CliCommand`, `CliConfig`) for the document, driving the
+/// client crate `client_crate` (a Rust path, `payments_client`).
+pub fn cli(spec_text: &str, client_crate: &str, config: &Config) -> Result<String> {
+    format_file(config, client::cli(&Spec::parse(spec_text)?, client_crate)?)
 }
 
 /// The Markdown reference (`docs/api.md`) of the document; `source` is its path from the

@@ -8,7 +8,7 @@ use crate::{Error, Result, json_schema::to_json_schema, spec::Spec};
 
 pub fn openapi_31(spec_text: &str) -> Result<String> {
     let spec = Spec::parse(spec_text)?;
-    let mut doc = spec.raw.clone();
+    let mut doc = spec.original.clone();
     convert_schemas(&mut doc);
     let object = doc.as_object_mut().expect("an OpenAPI document is an object");
     object.insert("openapi".into(), Value::String("3.1.0".into()));

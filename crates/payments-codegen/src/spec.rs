@@ -1,12 +1,20 @@
 //! Loading the document: YAML or JSON text to the `openapiv3` model, keeping the raw JSON too
-//! (for extensions such as `x-webhooks` and for the JSON Schema conversion).
+//! (for extensions such as `x-webhooks` and for the JSON Schema conversion). Both views are of the
+//! normalised document (`normalise`): the server generator reads `openapi`, progenitor `client`.
 
-use crate::{Error, Result, bail};
+use crate::{Error, Result, bail, normalise};
 
 pub struct Spec {
+    /// The document as written: what the documentation (the 3.1 rendition, `docs/api.md`) shows.
+    pub original: serde_json::Value,
+    /// The normalised document, as JSON.
     pub raw: serde_json::Value,
-    /// The model progenitor reads, with nullable references in the form it understands.
+    /// The model the server generator reads, with nullable references in the form progenitor
+    /// understands (so both resolve a schema to the same model).
     pub openapi: openapiv3::OpenAPI,
+    /// The model progenitor reads: `openapi` adapted to what its client supports
+    /// (`normalise::for_client`).
+    pub client: openapiv3::OpenAPI,
 }
 
 /// Drops `additionalProperties: false` from what progenitor reads, so the models (and with them
@@ -27,21 +35,28 @@ fn tolerant_readers(value: &mut serde_json::Value) {
     }
 }
 
+/// The `openapiv3` model of `document` as progenitor should see it.
+fn model(mut document: serde_json::Value) -> Result<openapiv3::OpenAPI> {
+    // progenitor reads nullable references only as `allOf` + `nullable` (see `nullable`).
+    crate::nullable::for_progenitor(&mut document);
+    tolerant_readers(&mut document);
+    serde_json::from_value(document)
+        .map_err(|e| Error(format!("the document is not a valid OpenAPI 3.0 document: {e}")))
+}
+
 impl Spec {
     pub fn parse(text: &str) -> Result<Self> {
-        let raw: serde_json::Value =
+        let mut raw: serde_json::Value =
             serde_norway::from_str(text).map_err(|e| Error(format!("the document is not valid YAML: {e}")))?;
         let version = raw.get("openapi").and_then(|v| v.as_str()).unwrap_or_default();
         if !version.starts_with("3.0.") {
             bail!("the document must be OpenAPI 3.0.x (progenitor reads no other), found {version:?}");
         }
-        // progenitor reads nullable references only as `allOf` + `nullable` (see `nullable`).
-        let mut for_progenitor = raw.clone();
-        crate::nullable::for_progenitor(&mut for_progenitor);
-        tolerant_readers(&mut for_progenitor);
-        let openapi = serde_json::from_value(for_progenitor)
-            .map_err(|e| Error(format!("the document is not a valid OpenAPI 3.0 document: {e}")))?;
-        Ok(Self { raw, openapi })
+        let original = raw.clone();
+        normalise::normalise(&mut raw)?;
+        let mut client = raw.clone();
+        normalise::for_client(&mut client)?;
+        Ok(Self { openapi: model(raw.clone())?, client: model(client)?, raw, original })
     }
 
     /// The named component schemas, in document order.

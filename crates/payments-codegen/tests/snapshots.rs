@@ -6,7 +6,7 @@
 
 use payments_codegen::{Config, generate, markdown_reference};
 
-const SAMPLES: &[&str] = &["bounds", "nullable_and_enums", "parameters_and_responses", "webhooks"];
+const SAMPLES: &[&str] = &["bounds", "generality", "nullable_and_enums", "parameters_and_responses", "webhooks"];
 
 #[test]
 fn sample_outputs() {
@@ -65,27 +65,60 @@ fn generation_is_deterministic() {
 
 #[test]
 fn unsupported_shapes_are_refused_with_a_reason() {
-    let spec = r#"
-openapi: 3.0.3
-info: {title: Bad, version: '1'}
-paths:
-  /x:
-    post:
-      operationId: makeX
-      requestBody:
-        content:
-          application/json:
-            schema: {type: object, properties: {a: {type: string}}}
-      responses:
-        '201': {description: ok}
-"#;
-    let error = generate(spec, &Config::sibling_modules("bad.yaml")).unwrap_err().to_string();
-    assert!(error.contains("makeX (POST /x) at #/paths/~1x/post: the request body schema must be a $ref"), "{error}");
-    let ranges = "openapi: 3.0.3\ninfo: {title: Bad, version: '1'}\npaths:\n  /x:\n    post:\n      operationId: makeX\n      responses:\n        '201': {description: ok}\n        4XX: {description: no}\n";
-    let error = generate(ranges, &Config::sibling_modules("bad.yaml")).unwrap_err().to_string();
-    assert!(error.contains("makeX at #/paths/~1x/post/responses/4XX: status ranges"), "{error}");
+    let refused = |paths: &str| {
+        let spec = format!(
+            "openapi: 3.0.3\ninfo: {{title: Bad, version: '1'}}\ncomponents:\n  securitySchemes:\n    key: {{type: apiKey, in: header, name: x-key}}\npaths:\n{paths}"
+        );
+        generate(&spec, &Config::sibling_modules("bad.yaml")).unwrap_err().to_string()
+    };
+    let cases = [
+        (
+            "  /x:\n    get:\n      operationId: getX\n      parameters:\n        - {name: session, in: cookie, schema: {type: string}}\n      responses:\n        '200': {description: ok}\n",
+            "#/paths/~1x/get/parameters/0: cookie parameters (session) are not supported",
+        ),
+        (
+            "  /x/{id}:\n    get:\n      operationId: getX\n      responses:\n        '200': {description: ok}\n",
+            "#/paths/~1x~1{id}/get: the path's template names {\"id\"} but its path parameters are {}",
+        ),
+        (
+            "  /x:\n    post:\n      operationId: postX\n      requestBody:\n        content:\n          application/json:\n            schema: {type: string}\n          multipart/form-data:\n            schema: {type: object}\n      responses:\n        '200': {description: ok}\n",
+            "postX at #/paths/~1x/post/requestBody/content/multipart~1form-data: multipart bodies are not supported",
+        ),
+        (
+            "  /x:\n    get:\n      operationId: getX\n      security: [{key: []}]\n      responses:\n        '200': {description: ok}\n",
+            "getX (GET /x) at #/paths/~1x/get: security scheme key is not supported",
+        ),
+        (
+            "  /x:\n    get:\n      operationId: a-b\n      responses:\n        '200': {description: ok}\n  /y:\n    get:\n      operationId: a_b\n      responses:\n        '200': {description: ok}\n",
+            "#/paths/~1y/get: operationId \"a_b\" is the Rust method `a_b`, as is the operation at #/paths/~1x/get",
+        ),
+        (
+            "  /x:\n    post:\n      operationId: postX\n      requestBody:\n        content:\n          image/png:\n            schema: {type: string, format: binary}\n      responses:\n        '200': {description: ok}\n",
+            "#/paths/~1x/post/requestBody: offered as [\"image/png\"]; the client (progenitor) sends only",
+        ),
+    ];
+    for (paths, expected) in cases {
+        let error = refused(paths);
+        assert!(error.contains(expected), "expected {expected:?} in: {error}");
+    }
 
     let v31 = "openapi: 3.1.0\ninfo: {title: New, version: '1'}\npaths: {}\n";
     let error = generate(v31, &Config::sibling_modules("new.yaml")).unwrap_err().to_string();
     assert!(error.contains("must be OpenAPI 3.0.x"), "{error}");
+}
+
+/// The public documents of `tests/corpus` (progenitor's samples): what an implementer of each
+/// meets, the server trait. `tests/standalone.rs` compiles all three crates of each.
+#[test]
+fn corpus_server_traits() {
+    for name in ["keeper", "buildomat", "propolis-server", "nexus"] {
+        let path = format!("{}/tests/corpus/{name}.json", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let config = Config { types_path: format!("{}_types", name.replace('-', "_")), ..Config::workspace(&path) };
+        let out = generate(&text, &config).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let server: syn::File = syn::parse_file(&out.server).unwrap();
+        let mut surface = server.clone();
+        surface.items.retain(|item| matches!(item, syn::Item::Trait(t) if t.ident == "Api"));
+        insta::assert_snapshot!(format!("corpus__{name}__server_trait"), prettyplease::unparse(&surface));
+    }
 }

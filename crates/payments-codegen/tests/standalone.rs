@@ -45,6 +45,32 @@ fn a_sample_as_a_workspace_of_its_own() {
 }
 
 #[test]
+fn the_generality_sample_as_a_workspace_of_its_own() {
+    check("generality", "crates/payments-codegen/tests/samples/generality.yaml");
+}
+
+// Public documents (`tests/corpus`, progenitor's samples), as they are.
+#[test]
+fn keeper_as_a_workspace_of_its_own() {
+    check("keeper", "crates/payments-codegen/tests/corpus/keeper.json");
+}
+
+#[test]
+fn buildomat_as_a_workspace_of_its_own() {
+    check("buildomat", "crates/payments-codegen/tests/corpus/buildomat.json");
+}
+
+#[test]
+fn propolis_server_as_a_workspace_of_its_own() {
+    check("propolis-server", "crates/payments-codegen/tests/corpus/propolis-server.json");
+}
+
+#[test]
+fn nexus_as_a_workspace_of_its_own() {
+    check("nexus", "crates/payments-codegen/tests/corpus/nexus.json");
+}
+
+#[test]
 fn crate_names_are_checked() {
     let text =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/samples/bounds.yaml")).unwrap();

@@ -2,7 +2,8 @@
 // Do not edit by hand: change the document and run `cargo xtask codegen`.
 
 use crate::runtime::ApiError;
-use axum::extract::{RawPathParams, State};
+use axum::extract::RawPathParams;
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use payments_types as types;
@@ -21,7 +22,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Maps a bearer token to the caller. Return [`ApiError::unauthorized`] for a token
     /// that is not valid; the router answers `401` without calling any operation. The
     /// default refuses every token.
-    fn authenticate(&self, token: &str) -> impl Future<Output = Result<P, ApiError>> + Send {
+    fn authenticate(&self, token: &str) -> impl ::std::future::Future<Output = Result<P, ApiError>> + Send {
         let _ = token;
         async { Err(ApiError::unauthorized()) }
     }
@@ -34,7 +35,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         query: ListBalancesQuery,
-    ) -> impl Future<Output = Result<ListBalancesResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<ListBalancesResponse, ApiError>> + Send {
         let _ = (context, query);
         async { Err(crate::runtime::not_implemented("listBalances")) }
     }
@@ -49,7 +50,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         body: types::BalanceCreate,
-    ) -> impl Future<Output = Result<CreateBalanceResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<CreateBalanceResponse, ApiError>> + Send {
         let _ = (context, body);
         async { Err(crate::runtime::not_implemented("createBalance")) }
     }
@@ -62,7 +63,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<GetBalanceResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<GetBalanceResponse, ApiError>> + Send {
         let _ = (context, id);
         async { Err(crate::runtime::not_implemented("getBalance")) }
     }
@@ -76,7 +77,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: types::BalanceUpdate,
-    ) -> impl Future<Output = Result<UpdateBalanceResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<UpdateBalanceResponse, ApiError>> + Send {
         let _ = (context, id, body);
         async { Err(crate::runtime::not_implemented("updateBalance")) }
     }
@@ -90,7 +91,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         query: ListBankFieldsQuery,
-    ) -> impl Future<Output = Result<ListBankFieldsResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<ListBankFieldsResponse, ApiError>> + Send {
         let _ = (context, query);
         async { Err(crate::runtime::not_implemented("listBankFields")) }
     }
@@ -102,7 +103,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     fn list_countries(
         &self,
         context: crate::runtime::RequestContext<P>,
-    ) -> impl Future<Output = Result<ListCountriesResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<ListCountriesResponse, ApiError>> + Send {
         let _ = (context,);
         async { Err(crate::runtime::not_implemented("listCountries")) }
     }
@@ -114,7 +115,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     fn list_currencies(
         &self,
         context: crate::runtime::RequestContext<P>,
-    ) -> impl Future<Output = Result<ListCurrenciesResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<ListCurrenciesResponse, ApiError>> + Send {
         let _ = (context,);
         async { Err(crate::runtime::not_implemented("listCurrencies")) }
     }
@@ -127,7 +128,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         query: ListPaymentRequestsQuery,
-    ) -> impl Future<Output = Result<ListPaymentRequestsResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<ListPaymentRequestsResponse, ApiError>> + Send {
         let _ = (context, query);
         async { Err(crate::runtime::not_implemented("listPaymentRequests")) }
     }
@@ -146,7 +147,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         body: types::PaymentRequestCreate,
-    ) -> impl Future<Output = Result<CreatePaymentRequestResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<CreatePaymentRequestResponse, ApiError>> + Send {
         let _ = (context, body);
         async { Err(crate::runtime::not_implemented("createPaymentRequest")) }
     }
@@ -159,7 +160,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<GetPaymentRequestResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<GetPaymentRequestResponse, ApiError>> + Send {
         let _ = (context, id);
         async { Err(crate::runtime::not_implemented("getPaymentRequest")) }
     }
@@ -173,7 +174,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<CancelPaymentRequestResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<CancelPaymentRequestResponse, ApiError>> + Send {
         let _ = (context, id);
         async { Err(crate::runtime::not_implemented("cancelPaymentRequest")) }
     }
@@ -186,7 +187,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         query: ListRecipientsQuery,
-    ) -> impl Future<Output = Result<ListRecipientsResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<ListRecipientsResponse, ApiError>> + Send {
         let _ = (context, query);
         async { Err(crate::runtime::not_implemented("listRecipients")) }
     }
@@ -204,7 +205,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         body: types::RecipientCreate,
-    ) -> impl Future<Output = Result<CreateRecipientResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<CreateRecipientResponse, ApiError>> + Send {
         let _ = (context, body);
         async { Err(crate::runtime::not_implemented("createRecipient")) }
     }
@@ -220,7 +221,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         body: types::RecipientValidate,
-    ) -> impl Future<Output = Result<ValidateRecipientResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<ValidateRecipientResponse, ApiError>> + Send {
         let _ = (context, body);
         async { Err(crate::runtime::not_implemented("validateRecipient")) }
     }
@@ -233,7 +234,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<GetRecipientResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<GetRecipientResponse, ApiError>> + Send {
         let _ = (context, id);
         async { Err(crate::runtime::not_implemented("getRecipient")) }
     }
@@ -247,7 +248,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<DeleteRecipientResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<DeleteRecipientResponse, ApiError>> + Send {
         let _ = (context, id);
         async { Err(crate::runtime::not_implemented("deleteRecipient")) }
     }
@@ -261,7 +262,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: types::RecipientUpdate,
-    ) -> impl Future<Output = Result<UpdateRecipientResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<UpdateRecipientResponse, ApiError>> + Send {
         let _ = (context, id, body);
         async { Err(crate::runtime::not_implemented("updateRecipient")) }
     }
@@ -275,7 +276,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     fn advance_sandbox(
         &self,
         context: crate::runtime::RequestContext<P>,
-    ) -> impl Future<Output = Result<AdvanceSandboxResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<AdvanceSandboxResponse, ApiError>> + Send {
         let _ = (context,);
         async { Err(crate::runtime::not_implemented("advanceSandbox")) }
     }
@@ -294,7 +295,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: types::SimulateBalanceTransfer,
-    ) -> impl Future<Output = Result<SimulateBalanceTransferResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<SimulateBalanceTransferResponse, ApiError>> + Send {
         let _ = (context, id, body);
         async { Err(crate::runtime::not_implemented("simulateBalanceTransfer")) }
     }
@@ -312,7 +313,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: Option<types::SimulatePayment>,
-    ) -> impl Future<Output = Result<SimulatePaymentResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<SimulatePaymentResponse, ApiError>> + Send {
         let _ = (context, id, body);
         async { Err(crate::runtime::not_implemented("simulatePayment")) }
     }
@@ -329,7 +330,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: types::SimulateTransactionStatus,
-    ) -> impl Future<Output = Result<SimulateTransactionStatusResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<SimulateTransactionStatusResponse, ApiError>> + Send {
         let _ = (context, id, body);
         async { Err(crate::runtime::not_implemented("simulateTransactionStatus")) }
     }
@@ -345,7 +346,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: types::SimulateVirtualAccountStatus,
-    ) -> impl Future<Output = Result<SimulateVirtualAccountStatusResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<SimulateVirtualAccountStatusResponse, ApiError>> + Send {
         let _ = (context, id, body);
         async { Err(crate::runtime::not_implemented("simulateVirtualAccountStatus")) }
     }
@@ -362,7 +363,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: types::SimulateInboundTransfer,
-    ) -> impl Future<Output = Result<SimulateInboundTransferResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<SimulateInboundTransferResponse, ApiError>> + Send {
         let _ = (context, id, body);
         async { Err(crate::runtime::not_implemented("simulateInboundTransfer")) }
     }
@@ -378,7 +379,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         query: ListTransactionsQuery,
-    ) -> impl Future<Output = Result<ListTransactionsResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<ListTransactionsResponse, ApiError>> + Send {
         let _ = (context, query);
         async { Err(crate::runtime::not_implemented("listTransactions")) }
     }
@@ -397,7 +398,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         body: types::TransactionCreate,
-    ) -> impl Future<Output = Result<CreateTransactionResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<CreateTransactionResponse, ApiError>> + Send {
         let _ = (context, body);
         async { Err(crate::runtime::not_implemented("createTransaction")) }
     }
@@ -410,7 +411,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<GetTransactionResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<GetTransactionResponse, ApiError>> + Send {
         let _ = (context, id);
         async { Err(crate::runtime::not_implemented("getTransaction")) }
     }
@@ -423,7 +424,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         query: ListVirtualAccountsQuery,
-    ) -> impl Future<Output = Result<ListVirtualAccountsResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<ListVirtualAccountsResponse, ApiError>> + Send {
         let _ = (context, query);
         async { Err(crate::runtime::not_implemented("listVirtualAccounts")) }
     }
@@ -440,7 +441,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         body: types::VirtualAccountCreate,
-    ) -> impl Future<Output = Result<CreateVirtualAccountResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<CreateVirtualAccountResponse, ApiError>> + Send {
         let _ = (context, body);
         async { Err(crate::runtime::not_implemented("createVirtualAccount")) }
     }
@@ -453,7 +454,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<GetVirtualAccountResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<GetVirtualAccountResponse, ApiError>> + Send {
         let _ = (context, id);
         async { Err(crate::runtime::not_implemented("getVirtualAccount")) }
     }
@@ -467,7 +468,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<CloseVirtualAccountResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<CloseVirtualAccountResponse, ApiError>> + Send {
         let _ = (context, id);
         async { Err(crate::runtime::not_implemented("closeVirtualAccount")) }
     }
@@ -481,7 +482,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
         body: types::VirtualAccountUpdate,
-    ) -> impl Future<Output = Result<UpdateVirtualAccountResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<UpdateVirtualAccountResponse, ApiError>> + Send {
         let _ = (context, id, body);
         async { Err(crate::runtime::not_implemented("updateVirtualAccount")) }
     }
@@ -494,7 +495,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         query: ListWebhookEndpointsQuery,
-    ) -> impl Future<Output = Result<ListWebhookEndpointsResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<ListWebhookEndpointsResponse, ApiError>> + Send {
         let _ = (context, query);
         async { Err(crate::runtime::not_implemented("listWebhookEndpoints")) }
     }
@@ -510,7 +511,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         body: types::WebhookEndpointCreate,
-    ) -> impl Future<Output = Result<CreateWebhookEndpointResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<CreateWebhookEndpointResponse, ApiError>> + Send {
         let _ = (context, body);
         async { Err(crate::runtime::not_implemented("createWebhookEndpoint")) }
     }
@@ -523,7 +524,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<GetWebhookEndpointResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<GetWebhookEndpointResponse, ApiError>> + Send {
         let _ = (context, id);
         async { Err(crate::runtime::not_implemented("getWebhookEndpoint")) }
     }
@@ -536,7 +537,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<DeleteWebhookEndpointResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<DeleteWebhookEndpointResponse, ApiError>> + Send {
         let _ = (context, id);
         async { Err(crate::runtime::not_implemented("deleteWebhookEndpoint")) }
     }
@@ -550,7 +551,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<RotateWebhookEndpointSecretResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<RotateWebhookEndpointSecretResponse, ApiError>> + Send {
         let _ = (context, id);
         async { Err(crate::runtime::not_implemented("rotateWebhookEndpointSecret")) }
     }
@@ -563,7 +564,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         query: ListWebhooksQuery,
-    ) -> impl Future<Output = Result<ListWebhooksResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<ListWebhooksResponse, ApiError>> + Send {
         let _ = (context, query);
         async { Err(crate::runtime::not_implemented("listWebhooks")) }
     }
@@ -584,7 +585,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         body: types::WebhookPing,
-    ) -> impl Future<Output = Result<SendTestWebhookResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<SendTestWebhookResponse, ApiError>> + Send {
         let _ = (context, body);
         async { Err(crate::runtime::not_implemented("sendTestWebhook")) }
     }
@@ -597,7 +598,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         &self,
         context: crate::runtime::RequestContext<P>,
         id: ::uuid::Uuid,
-    ) -> impl Future<Output = Result<GetWebhookResponse, ApiError>> + Send {
+    ) -> impl ::std::future::Future<Output = Result<GetWebhookResponse, ApiError>> + Send {
         let _ = (context, id);
         async { Err(crate::runtime::not_implemented("getWebhook")) }
     }

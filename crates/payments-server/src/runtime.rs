@@ -123,6 +123,9 @@ pub struct RequestContext<P> {
     /// The request's id: its `x-request-id` header (which a layer in front, or the client, set),
     /// or a new UUID when it has none; the same id a layer propagating it answers with.
     pub request_id: String,
+    /// The request's extensions, for an operation that answers `101` (a protocol switch): hyper's
+    /// `OnUpgrade` is there. Empty for every other operation.
+    pub extensions: axum::http::Extensions,
 }
 
 /// The header carrying a request's id: the one a layer in front should set and propagate.
@@ -134,7 +137,7 @@ impl<P> RequestContext<P> {
             Some(id) => id.to_owned(),
             None => uuid::Uuid::new_v4().to_string(),
         };
-        Self { caller, headers, request_id }
+        Self { caller, headers, request_id, extensions: axum::http::Extensions::new() }
     }
 }
 
@@ -170,8 +173,25 @@ pub fn bearer_token(headers: &HeaderMap) -> Result<&str, ApiError> {
 /// A path parameter, parsed as its schema's type.
 pub fn path_param<T: DeserializeOwned>(path: &RawPathParams, name: &str) -> Result<T, ApiError> {
     let raw = raw_path_param(path, name)?;
-    serde_json::from_value(Value::String(raw.to_owned()))
-        .map_err(|e| ApiError::bad_request(format!("path parameter `{name}`: {raw:?} is not valid ({e})")))
+    parse_text(raw).map_err(|e| ApiError::bad_request(format!("path parameter `{name}`: {raw:?} is not valid ({e})")))
+}
+
+/// A header parameter (`name` in lower case), parsed as its schema's type; `None` when absent.
+pub fn header_param<T: DeserializeOwned>(headers: &HeaderMap, name: &str) -> Result<Option<T>, ApiError> {
+    let Some(value) = headers.get(name) else { return Ok(None) };
+    let raw = value.to_str().map_err(|_| ApiError::bad_request(format!("header `{name}`: not visible ASCII text")))?;
+    parse_text(raw).map(Some).map_err(|e| ApiError::bad_request(format!("header `{name}`: {raw:?} is not valid ({e})")))
+}
+
+/// `400` for a required header parameter the request lacks.
+pub fn missing_header(name: &str) -> ApiError {
+    ApiError::bad_request(format!("header `{name}` is required"))
+}
+
+/// Text from a path or a header as the model `T`: as a string (ids, names, enums), or else as the
+/// JSON literal it spells (numbers, booleans).
+fn parse_text<T: DeserializeOwned>(raw: &str) -> Result<T, serde_json::Error> {
+    serde_json::from_value(Value::String(raw.to_owned())).or_else(|e| serde_json::from_str(raw).map_err(|_| e))
 }
 
 /// A path parameter that is an id: a UUID in its one canonical spelling, lower-case and
@@ -211,19 +231,34 @@ pub fn unknown_path(uri: &Uri) -> ApiError {
 /// The query string, parsed into the operation's query type and validated against the
 /// parameters' schemas.
 pub fn query<T: DeserializeOwned + Serialize>(uri: &Uri, validator: &Validator) -> Result<T, ApiError> {
-    let raw = uri.query().unwrap_or_default();
-    let deserializer = serde_urlencoded::Deserializer::new(form_urlencoded::parse(raw.as_bytes()));
-    let query: T = serde_path_to_error::deserialize(deserializer).map_err(|e| {
-        let field = e.path().to_string();
-        if field == "." {
-            ApiError::bad_request(format!("query: {}", e.inner()))
+    urlencoded(uri.query().unwrap_or_default().as_bytes(), validator, "query", "query parameter ")
+}
+
+/// A form (`application/x-www-form-urlencoded`) body, parsed into its model and validated.
+pub fn form<T: DeserializeOwned + Serialize>(bytes: &[u8], validator: &Validator) -> Result<T, ApiError> {
+    urlencoded(bytes, validator, "form", "form field ")
+}
+
+/// `name=value&…` parsed into `T` (fields named in messages as `{field} …`), then checked against
+/// the schema in its JSON form, where numbers are numbers.
+fn urlencoded<T: DeserializeOwned + Serialize>(
+    raw: &[u8],
+    validator: &Validator,
+    whole: &str,
+    field: &str,
+) -> Result<T, ApiError> {
+    let deserializer = serde_urlencoded::Deserializer::new(form_urlencoded::parse(raw));
+    let parsed: T = serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            ApiError::bad_request(format!("{whole}: {}", e.inner()))
         } else {
-            ApiError::bad_request(format!("query parameter `{field}`: {}", e.inner()))
+            ApiError::bad_request(format!("{field}`{path}`: {}", e.inner()))
         }
     })?;
-    let value = serde_json::to_value(&query).map_err(|_| ApiError::internal())?;
-    validator.check(&value, "query parameter ")?;
-    Ok(query)
+    let value = serde_json::to_value(&parsed).map_err(|_| ApiError::internal())?;
+    validator.check(&value, field)?;
+    Ok(parsed)
 }
 
 /// A required JSON body: checked for content type, parsed, validated against its schema, and
@@ -257,6 +292,11 @@ fn parse_json<T: DeserializeOwned>(headers: &HeaderMap, bytes: &[u8], validator:
     if !is_json(headers) {
         return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"));
     }
+    json_value(bytes, validator)
+}
+
+/// A JSON body (its content type already checked): parsed, validated, converted into the model.
+pub fn json_value<T: DeserializeOwned>(bytes: &[u8], validator: &Validator) -> Result<T, ApiError> {
     let value: Value =
         serde_json::from_slice(bytes).map_err(|e| ApiError::bad_request(format!("malformed JSON: {e}")))?;
     validator.check(&value, "")?;
@@ -264,11 +304,49 @@ fn parse_json<T: DeserializeOwned>(headers: &HeaderMap, bytes: &[u8], validator:
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
-    let Some(content_type) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    let essence = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    content_type(headers).is_some_and(|essence| is_json_essence(&essence))
+}
+
+/// The essence of the request's `Content-Type` (`application/json; charset=utf-8` →
+/// `application/json`), lower case.
+fn content_type(headers: &HeaderMap) -> Option<String> {
+    let content_type = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    Some(content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
+}
+
+fn is_json_essence(essence: &str) -> bool {
     essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// Which of the media types an operation accepts (as the document writes them) the request's
+/// `Content-Type` names: its index, or `415` listing them. A JSON type accepts `+json` types, and
+/// `type/*` or `*/*` what they cover.
+pub fn media_type(headers: &HeaderMap, accepted: &[&str]) -> Result<usize, ApiError> {
+    let found = content_type(headers);
+    let matches = |declared: &str| {
+        let declared = declared.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+        let Some(found) = found.as_deref() else { return declared == "*/*" };
+        declared == found
+            || declared == "*/*"
+            || (is_json_essence(&declared) && is_json_essence(found))
+            || declared.strip_suffix("/*").is_some_and(|kind| found.split('/').next() == Some(kind))
+    };
+    accepted.iter().position(|declared| matches(declared)).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!("Content-Type must be one of: {}", accepted.join(", ")),
+        )
+    })
+}
+
+/// The body's bytes, or the error object for a body that could not be read (too large, cut).
+pub fn body_bytes(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+    body.map_err(body_rejection)
+}
+
+/// A text body: UTF-8.
+pub fn text(bytes: &[u8]) -> Result<String, ApiError> {
+    String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::bad_request("the body is not UTF-8 text"))
 }
 
 fn body_rejection(rejection: BytesRejection) -> ApiError {
@@ -291,6 +369,42 @@ pub fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
 /// A success response without a body.
 pub fn empty_response(status: StatusCode) -> Response {
     status.into_response()
+}
+
+/// A response body that is not JSON: bytes or a stream, and their media type.
+#[derive(Debug)]
+pub struct Raw {
+    /// The `Content-Type` to answer with; without one, the media type the document gives (or
+    /// `application/octet-stream` where it gives a wildcard).
+    pub content_type: Option<HeaderValue>,
+    pub body: axum::body::Body,
+}
+
+impl Raw {
+    pub fn new(body: impl Into<axum::body::Body>) -> Self {
+        Self { content_type: None, body: body.into() }
+    }
+
+    /// The same body, answered as `content_type`.
+    pub fn with_content_type(mut self, content_type: HeaderValue) -> Self {
+        self.content_type = Some(content_type);
+        self
+    }
+}
+
+/// A response with a [`Raw`] body; `documented` is the media type the document gives.
+pub fn raw_response(status: StatusCode, raw: Raw, documented: &'static str) -> Response {
+    let content_type = raw.content_type.unwrap_or_else(|| {
+        let octets = HeaderValue::from_static("application/octet-stream");
+        if documented.contains('*') { octets } else { HeaderValue::from_str(documented).unwrap_or(octets) }
+    });
+    (status, [(header::CONTENT_TYPE, content_type)], raw.body).into_response()
+}
+
+/// `status` when it is of the class (`4` for `4XX`) the document answers with; `None` when the
+/// implementation answered outside its contract (the client then gets `500`).
+pub fn status_in_class(status: StatusCode, class: u16) -> Option<StatusCode> {
+    (status.as_u16() / 100 == class).then_some(status)
 }
 
 /// The document's schemas (JSON Schema 2020-12), from which validators are compiled.

@@ -18,6 +18,7 @@ macro_rules! sample {
 }
 
 sample!(bounds);
+sample!(generality);
 sample!(nullable_and_enums);
 sample!(parameters_and_responses);
 sample!(webhooks);

@@ -1,0 +1,491 @@
+//! One document both generators can serve, made from any OpenAPI 3.0 document before either
+//! reads it. [`normalise`] gives the view both share: every operation has an `operationId` whose
+//! Rust name is unique, owns its parameters (a path item's are copied in), and names every schema
+//! that becomes a Rust type of its own (inline objects, enums and compositions are moved to
+//! `components/schemas` under the names progenitor would give them, `{Op}Body`, `{Op}Response`,
+//! `{Op}{Param}`), so the server and the client refer to the same models. [`for_client`] then
+//! adapts a copy to what progenitor 0.15 accepts without panicking: one request media type, one
+//! success type and one error type per operation.
+//!
+//! What neither side can serve is refused here with the JSON pointer of the construct, never left
+//! to panic or to produce code that does not compile. Our own document passes through unchanged.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use heck::{ToSnakeCase, ToUpperCamelCase};
+use serde_json::{Map, Value, json};
+
+use crate::{Result, bail};
+
+pub const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+/// The JSON pointer of `segments` under the document's root: `#/paths/~1items/get`.
+pub fn pointer(segments: &[&str]) -> String {
+    let mut out = String::from("#");
+    for segment in segments {
+        out.push('/');
+        out.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+    }
+    out
+}
+
+/// An operation id, a parameter or a type name as a Rust identifier the way progenitor spells it
+/// (so the server's names and the client's agree): characters that cannot be in an identifier
+/// become word breaks, a leading digit gets `_`, a keyword gets a trailing `_`.
+pub fn rust_name(input: &str, pascal: bool) -> String {
+    let cleaned: String =
+        input.replace('\'', "").chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect();
+    let cased = if pascal { cleaned.to_upper_camel_case() } else { cleaned.to_snake_case() };
+    let cased = match cased.chars().next() {
+        None => {
+            if pascal {
+                "X".to_string()
+            } else {
+                "x".to_string()
+            }
+        }
+        Some(c) if c.is_alphabetic() || c == '_' => cased,
+        Some(_) => format!("_{cased}"),
+    };
+    if syn::parse_str::<syn::Ident>(&cased).is_ok() { cased } else { format!("{cased}_") }
+}
+
+/// The shared view: see the module's documentation.
+pub fn normalise(doc: &mut Value) -> Result<()> {
+    let mut paths = match doc.get_mut("paths").map(Value::take) {
+        Some(Value::Object(paths)) => paths,
+        Some(Value::Null) | None => Map::new(),
+        Some(_) => bail!("#/paths: must be an object"),
+    };
+    let components = doc.get("components").cloned().unwrap_or_else(|| json!({}));
+    let mut schemas = components.get("schemas").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut names = Names::new(&schemas);
+
+    operation_ids(&mut paths)?;
+    for (path, item) in paths.iter_mut() {
+        let path_parameters = item.as_object_mut().and_then(|i| i.remove("parameters"));
+        for method in METHODS {
+            let Some(operation) = item.get_mut(method) else { continue };
+            let at = ["paths", path.as_str(), method];
+            own_parameters(operation, path_parameters.as_ref(), &components, &at)?;
+            check_parameters(path, operation, &components, &at)?;
+            hoist_operation(operation, &mut schemas, &mut names);
+        }
+    }
+    let mut components = components;
+    if let Some(parameters) = components.get_mut("parameters").and_then(Value::as_object_mut) {
+        for (name, parameter) in parameters.iter_mut() {
+            if let Some(schema) = parameter.get_mut("schema") {
+                hoist(schema, &mut schemas, &mut names, &rust_name(name, true));
+            }
+        }
+    }
+    for kind in ["requestBodies", "responses"] {
+        if let Some(items) = components.get_mut(kind).and_then(Value::as_object_mut) {
+            for (name, item) in items.iter_mut() {
+                hoist_content(item, &mut schemas, &mut names, &|_| rust_name(name, true));
+            }
+        }
+    }
+    doc["paths"] = Value::Object(paths);
+    if !schemas.is_empty() {
+        components["schemas"] = Value::Object(schemas);
+    }
+    if components.as_object().is_some_and(|c| !c.is_empty()) {
+        doc["components"] = components;
+    }
+    Ok(())
+}
+
+/// Names taken in `components/schemas`, compared as the Rust types they become.
+struct Names(BTreeSet<String>);
+
+impl Names {
+    fn new(schemas: &Map<String, Value>) -> Self {
+        Self(schemas.keys().map(|k| rust_name(k, true)).collect())
+    }
+
+    /// `wanted`, or `wanted2`, `wanted3`… when a schema already has that name.
+    fn claim(&mut self, wanted: &str) -> String {
+        let mut name = wanted.to_string();
+        let mut n = 1;
+        while !self.0.insert(name.clone()) {
+            n += 1;
+            name = format!("{wanted}{n}");
+        }
+        name
+    }
+}
+
+/// Every operation gets an `operationId` (`{method}_{path}` when it has none), and no two may
+/// become the same Rust method.
+fn operation_ids(paths: &mut Map<String, Value>) -> Result<()> {
+    let mut taken: BTreeMap<String, String> = BTreeMap::new();
+    let mut missing = Vec::new();
+    for (path, item) in paths.iter_mut() {
+        if item.get("$ref").is_some() {
+            bail!(
+                "{}: path items that are $refs are not supported; write the path item out",
+                pointer(&["paths", path])
+            );
+        }
+        for method in METHODS {
+            let Some(operation) = item.get(method) else { continue };
+            let at = pointer(&["paths", path, method]);
+            match operation.get("operationId") {
+                Some(Value::String(id)) => {
+                    let rust = rust_name(id, false);
+                    if let Some(other) = taken.insert(rust.clone(), at.clone()) {
+                        bail!("{at}: operationId {id:?} is the Rust method `{rust}`, as is the operation at {other}");
+                    }
+                }
+                Some(_) => bail!("{at}/operationId: must be a string"),
+                None => missing.push((path.clone(), method)),
+            }
+        }
+    }
+    for (path, method) in missing {
+        let mut id = rust_name(&format!("{method} {path}"), false);
+        let base = id.clone();
+        let mut n = 1;
+        while taken.contains_key(&id) {
+            n += 1;
+            id = format!("{base}_{n}");
+        }
+        taken.insert(id.clone(), String::new());
+        paths[&path][method]["operationId"] = Value::String(id);
+    }
+    Ok(())
+}
+
+/// A parameter's `(in, name)`, following a `$ref` to `components/parameters`.
+fn parameter_key(parameter: &Value, components: &Value) -> Option<(String, String)> {
+    let resolved = resolve(parameter, components, "parameters")?;
+    Some((resolved.get("in")?.as_str()?.to_string(), resolved.get("name")?.as_str()?.to_string()))
+}
+
+/// `item`, or the component its `#/components/<kind>/<name>` reference names.
+pub fn resolve<'a>(item: &'a Value, components: &'a Value, kind: &str) -> Option<&'a Value> {
+    match item.get("$ref").and_then(Value::as_str) {
+        None => Some(item),
+        Some(reference) => {
+            let name = reference.strip_prefix(&format!("#/components/{kind}/"))?;
+            components.get(kind)?.get(name)
+        }
+    }
+}
+
+/// Copies the path item's parameters into the operation (an operation's own parameter of the same
+/// name and place wins), so each operation owns its parameters and their inline types.
+fn own_parameters(operation: &mut Value, shared: Option<&Value>, components: &Value, at: &[&str]) -> Result<()> {
+    let own = operation.get("parameters").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut merged = Vec::new();
+    for parameter in shared.and_then(Value::as_array).into_iter().flatten() {
+        let key = parameter_key(parameter, components);
+        if key.is_none() || !own.iter().any(|p| parameter_key(p, components) == key) {
+            merged.push(parameter.clone());
+        }
+    }
+    merged.extend(own);
+    for (i, parameter) in merged.iter().enumerate() {
+        if parameter_key(parameter, components).is_none() {
+            bail!(
+                "{}/parameters/{i}: a parameter needs `in` and `name` (or a $ref to one in components/parameters)",
+                pointer(at)
+            );
+        }
+    }
+    if !merged.is_empty() {
+        operation["parameters"] = Value::Array(merged);
+    }
+    Ok(())
+}
+
+/// Parameters the generators can serve: path, query and header, in their default styles, each
+/// with a schema; every `{name}` of the path template a required path parameter, and no other.
+fn check_parameters(path: &str, operation: &Value, components: &Value, at: &[&str]) -> Result<()> {
+    let mut in_path = BTreeSet::new();
+    for (i, parameter) in operation.get("parameters").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let here = format!("{}/parameters/{i}", pointer(at));
+        let resolved = resolve(parameter, components, "parameters").expect("checked in own_parameters");
+        let (place, name) = parameter_key(parameter, components).expect("checked in own_parameters");
+        let style = resolved.get("style").and_then(Value::as_str);
+        let (allowed, default_style) = match place.as_str() {
+            "path" => (true, "simple"),
+            "query" => (true, "form"),
+            "header" => (true, "simple"),
+            _ => (false, ""),
+        };
+        if !allowed {
+            bail!("{here}: {place} parameters ({name}) are not supported; only path, query and header parameters are");
+        }
+        if style.is_some_and(|s| s != default_style) {
+            bail!(
+                "{here}: {place} parameter {name} has style {:?}; only {default_style:?} is supported",
+                style.unwrap_or_default()
+            );
+        }
+        if resolved.get("schema").is_none() {
+            bail!("{here}: parameter {name} needs a `schema` (`content` is not supported)");
+        }
+        if place == "path" {
+            if resolved.get("required") != Some(&Value::Bool(true)) {
+                bail!("{here}: path parameter {name} must be `required: true`");
+            }
+            in_path.insert(name);
+        }
+    }
+    let template: BTreeSet<String> =
+        path.split('{').skip(1).filter_map(|s| s.split_once('}')).map(|(name, _)| name.to_string()).collect();
+    if template != in_path {
+        bail!("{}: the path's template names {template:?} but its path parameters are {in_path:?}", pointer(at));
+    }
+    Ok(())
+}
+
+/// Moves the operation's inline schemas that become types of their own into `components/schemas`.
+fn hoist_operation(operation: &mut Value, schemas: &mut Map<String, Value>, names: &mut Names) {
+    let id = operation["operationId"].as_str().expect("set by operation_ids").to_string();
+    for parameter in operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
+        let name = parameter.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        if let Some(schema) = parameter.get_mut("schema") {
+            hoist(schema, schemas, names, &rust_name(&format!("{id}-{name}"), true));
+        }
+    }
+    if let Some(body) = operation.get_mut("requestBody") {
+        hoist_content(body, schemas, names, &|_| rust_name(&format!("{id}-body"), true));
+    }
+    let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return };
+    // An operation that documents no success answers one as progenitor assumes: any 2xx, no body.
+    let success = |status: &String| status == "default" || status.starts_with(['1', '2', '3']);
+    if !responses.keys().any(success) {
+        responses.insert("2XX".into(), json!({ "description": "Success (the document gives none)." }));
+    }
+    // `{Op}Response` when one response needs a type of its own, `{Op}Response{status}` for each
+    // when several do.
+    let needing = responses
+        .values()
+        .filter(|r| {
+            r.get("content")
+                .and_then(Value::as_object)
+                .is_some_and(|c| c.values().any(|m| m.get("schema").is_some_and(needs_name)))
+        })
+        .count();
+    for (status, response) in responses.iter_mut() {
+        let name = if needing > 1 { format!("{id}-response-{status}") } else { format!("{id}-response") };
+        hoist_content(response, schemas, names, &|_| rust_name(&name, true));
+        for (header, value) in response.get_mut("headers").and_then(Value::as_object_mut).into_iter().flatten() {
+            if let Some(schema) = value.get_mut("schema") {
+                hoist(schema, schemas, names, &rust_name(&format!("{id}-{header}"), true));
+            }
+        }
+    }
+}
+
+/// Hoists the schema of each media type of a request body or response (`name` given the media type).
+fn hoist_content(item: &mut Value, schemas: &mut Map<String, Value>, names: &mut Names, name: &dyn Fn(&str) -> String) {
+    for (media, content) in item.get_mut("content").and_then(Value::as_object_mut).into_iter().flatten() {
+        if let Some(schema) = content.get_mut("schema") {
+            hoist(schema, schemas, names, &name(media));
+        }
+    }
+}
+
+/// Whether a schema becomes a Rust type of its own (a struct or an enum) rather than a primitive,
+/// a `Vec` or `serde_json::Value`.
+fn needs_name(schema: &Value) -> bool {
+    let Some(schema) = schema.as_object() else { return false };
+    if schema.contains_key("$ref") {
+        return false;
+    }
+    let composed = ["properties", "additionalProperties", "allOf", "oneOf", "anyOf", "not"]
+        .iter()
+        .any(|k| schema.contains_key(*k));
+    let enumerated = schema.get("enum").is_some_and(|e| e != &json!([null]));
+    composed || enumerated || schema.get("type") == Some(&json!("object"))
+}
+
+/// Replaces an inline schema that needs a name by a `$ref` to it under `components/schemas`; for
+/// an array, does the same to its items (`{name}Item`).
+fn hoist(schema: &mut Value, schemas: &mut Map<String, Value>, names: &mut Names, name: &str) {
+    if needs_name(schema) {
+        let name = names.claim(name);
+        let moved = std::mem::replace(schema, json!({ "$ref": format!("#/components/schemas/{name}") }));
+        schemas.insert(name, moved);
+    } else if schema.get("type") == Some(&json!("array"))
+        && let Some(items) = schema.get_mut("items")
+    {
+        hoist(items, schemas, names, &format!("{name}Item"));
+    }
+}
+
+/// The essence of a media type (`application/json; charset=utf-8` → `application/json`).
+pub fn essence(media: &str) -> String {
+    media.split(';').next().unwrap_or_default().trim().to_ascii_lowercase()
+}
+
+/// Whether a media type carries JSON (`application/json`, `application/*+json`).
+pub fn is_json(media: &str) -> bool {
+    let essence = essence(media);
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// How progenitor reads a response: its JSON schema, a raw stream, an upgrade, or nothing.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Json(String),
+    Upgrade,
+    Raw,
+    None,
+}
+
+fn response_kind(status: &str, response: &Value) -> Kind {
+    let content = response.get("content").and_then(Value::as_object);
+    let json = content.and_then(|c| {
+        c.iter().find(|(media, _)| media.as_str() == "application/json" || media.starts_with("application/json;"))
+    });
+    match json {
+        Some((_, media)) => Kind::Json(media.get("schema").unwrap_or(&json!({})).to_string()),
+        None if status == "101" => Kind::Upgrade,
+        None if content.is_some_and(|c| !c.is_empty()) => Kind::Raw,
+        None => Kind::None,
+    }
+}
+
+/// Progenitor's view of the shared document: see the module's documentation.
+pub fn for_client(doc: &mut Value) -> Result<()> {
+    let components = doc.get("components").cloned().unwrap_or_else(|| json!({}));
+    let mut schemas = components.get("schemas").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut names = Names::new(&schemas);
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return Ok(()) };
+    for (path, item) in paths.iter_mut() {
+        for method in METHODS {
+            let Some(operation) = item.get_mut(method) else { continue };
+            let at = ["paths", path.as_str(), method];
+            client_body(operation, &components, &at)?;
+            client_responses(operation, &components, &mut schemas, &mut names, &at)?;
+        }
+    }
+    if !schemas.is_empty() {
+        doc["components"]["schemas"] = Value::Object(schemas);
+    }
+    Ok(())
+}
+
+/// The one media type progenitor's client sends: JSON when offered, else form, bytes or text.
+fn client_body(operation: &mut Value, components: &Value, at: &[&str]) -> Result<()> {
+    let Some(body) = operation.get("requestBody") else { return Ok(()) };
+    let mut body = resolve(body, components, "requestBodies").cloned().unwrap_or_default();
+    let Some(content) = body.get("content").and_then(Value::as_object) else { return Ok(()) };
+    let rank = |media: &str| match essence(media).as_str() {
+        "application/json" => Some(0),
+        "application/x-www-form-urlencoded" => Some(1),
+        "application/octet-stream" => Some(2),
+        "text/plain" | "text/x-markdown" => Some(3),
+        _ => None,
+    };
+    let Some((media, chosen)) = content.iter().filter(|(m, _)| rank(m).is_some()).min_by_key(|(m, _)| rank(m)) else {
+        let offered: Vec<&String> = content.keys().collect();
+        bail!(
+            "{}/requestBody: offered as {offered:?}; the client (progenitor) sends only application/json, \
+             application/x-www-form-urlencoded, application/octet-stream and text/plain",
+            pointer(at)
+        );
+    };
+    let mut chosen = chosen.clone();
+    chosen.as_object_mut().map(|m| m.remove("encoding"));
+    match essence(media).as_str() {
+        "application/octet-stream" => chosen["schema"] = json!({"type": "string", "format": "binary"}),
+        "text/plain" | "text/x-markdown" => chosen["schema"] = json!({"type": "string"}),
+        _ if chosen.get("schema").is_none() => chosen["schema"] = json!({}),
+        _ => {}
+    }
+    body["content"] = json!({ media.clone(): chosen });
+    operation["requestBody"] = body;
+    Ok(())
+}
+
+/// One success type and one error type per operation, as progenitor requires: differing JSON
+/// schemas become one `oneOf` (`{Op}Success`, `{Op}Error`), any other mix a raw response; a
+/// `default` that would be a third type is left out (the client then reports those statuses as
+/// unexpected, with the response).
+fn client_responses(
+    operation: &mut Value,
+    components: &Value,
+    schemas: &mut Map<String, Value>,
+    names: &mut Names,
+    at: &[&str],
+) -> Result<()> {
+    let id = operation["operationId"].as_str().unwrap_or_default().to_string();
+    let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return Ok(()) };
+    for response in responses.values_mut() {
+        let mut resolved = resolve(response, components, "responses").cloned().unwrap_or_default();
+        for (_, media) in resolved.get_mut("content").and_then(Value::as_object_mut).into_iter().flatten() {
+            media.as_object_mut().map(|m| m.remove("encoding"));
+            if media.get("schema").is_none() {
+                media["schema"] = json!({});
+            }
+        }
+        *response = resolved;
+    }
+    let class = |status: &str| -> Option<bool> {
+        match status {
+            "101" | "2XX" | "2xx" => Some(true),
+            "4XX" | "5XX" | "4xx" | "5xx" => Some(false),
+            _ => match status.parse::<u16>() {
+                Ok(200..=299) => Some(true),
+                Ok(400..=599) => Some(false),
+                _ => None,
+            },
+        }
+    };
+    for (success, suffix) in [(true, "success"), (false, "error")] {
+        let statuses: Vec<String> = responses.keys().filter(|s| class(s) == Some(success)).cloned().collect();
+        let kinds: BTreeSet<Kind> = statuses.iter().map(|s| response_kind(s, &responses[s])).collect();
+        if kinds.len() <= 1 {
+            continue;
+        }
+        if kinds.contains(&Kind::Upgrade) {
+            bail!("{}/responses/101: a protocol switch beside other success responses is not supported", pointer(at));
+        }
+        if kinds.iter().all(|k| matches!(k, Kind::Json(_))) {
+            let name = names.claim(&rust_name(&format!("{id}-{suffix}"), true));
+            let variants: Vec<Value> = kinds
+                .iter()
+                .map(|k| match k {
+                    Kind::Json(schema) => serde_json::from_str(schema).expect("serialised above"),
+                    _ => unreachable!(),
+                })
+                .collect();
+            schemas.insert(name.clone(), json!({ "oneOf": variants }));
+            for status in &statuses {
+                let media = json_media(&mut responses[status]);
+                media["schema"] = json!({ "$ref": format!("#/components/schemas/{name}") });
+            }
+        } else {
+            for status in &statuses {
+                responses[status]["content"] = json!({ "*/*": { "schema": {} } });
+            }
+        }
+    }
+    if let Some(default) = responses.get("default") {
+        let kind = response_kind("default", default);
+        let differs =
+            |success: bool| responses.iter().any(|(s, r)| class(s) == Some(success) && response_kind(s, r) != kind);
+        if differs(true) || differs(false) {
+            responses.remove("default");
+        }
+    }
+    Ok(())
+}
+
+/// The JSON media type entry of a response (the one `response_kind` found).
+fn json_media(response: &mut Value) -> &mut Value {
+    let content = response["content"].as_object_mut().expect("a JSON response has content");
+    let key = content
+        .keys()
+        .find(|m| m.as_str() == "application/json" || m.starts_with("application/json;"))
+        .cloned()
+        .expect("a JSON response has a JSON media type");
+    &mut content[&key]
+}

@@ -1,0 +1,470 @@
+//! The server generator (progenitor has none): one trait with a method per operation, and an
+//! axum router that does the HTTP work around it — authentication, path, header, query and body
+//! parsing, validation against the document's schemas, status codes and uniform error bodies.
+//!
+//! It reads the normalised document (`normalise`), where every schema that is a type of its own
+//! is a `$ref` to a model of the types crate. `model` turns each operation into parameters, body
+//! media types and replies with their Rust types; `responses` writes each operation's response
+//! enum; this module writes the trait, the query structs, the handlers and the router.
+
+mod model;
+pub mod responses;
+
+use std::collections::BTreeSet;
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{ToTokens, format_ident, quote};
+use serde_json::{Value, json};
+
+use crate::{Config, Error, Result, spec::Spec};
+use model::{MediaKind, Op};
+
+pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> Result<TokenStream> {
+    let ops = model::operations(spec, type_names)?;
+    let types_path: syn::Path =
+        syn::parse_str(&config.types_path).map_err(|e| Error(format!("types path {:?}: {e}", config.types_path)))?;
+    let rt: syn::Path = syn::parse_str(&config.server_runtime_path)
+        .map_err(|e| Error(format!("runtime path {:?}: {e}", config.server_runtime_path)))?;
+
+    let trait_methods = ops.iter().map(|op| trait_method(op, &rt));
+    let response_enums = ops.iter().map(|op| responses::response_enum(op, &rt));
+    let body_enums = ops.iter().filter_map(body_enum);
+    let query_structs = ops.iter().filter_map(query_struct);
+    let handlers = ops.iter().map(|op| handler(op, &rt));
+    let validators: Vec<(Ident, Value)> = ops.iter().flat_map(validator_names).collect();
+    let validator_fields = validators.iter().map(|(name, _)| {
+        quote! { #name: #rt::Validator, }
+    });
+    let validator_inits = validators.iter().map(|(name, schema)| {
+        let schema = schema.to_string();
+        quote! { #name: schemas.validator(#schema), }
+    });
+    let load_schemas = (!validators.is_empty()).then(|| {
+        quote! { let schemas = #rt::SchemaSet::parse(include_str!("schemas.json")); }
+    });
+    let routes = routes(&ops, &rt);
+    // Without a valid token, an unknown path answers 401 like a known one: paths cannot be
+    // probed without a credential. Documents with no secured operation answer 404 at once.
+    let unknown_path_auth = if ops.iter().any(|op| op.secured) {
+        quote! { <A as Api<P>>::authenticate(&shared.api, #rt::bearer_token(&headers)?).await?; }
+    } else {
+        quote! { let _ = (&shared, &headers); }
+    };
+    let raw_path_params = ops.iter().any(|op| !op.path_params.is_empty()).then(|| {
+        quote!(
+            use axum::extract::RawPathParams;
+        )
+    });
+    let title = spec.openapi.info.title.clone();
+    let trait_doc = doc_lines(&format!(
+        "The operations of {title}, one method per operation. Implement what you serve and serve it\nwith [`router`], which authenticates every request of a secured operation with\n[`Api::authenticate`], parses and validates path, query and body against the document, and\nturns every failure into the error object.\n\nEvery method has a default: an operation not implemented answers `501`, and until\n[`Api::authenticate`] is written every secured operation answers `401`, so `impl Api for\nMine {{}}` compiles and serves. `P` is the caller, as [`Api::authenticate`] finds it from the\ncredential; each operation receives it in its [`RequestContext`]({rt}::RequestContext),\nwith the request's headers and id.",
+        rt = quote!(#rt).to_string().replace(' ', "")
+    ));
+
+    Ok(quote! {
+        use std::sync::Arc;
+
+        use #types_path as types;
+        use axum::extract::State;
+        #raw_path_params
+        use axum::http::{HeaderMap, StatusCode, Uri};
+        use axum::response::Response;
+        use #rt::ApiError;
+
+        #(#trait_doc)*
+        pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
+            /// Maps a bearer token to the caller. Return [`ApiError::unauthorized`] for a token
+            /// that is not valid; the router answers `401` without calling any operation. The
+            /// default refuses every token.
+            fn authenticate(
+                &self,
+                token: &str,
+            ) -> impl ::std::future::Future<Output = Result<P, ApiError>> + Send {
+                let _ = token;
+                async { Err(ApiError::unauthorized()) }
+            }
+
+            #(#trait_methods)*
+        }
+
+        #(#response_enums)*
+
+        #(#body_enums)*
+
+        #(#query_structs)*
+
+        /// Request validators, compiled once from the document's schemas when the router is built.
+        struct Validators {
+            #(#validator_fields)*
+        }
+
+        impl Validators {
+            fn new() -> Self {
+                #load_schemas
+                Self { #(#validator_inits)* }
+            }
+        }
+
+        struct Shared<A> {
+            api: Arc<A>,
+            validators: Validators,
+        }
+
+        /// The axum router serving `api`: every operation of the document at its path and method,
+        /// with `401`, `404`, `405`, `413` and `415` answered in the error object too.
+        pub fn router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
+            let shared = Arc::new(Shared { api, validators: Validators::new() });
+            let router = axum::Router::new()
+                #(#routes)*
+                .fallback(unknown_path::<P, A>)
+                .with_state(shared);
+            #rt::finish_router(router)
+        }
+
+        /// A path the document does not have.
+        async fn unknown_path<P: Send + 'static, A: Api<P>>(
+            State(shared): State<Arc<Shared<A>>>,
+            headers: HeaderMap,
+            uri: Uri,
+        ) -> Result<Response, ApiError> {
+            #unknown_path_auth
+            Err(#rt::unknown_path(&uri))
+        }
+
+        #(#handlers)*
+    })
+}
+
+fn trait_method(op: &Op, rt: &syn::Path) -> TokenStream {
+    let doc = doc_lines(&op.doc);
+    let name = &op.fn_name;
+    let operation_id = &op.operation_id;
+    let caller = if op.secured { quote!(P) } else { quote!(()) };
+    let mut unused = vec![quote!(context)];
+    let param_args = op.path_params.iter().chain(&op.header_params).map(|p| {
+        let (ident, ty) = (&p.ident, &p.ty);
+        unused.push(ident.to_token_stream());
+        let optional = !p.required && p.default.is_none();
+        if optional { quote!(#ident: Option<#ty>,) } else { quote!(#ident: #ty,) }
+    });
+    let param_args: Vec<TokenStream> = param_args.collect();
+    let query_arg = (!op.query_params.is_empty()).then(|| {
+        unused.push(quote!(query));
+        let ty = op.ident("Query");
+        quote!(query: #ty,)
+    });
+    let body_arg = op.body.as_ref().map(|b| {
+        unused.push(quote!(body));
+        let ty = body_type(op);
+        if b.required { quote!(body: #ty,) } else { quote!(body: Option<#ty>,) }
+    });
+    let output = op.ident("Response");
+    quote! {
+        #(#doc)*
+        fn #name(
+            &self,
+            context: #rt::RequestContext<#caller>,
+            #(#param_args)*
+            #query_arg
+            #body_arg
+        ) -> impl ::std::future::Future<Output = Result<#output, ApiError>> + Send {
+            let _ = (#(#unused,)*);
+            async { Err(#rt::not_implemented(#operation_id)) }
+        }
+    }
+}
+
+/// The type of the operation's body argument: the one media type's, or the enum of them.
+fn body_type(op: &Op) -> TokenStream {
+    match op.body.as_ref().map(|b| b.media.as_slice()) {
+        Some([only]) => only.kind.ty(),
+        _ => op.ident("Body").into_token_stream(),
+    }
+}
+
+/// The enum of a body offered in several media types: one variant per media type.
+fn body_enum(op: &Op) -> Option<TokenStream> {
+    let body = op.body.as_ref().filter(|b| b.media.len() > 1)?;
+    let ident = op.ident("Body");
+    let doc = format!(" The body of [`Api::{}`], in the media type the request's `Content-Type` names.", op.fn_name);
+    let variants = body.media.iter().map(|m| {
+        let (variant, ty) = (&m.variant, m.kind.ty());
+        let doc = format!(" `{}`", m.media_type);
+        quote! { #[doc = #doc] #variant(#ty), }
+    });
+    Some(quote! {
+        #[doc = #doc]
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum #ident {
+            #(#variants)*
+        }
+    })
+}
+
+fn query_struct(op: &Op) -> Option<TokenStream> {
+    if op.query_params.is_empty() {
+        return None;
+    }
+    let ident = op.ident("Query");
+    let doc = format!(" Query parameters of [`Api::{}`].", op.fn_name);
+    let mut defaults = Vec::new();
+    let fields = op
+        .query_params
+        .iter()
+        .map(|p| {
+            let (field, ty, name) = (&p.ident, &p.ty, &p.name);
+            let doc = p.doc.as_deref().map(doc_lines).unwrap_or_default();
+            let rename =
+                (field.to_string().trim_start_matches("r#") != name.as_str()).then(|| quote!(#[serde(rename = #name)]));
+            if let Some(default) = &p.default {
+                let fn_ident = format_ident!("{}_{}_default", op.fn_name, field.to_string().trim_start_matches("r#"));
+                let fn_path = fn_ident.to_string();
+                let value = literal(default);
+                defaults.push(quote! {
+                    fn #fn_ident() -> #ty { #value }
+                });
+                quote! {
+                    #(#doc)*
+                    #rename
+                    #[serde(default = #fn_path)]
+                    pub #field: #ty,
+                }
+            } else if p.required {
+                quote! { #(#doc)* #rename pub #field: #ty, }
+            } else {
+                quote! {
+                    #(#doc)*
+                    #rename
+                    #[serde(default, skip_serializing_if = "Option::is_none")]
+                    pub #field: Option<#ty>,
+                }
+            }
+        })
+        .collect::<Vec<_>>();
+    Some(quote! {
+        #[doc = #doc]
+        #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct #ident {
+            #(#fields)*
+        }
+
+        #(#defaults)*
+    })
+}
+
+fn literal(value: &Value) -> TokenStream {
+    match value {
+        Value::Bool(b) => quote!(#b),
+        Value::Number(n) if n.is_i64() => {
+            let n = proc_macro2::Literal::i64_unsuffixed(n.as_i64().unwrap());
+            quote!(#n)
+        }
+        Value::Number(n) => {
+            let n = proc_macro2::Literal::f64_unsuffixed(n.as_f64().unwrap_or_default());
+            quote!(#n)
+        }
+        Value::String(s) => quote!(#s.to_string()),
+        _ => quote!(Default::default()),
+    }
+}
+
+/// The validators an operation needs: its query (as one object) and each JSON or form body.
+fn validator_names(op: &Op) -> Vec<(Ident, Value)> {
+    let mut out = Vec::new();
+    if !op.query_params.is_empty() {
+        let properties: serde_json::Map<String, Value> =
+            op.query_params.iter().map(|p| (p.name.clone(), p.schema.clone())).collect();
+        let required: Vec<&str> = op.query_params.iter().filter(|p| p.required).map(|p| p.name.as_str()).collect();
+        out.push((
+            format_ident!("{}_query", op.fn_name),
+            json!({"type": "object", "properties": properties, "required": required}),
+        ));
+    }
+    for (i, media) in op.body.iter().flat_map(|b| &b.media).enumerate() {
+        if let MediaKind::Json { schema, .. } | MediaKind::Form { schema, .. } = &media.kind {
+            out.push((body_validator(op, i), schema.clone()));
+        }
+    }
+    out
+}
+
+/// The validator of the body's `i`th media type (`_body` for the first, as ours have one).
+fn body_validator(op: &Op, i: usize) -> Ident {
+    if i == 0 { format_ident!("{}_body", op.fn_name) } else { format_ident!("{}_body_{}", op.fn_name, i + 1) }
+}
+
+fn routes(ops: &[Op], rt: &syn::Path) -> Vec<TokenStream> {
+    let mut paths: Vec<&str> = Vec::new();
+    for op in ops {
+        if !paths.contains(&op.path.as_str()) {
+            paths.push(&op.path);
+        }
+    }
+    paths
+        .into_iter()
+        .map(|path| {
+            let mut methods = ops.iter().filter(|op| op.path == path).map(|op| {
+                let method = format_ident!("{}", op.method);
+                let handler = &op.fn_name;
+                (method, handler)
+            });
+            let (first_method, first_handler) = methods.next().expect("a path has an operation");
+            let rest = methods.map(|(method, handler)| quote!(.#method(#handler::<P, A>)));
+            // Another method answers 405 naming these, in the message and in `Allow` (axum
+            // answers HEAD wherever GET is served).
+            let mut allowed: Vec<String> =
+                ops.iter().filter(|op| op.path == path).map(|op| op.method.to_uppercase()).collect();
+            if allowed.iter().any(|method| method == "GET") {
+                allowed.push("HEAD".into());
+            }
+            allowed.sort();
+            let allowed = allowed.join(", ");
+            quote! {
+                .route(
+                    #path,
+                    axum::routing::#first_method(#first_handler::<P, A>) #(#rest)*
+                        .fallback(|| async { #rt::method_not_allowed(#allowed) }),
+                )
+            }
+        })
+        .collect()
+}
+
+fn handler(op: &Op, rt: &syn::Path) -> TokenStream {
+    let name = &op.fn_name;
+    let doc = format!(" `{} {}`", op.method.to_uppercase(), op.path);
+    let mut extractors = vec![quote!(State(shared): State<Arc<Shared<A>>>), quote!(headers: HeaderMap)];
+    let mut steps = Vec::new();
+    let mut args = vec![quote!(context)];
+
+    if op.secured {
+        steps.push(quote! {
+            let caller = <A as Api<P>>::authenticate(&shared.api, #rt::bearer_token(&headers)?).await?;
+        });
+    } else {
+        steps.push(quote!(let caller = ();));
+    }
+    if !op.path_params.is_empty() {
+        extractors.push(quote!(path: RawPathParams));
+        for p in &op.path_params {
+            let (ident, ty, pname) = (&p.ident, &p.ty, &p.name);
+            let parse = if p.ty.to_string() == quote!(::uuid::Uuid).to_string() {
+                quote!(#rt::path_uuid(&path, #pname)?)
+            } else {
+                quote!(#rt::path_param(&path, #pname)?)
+            };
+            steps.push(quote! { let #ident: #ty = #parse; });
+            args.push(quote!(#ident));
+        }
+    }
+    for p in &op.header_params {
+        let (ident, ty, pname) = (&p.ident, &p.ty, &p.name);
+        let parse = quote!(#rt::header_param::<#ty>(&headers, #pname)?);
+        steps.push(match (&p.default, p.required) {
+            (Some(default), _) => {
+                let value = literal(default);
+                quote! { let #ident: #ty = #parse.unwrap_or_else(|| #value); }
+            }
+            (None, true) => quote! { let #ident: #ty = #parse.ok_or_else(|| #rt::missing_header(#pname))?; },
+            (None, false) => quote! { let #ident: Option<#ty> = #parse; },
+        });
+        args.push(quote!(#ident));
+    }
+    if !op.query_params.is_empty() {
+        extractors.push(quote!(uri: Uri));
+        let ty = op.ident("Query");
+        let validator = format_ident!("{}_query", op.fn_name);
+        steps.push(quote! {
+            let query: #ty = #rt::query(&uri, &shared.validators.#validator)?;
+        });
+        args.push(quote!(query));
+    }
+    if let Some(body) = &op.body {
+        extractors.push(quote!(body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>));
+        steps.push(body_step(op, body, rt));
+        args.push(quote!(body));
+    }
+    let upgrade = op.replies.iter().any(|r| matches!(r.body, Some(model::ReplyBody::Upgrade)));
+    let context = if upgrade {
+        // A protocol switch needs the connection's upgrade, which hyper leaves in the extensions.
+        extractors.push(quote!(extensions: axum::http::Extensions));
+        quote! {
+            let mut context = #rt::RequestContext::new(caller, headers);
+            context.extensions = extensions;
+        }
+    } else {
+        quote! { let context = #rt::RequestContext::new(caller, headers); }
+    };
+    quote! {
+        #[doc = #doc]
+        async fn #name<P: Send + 'static, A: Api<P>>(#(#extractors),*) -> Result<Response, ApiError> {
+            #(#steps)*
+            #context
+            let output = <A as Api<P>>::#name(&shared.api, #(#args),*).await?;
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
+    }
+}
+
+/// Reads the body: one JSON media type as ours are (its content type checked, parsed,
+/// validated), anything else by the media type the request's `Content-Type` names.
+fn body_step(op: &Op, body: &model::Body, rt: &syn::Path) -> TokenStream {
+    let ty = body_type(op);
+    if let [model::Media { kind: MediaKind::Json { .. }, .. }] = body.media.as_slice() {
+        let validator = body_validator(op, 0);
+        return if body.required {
+            quote! { let body: #ty = #rt::json_body(&headers, body, &shared.validators.#validator)?; }
+        } else {
+            quote! { let body: Option<#ty> = #rt::optional_json_body(&headers, body, &shared.validators.#validator)?; }
+        };
+    }
+    let accepted = body.media.iter().map(|m| m.media_type.as_str());
+    let single = body.media.len() == 1;
+    let arms = body.media.iter().enumerate().map(|(i, m)| {
+        let parse = match &m.kind {
+            MediaKind::Json { .. } => {
+                let validator = body_validator(op, i);
+                quote!(#rt::json_value(&bytes, &shared.validators.#validator)?)
+            }
+            MediaKind::Form { .. } => {
+                let validator = body_validator(op, i);
+                quote!(#rt::form(&bytes, &shared.validators.#validator)?)
+            }
+            MediaKind::Text => quote!(#rt::text(&bytes)?),
+            MediaKind::Bytes => quote!(bytes.clone()),
+        };
+        let variant = &m.variant;
+        let value = if single { parse } else { quote!(#ty::#variant(#parse)) };
+        if i + 1 == body.media.len() { quote!(_ => #value,) } else { quote!(#i => #value,) }
+    });
+    let read = quote! {
+        match #rt::media_type(&headers, &[#(#accepted),*])? {
+            #(#arms)*
+        }
+    };
+    if body.required {
+        quote! {
+            let bytes = #rt::body_bytes(body)?;
+            let body: #ty = #read;
+        }
+    } else {
+        quote! {
+            let bytes = #rt::body_bytes(body)?;
+            let body: Option<#ty> = if bytes.is_empty() && !headers.contains_key(axum::http::header::CONTENT_TYPE) {
+                None
+            } else {
+                Some(#read)
+            };
+        }
+    }
+}
+
+pub(crate) fn doc_lines(text: &str) -> Vec<TokenStream> {
+    text.lines()
+        .map(|line| {
+            let line = if line.is_empty() { String::new() } else { format!(" {line}") };
+            quote!(#[doc = #line])
+        })
+        .collect()
+}

@@ -1,0 +1,506 @@
+//! The document's operations as the server generator sees them: each parameter, body media type
+//! and response with its Rust type. The document is normalised first (`normalise`), so every
+//! schema that is a type of its own is a `$ref`; what is left inline is a primitive, an array or
+//! any JSON value.
+
+use std::collections::BTreeSet;
+
+use heck::{ToSnakeCase, ToUpperCamelCase};
+use openapiv3::{
+    OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, RequestBody, Response, Schema, SchemaKind,
+    StatusCode, Type, VariantOrUnknownOrEmpty,
+};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+use serde_json::Value;
+
+use crate::normalise::{essence, pointer, rust_name};
+use crate::{Error, Result, bail, json_schema::to_json_schema, spec::Spec};
+
+pub struct Op {
+    pub method: String,
+    pub path: String,
+    pub operation_id: String,
+    pub doc: String,
+    pub fn_name: Ident,
+    /// The operation's name as a type (`GetBalance`), for its response enum and query struct.
+    pub type_name: String,
+    pub secured: bool,
+    pub path_params: Vec<Param>,
+    pub header_params: Vec<Param>,
+    pub query_params: Vec<Param>,
+    pub body: Option<Body>,
+    pub replies: Vec<Reply>,
+}
+
+impl Op {
+    pub fn ident(&self, suffix: &str) -> Ident {
+        format_ident!("{}{}", self.type_name, suffix)
+    }
+}
+
+pub struct Param {
+    pub name: String,
+    pub ident: Ident,
+    pub ty: TokenStream,
+    pub required: bool,
+    pub default: Option<Value>,
+    pub doc: Option<String>,
+    pub schema: Value,
+}
+
+/// A request body: one media type, or several (the trait then receives an enum of them).
+pub struct Body {
+    pub required: bool,
+    pub media: Vec<Media>,
+}
+
+pub struct Media {
+    /// The media type as the document writes it.
+    pub media_type: String,
+    pub kind: MediaKind,
+    /// Its variant when the body is offered in several media types.
+    pub variant: Ident,
+}
+
+pub enum MediaKind {
+    /// JSON, parsed into `ty` and validated against `schema`.
+    Json { ty: TokenStream, schema: Value },
+    /// `application/x-www-form-urlencoded` fields, parsed into `ty` and validated against `schema`.
+    Form { ty: TokenStream, schema: Value },
+    /// `text/*`: UTF-8 text.
+    Text,
+    /// Anything else: the bytes as they came.
+    Bytes,
+}
+
+impl MediaKind {
+    pub fn ty(&self) -> TokenStream {
+        match self {
+            Self::Json { ty, .. } | Self::Form { ty, .. } => ty.clone(),
+            Self::Text => quote!(::std::string::String),
+            Self::Bytes => quote!(axum::body::Bytes),
+        }
+    }
+}
+
+/// The status a response is documented for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Code(u16),
+    /// `1XX` … `5XX`: the class's first digit.
+    Range(u16),
+    Default,
+}
+
+/// A documented response: one variant of the operation's response enum.
+pub struct Reply {
+    pub status: Status,
+    pub variant: Ident,
+    pub doc: String,
+    pub body: Option<ReplyBody>,
+    pub headers: Vec<ReplyHeader>,
+}
+
+pub enum ReplyBody {
+    Json(TokenStream),
+    /// Not JSON: bytes of the media type (a wildcard or several let the implementer choose).
+    Raw {
+        media_type: String,
+    },
+    /// `101` with content: the protocol switch, answered with a response the implementer builds.
+    Upgrade,
+}
+
+/// A response header the document declares, as a field of its variant.
+pub struct ReplyHeader {
+    pub name: String,
+    pub ident: Ident,
+    pub ty: TokenStream,
+    pub required: bool,
+    pub doc: Option<String>,
+}
+
+pub fn operations(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Vec<Op>> {
+    let openapi = &spec.openapi;
+    let mut ops = Vec::new();
+    for (path, item) in openapi.paths.iter() {
+        let ReferenceOr::Item(item) = item else {
+            bail!("{}: path items may not be $refs", pointer(&["paths", path]));
+        };
+        for (method, operation) in item.iter() {
+            let params = operation
+                .parameters
+                .iter()
+                .map(|p| resolve(openapi, p, "parameters", |c, n| c.parameters.get(n)))
+                .collect::<Result<Vec<_>>>()?;
+            ops.push(operation_model(openapi, type_names, path, method, operation, &params)?);
+        }
+    }
+    Ok(ops)
+}
+
+fn operation_model(
+    openapi: &OpenAPI,
+    type_names: &BTreeSet<String>,
+    path: &str,
+    method: &str,
+    operation: &Operation,
+    params: &[&Parameter],
+) -> Result<Op> {
+    let operation_id = operation.operation_id.clone().expect("normalise gives every operation an id");
+    // Messages name the operation and where it is, as a JSON pointer into the document.
+    let at = pointer(&["paths", path, method]);
+    let context = format!("{operation_id} ({} {path}) at {at}", method.to_uppercase());
+    let mut path_params = Vec::new();
+    let mut header_params = Vec::new();
+    let mut query_params = Vec::new();
+    for parameter in params {
+        match parameter {
+            Parameter::Path { parameter_data, .. } => {
+                path_params.push(param_model(type_names, &context, parameter_data)?)
+            }
+            Parameter::Query { parameter_data, .. } => {
+                query_params.push(param_model(type_names, &context, parameter_data)?)
+            }
+            Parameter::Header { parameter_data, .. } => {
+                let mut param = param_model(type_names, &context, parameter_data)?;
+                param.name = param.name.to_ascii_lowercase();
+                header_params.push(param)
+            }
+            Parameter::Cookie { .. } => bail!("{context}: cookie parameters are not supported"),
+        }
+    }
+    // In the order the path names them, as the client's methods take them.
+    path_params.sort_by_key(|p| path.find(&format!("{{{}}}", p.name)));
+    let mut idents: Vec<String> = vec!["context".into(), "query".into(), "body".into()];
+    for param in path_params.iter().chain(&header_params) {
+        let ident = param.ident.to_string();
+        if idents.contains(&ident) {
+            bail!("{context}: parameter {} would be a second argument named `{ident}`", param.name);
+        }
+        idents.push(ident);
+    }
+
+    let body = match &operation.request_body {
+        None => None,
+        Some(body) => Some(body_model(openapi, type_names, &format!("{operation_id} at {at}/requestBody"), body)?),
+    };
+
+    let mut replies = Vec::new();
+    let documented = operation
+        .responses
+        .responses
+        .iter()
+        .map(|(code, r)| (Some(code), r))
+        .chain(operation.responses.default.iter().map(|r| (None, r)));
+    for (code, response) in documented {
+        let (status, name) = match code {
+            Some(StatusCode::Code(status)) => (Status::Code(*status), status.to_string()),
+            Some(StatusCode::Range(class)) => (Status::Range(*class), format!("{class}XX")),
+            None => (Status::Default, "default".to_string()),
+        };
+        let context = format!("{operation_id} at {at}/responses/{name}");
+        match status {
+            Status::Code(code) if !(100..=599).contains(&code) => bail!("{context}: {code} is not an HTTP status"),
+            Status::Range(class) if !(1..=5).contains(&class) => bail!("{context}: not a status class"),
+            _ => {}
+        }
+        let response = resolve(openapi, response, "responses", |c, n| c.responses.get(n))?;
+        replies.push(reply(openapi, type_names, &context, status, response)?);
+    }
+    let success = |s: &Status| match s {
+        Status::Code(code) => (100..=399).contains(code),
+        Status::Range(class) => (1..=3).contains(class),
+        Status::Default => true,
+    };
+    if !replies.iter().any(|r| success(&r.status)) {
+        bail!("{context}: needs a response that is not an error (1xx, 2xx, 3xx or default)");
+    }
+
+    let secured = secured(openapi, operation, &context)?;
+
+    let mut doc = operation.summary.clone().unwrap_or_default();
+    if let Some(description) = &operation.description {
+        doc.push_str("\n\n");
+        doc.push_str(description.trim_end());
+    }
+    doc.push_str(&format!("\n\n`{} {path}` ({operation_id})", method.to_uppercase()));
+
+    Ok(Op {
+        method: method.to_string(),
+        path: path.to_string(),
+        fn_name: format_ident!("{}", rust_name(&operation_id, false)),
+        type_name: rust_name(&operation_id, true),
+        operation_id,
+        doc,
+        secured,
+        path_params,
+        header_params,
+        query_params,
+        body,
+        replies,
+    })
+}
+
+/// Whether the router must authenticate the operation: its security requirements (or the
+/// document's) ask for a bearer token and offer no anonymous alternative. Schemes other than
+/// bearer tokens are refused: the router would not know how to check them.
+fn secured(openapi: &OpenAPI, operation: &Operation, context: &str) -> Result<bool> {
+    let Some(requirements) = operation.security.as_ref().or(openapi.security.as_ref()) else { return Ok(false) };
+    if requirements.is_empty() || requirements.iter().any(|r| r.is_empty()) {
+        return Ok(false);
+    }
+    for name in requirements.iter().flat_map(|r| r.keys()) {
+        let scheme = openapi.components.as_ref().and_then(|c| c.security_schemes.get(name));
+        let bearer = match scheme {
+            Some(ReferenceOr::Item(openapiv3::SecurityScheme::HTTP { scheme, .. })) => {
+                scheme.eq_ignore_ascii_case("bearer")
+            }
+            Some(ReferenceOr::Item(
+                openapiv3::SecurityScheme::OAuth2 { .. } | openapiv3::SecurityScheme::OpenIDConnect { .. },
+            )) => true,
+            Some(_) => false,
+            None => bail!("{context}: security scheme {name} is not in components/securitySchemes"),
+        };
+        if !bearer {
+            bail!(
+                "{context}: security scheme {name} is not supported: the router authenticates bearer tokens \
+                 (http bearer, oauth2, openIdConnect)"
+            );
+        }
+    }
+    Ok(true)
+}
+
+/// An item, or the component a `#/components/<kind>/<name>` reference names.
+fn resolve<'a, T>(
+    openapi: &'a OpenAPI,
+    item: &'a ReferenceOr<T>,
+    kind: &str,
+    lookup: impl Fn(&'a openapiv3::Components, &str) -> Option<&'a ReferenceOr<T>>,
+) -> Result<&'a T> {
+    match item {
+        ReferenceOr::Item(item) => Ok(item),
+        ReferenceOr::Reference { reference } => {
+            let found = reference
+                .strip_prefix(&format!("#/components/{kind}/"))
+                .and_then(|name| lookup(openapi.components.as_ref()?, name));
+            match found {
+                Some(ReferenceOr::Item(item)) => Ok(item),
+                _ => bail!("reference {reference} does not resolve to one of components/{kind}"),
+            }
+        }
+    }
+}
+
+fn param_model(type_names: &BTreeSet<String>, context: &str, data: &openapiv3::ParameterData) -> Result<Param> {
+    let ParameterSchemaOrContent::Schema(schema) = &data.format else {
+        bail!("{context}: parameter {} must have a schema", data.name);
+    };
+    let context = format!("{context}, parameter {}", data.name);
+    let raw = serde_json::to_value(schema).expect("schemas serialise");
+    let default = match schema {
+        ReferenceOr::Item(s) => s.schema_data.default.clone(),
+        ReferenceOr::Reference { .. } => None,
+    };
+    Ok(Param {
+        name: data.name.clone(),
+        ident: field_ident(&data.name),
+        ty: rust_type(type_names, &context, schema)?,
+        required: data.required,
+        default,
+        doc: data.description.clone(),
+        schema: to_json_schema(&raw),
+    })
+}
+
+fn body_model(
+    openapi: &OpenAPI,
+    type_names: &BTreeSet<String>,
+    context: &str,
+    body: &ReferenceOr<RequestBody>,
+) -> Result<Body> {
+    let body = resolve(openapi, body, "requestBodies", |c, n| c.request_bodies.get(n))?;
+    if body.content.is_empty() {
+        bail!("{context}: a request body needs at least one media type");
+    }
+    let mut media = Vec::new();
+    for (media_type, content) in &body.content {
+        let context = format!("{context}/content/{}", media_type.replace('/', "~1"));
+        let essence = essence(media_type);
+        let schema = content.schema.clone().unwrap_or_else(|| {
+            ReferenceOr::Item(Schema {
+                schema_data: Default::default(),
+                schema_kind: SchemaKind::Any(Default::default()),
+            })
+        });
+        let raw = serde_json::to_value(&schema).expect("schemas serialise");
+        let kind = if crate::normalise::is_json(media_type) {
+            MediaKind::Json { ty: rust_type(type_names, &context, &schema)?, schema: raw }
+        } else if essence == "application/x-www-form-urlencoded" {
+            if !matches!(schema, ReferenceOr::Reference { .. }) {
+                bail!("{context}: a form body must be an object schema");
+            }
+            MediaKind::Form { ty: rust_type(type_names, &context, &schema)?, schema: raw }
+        } else if essence.starts_with("multipart/") {
+            bail!("{context}: multipart bodies are not supported");
+        } else if essence.starts_with("text/") {
+            MediaKind::Text
+        } else {
+            MediaKind::Bytes
+        };
+        media.push(Media { media_type: media_type.clone(), kind, variant: format_ident!("X") });
+    }
+    // Variants named by kind (`Json`, `Form`, `Text`, `Bytes`) when those differ, else by media type.
+    let kind_name = |kind: &MediaKind| match kind {
+        MediaKind::Json { .. } => "Json",
+        MediaKind::Form { .. } => "Form",
+        MediaKind::Text => "Text",
+        MediaKind::Bytes => "Bytes",
+    };
+    let names: Vec<&str> = media.iter().map(|m| kind_name(&m.kind)).collect();
+    let unique = names.iter().collect::<BTreeSet<_>>().len() == names.len();
+    for (m, name) in media.iter_mut().zip(names) {
+        m.variant =
+            if unique { format_ident!("{}", name) } else { format_ident!("{}", rust_name(&m.media_type, true)) };
+    }
+    Ok(Body { required: body.required, media })
+}
+
+fn reply(
+    openapi: &OpenAPI,
+    type_names: &BTreeSet<String>,
+    context: &str,
+    status: Status,
+    response: &Response,
+) -> Result<Reply> {
+    let body = response_body(type_names, context, status, response)?;
+    let headers = response
+        .headers
+        .iter()
+        .map(|(name, header)| {
+            let header = resolve(openapi, header, "headers", |c, n| c.headers.get(n))?;
+            let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+            if name.is_empty() || !name.bytes().all(token) {
+                bail!("{context}: {name:?} is not a header name");
+            }
+            let ParameterSchemaOrContent::Schema(schema) = &header.format else {
+                bail!("{context}: header {name} must have a schema");
+            };
+            let ty = rust_type(type_names, &format!("{context}, header {name}"), schema)?;
+            Ok(ReplyHeader {
+                name: name.to_ascii_lowercase(),
+                ident: field_ident(name),
+                ty,
+                required: header.required,
+                doc: header.description.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(clash) = headers.iter().find(|h| h.ident == "body" || h.ident == "status") {
+        bail!("{context}: a header named `{}` would clash with the variant's field of that name", clash.name);
+    }
+    Ok(Reply {
+        status,
+        variant: crate::server::responses::variant(status),
+        doc: response.description.clone(),
+        body,
+        headers,
+    })
+}
+
+fn response_body(
+    type_names: &BTreeSet<String>,
+    context: &str,
+    status: Status,
+    response: &Response,
+) -> Result<Option<ReplyBody>> {
+    if response.content.is_empty() {
+        return Ok(None);
+    }
+    if status == Status::Code(101) {
+        return Ok(Some(ReplyBody::Upgrade));
+    }
+    let json = response.content.iter().find(|(media, _)| crate::normalise::is_json(media));
+    match json {
+        Some((media, content)) => {
+            let context = format!("{context}/content/{}", media.replace('/', "~1"));
+            match &content.schema {
+                Some(schema) => Ok(Some(ReplyBody::Json(rust_type(type_names, &context, schema)?))),
+                None => Ok(Some(ReplyBody::Json(quote!(::serde_json::Value)))),
+            }
+        }
+        None => {
+            let media: Vec<&str> = response.content.keys().map(String::as_str).collect();
+            let media_type = if media.len() == 1 { media[0].to_string() } else { "*/*".to_string() };
+            Ok(Some(ReplyBody::Raw { media_type }))
+        }
+    }
+}
+
+/// The Rust type of a parameter, body or response schema, as seen from the generated module.
+pub fn rust_type(type_names: &BTreeSet<String>, context: &str, schema: &ReferenceOr<Schema>) -> Result<TokenStream> {
+    let schema = match schema {
+        ReferenceOr::Reference { reference } => {
+            let Some(name) = reference.strip_prefix("#/components/schemas/") else {
+                bail!("{context}: unsupported reference {reference}");
+            };
+            let rust_name = name.to_upper_camel_case();
+            if !type_names.contains(&rust_name) {
+                bail!("{context}: no model named {rust_name} was generated for {reference}");
+            }
+            let ident = format_ident!("{}", rust_name);
+            return Ok(quote!(types::#ident));
+        }
+        ReferenceOr::Item(schema) => schema,
+    };
+    let unsupported = || {
+        Error(format!(
+            "{context}: an inline schema of this shape is not supported here; \
+             move it to components/schemas and $ref it"
+        ))
+    };
+    Ok(match &schema.schema_kind {
+        SchemaKind::Type(Type::String(s)) => {
+            if s.enumeration.iter().all(Option::is_none) && !s.enumeration.is_empty() {
+                return Ok(quote!(()));
+            }
+            if !s.enumeration.is_empty() {
+                return Err(unsupported());
+            }
+            match &s.format {
+                VariantOrUnknownOrEmpty::Unknown(f) if f == "uuid" => quote!(::uuid::Uuid),
+                VariantOrUnknownOrEmpty::Item(openapiv3::StringFormat::DateTime) => {
+                    quote!(::chrono::DateTime<::chrono::Utc>)
+                }
+                _ => quote!(::std::string::String),
+            }
+        }
+        SchemaKind::Type(Type::Integer(i)) => match &i.format {
+            VariantOrUnknownOrEmpty::Item(openapiv3::IntegerFormat::Int32) => quote!(i32),
+            _ => quote!(i64),
+        },
+        SchemaKind::Type(Type::Number(_)) => quote!(f64),
+        SchemaKind::Type(Type::Boolean(_)) => quote!(bool),
+        SchemaKind::Type(Type::Array(a)) => {
+            let Some(items) = &a.items else {
+                return Ok(quote!(::std::vec::Vec<::serde_json::Value>));
+            };
+            let items = rust_type(type_names, context, &items.clone().unbox())?;
+            quote!(::std::vec::Vec<#items>)
+        }
+        SchemaKind::Any(any) if any.enumeration.iter().all(Value::is_null) && !any.enumeration.is_empty() => quote!(()),
+        SchemaKind::Any(any) if any.typ.is_none() && any.properties.is_empty() && any.enumeration.is_empty() => {
+            quote!(::serde_json::Value)
+        }
+        _ => return Err(unsupported()),
+    })
+}
+
+pub fn field_ident(name: &str) -> Ident {
+    let snake = name.to_snake_case();
+    let snake = if snake.is_empty() { "x".to_string() } else { snake };
+    let snake = if snake.starts_with(|c: char| c.is_ascii_digit()) { format!("_{snake}") } else { snake };
+    syn::parse_str::<Ident>(&snake).unwrap_or_else(|_| Ident::new_raw(&snake, Span::call_site()))
+}
