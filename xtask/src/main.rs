@@ -79,6 +79,8 @@ fn codegen(mode: Mode) -> Result<(), String> {
     let root = workspace_root();
     let spec = std::fs::read_to_string(root.join(SPEC)).map_err(|e| format!("{SPEC}: {e}"))?;
     let generated = payments_codegen::generate(&spec, &Config::workspace(SPEC)).map_err(|e| format!("{SPEC}: {e}"))?;
+    let cli = payments_codegen::cli(&spec, "payments_client", &Config::workspace(SPEC))
+        .map_err(|e| format!("{SPEC}: {e}"))?;
     let rendition = payments_codegen::openapi_31(&spec).map_err(|e| format!("{SPEC}: {e}"))?;
     let markdown = payments_codegen::markdown_reference(&spec, SPEC).map_err(|e| format!("{SPEC}: {e}"))?;
 
@@ -86,6 +88,7 @@ fn codegen(mode: Mode) -> Result<(), String> {
         ("crates/payments-types/src/generated.rs", rustfmt(&root, &generated.types, "2024")?),
         ("crates/payments-client/src/generated.rs", rustfmt(&root, &generated.client, "2024")?),
         ("crates/payments-server/src/generated.rs", rustfmt(&root, &generated.server, "2024")?),
+        ("crates/payments-cli/src/generated.rs", rustfmt(&root, &cli, "2024")?),
         ("crates/payments-server/src/schemas.json", generated.server_schemas),
         ("docs/openapi-3.1.json", rendition),
         ("docs/api.md", markdown),

@@ -4,7 +4,7 @@
 //!
 //! Review changes with `cargo insta review` (or `INSTA_UPDATE=always cargo test` then `git diff`).
 
-use payments_codegen::{Config, generate, markdown_reference};
+use payments_codegen::{Config, cli, generate, markdown_reference};
 
 const SAMPLES: &[&str] = &["bounds", "generality", "nullable_and_enums", "parameters_and_responses", "webhooks"];
 
@@ -121,4 +121,15 @@ fn corpus_server_traits() {
         surface.items.retain(|item| matches!(item, syn::Item::Trait(t) if t.ident == "Api"));
         insta::assert_snapshot!(format!("corpus__{name}__server_trait"), prettyplease::unparse(&surface));
     }
+}
+
+/// progenitor's clap CLI as the generator writes it (ours, `crates/payments-cli/src/generated.rs`,
+/// is committed and held by `cargo xtask codegen --check`; `tests/cli.rs` drives it).
+#[test]
+fn cli_output() {
+    let path = format!("{}/tests/samples/parameters_and_responses.yaml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let out =
+        cli(&text, "sample_client", &Config::sibling_modules("tests/samples/parameters_and_responses.yaml")).unwrap();
+    insta::assert_snapshot!("parameters_and_responses__cli", out);
 }
