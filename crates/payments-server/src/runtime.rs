@@ -319,13 +319,15 @@ fn is_json_essence(essence: &str) -> bool {
 }
 
 /// Which of the media types an operation accepts (as the document writes them) the request's
-/// `Content-Type` names: its index, or `415` listing them. A JSON type accepts `+json` types, and
-/// `type/*` or `*/*` what they cover.
+/// `Content-Type` names: its index, or `415` listing them. A JSON type accepts `+json` types,
+/// `type/*` or `*/*` what they cover, and `application/octet-stream` a body without a type.
 pub fn media_type(headers: &HeaderMap, accepted: &[&str]) -> Result<usize, ApiError> {
     let found = content_type(headers);
     let matches = |declared: &str| {
         let declared = declared.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-        let Some(found) = found.as_deref() else { return declared == "*/*" };
+        // A body without a type is bytes (RFC 9110, 8.3: a recipient may take it as
+        // `application/octet-stream`).
+        let Some(found) = found.as_deref() else { return declared == "*/*" || declared == "application/octet-stream" };
         declared == found
             || declared == "*/*"
             || (is_json_essence(&declared) && is_json_essence(found))
@@ -398,8 +400,16 @@ pub fn raw_response(status: StatusCode, raw: Raw, documented: &'static str) -> R
         let octets = HeaderValue::from_static("application/octet-stream");
         if documented.contains('*') { octets } else { HeaderValue::from_str(documented).unwrap_or(octets) }
     });
-    (status, [(header::CONTENT_TYPE, content_type)], raw.body).into_response()
+    let mut response = (status, [(header::CONTENT_TYPE, content_type)], raw.body).into_response();
+    // An error the document gives in another media type is meant as it is.
+    response.extensions_mut().insert(Documented);
+    response
 }
+
+/// Marks a response the implementation gave as the document says, so [`finish_router`]'s last
+/// layer does not turn a non-JSON error of the document's into the error object.
+#[derive(Debug, Clone, Copy)]
+struct Documented;
 
 /// `status` when it is of the class (`4` for `4XX`) the document answers with; `None` when the
 /// implementation answered outside its contract (the client then gets `500`).
@@ -490,7 +500,8 @@ fn join(head: &str, tail: String) -> String {
 
 /// What the generated `router` adds around the operations (which include its fallback for
 /// unknown paths): the body limit, and a last line of defence that turns any error response not
-/// already in the error object into it, keeping its status and headers.
+/// already in the error object into it, keeping its status and headers (but for an error the
+/// document itself gives in another media type, answered through [`raw_response`]).
 pub fn finish_router(router: axum::Router) -> axum::Router {
     router
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
@@ -513,7 +524,8 @@ async fn refuse_declared_oversize(request: axum::extract::Request, next: axum::m
 
 async fn uniform_errors(response: Response) -> Response {
     let status = response.status();
-    if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) {
+    let documented = response.extensions().get::<Documented>().is_some();
+    if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) || documented {
         return response;
     }
     let (mut parts, body) = response.into_parts();
