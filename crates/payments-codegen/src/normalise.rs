@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use crate::{Result, bail};
 
-pub const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
 /// The JSON pointer of `segments` under the document's root: `#/paths/~1items/get`.
 pub fn pointer(segments: &[&str]) -> String {
@@ -165,7 +165,7 @@ fn parameter_key(parameter: &Value, components: &Value) -> Option<(String, Strin
 }
 
 /// `item`, or the component its `#/components/<kind>/<name>` reference names.
-pub fn resolve<'a>(item: &'a Value, components: &'a Value, kind: &str) -> Option<&'a Value> {
+fn resolve<'a>(item: &'a Value, components: &'a Value, kind: &str) -> Option<&'a Value> {
     match item.get("$ref").and_then(Value::as_str) {
         None => Some(item),
         Some(reference) => {
@@ -393,7 +393,9 @@ fn client_body(operation: &mut Value, components: &Value, at: &[&str]) -> Result
         );
     };
     let mut chosen = chosen.clone();
-    chosen.as_object_mut().map(|m| m.remove("encoding"));
+    if let Some(chosen) = chosen.as_object_mut() {
+        chosen.remove("encoding");
+    }
     match essence(media).as_str() {
         "application/octet-stream" => chosen["schema"] = json!({"type": "string", "format": "binary"}),
         "text/plain" | "text/x-markdown" => chosen["schema"] = json!({"type": "string"}),
@@ -420,10 +422,11 @@ fn client_responses(
     let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return Ok(()) };
     for response in responses.values_mut() {
         let mut resolved = resolve(response, components, "responses").cloned().unwrap_or_default();
-        for (_, media) in resolved.get_mut("content").and_then(Value::as_object_mut).into_iter().flatten() {
-            media.as_object_mut().map(|m| m.remove("encoding"));
-            if media.get("schema").is_none() {
-                media["schema"] = json!({});
+        for media in resolved.get_mut("content").and_then(Value::as_object_mut).into_iter().flat_map(|c| c.values_mut())
+        {
+            if let Some(media) = media.as_object_mut() {
+                media.remove("encoding");
+                media.entry("schema").or_insert_with(|| json!({}));
             }
         }
         *response = resolved;

@@ -420,27 +420,35 @@ fn body_step(op: &Op, body: &model::Body, rt: &syn::Path) -> TokenStream {
         };
     }
     let accepted = body.media.iter().map(|m| m.media_type.as_str());
-    let single = body.media.len() == 1;
-    let arms = body.media.iter().enumerate().map(|(i, m)| {
-        let parse = match &m.kind {
-            MediaKind::Json { .. } => {
-                let validator = body_validator(op, i);
-                quote!(#rt::json_value(&bytes, &shared.validators.#validator)?)
-            }
-            MediaKind::Form { .. } => {
-                let validator = body_validator(op, i);
-                quote!(#rt::form(&bytes, &shared.validators.#validator)?)
-            }
+    let parse = |i: usize, kind: &MediaKind| {
+        let validator = body_validator(op, i);
+        match kind {
+            MediaKind::Json { .. } => quote!(#rt::json_value(&bytes, &shared.validators.#validator)?),
+            MediaKind::Form { .. } => quote!(#rt::form(&bytes, &shared.validators.#validator)?),
             MediaKind::Text => quote!(#rt::text(&bytes)?),
             MediaKind::Bytes => quote!(bytes.clone()),
-        };
-        let variant = &m.variant;
-        let value = if single { parse } else { quote!(#ty::#variant(#parse)) };
-        if i + 1 == body.media.len() { quote!(_ => #value,) } else { quote!(#i => #value,) }
-    });
-    let read = quote! {
-        match #rt::media_type(&headers, &[#(#accepted),*])? {
-            #(#arms)*
+        }
+    };
+    let read = if let [only] = body.media.as_slice() {
+        // One media type: the request's checked against it, then read as it.
+        let value = parse(0, &only.kind);
+        quote! {{
+            #rt::media_type(&headers, &[#(#accepted),*])?;
+            #value
+        }}
+    } else {
+        let arms = body.media.iter().enumerate().map(|(i, m)| {
+            let (variant, value) = (&m.variant, parse(i, &m.kind));
+            if i + 1 == body.media.len() {
+                quote!(_ => #ty::#variant(#value),)
+            } else {
+                quote!(#i => #ty::#variant(#value),)
+            }
+        });
+        quote! {
+            match #rt::media_type(&headers, &[#(#accepted),*])? {
+                #(#arms)*
+            }
         }
     };
     if body.required {

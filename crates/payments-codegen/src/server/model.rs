@@ -325,7 +325,7 @@ fn body_model(
     if body.content.is_empty() {
         bail!("{context}: a request body needs at least one media type");
     }
-    let mut media = Vec::new();
+    let mut kinds = Vec::new();
     for (media_type, content) in &body.content {
         let context = format!("{context}/content/{}", media_type.replace('/', "~1"));
         let essence = essence(media_type);
@@ -350,7 +350,7 @@ fn body_model(
         } else {
             MediaKind::Bytes
         };
-        media.push(Media { media_type: media_type.clone(), kind, variant: format_ident!("X") });
+        kinds.push((media_type.clone(), kind));
     }
     // Variants named by kind (`Json`, `Form`, `Text`, `Bytes`) when those differ, else by media type.
     let kind_name = |kind: &MediaKind| match kind {
@@ -359,12 +359,14 @@ fn body_model(
         MediaKind::Text => "Text",
         MediaKind::Bytes => "Bytes",
     };
-    let names: Vec<&str> = media.iter().map(|m| kind_name(&m.kind)).collect();
-    let unique = names.iter().collect::<BTreeSet<_>>().len() == names.len();
-    for (m, name) in media.iter_mut().zip(names) {
-        m.variant =
-            if unique { format_ident!("{}", name) } else { format_ident!("{}", rust_name(&m.media_type, true)) };
-    }
+    let unique = kinds.iter().map(|(_, kind)| kind_name(kind)).collect::<BTreeSet<_>>().len() == kinds.len();
+    let media = kinds
+        .into_iter()
+        .map(|(media_type, kind)| {
+            let variant = if unique { kind_name(&kind).to_string() } else { rust_name(&media_type, true) };
+            Media { variant: format_ident!("{}", variant), media_type, kind }
+        })
+        .collect();
     Ok(Body { required: body.required, media })
 }
 
