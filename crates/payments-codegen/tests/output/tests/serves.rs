@@ -95,6 +95,9 @@ impl server::Api<String> for Pets {
 }
 
 async fn start() -> String {
+    // In a workspace build reqwest is built with `rustls-no-provider` (other crates ask for it),
+    // and then needs a crypto provider before any client is made.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let app = server::router(Arc::new(Pets));
