@@ -4,6 +4,7 @@
 
 mod changes;
 mod codec;
+mod lists;
 #[cfg(test)]
 mod query_plans;
 mod readers;
@@ -13,10 +14,12 @@ mod webhooks;
 mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use lists::Lists;
 use readers::Readers;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
 use sqlx::{ConnectOptions, Connection, Sqlite};
@@ -89,9 +92,9 @@ const RELEASE_0_1_TABLES: &[&str] = &[
 /// checkpoints the WAL into the file.
 pub struct SqliteStore {
     path: PathBuf,
-    readers: Readers,
-    /// Permits to read a list page; see [`list_permits`].
-    lists: tokio::sync::Semaphore,
+    readers: Arc<Readers>,
+    /// Where list pages are read; see `lists`. Dropped before the writer.
+    lists: Lists,
     writer: Writer,
     /// Holds the file of an in-memory (`sqlite::memory:`) database until the store is dropped.
     _temporary: Option<tempfile::TempDir>,
@@ -151,7 +154,8 @@ impl SqliteStore {
             .map_err(|e| format!("cannot open database {shown} for writing: {e}"))?;
         let readers = Readers::open(&path, BUSY_TIMEOUT, READER_PRAGMAS)
             .map_err(|e| format!("cannot open database {shown} for reading: {e}"))?;
-        let lists = tokio::sync::Semaphore::new(list_permits());
+        let readers = Arc::new(readers);
+        let lists = Lists::start(readers.clone(), list_threads())?;
         Ok(Self { path, readers, lists, writer, _temporary: temporary })
     }
 
@@ -179,41 +183,36 @@ impl SqliteStore {
     }
 
     /// A page of a list: `(table, visible)` say where its cursor must be, `list` builds the
-    /// query from where the page starts. Both run on one connection.
-    async fn page<T>(
+    /// query from where the page starts. The cursor (one key looked up) is read here, the page
+    /// on a list thread.
+    async fn page<T: Send + 'static>(
         &self,
         (table, visible): (&str, &str),
         tenant: TenantId,
         page: Page,
         list: impl FnOnce(Option<i64>) -> Query<Sqlite>,
-        decode: impl Fn(&rusqlite::Row<'_>) -> Result<T>,
+        decode: impl Fn(&rusqlite::Row<'_>) -> Result<T> + Send + 'static,
     ) -> Result<Vec<T>> {
-        let _permit = self.lists.acquire().await.expect("the semaphore is never closed");
-        self.readers.with(|c| {
-            let start = match page.starting_after {
-                Some(after) => {
-                    let cursor = reads::cursor::<Sqlite>(table, visible, tenant.0, after);
-                    let found = rows(c, cursor, |row| Ok(row.get::<_, i64>(0)?), Some(1))?;
-                    Some(found.first().copied().ok_or(StoreError::UnknownCursor(after))?)
-                }
-                None => None,
-            };
-            rows(c, list(start), decode, None)
-        })
+        let start = match page.starting_after {
+            Some(after) => {
+                let cursor = reads::cursor::<Sqlite>(table, visible, tenant.0, after);
+                let found = self.readers.with(|c| rows(c, cursor, |row| Ok(row.get::<_, i64>(0)?), Some(1)))?;
+                Some(found.first().copied().ok_or(StoreError::UnknownCursor(after))?)
+            }
+            None => None,
+        };
+        let query = list(start);
+        self.lists.read(move |readers| readers.with(|c| rows(c, query, decode, None))).await
     }
 }
 
-/// How many list pages are read at once. Reads run on the runtime's worker threads (see
-/// `readers`), and a filtered list or a search holds one for up to a few milliseconds, against
-/// microseconds for the reads a payment makes: clients listing back to back could hold every
-/// worker and leave payments queued behind them. Half the cores (at least one) may read lists;
-/// a list beyond that waits for a permit without holding a thread, so payments always find one.
-/// Measured on 2 cores and 155,000 transactions, payments beside two clients listing back to
-/// back, six rounds each: 0.56x of payments alone (0.40-0.67) without the bound, 0.73x
-/// (0.57-0.86) with it, the lists a little slower (745-1,015 lists/s against 843-1,060); the
-/// full bench, noisier, gave 0.58x against 0.57x the run before. PostgreSQL runs its queries in
-/// its own processes and needs no such bound.
-fn list_permits() -> usize {
+/// How many list threads read at once: half the cores, at least one, so lists never hold every
+/// core. Measured on 2 cores and 155,000 transactions, payments beside two clients listing back
+/// to back, six rounds each: 0.56x of payments alone (0.40-0.67) with lists unbounded on the
+/// runtime's workers, 0.73x (0.57-0.86) with one at a time; in a faster hour, with payments
+/// CPU-bound, one at a time still gave 0.43x, which the threads' lower priority (`lists`)
+/// answers. PostgreSQL runs its queries in its own processes and needs neither.
+fn list_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
 }
 
