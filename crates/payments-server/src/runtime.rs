@@ -310,8 +310,12 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// The essence of the request's `Content-Type` (`application/json; charset=utf-8` →
 /// `application/json`), lower case.
 fn content_type(headers: &HeaderMap) -> Option<String> {
-    let content_type = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
-    Some(content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
+    Some(essence(headers.get(header::CONTENT_TYPE)?.to_str().ok()?))
+}
+
+/// A media type without its parameters, lower case.
+fn essence(media_type: &str) -> String {
+    media_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase()
 }
 
 fn is_json_essence(essence: &str) -> bool {
@@ -324,7 +328,7 @@ fn is_json_essence(essence: &str) -> bool {
 pub fn media_type(headers: &HeaderMap, accepted: &[&str]) -> Result<usize, ApiError> {
     let found = content_type(headers);
     let matches = |declared: &str| {
-        let declared = declared.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+        let declared = essence(declared);
         // A body without a type is bytes (RFC 9110, 8.3: a recipient may take it as
         // `application/octet-stream`).
         let Some(found) = found.as_deref() else { return declared == "*/*" || declared == "application/octet-stream" };
