@@ -83,7 +83,7 @@ pub fn normalise(doc: &mut Value) -> Result<()> {
     for kind in ["requestBodies", "responses"] {
         if let Some(items) = components.get_mut(kind).and_then(Value::as_object_mut) {
             for (name, item) in items.iter_mut() {
-                hoist_content(item, &mut schemas, &mut names, &|_| rust_name(name, true));
+                hoist_content(item, &mut schemas, &mut names, &rust_name(name, true));
             }
         }
     }
@@ -152,7 +152,7 @@ fn operation_ids(paths: &mut Map<String, Value>) -> Result<()> {
             n += 1;
             id = format!("{base}_{n}");
         }
-        taken.insert(id.clone(), String::new());
+        taken.insert(id.clone(), pointer(&["paths", &path, method]));
         paths[&path][method]["operationId"] = Value::String(id);
     }
     Ok(())
@@ -253,7 +253,7 @@ fn hoist_operation(operation: &mut Value, schemas: &mut Map<String, Value>, name
         }
     }
     if let Some(body) = operation.get_mut("requestBody") {
-        hoist_content(body, schemas, names, &|_| rust_name(&format!("{id}-body"), true));
+        hoist_content(body, schemas, names, &rust_name(&format!("{id}-body"), true));
     }
     let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return };
     // An operation that documents no success answers one as progenitor assumes: any 2xx, no body.
@@ -273,7 +273,7 @@ fn hoist_operation(operation: &mut Value, schemas: &mut Map<String, Value>, name
         .count();
     for (status, response) in responses.iter_mut() {
         let name = if needing > 1 { format!("{id}-response-{status}") } else { format!("{id}-response") };
-        hoist_content(response, schemas, names, &|_| rust_name(&name, true));
+        hoist_content(response, schemas, names, &rust_name(&name, true));
         for (header, value) in response.get_mut("headers").and_then(Value::as_object_mut).into_iter().flatten() {
             if let Some(schema) = value.get_mut("schema") {
                 hoist(schema, schemas, names, &rust_name(&format!("{id}-{header}"), true));
@@ -282,11 +282,11 @@ fn hoist_operation(operation: &mut Value, schemas: &mut Map<String, Value>, name
     }
 }
 
-/// Hoists the schema of each media type of a request body or response (`name` given the media type).
-fn hoist_content(item: &mut Value, schemas: &mut Map<String, Value>, names: &mut Names, name: &dyn Fn(&str) -> String) {
-    for (media, content) in item.get_mut("content").and_then(Value::as_object_mut).into_iter().flatten() {
+/// Hoists the schema of each media type of a request body or response, as `name`.
+fn hoist_content(item: &mut Value, schemas: &mut Map<String, Value>, names: &mut Names, name: &str) {
+    for content in item.get_mut("content").and_then(Value::as_object_mut).into_iter().flat_map(|c| c.values_mut()) {
         if let Some(schema) = content.get_mut("schema") {
-            hoist(schema, schemas, names, &name(media));
+            hoist(schema, schemas, names, name);
         }
     }
 }

@@ -268,7 +268,7 @@ pub fn json_body<T: DeserializeOwned>(
     body: Result<Bytes, BytesRejection>,
     validator: &Validator,
 ) -> Result<T, ApiError> {
-    let bytes = body.map_err(body_rejection)?;
+    let bytes = body_bytes(body)?;
     if bytes.is_empty() && headers.get(header::CONTENT_TYPE).is_none() {
         return Err(ApiError::bad_request("a JSON request body is required"));
     }
@@ -281,7 +281,7 @@ pub fn optional_json_body<T: DeserializeOwned>(
     body: Result<Bytes, BytesRejection>,
     validator: &Validator,
 ) -> Result<Option<T>, ApiError> {
-    let bytes = body.map_err(body_rejection)?;
+    let bytes = body_bytes(body)?;
     if bytes.is_empty() {
         return Ok(None);
     }

@@ -207,11 +207,8 @@ impl SqliteStore {
 }
 
 /// How many list threads read at once: half the cores, at least one, so lists never hold every
-/// core. Measured on 2 cores and 155,000 transactions, payments beside two clients listing back
-/// to back, six rounds each: 0.56x of payments alone (0.40-0.67) with lists unbounded on the
-/// runtime's workers, 0.73x (0.57-0.86) with one at a time; in a faster hour, with payments
-/// CPU-bound, one at a time still gave 0.43x, which the threads' lower priority (`lists`)
-/// answers. PostgreSQL runs its queries in its own processes and needs neither.
+/// core (why, and what it measured: `lists`). PostgreSQL runs its queries in its own processes
+/// and needs no such threads.
 fn list_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
 }
