@@ -100,6 +100,10 @@ enum Command {
     },
 }
 
+/// See `http/memory.rs` for why.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     // Logs go to stderr (stdout carries the announcement and printed tokens); `RUST_LOG` filters.
@@ -128,7 +132,11 @@ fn main() -> std::process::ExitCode {
 }
 
 fn start(cli: Cli) -> Result<(), String> {
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .on_thread_park(payments_sandbox::http::memory::on_worker_park)
+        .build()
+        .map_err(|e| e.to_string())?;
     runtime.block_on(serve(cli))
 }
 

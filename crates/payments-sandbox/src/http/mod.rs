@@ -1,11 +1,13 @@
 //! The HTTP side: the generated router around [`api::Api`] (which only maps requests and
 //! answers to and from the domain), the hosted payment page, the documentation, the layers
 //! every request passes (request id, trace span, CORS, request bounds, the failed
-//! authentication limit), and the connection layer under them all ([`serve`]).
+//! authentication limit), the connection layer under them all ([`serve`]), and the freed memory
+//! it gives back ([`memory`]).
 
 pub mod api;
 pub mod auth_failures;
 pub mod docs;
+pub mod memory;
 mod parse_errors;
 pub mod paypage;
 pub mod request_limits;

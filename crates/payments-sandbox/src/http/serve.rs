@@ -111,18 +111,14 @@ pub async fn serve(
     Ok(())
 }
 
-/// Every few seconds, when connections have closed since the last look, asks the allocator to
-/// return what they freed. glibc keeps memory freed by many threads in its per-thread arenas
-/// for reuse and returns it only on request: after a thousand half-open connections closed,
-/// the process otherwise stayed 10 MiB larger.
+/// Every few seconds, when connections have closed since the last look, asks that what they
+/// freed go back to the system (see [`super::memory`]).
 async fn give_back_freed_memory(closed: Arc<AtomicBool>) {
     let mut ticks = tokio::time::interval(Duration::from_secs(5));
     loop {
         ticks.tick().await;
         if closed.swap(false, Ordering::Relaxed) {
-            #[cfg(all(target_os = "linux", target_env = "gnu"))]
-            // SAFETY: malloc_trim only releases free memory; it touches nothing in use.
-            let _ = tokio::task::spawn_blocking(|| unsafe { libc::malloc_trim(0) }).await;
+            let _ = tokio::task::spawn_blocking(super::memory::release_freed).await;
         }
     }
 }
