@@ -21,13 +21,16 @@ const TOKEN: &str = "tok_bench";
 /// How big and how long: the full run, or the smoke run.
 struct Scale {
     name: &'static str,
+    /// Payments seeded before the lists are measured...
     transactions: u64,
+    /// ...or as many as this many seconds of seeding make, if fewer.
+    seed_seconds: u64,
     seconds: u64,
     release: bool,
 }
 
-const FULL: Scale = Scale { name: "full", transactions: 100_000, seconds: 10, release: true };
-const SMOKE: Scale = Scale { name: "smoke", transactions: 2_000, seconds: 1, release: false };
+const FULL: Scale = Scale { name: "full", transactions: 1_000_000, seed_seconds: 300, seconds: 10, release: true };
+const SMOKE: Scale = Scale { name: "smoke", transactions: 2_000, seed_seconds: 60, seconds: 1, release: false };
 
 /// Seconds `cargo xtask codegen --check` takes here, and (full runs only: it builds every
 /// dependency again) a cold debug build of the client crate.
@@ -490,8 +493,10 @@ end
 struct Results {
     backend: &'static str,
     machine: String,
-    transactions: u64,
+    /// Payments in the database while the lists were measured, and the seeding's seconds.
+    seeded: u64,
     seed_seconds: f64,
+    memory_after_seed: Memory,
     lists: Vec<(&'static str, &'static str, f64, Run)>,
     pay_alone: Vec<Run>,
     pay_with_readers: Vec<Run>,
@@ -506,6 +511,30 @@ struct Results {
     bytes_per_transaction: f64,
     half_open: HalfOpen,
     retention: Retention,
+}
+
+/// The sandbox's resident memory in MiB: its own (anonymous: heap, stacks, SQLite's page cache)
+/// and the files it maps (the binary, and the SQLite database, which it reads through mmap).
+struct Memory {
+    resident: f64,
+    anonymous: f64,
+    files: f64,
+}
+
+impl Memory {
+    fn of(sandbox: &Sandbox) -> Result<Self, String> {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", sandbox.child.id())).map_err(|e| e.to_string())?;
+        let field = |name: &str| -> Result<f64, String> {
+            let kib: f64 = status
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+                .ok_or_else(|| format!("{name} in /proc/<pid>/status"))?;
+            Ok(kib / 1024.0)
+        };
+        Ok(Self { resident: field("VmRSS:")?, anonymous: field("RssAnon:")?, files: field("RssFile:")? })
+    }
 }
 
 /// The sandbox's resident memory (MiB) idle, holding half-open connections, and after they
@@ -572,7 +601,7 @@ fn measure(
     let mut first_run = 0;
     let mut advanced = false;
     for run_number in 0.. {
-        if made >= scale.transactions {
+        if made >= scale.transactions || seeding.elapsed().as_secs() >= scale.seed_seconds {
             break;
         }
         let run = wrk(wrk_path, work, &address, PAY, &pay(format!("seed{run_number}")), 16, scale.seconds.min(5))?;
@@ -586,6 +615,8 @@ fn measure(
         }
     }
     let seed_seconds = seeding.elapsed().as_secs_f64();
+    let seeded = made;
+    let memory_after_seed = Memory::of(&sandbox)?;
     // The first run's two wrk threads numbered their payments from 1: `seed0s0-<n>` and
     // `seed0s1-<n>` exist up to about this.
     let per_thread = (first_run / 2).max(1).to_string();
@@ -671,8 +702,9 @@ fn measure(
     Ok(Results {
         backend: database.name(),
         machine: machine(),
-        transactions,
+        seeded,
         seed_seconds,
+        memory_after_seed,
         lists,
         pay_alone,
         pay_with_readers,
@@ -693,16 +725,7 @@ fn measure(
 /// before, while it holds them, and six seconds after they closed.
 fn half_open(sandbox: &Sandbox, count: usize) -> Result<HalfOpen, String> {
     eprintln!("== {count} half-open connections");
-    let rss = || -> Result<f64, String> {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", sandbox.child.id())).map_err(|e| e.to_string())?;
-        let kib: f64 = status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmRSS:"))
-            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-            .ok_or("VmRSS in /proc/<pid>/status")?;
-        Ok(kib / 1024.0)
-    };
+    let rss = || Memory::of(sandbox).map(|memory| memory.resident);
     let partial: [&[u8]; 4] = [
         b"",
         b"GET /curr",
@@ -839,9 +862,16 @@ fn render(scale: &Scale, results: &[Results]) -> String {
 fn render_backend(out: &mut String, scale: &Scale, r: &Results, verdict: impl Fn(bool) -> &'static str) {
     let smoke = scale.name == "smoke";
     out.push_str(&format!(
-        "## Filtered lists\n\n{} transactions in one tenant (seeded through the API in {:.0} s), 10 per page, one \
+        "## Filtered lists\n\n{} transactions in one tenant (seeded through the API in {:.0} s{}), 10 per page, one \
          client asking back to back for {} s each.\n\n| filter | median | p99 | lists/s | target |\n|---|---|---|---|---|\n",
-        r.transactions, r.seed_seconds, scale.seconds
+        r.seeded,
+        r.seed_seconds,
+        if r.seeded < scale.transactions {
+            format!(": the {} s of seeding allowed ran out before {}", scale.seed_seconds, scale.transactions)
+        } else {
+            String::new()
+        },
+        scale.seconds
     ));
     for (name, target, limit, run) in &r.lists {
         let status =
@@ -851,6 +881,12 @@ fn render_backend(out: &mut String, scale: &Scale, r: &Results, verdict: impl Fn
             run.median_ms, run.p99_ms, run.requests_per_second
         ));
     }
+    let m = &r.memory_after_seed;
+    out.push_str(&format!(
+        "\nResident memory after seeding: **{:.0} MiB** of the sandbox's own (heap, stacks, caches), and {:.0} MiB \
+         of files it maps (the binary; the SQLite database, read through mmap).\n",
+        m.anonymous, m.files
+    ));
     let alone = mean(&r.pay_alone, |run| run.requests_per_second);
     let beside = mean(&r.pay_with_readers, |run| run.requests_per_second);
     let ratio = beside / alone.max(f64::MIN_POSITIVE);
