@@ -112,8 +112,11 @@ fn main() -> std::process::ExitCode {
     // Lines are written by a thread of their own, many per write: a write to stderr per request
     // (and its lock) cost the request path a fifth of its time. None is dropped (`lossy(false)`:
     // past 128k lines behind, requests wait for it); the guard flushes what is left at exit.
-    let (stderr, _flush_at_exit) =
-        tracing_appender::non_blocking::NonBlockingBuilder::default().lossy(false).finish(std::io::stderr());
+    // That thread drains what is queued into a buffer and writes it when the queue is empty: one
+    // write per burst of lines, where unbuffered stderr made one system call per line.
+    let (stderr, _flush_at_exit) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(false)
+        .finish(std::io::BufWriter::with_capacity(64 * 1024, std::io::stderr()));
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(stderr)
