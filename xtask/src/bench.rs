@@ -436,7 +436,9 @@ fn parse_wrk(text: &str) -> Option<Run> {
 /// Pays with a fresh `order_id` on every request, `<prefix>s<thread>-<n>`, referenced
 /// `Invoice <order_id>`. Arguments: the prefix (unique per run), the balance, the recipients.
 const PAY: &str = r#"
-local prefix, balance, recipients, counter, me = nil, nil, {}, 0, 0
+-- `me` is the global `thread:set` gives each thread: a local of that name would hide it, and
+-- every thread would send the same order ids (half the payments answered as replays).
+local prefix, balance, recipients, counter = nil, nil, {}, 0
 local threads = {}
 function setup(thread) thread:set("me", #threads) table.insert(threads, thread) end
 function init(args)
