@@ -610,7 +610,8 @@ fn measure(
         if run_number == 0 {
             first_run = run.requests - run.failed;
         }
-        if !advanced && made >= scale.transactions / 2 {
+        // Halfway: through the payments wanted, or through the time allowed if it runs out first.
+        if !advanced && (made >= scale.transactions / 2 || seeding.elapsed().as_secs() >= scale.seed_seconds / 2) {
             created(&address, "/sandbox/advance", json!({}))?;
             advanced = true;
         }
@@ -623,13 +624,17 @@ fn measure(
     let per_thread = (first_run / 2).max(1).to_string();
 
     eprintln!("== filtered lists, one client");
-    let queries: [(&str, &str, f64, &str); 6] = [
+    // Issue 13's target: a filtered page under 10 ms at 1,000,000 transactions. `processing`
+    // is the older half (the newest payments are `initiated`), `refunded` none of them: a plan
+    // that walks the newest rows expecting the filter's rows among them reads the whole table.
+    let queries: [(&str, &str, f64, &str); 7] = [
         ("no filter", "", 0.0, "/transactions?limit=10"),
         ("order_id", "≤ 10 ms", 10.0, "/transactions?limit=10&order_id=seed0s0-{n}"),
-        ("status", "≤ 25 ms", 25.0, "/transactions?limit=10&status=processing"),
-        ("search, rare (an order id's digits)", "≤ 50 ms", 50.0, "/transactions?limit=10&search=seed0s1-{n}"),
-        ("search, common (a recipient, 1 in 5)", "≤ 50 ms", 50.0, "/transactions?limit=10&search=lovelace"),
-        ("status and type", "", 0.0, "/transactions?limit=10&status=initiated&transaction_type=payment"),
+        ("status (the older half)", "≤ 10 ms", 10.0, "/transactions?limit=10&status=processing"),
+        ("status no transaction has", "≤ 10 ms", 10.0, "/transactions?limit=10&status=refunded"),
+        ("search, rare (an order id's digits)", "≤ 10 ms", 10.0, "/transactions?limit=10&search=seed0s1-{n}"),
+        ("search, common (a recipient, 1 in 5)", "≤ 10 ms", 10.0, "/transactions?limit=10&search=lovelace"),
+        ("status and type", "≤ 10 ms", 10.0, "/transactions?limit=10&status=initiated&transaction_type=payment"),
     ];
     let mut lists = Vec::new();
     for (name, target, limit, query) in queries {

@@ -2,7 +2,7 @@
 
 use uuid::Uuid;
 
-use super::{Cells, Dialect, Query, finish_page};
+use super::{Cells, Dialect, Query, Selection};
 use crate::{BalanceFilter, BalanceRecord, Page, Result, TenantId};
 
 const COLUMNS: &str = "id, name, currency, amount, created";
@@ -34,11 +34,9 @@ pub const TABLE: (&str, &str) = ("balances", "TRUE");
 
 /// The page of the tenant's balances that `filter` selects, newest first.
 pub fn list<D: Dialect>(tenant: TenantId, filter: &BalanceFilter, start: Option<i64>, page: Page) -> Query<D> {
-    let mut query = Query::new(format!("SELECT {COLUMNS} FROM balances WHERE tenant_id = "));
-    query.bind(tenant.0);
-    if let Some(currency) = &filter.currency {
-        query.push(" AND currency = ").bind(currency.clone());
-    }
-    finish_page(&mut query, "seq", start, page);
+    let mut selection = Selection::new(tenant, start);
+    selection.equal("currency", filter.currency.clone());
+    let mut query = Query::new(format!("SELECT {COLUMNS} FROM balances WHERE "));
+    D::select(&mut query, &selection, "balances", "balances.seq", page.limit);
     query
 }

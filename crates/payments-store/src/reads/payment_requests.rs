@@ -3,7 +3,7 @@
 use payments_types as types;
 use uuid::Uuid;
 
-use super::{Cells, Dialect, Query, finish_page};
+use super::{Cells, Dialect, Query, Selection};
 use crate::{Page, PaymentRequestFilter, Result, TenantId};
 
 const COLUMNS: &str = "id, market, currency, amount, settlement_balance_id, reference_id, reference, status, \
@@ -50,20 +50,13 @@ pub const TABLE: (&str, &str) = ("payment_requests", "TRUE");
 
 /// The page of the tenant's payment requests that `filter` selects, newest first.
 pub fn list<D: Dialect>(tenant: TenantId, filter: &PaymentRequestFilter, start: Option<i64>, page: Page) -> Query<D> {
-    let mut query = Query::new(format!("SELECT {COLUMNS} FROM payment_requests WHERE tenant_id = "));
-    query.bind(tenant.0);
-    if let Some(reference_id) = &filter.reference_id {
-        query.push(" AND reference_id = ").bind(reference_id.clone());
-    }
-    if let Some(currency) = &filter.currency {
-        query.push(" AND currency = ").bind(currency.clone());
-    }
-    if let Some(balance) = filter.settlement_balance_id {
-        query.push(" AND settlement_balance_id = ").bind(balance);
-    }
-    if let Some(status) = filter.status {
-        query.push(" AND status = ").bind(status.to_string());
-    }
-    finish_page(&mut query, "seq", start, page);
+    let mut selection = Selection::new(tenant, start);
+    selection
+        .unique("reference_id", filter.reference_id.clone())
+        .equal("settlement_balance_id", filter.settlement_balance_id)
+        .equal("status", filter.status.map(|s| s.to_string()))
+        .equal("currency", filter.currency.clone());
+    let mut query = Query::new(format!("SELECT {COLUMNS} FROM payment_requests WHERE "));
+    D::select(&mut query, &selection, "payment_requests", "payment_requests.seq", page.limit);
     query
 }

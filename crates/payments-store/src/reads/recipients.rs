@@ -3,7 +3,7 @@
 use payments_types as types;
 use uuid::Uuid;
 
-use super::{Cells, Dialect, Query, finish_page};
+use super::{Cells, Dialect, Query, Selection};
 use crate::{Page, Result, TenantId};
 
 const COLUMNS: &str = "id, type, country, alias, default_reference, bank_account, created";
@@ -29,8 +29,7 @@ pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
 pub const TABLE: (&str, &str) = ("recipients", "deleted = FALSE");
 
 pub fn list<D: Dialect>(tenant: TenantId, start: Option<i64>, page: Page) -> Query<D> {
-    let mut query = Query::new(format!("SELECT {COLUMNS} FROM recipients WHERE deleted = FALSE AND tenant_id = "));
-    query.bind(tenant.0);
-    finish_page(&mut query, "seq", start, page);
+    let mut query = Query::new(format!("SELECT {COLUMNS} FROM recipients WHERE recipients.deleted = FALSE AND "));
+    D::select(&mut query, &Selection::new(tenant, start), "recipients", "recipients.seq", page.limit);
     query
 }

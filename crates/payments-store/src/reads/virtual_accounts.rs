@@ -4,7 +4,7 @@
 use payments_types as types;
 use uuid::Uuid;
 
-use super::{Cells, Dialect, Query, Searched, corrupt, finish_page, qualified};
+use super::{Cells, Dialect, Query, Searched, Selection, corrupt, qualified};
 use crate::{Page, Result, TenantId, VirtualAccountFilter};
 
 const COLUMNS: &str = "id, account_name, currency, settlement_balance_id, reference_id, bank_name, account_number, \
@@ -48,27 +48,17 @@ pub const TABLE: (&str, &str) = ("virtual_accounts", "TRUE");
 /// The page of the tenant's accounts that `filter` selects, newest first: one range of the
 /// filter's index, or (searching) the search index's matches.
 pub fn list<D: Dialect>(tenant: TenantId, filter: &VirtualAccountFilter, start: Option<i64>, page: Page) -> Query<D> {
-    let conditions = |query: &mut Query<D>, alias: &str, _key: &str| {
-        query.push(format!("{alias}.tenant_id = ")).bind(tenant.0);
-        if let Some(reference_id) = &filter.reference_id {
-            query.push(format!(" AND {alias}.reference_id = ")).bind(reference_id.clone());
-        }
-        if let Some(currency) = &filter.currency {
-            query.push(format!(" AND {alias}.currency = ")).bind(currency.clone());
-        }
-        if let Some(balance) = filter.settlement_balance_id {
-            query.push(format!(" AND {alias}.settlement_balance_id = ")).bind(balance);
-        }
-        if let Some(status) = filter.status {
-            query.push(format!(" AND {alias}.status = ")).bind(status.to_string());
-        }
-    };
+    let mut selection = Selection::new(tenant, start);
+    selection
+        .unique("reference_id", filter.reference_id.clone())
+        .equal("settlement_balance_id", filter.settlement_balance_id)
+        .equal("status", filter.status.map(|s| s.to_string()))
+        .equal("currency", filter.currency.clone());
     if let Some(needle) = &filter.search {
-        return D::search_page(Searched::VirtualAccounts, COLUMNS, needle, &conditions, start, page);
+        return D::search_page(Searched::VirtualAccounts, COLUMNS, needle, &selection, page.limit);
     }
     let mut query = Query::new(format!("SELECT {} FROM virtual_accounts v WHERE ", qualified(COLUMNS, "v")));
-    conditions(&mut query, "v", "v.seq");
-    finish_page(&mut query, "v.seq", start, page);
+    D::select(&mut query, &selection, "v", "v.seq", page.limit);
     query
 }
 

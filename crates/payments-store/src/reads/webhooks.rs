@@ -6,7 +6,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use payments_types as types;
 use uuid::Uuid;
 
-use super::{Cells, Dialect, Query, corrupt, finish_page, micros, push_created};
+use super::{Cells, Dialect, Query, Selection, corrupt, micros};
 use crate::{Attempt, EndpointRecord, NotificationFilter, Page, Result, TenantId};
 
 fn endpoint_columns<D: Dialect>() -> String {
@@ -37,12 +37,9 @@ pub fn endpoint_get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
 pub const ENDPOINTS: (&str, &str) = ("webhook_endpoints", "deleted = FALSE");
 
 pub fn endpoint_list<D: Dialect>(tenant: TenantId, start: Option<i64>, page: Page) -> Query<D> {
-    let mut query = Query::new(format!(
-        "SELECT {} FROM webhook_endpoints w WHERE w.deleted = FALSE AND w.tenant_id = ",
-        endpoint_columns::<D>()
-    ));
-    query.bind(tenant.0);
-    finish_page(&mut query, "w.seq", start, page);
+    let mut query =
+        Query::new(format!("SELECT {} FROM webhook_endpoints w WHERE w.deleted = FALSE AND ", endpoint_columns::<D>()));
+    D::select(&mut query, &Selection::new(tenant, start), "w", "w.seq", page.limit);
     query
 }
 
@@ -88,14 +85,10 @@ pub fn notification_list<D: Dialect>(
     start: Option<i64>,
     page: Page,
 ) -> Query<D> {
-    let mut query =
-        Query::new(format!("SELECT {NOTIFICATION_COLUMNS} FROM (SELECT * FROM notifications WHERE tenant_id = "));
-    query.bind(tenant.0);
-    if let Some(endpoint) = filter.endpoint_id {
-        query.push(" AND endpoint_id = ").bind(endpoint);
-    }
-    push_created(&mut query, "seq", "created", filter.created_from, filter.created_before);
-    finish_page(&mut query, "seq", start, page);
+    let mut selection = Selection::new(tenant, start);
+    selection.equal("endpoint_id", filter.endpoint_id).created(filter.created_from, filter.created_before);
+    let mut query = Query::new(format!("SELECT {NOTIFICATION_COLUMNS} FROM (SELECT * FROM notifications WHERE "));
+    D::select(&mut query, &selection, "notifications", "notifications.seq", page.limit);
     query.push(") n JOIN events e ON e.seq = n.event_seq ORDER BY n.seq DESC");
     query
 }

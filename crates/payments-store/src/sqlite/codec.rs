@@ -5,23 +5,26 @@ use chrono::{DateTime, Utc};
 use rusqlite::ErrorCode;
 use sqlx::Sqlite;
 
-use crate::reads::{Conditions, Dialect, Query, SEQ_BITS, Searched, finish_page, like_pattern, qualified, seq_floor};
-use crate::{Page, UniqueKey};
+use crate::UniqueKey;
+use crate::reads::{
+    Dialect, Query, SEQ_BITS, Searched, Selection, like_pattern, order_and_limit, qualified, seq_floor,
+};
 
 impl Dialect for Sqlite {
+    /// Plain equalities and key bounds, newest first by `key`: SQLite's planner takes a range
+    /// of the index with the most equalities (every list index ends with the rowid, `seq`), and
+    /// gathers no statistics on values that could lead it elsewhere (see `open`).
+    fn select(query: &mut Query<Self>, selection: &Selection, alias: &str, key: &str, limit: u32) {
+        selection.push_conditions(query, alias, key);
+        order_and_limit(query, &format!("{key} DESC"), limit);
+    }
+
     /// The rows of the trigram table (alias `s`, rowid = the row's seq) containing `needle` in
     /// any of its fields, any case, joined to the table and read newest first through the
     /// search table itself (`s.rowid`), so a search stops at the page's last match instead of
     /// collecting and sorting every match. Needles of three characters or more are looked up in
     /// the index; shorter ones, which a trigram index cannot hold, are found by scanning it.
-    fn search_page(
-        searched: Searched,
-        columns: &str,
-        needle: &str,
-        conditions: Conditions<'_, Self>,
-        start: Option<i64>,
-        page: Page,
-    ) -> Query<Self> {
+    fn search_page(searched: Searched, columns: &str, needle: &str, selection: &Selection, limit: u32) -> Query<Self> {
         let (search_table, table, alias) = (search_table(searched), searched.table(), searched.alias());
         // CROSS JOIN: the search table is the outer loop, whatever the planner's statistics say.
         let mut query = Query::new(format!(
@@ -41,8 +44,7 @@ impl Dialect for Sqlite {
             query.push(")");
         }
         query.push(" AND ");
-        conditions(&mut query, alias, "s.rowid");
-        finish_page(&mut query, "s.rowid", start, page);
+        Self::select(&mut query, selection, alias, "s.rowid", limit);
         query
     }
 

@@ -12,7 +12,7 @@ use crate::{Attempt, Result};
 
 /// Claims up to `limit` due notifications of one endpoint in one statement: the lease and what
 /// to post come back together. The limit is written into the SQL, not bound (see
-/// `reads::finish_page`).
+/// `reads::order_and_limit`).
 pub fn claim(
     connection: &Connection,
     endpoint: Uuid,
