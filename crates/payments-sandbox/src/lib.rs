@@ -10,9 +10,11 @@
 //!
 //! [`workers`] (webhook delivery, the background rail) sit beside `http` and use the domain and
 //! the store (retention prunes the outbox through the store). No layer imports one above it.
+//! [`logs`] carries log lines to stderr and uses none of them.
 
 pub mod domain;
 pub mod http;
+pub mod logs;
 pub mod workers;
 
 use std::num::NonZeroU32;

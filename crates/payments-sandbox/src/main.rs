@@ -109,14 +109,15 @@ fn main() -> std::process::ExitCode {
     // Logs go to stderr (stdout carries the announcement and printed tokens); `RUST_LOG` filters.
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| "payments_sandbox=info,tower_http=info".into());
-    // Lines are written by a thread of their own, many per write: a write to stderr per request
-    // (and its lock) cost the request path a fifth of its time. None is dropped (`lossy(false)`:
-    // past 128k lines behind, requests wait for it); the guard flushes what is left at exit.
-    // That thread drains what is queued into a buffer and writes it when the queue is empty: one
-    // write per burst of lines, where unbuffered stderr made one system call per line.
-    let (stderr, _flush_at_exit) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(false)
-        .finish(std::io::BufWriter::with_capacity(64 * 1024, std::io::stderr()));
+    // Lines gather in a buffer that a thread of its own writes every few milliseconds (see
+    // `logs`); what is left is written when `_flush_at_exit` drops.
+    let (stderr, _flush_at_exit) = match payments_sandbox::logs::to(std::io::stderr()) {
+        Ok(logs) => logs,
+        Err(error) => {
+            eprintln!("payments-sandbox: cannot start the log writer: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(stderr)
