@@ -516,7 +516,7 @@ struct Results {
 }
 
 /// The sandbox's resident memory in MiB: its own (anonymous: heap, stacks, SQLite's page cache)
-/// and the files it maps (the binary, and the SQLite database, which it reads through mmap).
+/// and the files it maps (the binary, and the SQLite database, which its writer maps).
 struct Memory {
     anonymous: f64,
     files: f64,
@@ -892,7 +892,7 @@ fn render_backend(out: &mut String, scale: &Scale, r: &Results, verdict: impl Fn
     let m = &r.memory_after_seed;
     out.push_str(&format!(
         "\nResident memory after seeding: **{:.0} MiB** of the sandbox's own (heap, stacks, caches), and {:.0} MiB \
-         of files it maps (the binary; on SQLite, the database, read through mmap).\n",
+         of files it maps (the binary; on SQLite, the database, which the writer maps).\n",
         m.anonymous, m.files
     ));
     let alone = mean(&r.pay_alone, |run| run.requests_per_second);
