@@ -124,8 +124,9 @@ async fn every_list_reads_its_filters_index_whatever_the_statistics() {
          SELECT n, gen_random_uuid(), $1, 'https://example.com', TRUE, 's', n FROM generate_series(1, 20000) n",
         "INSERT INTO events (seq, tenant_id, event, created, data) OVERRIDING SYSTEM VALUE \
          SELECT 1, $1, 'ping', 1, '{}' WHERE $2::uuid IS NOT NULL",
-        "INSERT INTO notifications (seq, id, tenant_id, endpoint_id, event_seq, status, created) \
-         SELECT n, gen_random_uuid(), $1, (SELECT id FROM webhook_endpoints LIMIT 1), 1, 'delivered', n \
+        "INSERT INTO notifications (seq, id, tenant_id, endpoint_id, event_seq, status, next_attempt, created) \
+         SELECT n, gen_random_uuid(), $1, (SELECT id FROM webhook_endpoints LIMIT 1), 1, \
+         CASE WHEN n % 2 = 0 THEN 'pending' ELSE 'delivered' END, CASE WHEN n % 2 = 0 THEN n END, n \
          FROM generate_series(1, 20000) n",
     ];
     for statement in others {
@@ -242,5 +243,13 @@ async fn every_list_reads_its_filters_index_whatever_the_statistics() {
         let query = reads::webhooks::notification_list(tenant, &filter, Some(1_000), page);
         assert_range(&generic_plan(&mut connection, query).await, "notifications", index, index);
     }
+    // The delivery worker's look for due endpoints: seeks in the index of pending
+    // notifications (20,000 of them due here), never a read of every due one.
+    let steps = generic_plan(&mut connection, reads::webhooks::due_endpoints(Utc::now())).await;
+    assert!(!steps.iter().any(|s| s.contains("Seq Scan on notifications")), "due endpoints scan: {steps:#?}");
+    assert!(
+        steps.iter().filter(|s| s.contains("using notifications_due on notifications")).count() >= 2,
+        "due endpoints do not seek notifications_due: {steps:#?}"
+    );
     drop(store);
 }

@@ -93,10 +93,27 @@ pub fn notification_list<D: Dialect>(
     query
 }
 
-/// Endpoints with notifications due at `now` that nobody is delivering.
+/// Endpoints with notifications due at `now` that nobody is delivering, found endpoint by
+/// endpoint through the index of what is still to be delivered (`notifications_due`): the next
+/// endpoint with anything pending, one index seek each, and for each whether one of its
+/// notifications is due and free. Its cost is the number of endpoints with pending
+/// notifications; `SELECT DISTINCT endpoint_id` over the due ones read every due notification,
+/// at every wake of the delivery worker (once per delivery or so), so a backlog of 10,000
+/// notifications made each delivery read 10,000 rows.
 pub fn due_endpoints<D: Dialect>(now: DateTime<Utc>) -> Query<D> {
-    let mut query = Query::new("SELECT DISTINCT endpoint_id FROM notifications WHERE next_attempt <= ");
-    query.bind(micros(now)).push(" AND (lease_until IS NULL OR lease_until <= ").bind(micros(now)).push(")");
+    let mut query = Query::new(
+        "WITH RECURSIVE pending(id) AS (
+             SELECT * FROM (SELECT endpoint_id FROM notifications WHERE next_attempt IS NOT NULL
+                            ORDER BY endpoint_id LIMIT 1) first
+             UNION ALL
+             SELECT (SELECT n.endpoint_id FROM notifications n
+                     WHERE n.next_attempt IS NOT NULL AND n.endpoint_id > pending.id
+                     ORDER BY n.endpoint_id LIMIT 1)
+             FROM pending WHERE pending.id IS NOT NULL)
+         SELECT id FROM pending WHERE id IS NOT NULL AND EXISTS (SELECT 1 FROM notifications d
+             WHERE d.endpoint_id = pending.id AND d.next_attempt <= ",
+    );
+    query.bind(micros(now)).push(" AND (d.lease_until IS NULL OR d.lease_until <= ").bind(micros(now)).push("))");
     query
 }
 

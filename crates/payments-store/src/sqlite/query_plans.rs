@@ -242,6 +242,20 @@ async fn check_plans(connection: &mut SqliteConnection, statistics: bool) {
         Some("virtual_accounts_on_rails"),
         &format!("accounts to activate{when}"),
     );
+
+    // The delivery worker's look for due endpoints: seeks in the index of pending
+    // notifications, never a read of every due one. (The first endpoint is the index's first
+    // entry: a scan of it that `LIMIT 1` stops at once.)
+    let steps = plan(connection, reads::webhooks::due_endpoints(Utc::now())).await;
+    let scans = |s: &&String| ["SCAN n", "SCAN d", "SCAN notifications"].iter().any(|t| s.starts_with(t));
+    assert!(
+        !steps.iter().filter(scans).any(|s| !s.contains("INDEX notifications_due")),
+        "due endpoints{when} scan the notifications: {steps:?}"
+    );
+    assert!(
+        steps.iter().filter(|s| s.contains("USING") && s.contains("INDEX notifications_due")).count() >= 2,
+        "due endpoints{when} do not seek notifications_due: {steps:?}"
+    );
 }
 
 /// FTS5 reads and deletes its segments by key ranges at nearly every commit; whatever the
