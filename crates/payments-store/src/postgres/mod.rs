@@ -4,7 +4,8 @@
 //!
 //! - migrations run under the migrator's advisory lock, and tenants are made under one of
 //!   their own, so instances started at the same moment do each once;
-//! - a changeset is one transaction (`READ COMMITTED`): a debit is an `UPDATE` of the balance
+//! - a changeset is written in one transaction (`READ COMMITTED`) with the others queued beside
+//!   it, each in a savepoint (group commit: `writer.rs`): a debit is an `UPDATE` of the balance
 //!   row, which takes its lock and checks the `funds` constraint on the value it writes, so
 //!   concurrent debits from any instance queue on the row and none overdraws; a status change
 //!   names the status it expects and changes nothing (found stale) when another instance moved
@@ -23,6 +24,7 @@ mod outbox;
 #[cfg(test)]
 mod query_plans;
 mod tenants;
+mod writer;
 
 use std::time::Duration;
 
@@ -38,8 +40,9 @@ use crate::reads::{
 };
 use crate::*;
 
-/// Connections per instance: requests and workers share them. Several instances on one server
-/// need `max_connections` (100 by default) of at least instances × this.
+/// Pooled connections per instance, for reads and the workers (writes have lanes of their
+/// own: `writer.rs`). Several instances on one server need `max_connections` (100 by default)
+/// of at least instances × (this + the lanes).
 const CONNECTIONS: u32 = 16;
 /// The newest rows a search looks at first through the list's index (see
 /// [`Dialect::search_page`]): about a millisecond's reading (`ILIKE` costs some microseconds a
@@ -139,6 +142,7 @@ impl Dialect for Postgres {
 
 pub struct PostgresStore {
     pool: PgPool,
+    writer: writer::Writer,
     /// The URL without its password.
     shown: String,
 }
@@ -164,7 +168,8 @@ impl PostgresStore {
             .run(&pool)
             .await
             .map_err(|e| explain(&shown, MIGRATIONS, "give --database an empty database", e))?;
-        Ok(Self { pool, shown })
+        let writer = writer::Writer::start(url, &shown).await?;
+        Ok(Self { pool, writer, shown })
     }
 
     async fn one<T>(&self, query: Query<Postgres>, decode: impl Fn(&PgRow) -> Result<T>) -> Result<Option<T>> {
@@ -279,8 +284,8 @@ impl Store for PostgresStore {
     }
 
     async fn apply(&self, changes: Changeset) -> Result<()> {
-        let pool = self.pool.clone();
-        to_the_end(async move { changes::apply(&pool, &changes).await }).await
+        // The lane's task writes it to the end, whatever becomes of the caller.
+        self.writer.apply(changes).await
     }
 
     async fn claim(

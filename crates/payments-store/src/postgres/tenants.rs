@@ -48,7 +48,9 @@ pub async fn create(
         Ok(id) => {
             Ok(TenantRecord { id: TenantId(id), name: name.to_owned(), default_currency: DEFAULT_CURRENCY.to_owned() })
         }
-        Err(sqlx::Error::Database(e)) if unique_key(e.as_ref()) == Some(UniqueKey::Token) => {
+        Err(sqlx::Error::Database(e))
+            if e.is_unique_violation() && e.constraint().and_then(unique_key) == Some(UniqueKey::Token) =>
+        {
             Err(StoreError::Duplicate(UniqueKey::Token))
         }
         Err(error) => Err(error.into()),

@@ -27,7 +27,7 @@ use uuid::Uuid;
 use crate::{Keyed, Result, StoreError};
 
 /// A value bound into a query.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub enum Value {
     Int(i64),
     Text(String),
@@ -264,6 +264,23 @@ pub struct Query<D> {
     dialect: PhantomData<D>,
 }
 
+/// See [`Query::separated`].
+pub struct Separated<'q, D> {
+    query: &'q mut Query<D>,
+    separator: &'static str,
+    first: bool,
+}
+
+impl<D> Separated<'_, D> {
+    pub fn bind(&mut self, value: impl Into<Value>) -> &mut Self {
+        if !std::mem::take(&mut self.first) {
+            self.query.push(self.separator);
+        }
+        self.query.bind(value);
+        self
+    }
+}
+
 enum Part {
     Text(String),
     Bind(Value),
@@ -296,6 +313,11 @@ impl<D> Query<D> {
         self
     }
 
+    /// A list of parameters, separated by `separator`: `q.separated(", ").bind(a).bind(b)`.
+    pub fn separated<'q>(&'q mut self, separator: &'static str) -> Separated<'q, D> {
+        Separated { query: self, separator, first: true }
+    }
+
     /// The text with a `?` for each parameter, and the parameters in order.
     pub fn positional(self) -> (String, Vec<Value>) {
         let mut sql = String::new();
@@ -320,6 +342,24 @@ impl<D> Query<D> {
         for part in self.parts {
             match part {
                 Part::Text(text) => sql.push_str(&text),
+                Part::Bind(value) => {
+                    values.push(value);
+                    sql.push_str(&format!("${}", values.len()));
+                }
+            }
+        }
+        (sql, values)
+    }
+
+    /// The text with `$1`, `$2`… for the parameters that have a value and `NULL` written in for
+    /// the others, as sqlx's builder is given it: every parameter then has its value's type.
+    pub fn prepared(self) -> (String, Vec<Value>) {
+        let mut sql = String::new();
+        let mut values = Vec::new();
+        for part in self.parts {
+            match part {
+                Part::Text(text) => sql.push_str(&text),
+                Part::Bind(Value::Null) => sql.push_str("NULL"),
                 Part::Bind(value) => {
                     values.push(value);
                     sql.push_str(&format!("${}", values.len()));
