@@ -17,7 +17,7 @@
 //! - a write is acknowledged once committed, and PostgreSQL's commit is on disk
 //!   (`synchronous_commit`, its default): nothing acknowledged is lost when an instance dies;
 //! - a write runs to its end (commit or rollback) in a task of its own, whatever becomes of the
-//!   request that asked for it ([`to_the_end`]).
+//!   request that asked for it (a changeset in its lane; the others through [`to_the_end`]).
 
 mod changes;
 mod outbox;
