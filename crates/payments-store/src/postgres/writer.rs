@@ -194,15 +194,21 @@ impl Lane {
         let mut attempt = 0;
         let failure = loop {
             attempt += 1;
-            match self.attempt(batch, &plans).await {
+            let failure = match self.attempt(batch, &plans).await {
                 Ok(outcomes) => return outcomes,
-                Err(Failure::Retry) if attempt < ATTEMPTS => continue,
-                Err(Failure::Retry) => {
-                    break StoreError::Database("a batch of writes kept losing deadlock races".into());
-                }
-                Err(Failure::Database(error)) => break StoreError::Database(error),
-                Err(Failure::Refused(error)) => break error,
-                Err(Failure::Funds) => break StoreError::Database("the funds check failed outside a changeset".into()),
+                Err(failure) => failure,
+            };
+            // Whatever failed, the transaction ends here, so the next attempt (or batch) does
+            // not run inside it. (Outside a transaction, PostgreSQL only warns.)
+            if let Some(client) = self.client.as_ref().filter(|client| !client.is_closed()) {
+                let _ = client.batch_execute("ROLLBACK").await;
+            }
+            match failure {
+                Failure::Retry if attempt < ATTEMPTS => continue,
+                Failure::Retry => break StoreError::Database("a batch of writes kept losing deadlock races".into()),
+                Failure::Database(error) => break StoreError::Database(error),
+                Failure::Refused(error) => break error,
+                Failure::Funds => break StoreError::Database("the funds check failed outside a changeset".into()),
             }
         };
         tracing::error!(error = %failure, changesets = batch.len(), "a write transaction failed; it was rolled back");
@@ -263,7 +269,6 @@ impl Lane {
                 break;
             };
             if matches!(failure, Failure::Retry) {
-                let _ = client.batch_execute("ROLLBACK").await;
                 return Err(Failure::Retry);
             }
             client.batch_execute(&format!("ROLLBACK TO SAVEPOINT c{k}")).await?;
