@@ -80,6 +80,13 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
+/// List pages a backend reads at once: half the cores, at least one, so clients listing back to
+/// back never hold every core (why, and what it measured: `sqlite/lists.rs`, and
+/// `PostgresStore::lists`).
+fn list_pages_at_once() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
+}
+
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// Opens the database named by `location` — a `postgres://` (or `postgresql://`) URL; else

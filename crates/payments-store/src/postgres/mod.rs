@@ -176,8 +176,7 @@ impl PostgresStore {
             .await
             .map_err(|e| explain(&shown, MIGRATIONS, "give --database an empty database", e))?;
         let writer = writer::Writer::start(url, &shown).await?;
-        let lists =
-            tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)));
+        let lists = tokio::sync::Semaphore::new(crate::list_pages_at_once());
         Ok(Self { pool, writer, lists, shown })
     }
 

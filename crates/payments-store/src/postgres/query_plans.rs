@@ -61,7 +61,7 @@ fn literal(value: &Value) -> String {
 async fn generic_plan(connection: &mut PgConnection, query: Query<Postgres>) -> Vec<String> {
     static PREPARED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let name = format!("listed_{}", PREPARED.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-    let (sql, values) = query.numbered();
+    let (sql, values) = query.prepared();
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!("PREPARE {name} AS {sql}"))).execute(&mut *connection).await.unwrap();
     let values: Vec<String> = values.iter().map(literal).collect();
     let explain = format!("EXPLAIN EXECUTE {name}({})", values.join(", "));

@@ -304,11 +304,9 @@ impl<D> Query<D> {
 
     /// Appends `values` as parameters separated by commas.
     pub fn binds(&mut self, values: impl IntoIterator<Item = Value>) -> &mut Self {
-        for (i, value) in values.into_iter().enumerate() {
-            if i > 0 {
-                self.push(", ");
-            }
-            self.bind(value);
+        let mut list = self.separated(", ");
+        for value in values {
+            list.bind(value);
         }
         self
     }
@@ -328,23 +326,6 @@ impl<D> Query<D> {
                 Part::Bind(value) => {
                     sql.push('?');
                     values.push(value);
-                }
-            }
-        }
-        (sql, values)
-    }
-
-    /// The text with `$1`, `$2`… for the parameters (PostgreSQL's), and the parameters.
-    #[cfg(test)]
-    pub fn numbered(self) -> (String, Vec<Value>) {
-        let mut sql = String::new();
-        let mut values = Vec::new();
-        for part in self.parts {
-            match part {
-                Part::Text(text) => sql.push_str(&text),
-                Part::Bind(value) => {
-                    values.push(value);
-                    sql.push_str(&format!("${}", values.len()));
                 }
             }
         }

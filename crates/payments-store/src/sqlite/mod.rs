@@ -178,7 +178,7 @@ impl SqliteStore {
         let readers = Readers::open(&path, BUSY_TIMEOUT, READER_PRAGMAS)
             .map_err(|e| format!("cannot open database {shown} for reading: {e}"))?;
         let readers = Arc::new(readers);
-        let lists = Lists::start(readers.clone(), list_threads())?;
+        let lists = Lists::start(readers.clone(), crate::list_pages_at_once())?;
         Ok(Self { path, readers, lists, writer, _temporary: temporary })
     }
 
@@ -227,13 +227,6 @@ impl SqliteStore {
         let query = list(start);
         self.lists.read(move |readers| readers.with(|c| rows(c, query, decode, None))).await
     }
-}
-
-/// How many list threads read at once: half the cores, at least one, so lists never hold every
-/// core (why, and what it measured: `lists`). PostgreSQL runs its queries in its own processes
-/// and needs no such threads.
-fn list_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
 }
 
 /// The writer's connection. `synchronous = FULL`: a commit is on disk before it returns.
