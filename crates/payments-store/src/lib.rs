@@ -141,8 +141,16 @@ pub trait Store: Reads + Send + Sync + 'static {
         lease_until: DateTime<Utc>,
     ) -> Result<Vec<Attempt>>;
     /// Records an attempt and ends its claim. A notification discarded meanwhile (its endpoint
-    /// deleted) stays discarded.
-    async fn record_attempt(&self, notification: Uuid, outcome: AttemptOutcome) -> Result<()>;
+    /// deleted) stays discarded. With `next`, the same transaction then claims the endpoint's
+    /// oldest due notification, as `claim` with a limit of one would: a delivery goes on to its
+    /// endpoint's next notification for one commit, not two, and without the worker's round
+    /// of finding due endpoints in between.
+    async fn record_attempt(
+        &self,
+        notification: Uuid,
+        outcome: AttemptOutcome,
+        next: Option<NextClaim>,
+    ) -> Result<Option<Attempt>>;
     /// Ends every claim at start-up, when this process is the database's only deliverer (an
     /// embedded SQLite file); on a database shared by several instances another one may be
     /// delivering them, so nothing is ended there: claims run out by themselves. The number

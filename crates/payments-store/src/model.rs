@@ -216,6 +216,17 @@ impl Pruned {
     }
 }
 
+/// A claim on an endpoint's next due notification, made with the record of an attempt (see
+/// [`crate::Store::record_attempt`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NextClaim {
+    pub endpoint: Uuid,
+    /// Due means due at this instant.
+    pub now: DateTime<Utc>,
+    /// The claim's lease, as [`crate::Store::claim`] takes it.
+    pub lease_until: DateTime<Utc>,
+}
+
 /// What became of one attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttemptOutcome {

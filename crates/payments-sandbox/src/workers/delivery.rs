@@ -5,6 +5,10 @@
 //! Fairness: each endpoint has at most [`PER_ENDPOINT`] deliveries under way, so a slow or dead
 //! receiver holds only its own slots, and none of this runs on the request path (the API only
 //! writes rows). The outbox is the database: a restart picks up whatever is due.
+//!
+//! The worker fills an endpoint's free slots from the outbox (on a wake, or every 100 ms); a
+//! slot then keeps itself busy: the write that records an attempt also claims the endpoint's
+//! next due notification, so a backlog costs one commit per delivery.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -17,7 +21,7 @@ use tokio::sync::Notify;
 
 use chrono::Utc;
 use payments_client::webhooks as webhooks_kit;
-use payments_store::{Attempt, AttemptOutcome, Store};
+use payments_store::{Attempt, AttemptOutcome, NextClaim, Store};
 use uuid::Uuid;
 
 use crate::domain::webhook_targets::{TargetPolicy, check_url, forbidden_address};
@@ -146,7 +150,7 @@ impl Deliverer {
             if *shutdown.borrow() {
                 break;
             }
-            if let Err(error) = self.dispatch(&mut tasks).await {
+            if let Err(error) = self.dispatch(&mut tasks, &shutdown).await {
                 tracing::warn!(%error, "cannot read the outbox");
             }
             while tasks.try_join_next().is_some() {}
@@ -164,9 +168,13 @@ impl Deliverer {
     }
 
     /// Claims what is due for every endpoint with free slots and starts those deliveries.
-    async fn dispatch(&self, tasks: &mut tokio::task::JoinSet<()>) -> Result<(), payments_store::StoreError> {
+    async fn dispatch(
+        &self,
+        tasks: &mut tokio::task::JoinSet<()>,
+        shutdown: &tokio::sync::watch::Receiver<bool>,
+    ) -> Result<(), payments_store::StoreError> {
         let now = Utc::now();
-        let lease_until = now + chrono::Duration::from_std(self.options.lease).unwrap_or(chrono::Duration::MAX);
+        let lease_until = lease_until(&self.options, now);
         for endpoint in self.store.due_endpoints(now).await? {
             let busy = self.in_flight.lock().unwrap().get(&endpoint).copied().unwrap_or(0);
             if busy >= PER_ENDPOINT {
@@ -175,52 +183,75 @@ impl Deliverer {
             let attempts = self.store.claim(endpoint, now, PER_ENDPOINT - busy, lease_until).await?;
             *self.in_flight.lock().unwrap().entry(endpoint).or_default() += attempts.len();
             for attempt in attempts {
-                tasks.spawn(deliver(
-                    self.store.clone(),
-                    self.client.clone(),
-                    self.options.clone(),
-                    attempt,
-                    self.wake.clone(),
-                    self.in_flight.clone(),
-                ));
+                let slot = Slot {
+                    store: self.store.clone(),
+                    client: self.client.clone(),
+                    options: self.options.clone(),
+                    shutdown: shutdown.clone(),
+                };
+                let (wake, in_flight) = (self.wake.clone(), self.in_flight.clone());
+                tasks.spawn(async move {
+                    slot.deliver(attempt).await;
+                    if let Some(count) = in_flight.lock().unwrap().get_mut(&endpoint) {
+                        *count = count.saturating_sub(1);
+                    }
+                    wake.notify_one();
+                });
             }
         }
         Ok(())
     }
 }
 
-async fn deliver(
+/// One of an endpoint's delivery slots: it posts a claimed notification, records the outcome
+/// and, in the same write, claims the endpoint's next due one, until none is due or the worker
+/// stops.
+struct Slot {
     store: Arc<dyn Store>,
     client: reqwest::Client,
     options: DeliveryOptions,
-    attempt: Attempt,
-    wake: Arc<Notify>,
-    in_flight: Arc<Mutex<HashMap<Uuid, usize>>>,
-) {
-    let response_code = post(&client, &options, &attempt).await;
-    let outcome = match response_code {
-        Some(code) if (200..300).contains(&code) => AttemptOutcome::Delivered { response_code: code },
-        response_code => AttemptOutcome::Failed {
-            response_code,
-            retry_at: next_retry(options.retry_interval),
-            max_retries: MAX_RETRIES,
-        },
-    };
-    tracing::info!(
-        notification = %attempt.notification,
-        endpoint = %attempt.endpoint,
-        retry_count = attempt.retry_count,
-        response_code = ?response_code,
-        delivered = matches!(outcome, AttemptOutcome::Delivered { .. }),
-        "webhook attempt"
-    );
-    if let Err(error) = store.record_attempt(attempt.notification, outcome).await {
-        tracing::error!(%error, notification = %attempt.notification, "cannot record a webhook attempt");
+    shutdown: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Slot {
+    async fn deliver(&self, mut attempt: Attempt) {
+        loop {
+            let response_code = post(&self.client, &self.options, &attempt).await;
+            let outcome = match response_code {
+                Some(code) if (200..300).contains(&code) => AttemptOutcome::Delivered { response_code: code },
+                response_code => AttemptOutcome::Failed {
+                    response_code,
+                    retry_at: next_retry(self.options.retry_interval),
+                    max_retries: MAX_RETRIES,
+                },
+            };
+            tracing::info!(
+                notification = %attempt.notification,
+                endpoint = %attempt.endpoint,
+                retry_count = attempt.retry_count,
+                response_code = ?response_code,
+                delivered = matches!(outcome, AttemptOutcome::Delivered { .. }),
+                "webhook attempt"
+            );
+            let next = (!*self.shutdown.borrow()).then(|| {
+                let now = Utc::now();
+                NextClaim { endpoint: attempt.endpoint, now, lease_until: lease_until(&self.options, now) }
+            });
+            match self.store.record_attempt(attempt.notification, outcome, next).await {
+                Ok(Some(claimed)) => attempt = claimed,
+                Ok(None) => return,
+                Err(error) => {
+                    tracing::error!(%error, notification = %attempt.notification, "cannot record a webhook attempt");
+                    return;
+                }
+            }
+        }
     }
-    if let Some(count) = in_flight.lock().unwrap().get_mut(&attempt.endpoint) {
-        *count = count.saturating_sub(1);
-    }
-    wake.notify_one();
+}
+
+/// When a claim made at `now` runs out.
+fn lease_until(options: &DeliveryOptions, now: chrono::DateTime<Utc>) -> chrono::DateTime<Utc> {
+    now + chrono::Duration::from_std(options.lease).unwrap_or(chrono::Duration::MAX)
 }
 
 /// The next multiple of `interval` since the epoch: on the hour for 3600 seconds.

@@ -308,17 +308,14 @@ impl Store for PostgresStore {
         to_the_end(async move { outbox::claim(&pool, endpoint, now, limit, lease_until).await }).await
     }
 
-    async fn record_attempt(&self, notification: Uuid, outcome: AttemptOutcome) -> Result<()> {
+    async fn record_attempt(
+        &self,
+        notification: Uuid,
+        outcome: AttemptOutcome,
+        next: Option<NextClaim>,
+    ) -> Result<Option<Attempt>> {
         let pool = self.pool.clone();
-        to_the_end(async move {
-            reads::webhooks::record_attempt::<Postgres>(notification, outcome)
-                .into_sqlx()
-                .build()
-                .execute(&pool)
-                .await?;
-            Ok(())
-        })
-        .await
+        to_the_end(async move { outbox::record_attempt(&pool, notification, outcome, next).await }).await
     }
 
     async fn release_claims(&self) -> Result<u64> {

@@ -4,12 +4,12 @@
 //! died) makes them due again for whoever claims next.
 
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
+use sqlx::{PgPool, Postgres};
 use uuid::Uuid;
 
-use crate::reads::micros;
-use crate::reads::webhooks::{attempts, claimed};
-use crate::{Attempt, Result};
+use crate::reads::webhooks::{attempts, claimed, due};
+use crate::reads::{Query, micros};
+use crate::{Attempt, AttemptOutcome, NextClaim, Result};
 
 pub async fn claim(
     pool: &PgPool,
@@ -18,21 +18,45 @@ pub async fn claim(
     limit: usize,
     lease_until: DateTime<Utc>,
 ) -> Result<Vec<Attempt>> {
-    let sql = format!(
-        "UPDATE notifications AS n SET lease_until = $1
-         FROM (SELECT seq FROM notifications WHERE endpoint_id = $2 AND next_attempt <= $3
-               AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_attempt, seq LIMIT $4
-               FOR UPDATE SKIP LOCKED) AS due
-         WHERE n.seq = due.seq
-         RETURNING {}",
-        claimed("n")
-    );
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(micros(lease_until))
-        .bind(endpoint)
-        .bind(micros(now))
-        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-        .fetch_all(pool)
-        .await?;
+    let mut query = Query::new("");
+    leasing(&mut query, endpoint, now, limit, lease_until, None);
+    let rows = query.into_sqlx().build().fetch_all(pool).await?;
     attempts(&rows)
+}
+
+/// Records an attempt and, with `next`, claims the endpoint's next due notification, in one
+/// statement (so one commit): the claim is the statement and the record a data-modifying `WITH`
+/// before it. Both read the statement's one snapshot, where the recorded notification is still
+/// leased, so the claim cannot take it again; it is left out by id all the same.
+pub async fn record_attempt(
+    pool: &PgPool,
+    notification: Uuid,
+    outcome: AttemptOutcome,
+    next: Option<NextClaim>,
+) -> Result<Option<Attempt>> {
+    let recorded = crate::reads::webhooks::record_attempt::<Postgres>(notification, outcome);
+    let Some(next) = next else {
+        recorded.into_sqlx().build().execute(pool).await?;
+        return Ok(None);
+    };
+    let mut query = Query::new("WITH recorded AS (");
+    query.append(recorded).push(") ");
+    leasing(&mut query, next.endpoint, next.now, 1, next.lease_until, Some(notification));
+    let rows = query.into_sqlx().build().fetch_all(pool).await?;
+    Ok(attempts(&rows)?.pop())
+}
+
+/// `UPDATE … RETURNING` the claimed notifications: what [`due`] finds, leased until
+/// `lease_until`.
+fn leasing(
+    query: &mut Query<Postgres>,
+    endpoint: Uuid,
+    now: DateTime<Utc>,
+    limit: usize,
+    lease_until: DateTime<Utc>,
+    except: Option<Uuid>,
+) {
+    query.push("UPDATE notifications AS n SET lease_until = ").bind(micros(lease_until)).push(" FROM (");
+    due(query, endpoint, now, limit, except);
+    query.push(format!(" FOR UPDATE SKIP LOCKED) AS due WHERE n.seq = due.seq RETURNING {}", claimed("n")));
 }

@@ -302,6 +302,12 @@ impl<D> Query<D> {
         self
     }
 
+    /// Appends `other`, its text and its parameters.
+    pub fn append(&mut self, other: Query<D>) -> &mut Self {
+        self.parts.extend(other.parts);
+        self
+    }
+
     /// Appends `values` as parameters separated by commas.
     pub fn binds(&mut self, values: impl IntoIterator<Item = Value>) -> &mut Self {
         let mut list = self.separated(", ");

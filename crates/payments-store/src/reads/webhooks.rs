@@ -6,7 +6,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use payments_types as types;
 use uuid::Uuid;
 
-use super::{Cells, Dialect, Query, Selection, corrupt, micros};
+use super::{Cells, Dialect, Query, Selection, corrupt, micros, order_and_limit};
 use crate::{Attempt, EndpointRecord, NotificationFilter, Page, Result, TenantId};
 
 fn endpoint_columns<D: Dialect>() -> String {
@@ -115,6 +115,18 @@ pub fn due_endpoints<D: Dialect>(now: DateTime<Utc>) -> Query<D> {
     );
     query.bind(micros(now)).push(" AND (d.lease_until IS NULL OR d.lease_until <= ").bind(micros(now)).push("))");
     query
+}
+
+/// Appends the seqs of `endpoint`'s notifications due at `now` that nobody holds, oldest due
+/// first, at most `limit` of them, leaving out `except`: what a claim takes.
+pub fn due<D>(query: &mut Query<D>, endpoint: Uuid, now: DateTime<Utc>, limit: usize, except: Option<Uuid>) {
+    query.push("SELECT seq FROM notifications WHERE endpoint_id = ").bind(endpoint);
+    query.push(" AND next_attempt <= ").bind(micros(now));
+    query.push(" AND (lease_until IS NULL OR lease_until <= ").bind(micros(now)).push(")");
+    if let Some(except) = except {
+        query.push(" AND id <> ").bind(except);
+    }
+    order_and_limit(query, "next_attempt, seq", u32::try_from(limit).unwrap_or(u32::MAX));
 }
 
 /// What a claim returns of each notification it leased, after `RETURNING`; `n` names the

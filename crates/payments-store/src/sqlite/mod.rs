@@ -323,16 +323,16 @@ impl Store for SqliteStore {
         limit: usize,
         lease_until: DateTime<Utc>,
     ) -> Result<Vec<Attempt>> {
-        self.writer.write(move |c| webhooks::claim(&c.connection, endpoint, now, limit, lease_until)).await
+        self.writer.write(move |c| webhooks::claim(&c.connection, endpoint, now, limit, lease_until, None)).await
     }
 
-    async fn record_attempt(&self, notification: Uuid, outcome: AttemptOutcome) -> Result<()> {
-        self.writer
-            .write(move |c| {
-                execute(&c.connection, reads::webhooks::record_attempt(notification, outcome))?;
-                Ok(())
-            })
-            .await
+    async fn record_attempt(
+        &self,
+        notification: Uuid,
+        outcome: AttemptOutcome,
+        next: Option<NextClaim>,
+    ) -> Result<Option<Attempt>> {
+        self.writer.write(move |c| webhooks::record_attempt(&c.connection, notification, outcome, next)).await
     }
 
     async fn release_claims(&self) -> Result<u64> {

@@ -5,27 +5,39 @@ use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use uuid::Uuid;
 
-use super::statements::rows;
-use crate::reads::webhooks::{claimed, claimed_attempt, in_order};
+use super::statements::{execute, rows};
+use crate::reads::webhooks::{claimed, claimed_attempt, due, in_order};
 use crate::reads::{Query, micros};
-use crate::{Attempt, Result};
+use crate::{Attempt, AttemptOutcome, NextClaim, Result};
 
-/// Claims up to `limit` due notifications of one endpoint in one statement: the lease and what
-/// to post come back together. The limit is written into the SQL, not bound (see
-/// `reads::order_and_limit`).
+/// Claims up to `limit` due notifications of one endpoint in one statement, leaving out
+/// `except`: the lease and what to post come back together.
 pub fn claim(
     connection: &Connection,
     endpoint: Uuid,
     now: DateTime<Utc>,
     limit: usize,
     lease_until: DateTime<Utc>,
+    except: Option<Uuid>,
 ) -> Result<Vec<Attempt>> {
     let mut query = Query::new("UPDATE notifications SET lease_until = ");
-    query.bind(micros(lease_until)).push(" WHERE seq IN (SELECT seq FROM notifications WHERE endpoint_id = ");
-    query.bind(endpoint).push(" AND next_attempt <= ").bind(micros(now));
-    query.push(" AND (lease_until IS NULL OR lease_until <= ").bind(micros(now));
-    query.push(format!(") ORDER BY next_attempt, seq LIMIT {limit}) RETURNING {}", claimed("notifications")));
+    query.bind(micros(lease_until)).push(" WHERE seq IN (");
+    due(&mut query, endpoint, now, limit, except);
+    query.push(format!(") RETURNING {}", claimed("notifications")));
     Ok(in_order(rows(connection, query, |row| claimed_attempt(row), None)?))
+}
+
+/// Records an attempt, then claims the endpoint's next due notification when `next` says so:
+/// one write, so one commit.
+pub fn record_attempt(
+    connection: &Connection,
+    notification: Uuid,
+    outcome: AttemptOutcome,
+    next: Option<NextClaim>,
+) -> Result<Option<Attempt>> {
+    execute(connection, crate::reads::webhooks::record_attempt(notification, outcome))?;
+    let Some(next) = next else { return Ok(None) };
+    Ok(claim(connection, next.endpoint, next.now, 1, next.lease_until, Some(notification))?.pop())
 }
 
 pub fn release_claims(connection: &Connection) -> Result<u64> {
