@@ -203,3 +203,57 @@ async fn failed_authentications_are_limited_per_address() {
     assert_eq!(raw("GET", &url, Some(ALICE), None, "").await.status, 200);
     assert_eq!(sandbox.client(ALICE).list_currencies().send().await.unwrap().status().as_u16(), 200);
 }
+
+#[tokio::test]
+async fn every_answer_carries_its_request_id_and_says_any_origin_may_read_it() {
+    let sandbox = start_sandbox().await;
+    let client = reqwest::Client::new();
+    let get = |id: Option<&'static str>| {
+        let mut request =
+            client.get(format!("{}/currencies", sandbox.url)).header("authorization", format!("Bearer {ALICE}"));
+        if let Some(id) = id {
+            request = request.header("x-request-id", id);
+        }
+        request.header("origin", "null").send()
+    };
+    // A new id for a request without one: a UUID, different each time.
+    let (first, second) = (get(None).await.unwrap(), get(None).await.unwrap());
+    let id = |response: &reqwest::Response| response.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert!(uuid::Uuid::parse_str(&id(&first)).is_ok(), "{}", id(&first));
+    assert_ne!(id(&first), id(&second));
+    // A client's own id is kept.
+    let given = get(Some("trace-42")).await.unwrap();
+    assert_eq!(id(&given), "trace-42");
+    for response in [&first, &given] {
+        let headers = response.headers();
+        assert_eq!(headers["access-control-allow-origin"], "*");
+        assert_eq!(headers["access-control-expose-headers"], "x-request-id,retry-after");
+    }
+    // So does a refusal made before the router, and an error from it.
+    let unauthorized = client.get(format!("{}/currencies", sandbox.url)).send().await.unwrap();
+    assert_eq!(unauthorized.status(), 401);
+    assert_eq!(unauthorized.headers()["access-control-allow-origin"], "*");
+    assert!(uuid::Uuid::parse_str(&id(&unauthorized)).is_ok());
+
+    // A preflight is answered before authentication: any method, and the headers asked for,
+    // named (`*` would not cover `Authorization`).
+    let preflight = client
+        .request(reqwest::Method::OPTIONS, format!("{}/transactions", sandbox.url))
+        .header("origin", "https://docs.example")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "authorization, content-type, idempotency-key")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(preflight.status(), 200);
+    let headers = preflight.headers();
+    for (name, value) in [
+        ("access-control-allow-origin", "*"),
+        ("access-control-allow-methods", "*"),
+        ("access-control-allow-headers", "authorization, content-type, idempotency-key"),
+        ("vary", "access-control-request-headers"),
+    ] {
+        assert_eq!(headers[name], value, "{name}");
+    }
+    assert!(headers.contains_key("x-request-id"));
+}

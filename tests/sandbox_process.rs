@@ -51,6 +51,49 @@ async fn first_start_prints_a_token_and_create_tenant_adds_another() {
 }
 
 #[tokio::test]
+async fn every_request_is_logged_once_with_its_id_status_and_latency() {
+    let database = TestDatabase::fresh();
+    let process = spawn_with(&database.location, Some("tok_logged"), &["--log-format", "json"]);
+    let client = reqwest::Client::new();
+    let currencies = format!("{}/currencies", process.url);
+    let ok = client.get(&currencies).bearer_auth("tok_logged").header("x-request-id", "logged-1").send().await;
+    assert_eq!(ok.unwrap().status(), 200);
+    let refused = client.get(&currencies).bearer_auth("tok_wrong").header("x-request-id", "logged-2").send().await;
+    assert_eq!(refused.unwrap().status(), 401);
+    // Lines are written every few milliseconds.
+    let lines = {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let lines = process.logged();
+            if lines.iter().filter(|line| line.contains("logged-")).count() >= 2 {
+                break lines;
+            }
+            assert!(std::time::Instant::now() < deadline, "no access log lines: {lines:#?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    // Every line is one JSON object.
+    let lines: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
+        .collect();
+    for (id, status) in [("logged-1", 200), ("logged-2", 401)] {
+        let mine: Vec<_> = lines.iter().filter(|line| line["id"] == id).collect();
+        assert_eq!(mine.len(), 1, "one line for {id}: {lines:#?}");
+        let line = mine[0];
+        assert_eq!(line["message"], "request", "{line}");
+        assert_eq!(line["level"], "INFO", "{line}");
+        assert_eq!(
+            (&line["method"], &line["path"], &line["status"]),
+            (&"GET".into(), &"/currencies".into(), &status.into())
+        );
+        assert!(line["latency_us"].is_u64(), "{line}");
+        let timestamp = line["timestamp"].as_str().unwrap();
+        assert!(chrono::DateTime::parse_from_rfc3339(timestamp).is_ok(), "{timestamp}");
+    }
+}
+
+#[tokio::test]
 async fn sigterm_finishes_the_request_in_flight() {
     let database = TestDatabase::fresh();
     let mut process = spawn(&database.location, Some("tok_graceful"));

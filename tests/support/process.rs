@@ -1,6 +1,6 @@
 //! The real `payments-sandbox` binary in a child process.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -25,6 +25,7 @@ pub struct Process {
     pub child: Child,
     pub url: String,
     stdout: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<Vec<String>>>,
 }
 
 pub fn spawn(database: &str, tokens: Option<&str>) -> Process {
@@ -66,19 +67,28 @@ pub fn spawn_with(database: &str, tokens: Option<&str>, extra: &[&str]) -> Proce
             }
         }
     });
-    let mut err = child.stderr.take().expect("stderr");
+    // The log goes on to the test's own output (shown when it fails), and is kept for `logged`.
+    let err = child.stderr.take().expect("stderr");
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let logged = stderr.clone();
     std::thread::spawn(move || {
-        let mut log = String::new();
-        let _ = err.read_to_string(&mut log);
-        eprint!("{log}");
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            eprintln!("{line}");
+            logged.lock().unwrap().push(line);
+        }
     });
     let url = url_receiver.recv_timeout(Duration::from_secs(60)).expect("the sandbox announces its address");
-    Process { child, url, stdout }
+    Process { child, url, stdout, stderr }
 }
 
 impl Process {
     pub fn printed(&self) -> String {
         self.stdout.lock().unwrap().join("\n")
+    }
+
+    /// The log lines written to stderr so far.
+    pub fn logged(&self) -> Vec<String> {
+        self.stderr.lock().unwrap().clone()
     }
 
     pub fn signal(&self, signal: &str) {

@@ -138,6 +138,7 @@ jsonschema = {{ version = "0.60", default-features = false }}
 serde_path_to_error = "0.1"
 serde_urlencoded = "0.7"
 form_urlencoded = "1"
+tower = "0.5"
 "#
     )
 }

@@ -14,6 +14,7 @@
 
 pub mod domain;
 pub mod http;
+pub mod log_format;
 pub mod logs;
 pub mod workers;
 
@@ -47,7 +48,7 @@ pub struct Options {
 pub struct Server {
     sandbox: Sandbox,
     options: Options,
-    app: axum::Router,
+    app: http::edge::Edge,
     deliverer: workers::delivery::Deliverer,
     store: Arc<dyn Store>,
 }

@@ -6,6 +6,7 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use payments_sandbox::log_format::LogFormat;
 use payments_sandbox::{DeliveryOptions, Limits, Options, Sandbox, Server, TargetPolicy};
 
 #[derive(Parser)]
@@ -84,12 +85,6 @@ struct Serve {
     failed_auth_limit: u32,
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
-
 #[derive(Subcommand)]
 enum Command {
     /// Create a tenant and print its token.
@@ -107,8 +102,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     // Logs go to stderr (stdout carries the announcement and printed tokens); `RUST_LOG` filters.
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| "payments_sandbox=info,tower_http=info".into());
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "payments_sandbox=info".into());
     // Lines gather in a buffer that a thread of its own writes every few milliseconds (see
     // `logs`); what is left is written when `_flush_at_exit` drops.
     let (stderr, _flush_at_exit) = match payments_sandbox::logs::to(std::io::stderr()) {
@@ -121,10 +116,12 @@ fn main() -> std::process::ExitCode {
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
+        .with_ansi(false)
+        .event_format(cli.log_format);
     match cli.log_format {
         LogFormat::Text => logs.init(),
-        LogFormat::Json => logs.json().flatten_event(true).with_current_span(true).with_span_list(false).init(),
+        // Spans' fields are kept as JSON, for the `span` member of each line.
+        LogFormat::Json => logs.fmt_fields(tracing_subscriber::fmt::format::JsonFields::new()).init(),
     }
     match start(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,

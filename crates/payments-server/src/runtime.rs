@@ -367,9 +367,17 @@ pub fn too_large() -> ApiError {
     ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, format!("Request body larger than {BODY_LIMIT} bytes"))
 }
 
-/// A success response with a JSON body.
+/// A success response with a JSON body. Written into a plain vector, which serde_json fills
+/// faster than axum's `Json` fills its growable buffer; 1 KiB holds most answers without growing.
 pub fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
-    (status, axum::Json(body)).into_response()
+    let mut bytes = Vec::with_capacity(1024);
+    match serde_json::to_writer(&mut bytes, body) {
+        Ok(()) => {
+            (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], bytes).into_response()
+        }
+        // A model that cannot be written as JSON (a map with non-text keys) is the server's bug.
+        Err(_) => ApiError::internal().into_response(),
+    }
 }
 
 /// A success response without a body.
@@ -503,27 +511,69 @@ fn join(head: &str, tail: String) -> String {
 }
 
 /// What the generated `router` adds around the operations (which include its fallback for
-/// unknown paths): the body limit, and a last line of defence that turns any error response not
-/// already in the error object into it, keeping its status and headers (but for an error the
-/// document itself gives in another media type, answered through [`raw_response`]).
+/// unknown paths): the body limit, a body declared over it refused before any of it is read,
+/// and a last line of defence that turns any error response not already in the error object
+/// into it, keeping its status and headers (but for an error the document itself gives in
+/// another media type, answered through [`raw_response`]).
 pub fn finish_router(router: axum::Router) -> axum::Router {
-    router
-        .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
-        .layer(axum::middleware::from_fn(refuse_declared_oversize))
-        .layer(axum::middleware::map_response(uniform_errors))
+    router.layer(Finish).layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+}
+
+/// [`finish_router`]'s layer: one service of its own around each route rather than axum's
+/// `from_fn` and `map_response`, each of which clones the route under it and boxes a future per
+/// request.
+#[derive(Debug, Clone, Copy)]
+struct Finish;
+
+impl<S> tower::Layer<S> for Finish {
+    type Service = Finished<S>;
+
+    fn layer(&self, inner: S) -> Finished<S> {
+        Finished(inner)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Finished<S>(S);
+
+type Answer = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Response, std::convert::Infallible>> + Send>>;
+
+impl<S> tower::Service<axum::extract::Request> for Finished<S>
+where
+    S: tower::Service<axum::extract::Request, Response = Response, Error = std::convert::Infallible>,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = Answer;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: axum::extract::Request) -> Answer {
+        if let Some(refused) = declared_oversize(&request) {
+            return Box::pin(std::future::ready(Ok(refused)));
+        }
+        let answered = self.0.call(request);
+        Box::pin(async move {
+            let Ok(response) = answered.await;
+            Ok(uniform_errors(response).await)
+        })
+    }
 }
 
 /// A body whose declared length is over the limit is refused before any of it is read: `413`
 /// with the error object at once, instead of waiting for bytes that will be refused anyway. The
 /// connection is closed, since the body is left unread on it.
-async fn refuse_declared_oversize(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+fn declared_oversize(request: &axum::extract::Request) -> Option<Response> {
     let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > BODY_LIMIT as u64) {
-        let mut response = too_large().into_response();
-        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
-        return response;
+    if declared.is_none_or(|length| length <= BODY_LIMIT as u64) {
+        return None;
     }
-    next.run(request).await
+    let mut response = too_large().into_response();
+    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    Some(response)
 }
 
 async fn uniform_errors(response: Response) -> Response {

@@ -44,7 +44,7 @@ pub fn api_error(error: Error) -> ApiError {
         Error::NotFound(message) => ApiError::not_found(message),
         Error::Conflict(message) => ApiError::conflict(message),
         Error::Internal(message) => {
-            tracing::error!(error = %message, "internal error");
+            tracing::error!(id = super::edge::request_id_answered(), error = %message, "internal error");
             ApiError::internal()
         }
     }

@@ -10,17 +10,15 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::StatusCode;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use payments_server::ApiError;
 use payments_server::runtime::bearer_token;
 
-use super::serve::peer;
 use crate::domain::Sandbox;
 
 /// Addresses tracked before those that owe nothing are forgotten.
@@ -47,8 +45,26 @@ impl Owed {
 }
 
 impl AuthFailures {
-    pub fn new(sandbox: Sandbox, per_minute: NonZeroU32) -> Arc<Self> {
-        Arc::new(Self { sandbox, limit: f64::from(per_minute.get()), owed: Mutex::default() })
+    pub fn new(sandbox: Sandbox, per_minute: NonZeroU32) -> Self {
+        Self { sandbox, limit: f64::from(per_minute.get()), owed: Mutex::default() }
+    }
+
+    /// `429` for a request from `address` while it owes its limit, unless the request carries a
+    /// token this process already knows.
+    pub fn refusal(&self, address: IpAddr, request: &Request) -> Option<Response> {
+        let wait = self.blocked_for(address)?;
+        if bearer_token(request.headers()).is_ok_and(|token| self.sandbox.knows_token(token)) {
+            return None;
+        }
+        let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+        Some(
+            ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("Too many failed authentications from this address: retry after {seconds} seconds"),
+            )
+            .retry_after(seconds)
+            .into_response(),
+        )
     }
 
     /// How long `address` must still wait before another failure fits, if it must.
@@ -58,7 +74,8 @@ impl AuthFailures {
         (over > 0.0).then(|| Duration::from_secs_f64(over * 60.0 / self.limit))
     }
 
-    fn failed(&self, address: IpAddr) {
+    /// Counts a `401` answered to `address`.
+    pub fn failed(&self, address: IpAddr) {
         let now = Instant::now();
         let mut owed = self.owed.lock().unwrap_or_else(|p| p.into_inner());
         if owed.len() >= TRACKED {
@@ -67,25 +84,4 @@ impl AuthFailures {
         let before = owed.get(&address).map_or(0.0, |owed| owed.now(self.limit, now));
         owed.insert(address, Owed { failures: before + 1.0, at: now });
     }
-}
-
-pub async fn limit(State(limits): State<Arc<AuthFailures>>, request: Request, next: Next) -> Response {
-    let Some(address) = peer(&request).map(|peer| peer.ip()) else { return next.run(request).await };
-    if let Some(wait) = limits.blocked_for(address) {
-        let known = bearer_token(request.headers()).is_ok_and(|token| limits.sandbox.knows_token(token));
-        if !known {
-            let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
-            return ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!("Too many failed authentications from this address: retry after {seconds} seconds"),
-            )
-            .retry_after(seconds)
-            .into_response();
-        }
-    }
-    let response = next.run(request).await;
-    if response.status() == StatusCode::UNAUTHORIZED {
-        limits.failed(address);
-    }
-    response
 }

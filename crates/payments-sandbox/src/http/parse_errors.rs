@@ -113,7 +113,7 @@ fn with_error_object(written: &[u8]) -> Option<Vec<u8>> {
         StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => format!(
             "Request headers too large: at most {} headers and {} bytes of request line and headers",
             MAX_HEADERS,
-            super::serve::MAX_HEAD
+            super::request_limits::MAX_HEAD
         ),
         other => other.canonical_reason().unwrap_or("Error").to_owned(),
     };

@@ -24,7 +24,8 @@ pub fn routes(sandbox: Sandbox) -> axum::Router {
 async fn find(sandbox: &Sandbox, id: &str) -> Option<types::PaymentRequest> {
     let id = payments_server::runtime::canonical_uuid(id)?;
     sandbox.payment_request_for_payer(id).await.unwrap_or_else(|error| {
-        tracing::error!(%error, "cannot read a payment request for the payment page");
+        let request_id = super::edge::request_id_answered();
+        tracing::error!(id = request_id, %error, "cannot read a payment request for the payment page");
         None
     })
 }

@@ -5,19 +5,20 @@
 //! sandbox speaks plain HTTP, where browsers and HTTP clients use HTTP/1.1 (h2c needs prior
 //! knowledge nobody configures), and each protocol served is one more set of limits to hold.
 
-use std::net::SocketAddr;
+use std::convert::Infallible;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use axum::extract::ConnectInfo;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
+use super::edge::Edge;
 use super::parse_errors::ErrorBodies;
+use super::request_limits::MAX_HEAD;
 
 /// How long and how many: the bounds on what clients may hold.
 #[derive(Debug, Clone)]
@@ -50,16 +51,12 @@ impl Default for Limits {
     }
 }
 
-/// The largest request head (request line and headers) read; a longer one is answered `431`.
-/// The read buffer starts at 8 KiB and grows to this only for a head that needs it.
-pub(crate) const MAX_HEAD: usize = 64 * 1024;
-
 /// Serves `app` on `listener` until `shutdown` resolves; then stops accepting, lets requests in
 /// flight finish for up to `limits.shutdown_grace`, and returns with whatever is still open
 /// closed.
 pub async fn serve(
     listener: TcpListener,
-    app: axum::Router,
+    app: Edge,
     limits: &Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
@@ -88,10 +85,9 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let app = app.clone();
-        let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
-            request.extensions_mut().insert(ConnectInfo(peer));
+        let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
             let app = app.clone();
-            tower::ServiceExt::oneshot(app, request.map(axum::body::Body::new))
+            async move { Ok::<_, Infallible>(app.handle(peer, request.map(axum::body::Body::new)).await) }
         });
         let connection = connections.watch(http.serve_connection(TokioIo::new(ErrorBodies::new(stream)), service));
         let closed = closed.clone();
@@ -131,9 +127,4 @@ async fn accept_failed(error: std::io::Error) {
         tracing::error!(%error, "accepting a connection failed");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// The client's address, as the connection layer put it on the request.
-pub fn peer(request: &axum::extract::Request) -> Option<SocketAddr> {
-    request.extensions().get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(address)| *address)
 }
