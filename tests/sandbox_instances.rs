@@ -4,7 +4,9 @@
 //! SIGKILL in the middle, then the invariants: no balance overdrawn, the ledger sums to each
 //! balance, every acknowledged payment stored, an `order_id` made once whichever instance is
 //! asked, every notification delivered (what the dead instance had claimed, by the others once
-//! its lease ran out), and the rails moving each payment through each state once.
+//! its lease ran out), and the rails moving each payment through each state once. And one
+//! instance whose connections the server ends under load, which connects again and loses
+//! nothing.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -233,4 +235,87 @@ async fn three_instances_share_one_database_and_lose_nothing_when_one_is_killed(
         "{} notifications, {duplicates} posted more than once (at least once is the promise)",
         notifications.len()
     );
+}
+
+/// Ends every connection the sandbox holds to `database` from the server's side, as a restart
+/// of the server or a failover does.
+async fn end_connections(database: &str) -> u64 {
+    use sqlx::Connection;
+    let mut admin = sqlx::PgConnection::connect(database).await.expect("the server answers");
+    let ended: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    .fetch_all(&mut admin)
+    .await
+    .expect("connections ended");
+    ended.into_iter().filter(|ended| *ended).count() as u64
+}
+
+/// The server ends the connections of an instance twice over, under writes: the instance
+/// connects again for the writes asked after; a write caught with its connection gone answers
+/// `500`, and its retry with the same `order_id` makes it, or finds it made if its commit got
+/// through; every payment is kept once and the money adds up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_instance_connects_again_when_the_server_ends_its_connections() {
+    let database = postgres().fresh_database();
+    let sandbox = start_sandbox_on(&database, test_options()).await;
+    let client = sandbox.client(ALICE);
+    let balance = open_balance(&client, "GBP").await;
+    fund(&client, &balance, 1_000_000).await;
+    let recipient = gb_recipient(&client).await;
+    let pay = |order: String| {
+        let client = client.clone();
+        let body = payment(balance.id, recipient.id, 100).order_id(Some(order.parse().unwrap()));
+        async move { client.create_transaction().body(body).send().await.map(|made| made.into_inner().id) }
+    };
+    // Every statement a payment needs is prepared on the write connections by now.
+    let mut orders = HashMap::new();
+    for i in 0..5 {
+        let order = format!("before-{i}");
+        orders.insert(order.clone(), pay(order).await.expect("a payment"));
+    }
+    for round in 0..2 {
+        let in_flight: Vec<_> = (0..20)
+            .map(|i| {
+                let order = format!("during-{round}-{i}");
+                (order.clone(), tokio::spawn(pay(order)))
+            })
+            .collect();
+        assert!(end_connections(&database).await > 0, "the sandbox's connections were found");
+        let mut refused = vec![];
+        for (order, payment) in in_flight {
+            match payment.await.expect("the request task") {
+                Ok(id) => drop(orders.insert(order, id)),
+                Err(_) => refused.push(order),
+            }
+        }
+        // Once the loss is noticed, writes and reads go on.
+        let mut made = 0;
+        for i in 0..40 {
+            let order = format!("after-{round}-{i}");
+            if let Ok(id) = pay(order.clone()).await {
+                orders.insert(order, id);
+                made += 1;
+            }
+        }
+        assert!(made >= 35, "round {round}: {made} of 40 payments made after the connections were ended");
+        assert!(client.get_balance().id(balance.id).send().await.is_ok());
+        for order in refused {
+            let id = pay(order.clone()).await.unwrap_or_else(|e| panic!("{order} retried: {e}"));
+            orders.insert(order, id);
+        }
+    }
+    // Each payment acknowledged is kept once, under its order id, and nothing else was kept.
+    assert_ledger_reconciles(&database).await;
+    let payments = all_payments(&client, balance.id).await;
+    let kept: HashMap<String, Uuid> =
+        payments.iter().map(|p| (p.order_id.as_ref().expect("an order id").to_string(), p.id)).collect();
+    assert_eq!(kept.len(), payments.len(), "each order id once");
+    assert_eq!(kept.len(), orders.len(), "no payment but those asked for");
+    for (order, id) in &orders {
+        assert_eq!(kept.get(order), Some(id), "{order}");
+    }
+    let spent: i64 = payments.iter().map(|p| i64::try_from(p.amount.get()).unwrap() + p.fees).sum();
+    assert_eq!(balance_of(&client, balance.id).await, 1_000_000 - spent);
 }

@@ -291,8 +291,10 @@ impl Lane {
         Ok(outcomes.into_iter().map(|outcome| outcome.expect("every changeset answered")).collect())
     }
 
-    /// Prepares the statements not prepared on this connection yet, all at once.
+    /// Prepares the statements not prepared on this connection yet, all at once. The connection
+    /// is made again first if it was lost, which forgets what was prepared on the lost one.
     async fn prepare(&mut self, statements: Vec<&Rendered>) -> Result<(), Failure> {
+        self.client().await?;
         let mut missing: Vec<&Rendered> = Vec::new();
         for rendered in statements {
             if !self.prepared.contains_key(&rendered.sql) && !missing.iter().any(|m| m.sql == rendered.sql) {
@@ -364,7 +366,7 @@ fn simple(client: &Client, sql: String) -> Sent<'_> {
 
 fn execute<'a>(client: &'a Client, prepared: &'a HashMap<String, Statement>, rendered: &'a Rendered) -> Sent<'a> {
     Box::pin(async move {
-        let statement = &prepared[&rendered.sql];
+        let statement = prepared.get(&rendered.sql).expect("`Lane::prepare` prepared it on this connection");
         let params: Vec<&(dyn ToSql + Sync)> = rendered.values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
         client.execute(statement, &params).await
     })
