@@ -21,8 +21,10 @@
 
 mod changes;
 mod outbox;
+mod params;
 #[cfg(test)]
 mod query_plans;
+mod reader;
 mod tenants;
 mod writer;
 
@@ -40,14 +42,16 @@ use crate::reads::{
 };
 use crate::*;
 
-/// Pooled connections per instance, for reads and the workers (writes have lanes of their
-/// own: `writer.rs`). Several instances on one server need `max_connections` (100 by default)
-/// of at least instances × (this + the lanes).
-const CONNECTIONS: u32 = 16;
+/// Pooled connections per instance, for the workers, tenants and migrations (reads and writes
+/// have connections of their own: `reader.rs`, `writer.rs`). Several instances on one server
+/// need `max_connections` (100 by default) of at least instances × [`connections_per_instance`].
+const CONNECTIONS: u32 = 8;
 /// The newest rows a search looks at first through the list's index (see
 /// [`Dialect::search_page`]): about a millisecond's reading (`ILIKE` costs some microseconds a
 /// row), in which a needle found in one row of 30 or more fills a page.
 const SEARCH_WINDOW: u32 = 300;
+/// A pooled connection idle this long is pinged before it is used.
+const CHECKED_AFTER_IDLE: Duration = Duration::from_secs(1);
 /// How long a request waits for a connection, and start-up for the server to answer.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A session left inside a transaction this long is ended by the server, which rolls the
@@ -55,14 +59,15 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 /// bounds the harm of one that was abandoned (see [`to_the_end`]).
 const IDLE_IN_TRANSACTION: &str = "30s";
 
+// The outbox's claims come back through sqlx.
+cells!(PgRow);
+
 const MIGRATIONS: Migrations = &[
     (1, "schema", include_str!("../../migrations/postgres/0001_schema.sql")),
     (2, "retention", include_str!("../../migrations/postgres/0002_retention.sql")),
     (3, "contract 2.0", include_str!("../../migrations/postgres/0003_contract_2.sql")),
     (4, "search pending list", include_str!("../../migrations/postgres/0004_search_pending_list.sql")),
 ];
-
-cells!(PgRow);
 
 impl Dialect for Postgres {
     /// The range of one index, written so that no other can serve the page: the driver's
@@ -143,15 +148,38 @@ impl Dialect for Postgres {
 
 pub struct PostgresStore {
     pool: PgPool,
+    reader: reader::Reader,
     writer: writer::Writer,
-    /// List pages read at once: half the cores, at least one. A filtered page or a search costs
-    /// PostgreSQL up to a few milliseconds and a payment a fraction of one; written in batches,
-    /// payments are CPU-bound, and clients listing back to back took their CPU: on 2 cores that
-    /// PostgreSQL shares with the sandbox, payments beside two listing clients made 0.35–0.41×
-    /// of payments alone with lists unbounded. (SQLite's lists are bounded alike: `sqlite/lists.rs`.)
-    lists: tokio::sync::Semaphore,
     /// The URL without its password.
     shown: String,
+}
+
+/// Connections for point reads: half the cores, at least one. The fewer, the more reads each
+/// system call carries (on 2 cores: 36,000 `GET /balances/{id}` a second on one, 31,000 on two,
+/// 22,000–25,000 on four); more than one lets PostgreSQL answer on several cores of a larger
+/// machine.
+fn point_read_connections() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).clamp(1, 16))
+}
+
+/// The connections one instance holds: the pool's, the point reads', one per list page read
+/// at once, and the write lanes'.
+fn connections_per_instance() -> usize {
+    CONNECTIONS as usize + point_read_connections() + crate::list_pages_at_once() + writer::LANES
+}
+
+/// What to tell the person starting an instance that cannot connect.
+fn cannot_connect(shown: &str, error: &tokio_postgres::Error) -> String {
+    let full = error.code() == Some(&tokio_postgres::error::SqlState::TOO_MANY_CONNECTIONS);
+    let hint = if full {
+        format!(
+            " (each instance holds {} connections: raise the server's max_connections, or run fewer instances)",
+            connections_per_instance()
+        )
+    } else {
+        String::new()
+    };
+    format!("cannot connect to {shown}: {}{hint}", one_line(&error.to_string()))
 }
 
 impl PostgresStore {
@@ -167,6 +195,19 @@ impl PostgresStore {
         let pool = PgPoolOptions::new()
             .max_connections(CONNECTIONS)
             .acquire_timeout(ACQUIRE_TIMEOUT)
+            // A connection idle for a while is asked whether it is still there before it is
+            // used; one in steady use is not (sqlx's default asks every time: a round trip
+            // more per read). One the server ended meanwhile fails its read, which
+            // `PostgresStore::read` then makes on another connection.
+            .test_before_acquire(false)
+            .before_acquire(|connection, meta| {
+                Box::pin(async move {
+                    if meta.idle_for >= CHECKED_AFTER_IDLE {
+                        sqlx::Connection::ping(connection).await?;
+                    }
+                    Ok(true)
+                })
+            })
             .connect_with(options)
             .await
             .map_err(|e| format!("cannot connect to {shown}: {}", one_line(&e.to_string())))?;
@@ -175,24 +216,35 @@ impl PostgresStore {
             .run(&pool)
             .await
             .map_err(|e| explain(&shown, MIGRATIONS, "give --database an empty database", e))?;
+        // A list page costs PostgreSQL up to a few milliseconds and a payment a fraction of one;
+        // written in batches, payments are CPU-bound, and clients listing back to back took
+        // their CPU: on 2 cores that PostgreSQL shares with the sandbox, payments beside two
+        // listing clients made 0.35–0.41× of payments alone with lists unbounded. So pages are
+        // read a few at once, like SQLite's (`sqlite/lists.rs`).
+        let pages = crate::list_pages_at_once();
+        let reader = reader::Reader::start(url, &shown, point_read_connections(), pages, ACQUIRE_TIMEOUT).await?;
         let writer = writer::Writer::start(url, &shown).await?;
-        let lists = tokio::sync::Semaphore::new(crate::list_pages_at_once());
-        Ok(Self { pool, writer, lists, shown })
+        Ok(Self { pool, reader, writer, shown })
     }
 
-    async fn one<T>(&self, query: Query<Postgres>, decode: impl Fn(&PgRow) -> Result<T>) -> Result<Option<T>> {
-        query.into_sqlx().build().fetch_optional(&self.pool).await?.as_ref().map(decode).transpose()
+    async fn one<T>(
+        &self,
+        query: Query<Postgres>,
+        decode: impl Fn(&tokio_postgres::Row) -> Result<T>,
+    ) -> Result<Option<T>> {
+        self.reader.rows(query).await?.first().map(decode).transpose()
     }
 
-    async fn all<T>(&self, query: Query<Postgres>, decode: impl Fn(&PgRow) -> Result<T>) -> Result<Vec<T>> {
-        query.into_sqlx().build().fetch_all(&self.pool).await?.iter().map(decode).collect()
+    async fn all<T>(
+        &self,
+        query: Query<Postgres>,
+        decode: impl Fn(&tokio_postgres::Row) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        self.reader.rows(query).await?.iter().map(decode).collect()
     }
 
-    async fn scalars<T>(&self, query: Query<Postgres>) -> Result<Vec<T>>
-    where
-        T: Send + Unpin + for<'r> sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres>,
-    {
-        Ok(query.into_sqlx().build_query_scalar().fetch_all(&self.pool).await?)
+    async fn scalars<T: for<'a> tokio_postgres::types::FromSql<'a>>(&self, query: Query<Postgres>) -> Result<Vec<T>> {
+        self.reader.scalars(query).await
     }
 
     async fn page<T>(
@@ -201,21 +253,20 @@ impl PostgresStore {
         tenant: TenantId,
         page: Page,
         list: impl FnOnce(Option<i64>) -> Query<Postgres>,
-        decode: impl Fn(&PgRow) -> Result<T>,
+        decode: impl Fn(&tokio_postgres::Row) -> Result<T>,
     ) -> Result<Vec<T>> {
         let start = match page.starting_after {
             Some(after) => Some(
-                reads::cursor::<Postgres>(table, visible, tenant.0, after)
-                    .into_sqlx()
-                    .build_query_scalar()
-                    .fetch_optional(&self.pool)
+                *self
+                    .reader
+                    .scalars::<i64>(reads::cursor::<Postgres>(table, visible, tenant.0, after))
                     .await?
+                    .first()
                     .ok_or(StoreError::UnknownCursor(after))?,
             ),
             None => None,
         };
-        let _permit = self.lists.acquire().await.map_err(|e| StoreError::Database(e.to_string()))?;
-        list(start).into_sqlx().build().fetch_all(&self.pool).await?.iter().map(decode).collect()
+        self.reader.page(list(start)).await?.iter().map(decode).collect()
     }
 }
 

@@ -27,21 +27,21 @@ use std::future::Future;
 use std::pin::Pin;
 use std::str::FromStr;
 
-use bytes::BytesMut;
 use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::{IsNull, ToSql, Type};
+use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, Config, NoTls, Statement};
 use uuid::Uuid;
 
 use super::IDLE_IN_TRANSACTION;
 use super::changes::{self, posted_balances, unique_key};
+use super::params::type_of;
 use crate::plan::posting_totals;
 use crate::reads::{Query, Value};
 use crate::{Changeset, Result, StoreError};
 
 /// Lanes per instance: how many batches of different tenants are written at once.
-const LANES: usize = 4;
+pub const LANES: usize = 4;
 /// Changesets in one batch at most. Each is a subtransaction; PostgreSQL caches 64 of them per
 /// transaction, past which every other session's visibility checks read `pg_subtrans`.
 const BATCH: usize = 32;
@@ -65,7 +65,7 @@ impl Writer {
         let mut lanes = Vec::with_capacity(LANES);
         for _ in 0..LANES {
             let mut lane = Lane { config: config.clone(), client: None, prepared: HashMap::new() };
-            lane.client().await.map_err(|e| format!("cannot connect to {shown}: {e}"))?;
+            lane.client().await.map_err(|e| super::cannot_connect(shown, &e))?;
             let (jobs, queue) = mpsc::channel(QUEUE);
             tokio::spawn(lane.run(queue));
             lanes.push(jobs);
@@ -392,46 +392,4 @@ async fn pipeline(sent: Vec<Sending<'_>>) -> Vec<Answered> {
         answers.push(Answered { result, owner, guards });
     }
     answers
-}
-
-fn type_of(value: &Value) -> Type {
-    match value {
-        Value::Int(_) => Type::INT8,
-        Value::Text(_) => Type::TEXT,
-        Value::Uuid(_) => Type::UUID,
-        Value::Bool(_) => Type::BOOL,
-        // Written into the text as `NULL` (see `Query::prepared`), never bound.
-        Value::Null => Type::UNKNOWN,
-    }
-}
-
-impl ToSql for Value {
-    fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        match self {
-            Self::Int(value) => value.to_sql(ty, out),
-            Self::Text(value) => value.to_sql(ty, out),
-            Self::Uuid(value) => value.to_sql(ty, out),
-            Self::Bool(value) => value.to_sql(ty, out),
-            Self::Null => Ok(IsNull::Yes),
-        }
-    }
-
-    fn accepts(_: &Type) -> bool {
-        // Each value is checked against the parameter's type in `to_sql_checked`.
-        true
-    }
-
-    fn to_sql_checked(
-        &self,
-        ty: &Type,
-        out: &mut BytesMut,
-    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        match self {
-            Self::Int(value) => value.to_sql_checked(ty, out),
-            Self::Text(value) => value.to_sql_checked(ty, out),
-            Self::Uuid(value) => value.to_sql_checked(ty, out),
-            Self::Bool(value) => value.to_sql_checked(ty, out),
-            Self::Null => Ok(IsNull::Yes),
-        }
-    }
 }
