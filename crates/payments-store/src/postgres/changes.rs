@@ -1,13 +1,18 @@
 //! What a [`Changeset`] writes on PostgreSQL: its statements, one per row written, each with
-//! the row it guards when it must change one (see `writer.rs` for how a batch of them is sent
-//! and committed). A change that cannot apply to the state it was decided on refuses its
-//! changeset: a guarded update that finds no row in the expected state is stale, a debit the
-//! balance does not cover fails the `funds` check (the update holds the balance row's lock, so
-//! concurrent debits from other instances queue on it), a taken key fails its unique index.
+//! what it must find when it must find something (else its changeset is refused); and the
+//! statements a batch of changesets begins and ends with (see `writer.rs` for how a batch is
+//! sent and committed). A guarded update that finds no row in the expected state is stale; a
+//! taken key fails its unique index.
 //!
-//! Every row but the balances comes first, then the balances' updates, in the changeset's
-//! order, just before the commit: an update holds its balance row's lock until the transaction
-//! ends, and every payment from one balance queues on it.
+//! Balances move once per batch, not once per changeset: the batch locks the balances it posts
+//! to first (`FOR NO KEY UPDATE`, in the order of their ids), each changeset checks that each
+//! balance it debits covers what the batch has moved it by so far plus its own debits
+//! ([`funds_check`], a read of the locked row, which nobody else can change until the commit),
+//! and the batch ends with one `UPDATE` per balance by what its accepted changesets moved it
+//! ([`move_balance`]), the `funds` constraint still the last word. Why: an update per changeset
+//! left the hot balance row a new version per payment, each one's foreign keys took a
+//! `KEY SHARE` lock on it from inside a savepoint (a subtransaction), so the row's lockers
+//! became multixacts that every later lock and read had to look up.
 
 use chrono::{DateTime, Utc};
 use payments_types as types;
@@ -49,22 +54,74 @@ fn push_new_seq(query: &mut Query<Postgres>, created: DateTime<Utc>) {
     query.push("(").bind(seq_floor(created)).push(format!("::bigint + nextval('row_order') % {})", 1_i64 << SEQ_BITS));
 }
 
-/// The statements of `changes`, in order; refused at once when a change is not one the ledger
-/// can take.
+/// The statements of `changes`, in order, but for its balances' moves (see [`moves`]); refused
+/// at once when a change is not one the ledger can take.
 pub fn statements(changes: &Changeset) -> Result<Vec<Step>> {
-    let mut steps = Vec::with_capacity(changes.changes.len() + 1);
+    let mut steps = Vec::with_capacity(changes.changes.len());
     for change in &changes.changes {
         write_change(&mut steps, changes.tenant.0, changes.now, change)?;
     }
-    let moves = balance_moves(&changes.changes);
-    for (change, moved) in changes.changes.iter().zip(moves) {
-        if let (Change::Post { balance, .. }, Some(moved)) = (change, moved) {
-            let mut q = new("UPDATE balances SET amount = amount + ");
-            q.bind(moved).push(" WHERE id = ").bind(*balance).push(" AND tenant_id = ").bind(changes.tenant.0);
-            guarded_step(&mut steps, q, change);
-        }
-    }
     Ok(steps)
+}
+
+/// What `changes` moves balances by, move by move in order (consecutive postings to one balance,
+/// a payment and its fee, are one move).
+pub fn moves(changes: &Changeset) -> Vec<(Uuid, i64)> {
+    changes
+        .changes
+        .iter()
+        .zip(balance_moves(&changes.changes))
+        .filter_map(|(change, moved)| match (change, moved) {
+            (Change::Post { balance, .. }, Some(moved)) => Some((*balance, moved)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Finds the tenant's balance `balance` only if it holds at least `need`.
+pub fn funds_check(tenant: i64, balance: Uuid, need: i64) -> Query<Postgres> {
+    let mut q = new("SELECT 1 FROM balances WHERE id = ");
+    q.bind(balance).push(" AND tenant_id = ").bind(tenant).push(" AND amount >= ").bind(need);
+    q
+}
+
+/// What the tenant's balance `balance` holds (in a batch that holds its lock).
+pub fn balance_amount(tenant: i64, balance: Uuid) -> Query<Postgres> {
+    let mut q = new("SELECT amount FROM balances WHERE id = ");
+    q.bind(balance).push(" AND tenant_id = ").bind(tenant);
+    q
+}
+
+/// Moves the tenant's balance `balance` by `delta`: what a batch's accepted changesets moved it.
+pub fn move_balance(tenant: i64, balance: Uuid, delta: i64) -> Query<Postgres> {
+    let mut q = new("UPDATE balances SET amount = amount + ");
+    q.bind(delta).push(" WHERE id = ").bind(balance).push(" AND tenant_id = ").bind(tenant);
+    q
+}
+
+/// Locks `balances` (id, tenant) in the order given (`FOR NO KEY UPDATE`): nobody else moves
+/// them until the batch ends, and the batch's own foreign keys to them find them locked by the
+/// batch already.
+pub fn lock_balances(balances: &[(Uuid, i64)]) -> Query<Postgres> {
+    let mut q = new("SELECT b.id FROM balances b WHERE (b.id, b.tenant_id) IN (");
+    for (i, (balance, tenant)) in balances.iter().enumerate() {
+        q.push(if i == 0 { "(" } else { ", (" }).bind(*balance).push(", ").bind(*tenant).push(")");
+    }
+    q.push(") ORDER BY b.id FOR NO KEY UPDATE");
+    q
+}
+
+/// Locks `tenants` against deletion for the batch (`FOR KEY SHARE`, what each row's foreign key
+/// to its tenant takes), once at the top of the batch rather than once per row inside each
+/// changeset's savepoint.
+pub fn lock_tenants(tenants: &[i64]) -> Query<Postgres> {
+    let mut q = new("SELECT t.id FROM tenants t WHERE t.id IN (");
+    let mut ids = q.separated(", ");
+    for tenant in tenants {
+        ids.bind(*tenant);
+    }
+    q.push(") ORDER BY t.id FOR KEY SHARE");
+    q
 }
 
 /// The balances `changes` posts to, with its tenant.
@@ -116,7 +173,7 @@ fn write_change(steps: &mut Vec<Step>, tenant: i64, at: DateTime<Utc>, change: &
             if *delta == 0 || kind.is_credit() != (*delta > 0) {
                 return Err(StoreError::Database(format!("a {} ledger entry cannot be {delta}", kind.as_str())));
             }
-            // The balance itself moves in `statements`, after every other row.
+            // The balance itself moves once for the whole batch (see the module comment).
             let mut q = new("INSERT INTO ledger (balance_id, transaction_id, kind, delta, created) VALUES (");
             q.bind(*balance).push(", ").bind(*transaction).push(", ").bind(kind.as_str());
             q.push(", ").bind(*delta).push(", ").bind(now).push(")");

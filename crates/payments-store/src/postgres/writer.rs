@@ -22,7 +22,7 @@
 //! that loses a deadlock or serialization race is written again whole; one that fails in the
 //! database answers every changeset in it with the failure, and none of them was kept.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
 use std::str::FromStr;
@@ -36,7 +36,6 @@ use uuid::Uuid;
 use super::IDLE_IN_TRANSACTION;
 use super::changes::{self, posted_balances, unique_key};
 use super::params::type_of;
-use crate::plan::posting_totals;
 use crate::reads::{Query, Value};
 use crate::{Changeset, Result, StoreError};
 
@@ -87,26 +86,70 @@ fn not_made() -> StoreError {
     StoreError::Database("the write was not made: the database failed (see the log)".into())
 }
 
-/// A statement ready to send, and the row it must change (else its changeset is stale).
+/// What a statement must find, else its changeset is refused.
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    /// The row it changes, in the state the change was decided on (else stale).
+    Row(&'static str, Uuid),
+    /// The balance, holding what the changeset's debits need (else refused for funds, or stale
+    /// when the balance is not there).
+    Funds(Uuid),
+}
+
+/// A statement ready to send, and what it must find.
 struct Rendered {
     sql: String,
     values: Vec<Value>,
-    guards: Option<Guard>,
+    expects: Option<Expect>,
 }
 
 impl Rendered {
-    fn new(query: Query<sqlx::Postgres>, guards: Option<Guard>) -> Self {
+    fn new(query: Query<sqlx::Postgres>, expects: Option<Expect>) -> Self {
         let (sql, values) = query.prepared();
-        Self { sql, values, guards }
+        Self { sql, values, expects }
     }
+}
+
+/// A statement of a round: the transaction's own (text), one of a plan's, or one made for the
+/// round (a funds check).
+enum Outgoing<'p> {
+    Simple(String),
+    Planned(&'p Rendered),
+    Made(Rendered),
+}
+
+impl Outgoing<'_> {
+    fn statement(&self) -> Option<&Rendered> {
+        match self {
+            Self::Simple(_) => None,
+            Self::Planned(rendered) => Some(rendered),
+            Self::Made(rendered) => Some(rendered),
+        }
+    }
+
+    fn text(&self) -> &str {
+        match self {
+            Self::Simple(text) => text,
+            Self::Planned(rendered) => &rendered.sql,
+            Self::Made(rendered) => &rendered.sql,
+        }
+    }
+}
+
+/// A changeset as the lane writes it: its statements, and how it moves balances.
+struct Plan {
+    steps: Vec<Rendered>,
+    /// Each move of a balance (of this tenant), in order.
+    moves: Vec<(Uuid, i64)>,
 }
 
 /// Why one attempt at a batch, or one changeset in it, failed.
 enum Failure {
     /// Refused for a reason the caller acts on.
     Refused(StoreError),
-    /// A debit failed the funds check: what the balance holds is read once rolled back.
-    Funds,
+    /// A debit the balance does not cover (or a balance that is not there): what it holds is
+    /// read once rolled back.
+    Funds(Uuid),
     /// A deadlock or serialization failure: the batch is written again.
     Retry,
     Database(String),
@@ -118,8 +161,6 @@ impl From<tokio_postgres::Error> for Failure {
         let code = database.code();
         if *code == SqlState::T_R_DEADLOCK_DETECTED || *code == SqlState::T_R_SERIALIZATION_FAILURE {
             Self::Retry
-        } else if *code == SqlState::CHECK_VIOLATION && database.constraint() == Some("funds") {
-            Self::Funds
         } else if let (true, Some(key)) =
             (*code == SqlState::UNIQUE_VIOLATION, database.constraint().and_then(unique_key))
         {
@@ -131,21 +172,20 @@ impl From<tokio_postgres::Error> for Failure {
 }
 
 type Sent<'a> = Pin<Box<dyn Future<Output = Result<u64, tokio_postgres::Error>> + Send + 'a>>;
-/// The row a statement must change: its resource and id.
-type Guard = (&'static str, Uuid);
 
-/// A statement in a pipeline: whose it is (`None` for the transaction's own) and what it guards.
+/// A statement in a pipeline: whose it is (`None` for the transaction's own) and what it must
+/// find.
 struct Sending<'a> {
     future: Sent<'a>,
     owner: Option<usize>,
-    guards: Option<Guard>,
+    expects: Option<Expect>,
 }
 
-/// A statement's answer, with whose it is and what it guards.
+/// A statement's answer, with whose it is and what it must have found.
 struct Answered {
     result: Result<u64, tokio_postgres::Error>,
     owner: Option<usize>,
-    guards: Option<Guard>,
+    expects: Option<Expect>,
 }
 
 struct Lane {
@@ -184,11 +224,14 @@ impl Lane {
 
     /// Writes `batch`: for each changeset, `Ok` once committed, or why it was refused.
     async fn write(&mut self, batch: &[Changeset]) -> Vec<Result<()>> {
-        let plans: Vec<Result<Vec<Rendered>>> = batch
+        let plans: Vec<Result<Plan>> = batch
             .iter()
             .map(|changes| {
                 let steps = changes::statements(changes)?;
-                Ok(steps.into_iter().map(|step| Rendered::new(step.query, step.guards)).collect())
+                let steps = steps
+                    .into_iter()
+                    .map(|step| Rendered::new(step.query, step.guards.map(|(r, id)| Expect::Row(r, id))));
+                Ok(Plan { steps: steps.collect(), moves: changes::moves(changes) })
             })
             .collect();
         let mut attempt = 0;
@@ -208,87 +251,153 @@ impl Lane {
                 Failure::Retry => break StoreError::Database("a batch of writes kept losing deadlock races".into()),
                 Failure::Database(error) => break StoreError::Database(error),
                 Failure::Refused(error) => break error,
-                Failure::Funds => break StoreError::Database("the funds check failed outside a changeset".into()),
+                Failure::Funds(balance) => {
+                    break StoreError::Database(format!(
+                        "balance {balance} failed its funds check outside a changeset"
+                    ));
+                }
             }
         };
         tracing::error!(error = %failure, changesets = batch.len(), "a write transaction failed; it was rolled back");
         batch.iter().map(|_| Err(failure.clone())).collect()
     }
 
-    /// One attempt at a batch, in one transaction: every changeset's statements are sent at
-    /// once, each changeset behind a savepoint of its own; when one is refused, the
+    /// One attempt at a batch, in one transaction. It locks the batch's tenants and balances,
+    /// then sends every changeset's statements at once, each changeset behind a savepoint of its
+    /// own and with a funds check for each balance it posts to; when one is refused, the
     /// transaction is rolled back to its savepoint (undoing it and everything sent after it),
-    /// and those after it are sent again.
-    async fn attempt(
-        &mut self,
-        batch: &[Changeset],
-        plans: &[Result<Vec<Rendered>>],
-    ) -> Result<Vec<Result<()>>, Failure> {
-        let lock = lock_balances(batch, plans);
-        self.prepare(lock.iter().chain(plans.iter().flatten().flatten()).collect()).await?;
-        let client = self.client.as_ref().ok_or_else(|| Failure::Database("not connected".into()))?;
-        let prepared = &self.prepared;
-
+    /// and those after it are sent again. Last, each balance moves by what the accepted
+    /// changesets moved it, and the transaction commits.
+    async fn attempt(&mut self, batch: &[Changeset], plans: &[Result<Plan>]) -> Result<Vec<Result<()>>, Failure> {
         let mut outcomes: Vec<Option<Result<()>>> =
             plans.iter().map(|plan| plan.as_ref().err().map(|e| Err(e.clone()))).collect();
         let mut pending: Vec<usize> = (0..batch.len()).filter(|&i| outcomes[i].is_none()).collect();
-        let mut begun = false;
+        let opening: Vec<Rendered> =
+            opening(batch, &pending).into_iter().map(|lock| Rendered::new(lock, None)).collect();
+        // What the changesets accepted so far moved each balance by.
+        let mut moved: BTreeMap<(Uuid, i64), i64> = BTreeMap::new();
+        let mut first_savepoint: Option<usize> = None;
         while !pending.is_empty() {
             // What is sent, and whose each is: `None` for the transaction's own statements.
-            let mut sent: Vec<Sending<'_>> = Vec::new();
-            if !begun {
-                sent.push(Sending { future: simple(client, "BEGIN".into()), owner: None, guards: None });
-                if let Some(lock) = &lock {
-                    sent.push(Sending { future: execute(client, prepared, lock), owner: None, guards: None });
-                }
-                begun = true;
+            let mut round: Vec<(Option<usize>, Outgoing<'_>)> = Vec::new();
+            if first_savepoint.is_none() {
+                round.push((None, Outgoing::Simple("BEGIN".into())));
+                round.extend(opening.iter().map(|lock| (None, Outgoing::Planned(lock))));
+                first_savepoint = pending.first().copied();
             }
+            let mut running = moved.clone();
             for &i in &pending {
-                let savepoint = simple(client, format!("SAVEPOINT c{i}"));
-                sent.push(Sending { future: savepoint, owner: Some(i), guards: None });
-                for step in plans[i].as_ref().expect("pending changesets have statements") {
-                    sent.push(Sending { future: execute(client, prepared, step), owner: Some(i), guards: step.guards });
+                round.push((Some(i), Outgoing::Simple(format!("SAVEPOINT c{i}"))));
+                let plan = plans[i].as_ref().expect("pending changesets have a plan");
+                for check in funds_checks(batch[i].tenant.0, &plan.moves, &mut running) {
+                    round.push((Some(i), Outgoing::Made(check)));
                 }
+                round.extend(plan.steps.iter().map(|step| (Some(i), Outgoing::Planned(step))));
             }
+            self.prepare(round.iter().filter_map(|(_, outgoing)| outgoing.statement()).collect()).await?;
+            let client = self.client.as_ref().ok_or_else(|| Failure::Database("not connected".into()))?;
+            let sent = round
+                .iter()
+                .map(|(owner, outgoing)| match outgoing.statement() {
+                    Some(rendered) => Sending {
+                        future: execute(client, &self.prepared, rendered),
+                        owner: *owner,
+                        expects: rendered.expects,
+                    },
+                    None => {
+                        Sending { future: simple(client, outgoing.text().to_owned()), owner: *owner, expects: None }
+                    }
+                })
+                .collect();
             let mut refused: Option<(usize, Failure)> = None;
-            for Answered { result, owner, guards } in pipeline(sent).await {
+            for Answered { result, owner, expects } in pipeline(sent).await {
                 match (owner, result) {
                     (None, Err(error)) => return Err(Failure::from(error)),
                     (None, Ok(_)) => {}
                     (Some(_), _) if refused.is_some() => {}
                     (Some(i), Err(error)) => refused = Some((i, Failure::from(error))),
-                    (Some(i), Ok(0)) if guards.is_some() => {
-                        let (resource, id) = guards.expect("checked");
-                        refused = Some((i, Failure::Refused(StoreError::Stale { resource, id })));
-                    }
+                    (Some(i), Ok(0)) => match expects {
+                        Some(Expect::Row(resource, id)) => {
+                            refused = Some((i, Failure::Refused(StoreError::Stale { resource, id })));
+                        }
+                        Some(Expect::Funds(balance)) => refused = Some((i, Failure::Funds(balance))),
+                        None => {}
+                    },
                     (Some(_), Ok(_)) => {}
                 }
             }
             let Some((k, failure)) = refused else {
                 pending.drain(..).for_each(|i| outcomes[i] = Some(Ok(())));
+                moved = running;
                 break;
             };
             if matches!(failure, Failure::Retry) {
                 return Err(Failure::Retry);
             }
+            let client = self.client.as_ref().ok_or_else(|| Failure::Database("not connected".into()))?;
             client.batch_execute(&format!("ROLLBACK TO SAVEPOINT c{k}")).await?;
+            let place = pending.iter().position(|&i| i == k).expect("the refused changeset was pending");
+            for i in pending.drain(..place) {
+                outcomes[i] = Some(Ok(()));
+                let plan = plans[i].as_ref().expect("pending changesets have a plan");
+                for &(balance, delta) in &plan.moves {
+                    *moved.entry((balance, batch[i].tenant.0)).or_default() += delta;
+                }
+            }
+            pending.remove(0);
             outcomes[k] = Some(Err(match failure {
                 Failure::Refused(error) => error,
-                Failure::Funds => uncovered(client, &batch[k]).await?,
+                Failure::Funds(balance) => uncovered(client, batch[k].tenant.0, balance, &moved).await?,
                 Failure::Database(error) => {
                     tracing::error!(%error, "a write failed in the database; it was rolled back");
                     StoreError::Database(error)
                 }
                 Failure::Retry => unreachable!("handled above"),
             }));
-            let place = pending.iter().position(|&i| i == k).expect("the refused changeset was pending");
-            pending.drain(..place).for_each(|i| outcomes[i] = Some(Ok(())));
-            pending.remove(0);
         }
-        if begun {
-            client.batch_execute("COMMIT").await?;
+        if let Some(first) = first_savepoint {
+            self.finish(first, &moved).await?;
         }
         Ok(outcomes.into_iter().map(|outcome| outcome.expect("every changeset answered")).collect())
+    }
+
+    /// Ends an attempt that began: back out of the changesets' savepoints (what they wrote
+    /// stays), move each balance by what the accepted changesets moved it, and commit, in one
+    /// pipeline.
+    async fn finish(&mut self, first_savepoint: usize, moved: &BTreeMap<(Uuid, i64), i64>) -> Result<(), Failure> {
+        let moves: Vec<Rendered> = moved
+            .iter()
+            .filter(|(_, delta)| **delta != 0)
+            .map(|(&(balance, tenant), &delta)| {
+                Rendered::new(changes::move_balance(tenant, balance, delta), Some(Expect::Funds(balance)))
+            })
+            .collect();
+        self.prepare(moves.iter().collect()).await?;
+        let client = self.client.as_ref().ok_or_else(|| Failure::Database("not connected".into()))?;
+        let mut sent = vec![Sending {
+            future: simple(client, format!("RELEASE SAVEPOINT c{first_savepoint}")),
+            owner: None,
+            expects: None,
+        }];
+        sent.extend(moves.iter().map(|rendered| Sending {
+            future: execute(client, &self.prepared, rendered),
+            owner: None,
+            expects: rendered.expects,
+        }));
+        sent.push(Sending { future: simple(client, "COMMIT".into()), owner: None, expects: None });
+        for Answered { result, expects, .. } in pipeline(sent).await {
+            match (result, expects) {
+                // The funds check of the changesets makes this impossible; should the constraint
+                // disagree, nothing of the batch is kept.
+                (Err(error), Some(Expect::Funds(balance))) if is_funds_violation(&error) => {
+                    return Err(Failure::Funds(balance));
+                }
+                (Err(error), _) => return Err(Failure::from(error)),
+                (Ok(0), Some(Expect::Funds(balance))) => return Err(Failure::Funds(balance)),
+                (Ok(_), _) => {}
+            }
+        }
+        Ok(())
     }
 
     /// Prepares the statements not prepared on this connection yet, all at once. The connection
@@ -312,52 +421,68 @@ impl Lane {
     }
 }
 
-/// The statement that locks the balances a batch posts to, in the order of their ids, before
-/// anything is written: a batch takes several balances' locks and holds them to its commit, and
-/// batches of one tenant from several instances taking them in their changesets' order could
-/// each wait for the other (a deadlock, which PostgreSQL breaks only after a second). One
-/// balance needs no order, and no statement.
-fn lock_balances(batch: &[Changeset], plans: &[Result<Vec<Rendered>>]) -> Option<Rendered> {
-    let mut balances: Vec<(Uuid, i64)> = batch
-        .iter()
-        .zip(plans)
-        .filter(|(_, plan)| plan.is_ok())
-        .flat_map(|(changes, _)| posted_balances(changes))
-        .collect();
+/// The statements a batch begins with: its tenants locked against deletion, and the balances
+/// it posts to locked, in the order of their ids. A batch takes several balances' locks and
+/// holds them to its commit; batches of one tenant from several instances taking them in
+/// their changesets' order could each wait for the other (a deadlock, which PostgreSQL breaks
+/// only after a second).
+fn opening(batch: &[Changeset], pending: &[usize]) -> Vec<Query<sqlx::Postgres>> {
+    let mut tenants: Vec<i64> = pending.iter().map(|&i| batch[i].tenant.0).collect();
+    tenants.sort_unstable();
+    tenants.dedup();
+    let mut balances: Vec<(Uuid, i64)> = pending.iter().flat_map(|&i| posted_balances(&batch[i])).collect();
     balances.sort_unstable();
     balances.dedup();
-    if balances.len() < 2 {
-        return None;
+    let mut opening = vec![changes::lock_tenants(&tenants)];
+    if !balances.is_empty() {
+        opening.push(changes::lock_balances(&balances));
     }
-    let mut query = Query::new("SELECT b.id FROM balances b WHERE (b.id, b.tenant_id) IN (");
-    for (i, (balance, tenant)) in balances.into_iter().enumerate() {
-        query.push(if i == 0 { "(" } else { ", (" }).bind(balance).push(", ").bind(tenant).push(")");
-    }
-    query.push(") ORDER BY b.id FOR NO KEY UPDATE");
-    Some(Rendered::new(query, None))
+    opening
 }
 
-/// The first balance that a changeset's debits overdraw, with what it holds now (read in the
-/// batch's transaction, which holds its lock). Should none overdraw by now, the refusal stands
-/// — the state it was decided on is gone — and names the first balance debited.
-async fn uncovered(client: &Client, changes: &Changeset) -> Result<StoreError, Failure> {
-    let mut first = None;
-    for (balance, total) in posting_totals(&changes.changes).into_iter().filter(|(_, total)| *total < 0) {
-        let row = client
-            .query_opt("SELECT amount FROM balances WHERE id = $1 AND tenant_id = $2", &[&balance, &changes.tenant.0])
-            .await?;
-        let held: Option<i64> = row.map(|row| row.get(0));
-        match held {
-            Some(held) if held + total < 0 => return Ok(StoreError::InsufficientFunds { balance, available: held }),
-            held => {
-                first.get_or_insert((balance, held.unwrap_or(0)));
-            }
+/// The funds check of each balance `moves` posts to: the balance must hold what its lowest
+/// point comes to after the batch's moves so far (`running`, which this adds `moves` to) and
+/// each of the changeset's own, in order. A balance only credited needs nothing it does not
+/// hold already; it is looked for all the same (it must be there).
+fn funds_checks(tenant: i64, moves: &[(Uuid, i64)], running: &mut BTreeMap<(Uuid, i64), i64>) -> Vec<Rendered> {
+    let mut lowest: Vec<(Uuid, i64)> = Vec::new();
+    for &(balance, delta) in moves {
+        let now = running.entry((balance, tenant)).or_default();
+        *now += delta;
+        match lowest.iter_mut().find(|(b, _)| *b == balance) {
+            Some((_, low)) => *low = (*low).min(*now),
+            None => lowest.push((balance, (*now).min(*now - delta))),
         }
     }
-    Ok(match first {
-        Some((balance, available)) => StoreError::InsufficientFunds { balance, available },
-        None => StoreError::Database("the funds check failed on a changeset that debits nothing".into()),
+    lowest
+        .into_iter()
+        .map(|(balance, low)| Rendered::new(changes::funds_check(tenant, balance, -low), Some(Expect::Funds(balance))))
+        .collect()
+}
+
+/// Why a changeset's funds check found nothing: the balance is not there (stale), or what it
+/// holds with the batch's accepted moves so far (`moved`, in the batch's transaction, which
+/// holds its lock) does not cover the debit.
+async fn uncovered(
+    client: &Client,
+    tenant: i64,
+    balance: Uuid,
+    moved: &BTreeMap<(Uuid, i64), i64>,
+) -> Result<StoreError, Failure> {
+    let (sql, values) = changes::balance_amount(tenant, balance).prepared();
+    let params: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
+    let held: Option<i64> = client.query_opt(&sql, &params).await?.map(|row| row.get(0));
+    Ok(match held {
+        None => StoreError::Stale { resource: "balance", id: balance },
+        Some(held) => StoreError::InsufficientFunds {
+            balance,
+            available: held + moved.get(&(balance, tenant)).copied().unwrap_or(0),
+        },
     })
+}
+
+fn is_funds_violation(error: &tokio_postgres::Error) -> bool {
+    error.as_db_error().is_some_and(|e| *e.code() == SqlState::CHECK_VIOLATION && e.constraint() == Some("funds"))
 }
 
 fn simple(client: &Client, sql: String) -> Sent<'_> {
@@ -376,20 +501,58 @@ fn execute<'a>(client: &'a Client, prepared: &'a HashMap<String, Statement>, ren
 /// order), then takes the answers in order.
 async fn pipeline(sent: Vec<Sending<'_>>) -> Vec<Answered> {
     let mut waiting = Vec::with_capacity(sent.len());
-    for Sending { mut future, owner, guards } in sent {
+    for Sending { mut future, owner, expects } in sent {
         let answered = match futures::poll!(future.as_mut()) {
             std::task::Poll::Ready(answer) => Some(answer),
             std::task::Poll::Pending => None,
         };
-        waiting.push((future, answered, owner, guards));
+        waiting.push((future, answered, owner, expects));
     }
     let mut answers = Vec::with_capacity(waiting.len());
-    for (future, answered, owner, guards) in waiting {
+    for (future, answered, owner, expects) in waiting {
         let result = match answered {
             Some(answer) => answer,
             None => future.await,
         };
-        answers.push(Answered { result, owner, guards });
+        answers.push(Answered { result, owner, expects });
     }
     answers
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use uuid::Uuid;
+
+    use super::funds_checks;
+    use crate::reads::Value;
+
+    /// The amount each funds check asks its balance to hold, by balance.
+    fn needs(moves: &[(Uuid, i64)], running: &mut BTreeMap<(Uuid, i64), i64>) -> Vec<(Uuid, i64)> {
+        funds_checks(7, moves, running)
+            .into_iter()
+            .map(|check| match check.values.as_slice() {
+                [Value::Uuid(balance), Value::Int(7), Value::Int(need)] => (*balance, *need),
+                other => panic!("a funds check's values: {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_changeset_needs_its_lowest_point_after_the_batch_so_far() {
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let mut running = BTreeMap::new();
+        // A payment of 1,020 from a: a must hold it.
+        assert_eq!(needs(&[(a, -1_020)], &mut running), [(a, 1_020)]);
+        // The next one needs both; a credit to b needs nothing b does not hold (b is looked for).
+        assert_eq!(needs(&[(a, -500), (b, 300)], &mut running), [(a, 1_520), (b, 0)]);
+        // A credit before a debit in one changeset: the lowest point is the batch's so far.
+        assert_eq!(needs(&[(a, 2_000), (a, -2_100)], &mut running), [(a, 1_620)]);
+        // A debit before a credit: the lowest point is after the debit.
+        assert_eq!(needs(&[(a, -100), (a, 5_000)], &mut running), [(a, 1_720)]);
+        // Credits the batch made cover later debits: nothing needed beyond being there.
+        assert_eq!(needs(&[(b, -300)], &mut running), [(b, 0)]);
+        assert_eq!(running, BTreeMap::from([((a, 7), 3_280), ((b, 7), 0)]));
+    }
 }
