@@ -1450,3 +1450,43 @@ async fn text_holding_control_characters_is_refused_and_changes_nothing() {
     assert_eq!(client.list_recipients().send().await.unwrap().into_inner().len(), 1);
     assert_eq!(client.get_balance().id(balance.id).send().await.unwrap().into_inner().name, balance.name);
 }
+
+/// Clients that hang up while their list page is being read (a timeout, a closed tab, a load
+/// generator stopping) leave nothing held: the pages asked for afterwards are all answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_go_on_after_clients_hang_up_mid_page() {
+    let sandbox = start_sandbox().await;
+    let client = sandbox.client(ALICE);
+    let balance = open_balance(&client, "GBP").await;
+    fund(&client, &balance, 1_000_000).await;
+    let recipient = gb_recipient(&client).await;
+    for i in 0..100 {
+        let body = payment(balance.id, recipient.id, 100).reference(Some(code(&format!("Invoice {i}"))));
+        client.create_transaction().body(body).send().await.expect("a payment");
+    }
+    let url = format!("{}/transactions?limit=100&search=nvoice", sandbox.url);
+    // Each gives up after a different while, most of them while their page is being read.
+    let hanging_up: Vec<_> = (0..300u64)
+        .map(|i| {
+            let url = url.clone();
+            tokio::spawn(async move {
+                let impatient =
+                    reqwest::Client::builder().timeout(Duration::from_micros(50 + (i % 30) * 60)).build().unwrap();
+                let _ = impatient.get(&url).bearer_auth(ALICE).send().await;
+            })
+        })
+        .collect();
+    for task in hanging_up {
+        task.await.expect("the task");
+    }
+    for _ in 0..20 {
+        let page = tokio::time::timeout(
+            Duration::from_secs(10),
+            client.list_transactions().search("nvoice").limit(limit(100)).send(),
+        )
+        .await
+        .expect("a page within 10 s")
+        .expect("a page");
+        assert_eq!(page.into_inner().len(), 100);
+    }
+}

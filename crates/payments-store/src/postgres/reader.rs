@@ -45,6 +45,19 @@ pub struct Reader {
     pages_at_once: tokio::sync::Semaphore,
 }
 
+/// A page connection in use, back among the idle ones when dropped (before its permit).
+struct Taken<'a> {
+    idle: &'a Mutex<Vec<usize>>,
+    index: usize,
+    _permit: tokio::sync::SemaphorePermit<'a>,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).push(self.index);
+    }
+}
+
 /// One connection of the reader, made again when it is found lost.
 struct Slot {
     connection: RwLock<Arc<Connection>>,
@@ -86,11 +99,11 @@ impl Reader {
 
     /// The rows of a list page, read on a page connection (waiting for one to be free).
     pub async fn page(&self, query: Query<sqlx::Postgres>) -> Result<Vec<Row>> {
-        let _permit = self.pages_at_once.acquire().await.map_err(|e| StoreError::Database(e.to_string()))?;
+        let permit = self.pages_at_once.acquire().await.map_err(|e| StoreError::Database(e.to_string()))?;
         let taken = self.idle_pages.lock().unwrap_or_else(|p| p.into_inner()).pop().expect("one per permit");
-        let rows = self.read(&self.pages[taken], query).await;
-        self.idle_pages.lock().unwrap_or_else(|p| p.into_inner()).push(taken);
-        rows
+        // Given back however the read ends: a client that hangs up drops it halfway.
+        let taken = Taken { idle: &self.idle_pages, index: taken, _permit: permit };
+        self.read(&self.pages[taken.index], query).await
     }
 
     /// The first column of each row.
