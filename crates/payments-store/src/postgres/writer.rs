@@ -208,6 +208,8 @@ impl Lane {
         }
     }
 
+    /// The connection, made again if it was lost (which forgets what was prepared on the lost
+    /// one). Only between attempts: see [`Lane::current`].
     async fn client(&mut self) -> Result<&Client, tokio_postgres::Error> {
         if self.client.as_ref().is_none_or(Client::is_closed) {
             self.prepared.clear();
@@ -220,6 +222,16 @@ impl Lane {
             self.client = Some(client);
         }
         Ok(self.client.as_ref().expect("connected above"))
+    }
+
+    /// The connection an attempt began on. Never a new one: a batch's transaction lives on its
+    /// connection, and statements sent on another would run outside it, each committed on its
+    /// own (a batch's balance moves once landed without its changesets that way).
+    fn current(&self) -> Result<&Client, Failure> {
+        self.client
+            .as_ref()
+            .filter(|client| !client.is_closed())
+            .ok_or_else(|| Failure::Database("the connection to PostgreSQL was lost in the middle of a batch".into()))
     }
 
     /// Writes `batch`: for each changeset, `Ok` once committed, or why it was refused.
@@ -269,6 +281,8 @@ impl Lane {
     /// and those after it are sent again. Last, each balance moves by what the accepted
     /// changesets moved it, and the transaction commits.
     async fn attempt(&mut self, batch: &[Changeset], plans: &[Result<Plan>]) -> Result<Vec<Result<()>>, Failure> {
+        // The one place a lost connection is made again: before the transaction begins.
+        self.client().await?;
         let mut outcomes: Vec<Option<Result<()>>> =
             plans.iter().map(|plan| plan.as_ref().err().map(|e| Err(e.clone()))).collect();
         let mut pending: Vec<usize> = (0..batch.len()).filter(|&i| outcomes[i].is_none()).collect();
@@ -295,7 +309,7 @@ impl Lane {
                 round.extend(plan.steps.iter().map(|step| (Some(i), Outgoing::Planned(step))));
             }
             self.prepare(round.iter().filter_map(|(_, outgoing)| outgoing.statement()).collect()).await?;
-            let client = self.client.as_ref().ok_or_else(|| Failure::Database("not connected".into()))?;
+            let client = self.current()?;
             let sent = round
                 .iter()
                 .map(|(owner, outgoing)| match outgoing.statement() {
@@ -334,7 +348,7 @@ impl Lane {
             if matches!(failure, Failure::Retry) {
                 return Err(Failure::Retry);
             }
-            let client = self.client.as_ref().ok_or_else(|| Failure::Database("not connected".into()))?;
+            let client = self.current()?;
             client.batch_execute(&format!("ROLLBACK TO SAVEPOINT c{k}")).await?;
             let place = pending.iter().position(|&i| i == k).expect("the refused changeset was pending");
             for i in pending.drain(..place) {
@@ -373,7 +387,7 @@ impl Lane {
             })
             .collect();
         self.prepare(moves.iter().collect()).await?;
-        let client = self.client.as_ref().ok_or_else(|| Failure::Database("not connected".into()))?;
+        let client = self.current()?;
         let mut sent = vec![Sending {
             future: simple(client, format!("RELEASE SAVEPOINT c{first_savepoint}")),
             owner: None,
@@ -400,17 +414,18 @@ impl Lane {
         Ok(())
     }
 
-    /// Prepares the statements not prepared on this connection yet, all at once. The connection
-    /// is made again first if it was lost, which forgets what was prepared on the lost one.
+    /// Prepares the statements not prepared on the attempt's connection yet, all at once.
     async fn prepare(&mut self, statements: Vec<&Rendered>) -> Result<(), Failure> {
-        self.client().await?;
         let mut missing: Vec<&Rendered> = Vec::new();
         for rendered in statements {
             if !self.prepared.contains_key(&rendered.sql) && !missing.iter().any(|m| m.sql == rendered.sql) {
                 missing.push(rendered);
             }
         }
-        let client = self.client().await?;
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let client = self.current()?;
         let types: Vec<Vec<Type>> = missing.iter().map(|r| r.values.iter().map(type_of).collect()).collect();
         let preparing = missing.iter().zip(&types).map(|(rendered, types)| client.prepare_typed(&rendered.sql, types));
         let prepared = futures::future::try_join_all(preparing).await?;
