@@ -42,10 +42,12 @@ use crate::reads::{
 };
 use crate::*;
 
-/// Pooled connections per instance, for the workers, tenants and migrations (reads and writes
-/// have connections of their own: `reader.rs`, `writer.rs`). Several instances on one server
-/// need `max_connections` (100 by default) of at least instances × [`connections_per_instance`].
-const CONNECTIONS: u32 = 8;
+/// Pooled connections per instance for tenants, migrations and retention, and for the outbox
+/// (reads and writes have connections of their own: `reader.rs`, `writer.rs`). Several
+/// instances on one server need `max_connections` (100 by default) of at least instances ×
+/// [`connections_per_instance`].
+const CONNECTIONS: u32 = 4;
+const OUTBOX_CONNECTIONS: u32 = 4;
 /// The newest rows a search looks at first through the list's index (see
 /// [`Dialect::search_page`]): about a millisecond's reading (`ILIKE` costs some microseconds a
 /// row), in which a needle found in one row of 30 or more fills a page.
@@ -147,7 +149,10 @@ impl Dialect for Postgres {
 }
 
 pub struct PostgresStore {
+    /// Tenants, migrations and retention.
     pool: PgPool,
+    /// The delivery workers' claims and attempt records.
+    outbox: PgPool,
     reader: reader::Reader,
     writer: writer::Writer,
     /// The URL without its password.
@@ -166,7 +171,7 @@ fn point_read_connections() -> usize {
 /// The connections one instance holds: the pool's, the point reads', one per list page read
 /// at once, and the write lanes'.
 fn connections_per_instance() -> usize {
-    CONNECTIONS as usize + point_read_connections() + crate::list_pages_at_once() + writer::LANES
+    (CONNECTIONS + OUTBOX_CONNECTIONS) as usize + point_read_connections() + crate::list_pages_at_once() + writer::LANES
 }
 
 /// What to tell the person starting an instance that cannot connect.
@@ -193,25 +198,15 @@ impl PostgresStore {
         let options = options
             .options([("idle_in_transaction_session_timeout", IDLE_IN_TRANSACTION)])
             .log_statements(tracing::log::LevelFilter::Trace);
-        let pool = PgPoolOptions::new()
-            .max_connections(CONNECTIONS)
-            .acquire_timeout(ACQUIRE_TIMEOUT)
-            // A connection idle for a while is asked whether it is still there before it is
-            // used; one in steady use is not (sqlx's default asks every time: a round trip
-            // more per read). One the server ended meanwhile fails its read, which
-            // `PostgresStore::read` then makes on another connection.
-            .test_before_acquire(false)
-            .before_acquire(|connection, meta| {
-                Box::pin(async move {
-                    if meta.idle_for >= CHECKED_AFTER_IDLE {
-                        sqlx::Connection::ping(connection).await?;
-                    }
-                    Ok(true)
-                })
-            })
-            .connect_with(options)
+        let connect_failed = |e: sqlx::Error| format!("cannot connect to {shown}: {}", one_line(&e.to_string()));
+        let pool = connect_pool(options.clone(), CONNECTIONS).await.map_err(connect_failed)?;
+        // The outbox's claims and attempt records are not waited for on disk: they are no
+        // client's acknowledged write, and losing the last of them to a crash of the server
+        // only delivers those notifications again (delivery is at least once). Waiting, each
+        // delivery's record took a flush of PostgreSQL's log of its own.
+        let outbox = connect_pool(options.options([("synchronous_commit", "off")]), OUTBOX_CONNECTIONS)
             .await
-            .map_err(|e| format!("cannot connect to {shown}: {}", one_line(&e.to_string())))?;
+            .map_err(connect_failed)?;
         check_ours(&pool, &shown).await?;
         migrator(MIGRATIONS)
             .run(&pool)
@@ -225,7 +220,7 @@ impl PostgresStore {
         let pages = crate::list_pages_at_once();
         let reader = reader::Reader::start(url, &shown, point_read_connections(), pages, ACQUIRE_TIMEOUT).await?;
         let writer = writer::Writer::start(url, &shown).await?;
-        Ok(Self { pool, reader, writer, shown })
+        Ok(Self { pool, outbox, reader, writer, shown })
     }
 
     async fn one<T>(
@@ -269,6 +264,28 @@ impl PostgresStore {
         };
         self.reader.page(list(start)).await?.iter().map(decode).collect()
     }
+}
+
+/// A sqlx pool of `size` connections made with `options`.
+async fn connect_pool(options: PgConnectOptions, size: u32) -> Result<PgPool, sqlx::Error> {
+    PgPoolOptions::new()
+        .max_connections(size)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        // A connection idle for a while is asked whether it is still there before it is used;
+        // one in steady use is not (sqlx's default asks every time: a round trip more per
+        // statement). One the server ended meanwhile fails what it is given, once, and is
+        // dropped (the workers try again on their next round).
+        .test_before_acquire(false)
+        .before_acquire(|connection, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= CHECKED_AFTER_IDLE {
+                    sqlx::Connection::ping(connection).await?;
+                }
+                Ok(true)
+            })
+        })
+        .connect_with(options)
+        .await
 }
 
 /// `url` without its password (in the authority or as a `password=` parameter), for messages.
@@ -356,7 +373,7 @@ impl Store for PostgresStore {
         limit: usize,
         lease_until: DateTime<Utc>,
     ) -> Result<Vec<Attempt>> {
-        let pool = self.pool.clone();
+        let pool = self.outbox.clone();
         to_the_end(async move { outbox::claim(&pool, endpoint, now, limit, lease_until).await }).await
     }
 
@@ -366,7 +383,7 @@ impl Store for PostgresStore {
         outcome: AttemptOutcome,
         next: Option<NextClaim>,
     ) -> Result<Option<Attempt>> {
-        let pool = self.pool.clone();
+        let pool = self.outbox.clone();
         to_the_end(async move { outbox::record_attempt(&pool, notification, outcome, next).await }).await
     }
 
