@@ -62,7 +62,7 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 const IDLE_IN_TRANSACTION: &str = "30s";
 
 // The outbox's claims come back through sqlx.
-cells!(PgRow);
+cells!(PgRow, sqlx::Row::try_get);
 
 const MIGRATIONS: Migrations = &[
     (1, "schema", include_str!("../../migrations/postgres/0001_schema.sql")),
@@ -264,6 +264,21 @@ impl PostgresStore {
         };
         self.reader.page(list(start)).await?.iter().map(decode).collect()
     }
+}
+
+/// A tokio-postgres connection (`role`: the reader's, the writer's), driven by a task of its
+/// own, which logs how it ended.
+async fn connect(
+    config: &tokio_postgres::Config,
+    role: &'static str,
+) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
+    let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
+    tokio::spawn(async move {
+        if let Err(error) = connection.await {
+            tracing::warn!(%error, "a {role} connection to PostgreSQL ended");
+        }
+    });
+    Ok(client)
 }
 
 /// A sqlx pool of `size` connections made with `options`.

@@ -23,11 +23,10 @@ use std::time::Duration;
 
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, ToSql, Type};
-use tokio_postgres::{Client, Config, NoTls, Row, Statement};
-use uuid::Uuid;
+use tokio_postgres::{Client, Config, Row, Statement};
 
-use super::params::type_of;
-use crate::reads::{Cells, Query};
+use super::params::{params, type_of};
+use crate::reads::{Query, cells};
 use crate::{Result, StoreError};
 
 /// Statements kept prepared per connection: every point read's text, and the lists' filter
@@ -113,7 +112,7 @@ impl Reader {
 
     async fn read(&self, slot: &Slot, query: Query<sqlx::Postgres>) -> Result<Vec<Row>> {
         let (sql, values) = query.prepared();
-        let params: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
+        let params = params(&values);
         let types: Vec<Type> = values.iter().map(type_of).collect();
         let mut tried = false;
         loop {
@@ -169,12 +168,7 @@ impl Connection {
 }
 
 async fn connect(config: &Config) -> Result<Arc<Connection>, tokio_postgres::Error> {
-    let (client, connection) = config.connect(NoTls).await?;
-    tokio::spawn(async move {
-        if let Err(error) = connection.await {
-            tracing::warn!(%error, "a read connection to PostgreSQL ended");
-        }
-    });
+    let client = super::connect(config, "read").await?;
     Ok(Arc::new(Connection { client, prepared: Mutex::default() }))
 }
 
@@ -193,23 +187,4 @@ impl From<tokio_postgres::Error> for StoreError {
     }
 }
 
-impl Cells for Row {
-    fn int(&self, column: &str) -> Result<i64> {
-        Ok(self.try_get(column)?)
-    }
-    fn opt_int(&self, column: &str) -> Result<Option<i64>> {
-        Ok(self.try_get(column)?)
-    }
-    fn text(&self, column: &str) -> Result<String> {
-        Ok(self.try_get(column)?)
-    }
-    fn opt_text(&self, column: &str) -> Result<Option<String>> {
-        Ok(self.try_get(column)?)
-    }
-    fn uuid(&self, column: &str) -> Result<Uuid> {
-        Ok(self.try_get(column)?)
-    }
-    fn opt_uuid(&self, column: &str) -> Result<Option<Uuid>> {
-        Ok(self.try_get(column)?)
-    }
-}
+cells!(Row, Row::try_get);

@@ -29,13 +29,13 @@ use std::str::FromStr;
 
 use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::{ToSql, Type};
-use tokio_postgres::{Client, Config, NoTls, Statement};
+use tokio_postgres::types::Type;
+use tokio_postgres::{Client, Config, Statement};
 use uuid::Uuid;
 
 use super::IDLE_IN_TRANSACTION;
 use super::changes::{self, posted_balances, unique_key};
-use super::params::type_of;
+use super::params::{params, type_of};
 use crate::reads::{Query, Value};
 use crate::{Changeset, Result, StoreError};
 
@@ -213,13 +213,7 @@ impl Lane {
     async fn client(&mut self) -> Result<&Client, tokio_postgres::Error> {
         if self.client.as_ref().is_none_or(Client::is_closed) {
             self.prepared.clear();
-            let (client, connection) = self.config.connect(NoTls).await?;
-            tokio::spawn(async move {
-                if let Err(error) = connection.await {
-                    tracing::warn!(%error, "a write connection to PostgreSQL ended");
-                }
-            });
-            self.client = Some(client);
+            self.client = Some(super::connect(&self.config, "write").await?);
         }
         Ok(self.client.as_ref().expect("connected above"))
     }
@@ -255,7 +249,7 @@ impl Lane {
             };
             // Whatever failed, the transaction ends here, so the next attempt (or batch) does
             // not run inside it. (Outside a transaction, PostgreSQL only warns.)
-            if let Some(client) = self.client.as_ref().filter(|client| !client.is_closed()) {
+            if let Ok(client) = self.current() {
                 let _ = client.batch_execute("ROLLBACK").await;
             }
             match failure {
@@ -485,8 +479,7 @@ async fn uncovered(
     moved: &BTreeMap<(Uuid, i64), i64>,
 ) -> Result<StoreError, Failure> {
     let (sql, values) = changes::balance_amount(tenant, balance).prepared();
-    let params: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-    let held: Option<i64> = client.query_opt(&sql, &params).await?.map(|row| row.get(0));
+    let held: Option<i64> = client.query_opt(&sql, &params(&values)).await?.map(|row| row.get(0));
     Ok(match held {
         None => StoreError::Stale { resource: "balance", id: balance },
         Some(held) => StoreError::InsufficientFunds {
@@ -507,8 +500,7 @@ fn simple(client: &Client, sql: String) -> Sent<'_> {
 fn execute<'a>(client: &'a Client, prepared: &'a HashMap<String, Statement>, rendered: &'a Rendered) -> Sent<'a> {
     Box::pin(async move {
         let statement = prepared.get(&rendered.sql).expect("`Lane::prepare` prepared it on this connection");
-        let params: Vec<&(dyn ToSql + Sync)> = rendered.values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-        client.execute(statement, &params).await
+        client.execute(statement, &params(&rendered.values)).await
     })
 }
 

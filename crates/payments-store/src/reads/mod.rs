@@ -417,27 +417,28 @@ pub trait Cells {
     }
 }
 
-/// [`Cells`] for a backend's row type.
+/// [`Cells`] for a backend's row type, whose `get` reads a column by name as any type the
+/// driver decodes (`sqlx::Row::try_get`, `tokio_postgres::Row::try_get`, `rusqlite::Row::get`).
 macro_rules! cells {
-    ($row:ty) => {
+    ($row:ty, $get:path) => {
         impl $crate::reads::Cells for $row {
             fn int(&self, column: &str) -> $crate::Result<i64> {
-                Ok(sqlx::Row::try_get(self, column)?)
+                Ok($get(self, column)?)
             }
             fn opt_int(&self, column: &str) -> $crate::Result<Option<i64>> {
-                Ok(sqlx::Row::try_get(self, column)?)
+                Ok($get(self, column)?)
             }
             fn text(&self, column: &str) -> $crate::Result<String> {
-                Ok(sqlx::Row::try_get(self, column)?)
+                Ok($get(self, column)?)
             }
             fn opt_text(&self, column: &str) -> $crate::Result<Option<String>> {
-                Ok(sqlx::Row::try_get(self, column)?)
+                Ok($get(self, column)?)
             }
             fn uuid(&self, column: &str) -> $crate::Result<uuid::Uuid> {
-                Ok(sqlx::Row::try_get(self, column)?)
+                Ok($get(self, column)?)
             }
             fn opt_uuid(&self, column: &str) -> $crate::Result<Option<uuid::Uuid>> {
-                Ok(sqlx::Row::try_get(self, column)?)
+                Ok($get(self, column)?)
             }
         }
     };

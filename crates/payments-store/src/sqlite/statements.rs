@@ -4,7 +4,7 @@
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ToSql};
 
-use crate::reads::{Cells, Query, Value};
+use crate::reads::{Query, Value, cells};
 use crate::{Result, StoreError};
 
 /// The rows `query` finds on `connection` (the first `limit` of them, when given), each as
@@ -47,26 +47,7 @@ impl ToSql for Value {
     }
 }
 
-impl Cells for rusqlite::Row<'_> {
-    fn int(&self, column: &str) -> Result<i64> {
-        Ok(self.get(column)?)
-    }
-    fn opt_int(&self, column: &str) -> Result<Option<i64>> {
-        Ok(self.get(column)?)
-    }
-    fn text(&self, column: &str) -> Result<String> {
-        Ok(self.get(column)?)
-    }
-    fn opt_text(&self, column: &str) -> Result<Option<String>> {
-        Ok(self.get(column)?)
-    }
-    fn uuid(&self, column: &str) -> Result<uuid::Uuid> {
-        Ok(self.get(column)?)
-    }
-    fn opt_uuid(&self, column: &str) -> Result<Option<uuid::Uuid>> {
-        Ok(self.get(column)?)
-    }
-}
+cells!(rusqlite::Row<'_>, rusqlite::Row::get);
 
 impl From<rusqlite::Error> for StoreError {
     fn from(error: rusqlite::Error) -> Self {
