@@ -44,6 +44,30 @@ fn an_unreachable_server_is_named_without_its_password() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let said = refusal(&format!("postgres://ada:s3cret@127.0.0.1:{port}/payments"));
     assert!(said.contains(&format!("cannot connect to postgres://ada@127.0.0.1:{port}/payments")), "{said}");
+    assert!(said.contains("Connection refused"), "why: {said}");
+}
+
+/// A server that refuses more connections says so, with how many an instance holds, at once
+/// (sqlx's pool alone would try again for ten seconds and say only that it timed out). The
+/// limit is a role's (superusers have none): the sandbox connects as a role allowed three.
+#[tokio::test]
+async fn a_server_refusing_more_connections_is_named_with_what_an_instance_needs() {
+    let url = postgres().fresh_database();
+    let database = url.rsplit('/').next().and_then(|tail| tail.split('?').next()).expect("a database").to_owned();
+    let role = format!("cramped_{database}");
+    let mut connection = sqlx::PgConnection::connect(&url).await.unwrap();
+    for statement in
+        [format!("CREATE ROLE {role} LOGIN CONNECTION LIMIT 3"), format!("ALTER DATABASE {database} OWNER TO {role}")]
+    {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(statement)).execute(&mut connection).await.unwrap();
+    }
+    let (scheme, rest) = url.split_once("://").expect("a URL");
+    let (_, place) = rest.split_once('@').expect("a URL with a user");
+    let said = refusal(&format!("{scheme}://{role}:s3cret@{place}"));
+    assert!(said.contains(&format!("cannot connect to {scheme}://{role}@{place}")), "{said}");
+    assert!(said.contains(&format!("too many connections for role \"{role}\"")), "the server's reason: {said}");
+    assert!(said.contains("each instance holds") && said.contains("max_connections"), "what to do: {said}");
+    assert!(tables(&url).await.is_empty(), "nothing was made: {said}");
 }
 
 #[tokio::test]

@@ -179,13 +179,19 @@ fn cannot_connect(shown: &str, error: &tokio_postgres::Error) -> String {
     let full = error.code() == Some(&tokio_postgres::error::SqlState::TOO_MANY_CONNECTIONS);
     let hint = if full {
         format!(
-            " (each instance holds {} connections: raise the server's max_connections, or run fewer instances)",
+            " (each instance holds {} connections: raise the server's max_connections or the role's or database's connection limit, or run fewer instances)",
             connections_per_instance()
         )
     } else {
         String::new()
     };
-    format!("cannot connect to {shown}: {}{hint}", one_line(&error.to_string()))
+    // tokio-postgres shows a server's refusal as "db error" and a failed connection as "error
+    // connecting to server": the reason is in the error's source.
+    let reason = match std::error::Error::source(error) {
+        Some(source) => source.to_string(),
+        None => error.to_string(),
+    };
+    format!("cannot connect to {shown}: {}{hint}", one_line(&reason))
 }
 
 impl PostgresStore {
@@ -198,20 +204,11 @@ impl PostgresStore {
         let options = options
             .options([("idle_in_transaction_session_timeout", IDLE_IN_TRANSACTION)])
             .log_statements(tracing::log::LevelFilter::Trace);
-        let connect_failed = |e: sqlx::Error| format!("cannot connect to {shown}: {}", one_line(&e.to_string()));
-        let pool = connect_pool(options.clone(), CONNECTIONS).await.map_err(connect_failed)?;
-        // The outbox's claims and attempt records are not waited for on disk: they are no
-        // client's acknowledged write, and losing the last of them to a crash of the server
-        // only delivers those notifications again (delivery is at least once). Waiting, each
-        // delivery's record took a flush of PostgreSQL's log of its own.
-        let outbox = connect_pool(options.options([("synchronous_commit", "off")]), OUTBOX_CONNECTIONS)
-            .await
-            .map_err(connect_failed)?;
-        check_ours(&pool, &shown).await?;
-        migrator(MIGRATIONS)
-            .run(&pool)
-            .await
-            .map_err(|e| explain(&shown, MIGRATIONS, "give --database an empty database", e))?;
+        // The reader's and the writer's connections first: tokio-postgres reports a server that
+        // refuses them at once, with its reason (a full server gets the hint of
+        // `cannot_connect`), where sqlx's pool tries again until its timeout and then says only
+        // that it timed out. Nothing is read or written before the database is checked below.
+        //
         // A list page costs PostgreSQL up to a few milliseconds and a payment a fraction of one;
         // written in batches, payments are CPU-bound, and clients listing back to back took
         // their CPU: on 2 cores that PostgreSQL shares with the sandbox, payments beside two
@@ -220,6 +217,18 @@ impl PostgresStore {
         let pages = crate::list_pages_at_once();
         let reader = reader::Reader::start(url, &shown, point_read_connections(), pages, ACQUIRE_TIMEOUT).await?;
         let writer = writer::Writer::start(url, &shown).await?;
+        let pool = connect_pool(url, &shown, options.clone(), CONNECTIONS).await?;
+        // The outbox's claims and attempt records are not waited for on disk: they are no
+        // client's acknowledged write, and losing the last of them to a crash of the server
+        // only delivers those notifications again (delivery is at least once). Waiting, each
+        // delivery's record took a flush of PostgreSQL's log of its own.
+        let outbox =
+            connect_pool(url, &shown, options.options([("synchronous_commit", "off")]), OUTBOX_CONNECTIONS).await?;
+        check_ours(&pool, &shown).await?;
+        migrator(MIGRATIONS)
+            .run(&pool)
+            .await
+            .map_err(|e| explain(&shown, MIGRATIONS, "give --database an empty database", e))?;
         Ok(Self { pool, outbox, reader, writer, shown })
     }
 
@@ -266,8 +275,8 @@ impl PostgresStore {
     }
 }
 
-/// A tokio-postgres connection (`role`: the reader's, the writer's), driven by a task of its
-/// own, which logs how it ended.
+/// A tokio-postgres connection (`role`: the reader's, the writer's, a probe's), driven by a
+/// task of its own, which logs how it ended.
 async fn connect(
     config: &tokio_postgres::Config,
     role: &'static str,
@@ -281,9 +290,21 @@ async fn connect(
     Ok(client)
 }
 
-/// A sqlx pool of `size` connections made with `options`.
-async fn connect_pool(options: PgConnectOptions, size: u32) -> Result<PgPool, sqlx::Error> {
-    PgPoolOptions::new()
+/// Why a pool could not connect. sqlx's pool tries again until its timeout and then says only
+/// that it timed out, so the server is asked once more, directly, for its reason (a full one
+/// gets the hint of [`cannot_connect`]).
+async fn pool_failed(url: &str, shown: &str, error: sqlx::Error) -> String {
+    if let (sqlx::Error::PoolTimedOut, Ok(mut config)) = (&error, url.parse::<tokio_postgres::Config>())
+        && let Err(refused) = connect(config.connect_timeout(ACQUIRE_TIMEOUT), "probe").await
+    {
+        return cannot_connect(shown, &refused);
+    }
+    format!("cannot connect to {shown}: {}", one_line(&error.to_string()))
+}
+
+/// A sqlx pool of `size` connections made with `options`, or why not.
+async fn connect_pool(url: &str, shown: &str, options: PgConnectOptions, size: u32) -> Result<PgPool, String> {
+    let made = PgPoolOptions::new()
         .max_connections(size)
         .acquire_timeout(ACQUIRE_TIMEOUT)
         // A connection idle for a while is asked whether it is still there before it is used;
@@ -300,7 +321,11 @@ async fn connect_pool(options: PgConnectOptions, size: u32) -> Result<PgPool, sq
             })
         })
         .connect_with(options)
-        .await
+        .await;
+    match made {
+        Ok(pool) => Ok(pool),
+        Err(error) => Err(pool_failed(url, shown, error).await),
+    }
 }
 
 /// `url` without its password (in the authority or as a `password=` parameter), for messages.
