@@ -28,3 +28,12 @@ pub mod runtime;
 pub use generated::*;
 pub use payments_types as types;
 pub use runtime::{ApiError, RequestContext};
+
+/// A validator for the document's component schema `name` (`"SimulatePayment"`), checking
+/// values exactly as the router checks a request body of that schema: for HTTP surfaces beside
+/// the router that take the same values (the sandbox's hosted payment page), so both are
+/// bounded by the one document. Panics on a name the document does not have.
+pub fn component_validator(name: &str) -> runtime::Validator {
+    runtime::SchemaSet::parse(include_str!("schemas.json"))
+        .validator(&serde_json::json!({ "$ref": format!("#/components/schemas/{name}") }).to_string())
+}

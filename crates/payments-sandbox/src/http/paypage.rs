@@ -37,7 +37,7 @@ async fn page(State(sandbox): State<Sandbox>, Path(id): Path<String>) -> Respons
     }
 }
 
-#[derive(serde::Deserialize)]
+#[derive(Default, serde::Deserialize)]
 struct PayForm {
     #[serde(default)]
     payer_name: String,
@@ -52,26 +52,17 @@ async fn submit(
     form: Result<axum::Form<PayForm>, axum::extract::rejection::FormRejection>,
 ) -> Response {
     let Some(request) = find(&sandbox, &id).await else { return not_found() };
-    // Control characters (NUL among them, which PostgreSQL cannot store) are dropped: a name
-    // typed into a form has none.
-    let form = form.ok().map(|f| f.0);
-    let payer_name = form
-        .as_ref()
-        .map(|f| f.payer_name.chars().filter(|c| !c.is_control()).collect::<String>().trim().to_owned())
-        .filter(|n| !n.is_empty() && n.chars().count() <= 140);
-    let typed = form.as_ref().map(|f| f.amount.trim()).filter(|a| !a.is_empty());
-    let amount = match (&request.amount, typed) {
-        (None, Some(text)) => match parse_amount(text, &request.currency) {
-            Some(amount) => Some(amount),
-            None => {
-                let message = format!("{text:?} is not an amount of {}", request.currency.as_str());
-                let page = (StatusCode::BAD_REQUEST, Html(render(&request, Some(&message)))).into_response();
-                return secured(page, Some(&request));
-            }
-        },
-        _ => None,
+    // A form that cannot be read is taken as an empty one: the page says what is missing.
+    let form = form.map(|f| f.0).unwrap_or_default();
+    let payment = match payment(&form, &request) {
+        Ok(payment) => payment,
+        Err(message) => {
+            let page = (StatusCode::BAD_REQUEST, Html(render(&request, Some(&message)))).into_response();
+            return secured(page, Some(&request));
+        }
     };
-    match sandbox.pay_as_payer(request.id, payer_name, amount).await {
+    let payer_name = payment.payer_name.map(|name| name.to_string());
+    match sandbox.pay_as_payer(request.id, payer_name, payment.amount).await {
         Ok(request) => {
             let to = match &request.return_url {
                 Some(url) => Redirect::to(url),
@@ -86,6 +77,39 @@ async fn submit(
             secured(page, Some(&current))
         }
     }
+}
+
+/// The API's `SimulatePayment` validator: what the page takes is bounded exactly as the API
+/// bounds `POST /sandbox/paymentrequests/{id}/pay` (the amount's range, the name's length).
+static SIMULATE_PAYMENT: LazyLock<payments_server::runtime::Validator> =
+    LazyLock::new(|| payments_server::component_validator("SimulatePayment"));
+
+/// What the payer typed, as the API's `SimulatePayment`, checked by the API's own validator; or
+/// what to tell the payer. The name may be left out (the API's default is used); for an open
+/// request (no amount) the amount is parsed from what was typed.
+fn payment(form: &PayForm, request: &types::PaymentRequest) -> Result<types::SimulatePayment, String> {
+    // Control characters (NUL among them, which PostgreSQL cannot store) are dropped: a name
+    // typed into a form has none.
+    let name: String = form.payer_name.chars().filter(|c| !c.is_control()).collect();
+    let mut body = serde_json::Map::new();
+    if !name.trim().is_empty() {
+        body.insert("payer_name".into(), name.trim().into());
+    }
+    let typed = form.amount.trim();
+    if request.amount.is_none() && !typed.is_empty() {
+        let not_an_amount = || format!("{typed:?} is not an amount of {}", request.currency.as_str());
+        body.insert("amount".into(), parse_amount(typed, &request.currency).ok_or_else(not_an_amount)?.into());
+    }
+    let body = serde_json::Value::Object(body);
+    SIMULATE_PAYMENT.check(&body, "").map_err(|refused| {
+        let message = refused.message();
+        if message.starts_with("amount") {
+            format!("{typed:?} is not an amount this request can take ({message}, in minor units)")
+        } else {
+            message.to_owned()
+        }
+    })?;
+    serde_json::from_value(body).map_err(|e| e.to_string())
 }
 
 async fn qr_code(State(sandbox): State<Sandbox>, Path(id): Path<String>) -> Response {
@@ -105,18 +129,19 @@ fn not_found() -> Response {
 }
 
 /// What a payer typed (`25`, `25.5`, `1,250.00`, with or without the currency's symbol) as minor
-/// units of `currency`: `None` for anything else, more decimals than the currency has, or zero.
-pub fn parse_amount(text: &str, currency: &str) -> Option<types::Amount> {
+/// units of `currency`: `None` for anything else (signs, exponents, digits other than ASCII's),
+/// more decimals than the currency has, or more digits than any amount has. The bounds of an
+/// amount are the document's, checked by the caller.
+pub fn parse_amount(text: &str, currency: &str) -> Option<u64> {
     let decimals = reference::currency(currency).map_or(2, |c| c.minor_units) as usize;
     let digits: String = text.trim().trim_start_matches(['£', '€', '$', '₦', '₹']).replace(',', "");
     let (whole, fraction) = digits.split_once('.').unwrap_or((&digits, ""));
     let all_digits = |s: &str| s.chars().all(|c| c.is_ascii_digit());
-    if whole.is_empty() || whole.len() > 12 || fraction.len() > decimals || !all_digits(whole) || !all_digits(fraction)
+    if whole.is_empty() || whole.len() > 15 || fraction.len() > decimals || !all_digits(whole) || !all_digits(fraction)
     {
         return None;
     }
-    let minor: u64 = format!("{whole}{fraction:0<decimals$}").parse().ok()?;
-    types::Amount::new(minor)
+    format!("{whole}{fraction:0<decimals$}").parse().ok()
 }
 
 /// `amount` minor units of `currency` for people: symbol, thousands separators and exactly the
@@ -298,12 +323,15 @@ mod tests {
 
     #[test]
     fn typed_amounts_become_minor_units() {
-        let parsed = |text, currency| parse_amount(text, currency).map(|a| a.get());
+        let parsed = parse_amount;
         assert_eq!(parsed("25", "GBP"), Some(2_500));
         assert_eq!(parsed("25.5", "GBP"), Some(2_550));
         assert_eq!(parsed(" £1,250.05 ", "GBP"), Some(125_005));
         assert_eq!(parsed("0.01", "USD"), Some(1));
-        for refused in ["", "0", "0.00", "1.234", "-5", "1e3", "abc", "1.2.3", ".5", "9999999999999"] {
+        // Zero and amounts past the maximum are numbers: the document's bounds refuse them.
+        assert_eq!(parsed("0.00", "GBP"), Some(0));
+        assert_eq!(parsed("999999999999", "GBP"), Some(99_999_999_999_900));
+        for refused in ["", "1.234", "-5", "+5", "1e3", "abc", "1.2.3", ".5", "١٢", "0x10", "9999999999999999"] {
             assert_eq!(parsed(refused, "GBP"), None, "{refused:?}");
         }
     }
