@@ -180,10 +180,19 @@ async fn connections_over_the_cap_wait_until_one_closes() {
 }
 
 #[tokio::test]
-async fn failed_authentications_are_limited_per_address() {
+async fn failed_authentications_are_limited_per_address_where_a_token_is_asked_for() {
     let mut options = test_options();
     options.limits = Limits { failed_authentications_per_minute: NonZeroU32::new(5), ..Limits::default() };
     let sandbox = start_sandbox_with(options).await;
+    let client = sandbox.client(ALICE);
+    let gbp = open_balance(&client, "GBP").await;
+    let request = client
+        .create_payment_request()
+        .body(payments_client::types::PaymentRequestCreate::builder().amount(amount(500)).currency(Some(code("GBP"))))
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
     let url = format!("{}/currencies", sandbox.url);
     // Alice has called before; Bob has not.
     assert_eq!(raw("GET", &url, Some(ALICE), None, "").await.status, 200);
@@ -191,10 +200,11 @@ async fn failed_authentications_are_limited_per_address() {
         let answer = raw("GET", &url, Some(&format!("tok_guess_{guess}")), None, "").await;
         assert_error(&answer, 401, "credential");
     }
-    // Over the limit: 429 before any lookup, with how long to wait.
-    // Bob's token is valid, but this sandbox has not seen it yet: from this address it waits too.
-    for token in [Some("tok_guess_5"), None, Some("tok_guess_0"), Some(BOB)] {
-        let answer = raw("GET", &url, token, None, "").await;
+    // Over the limit: a token this sandbox does not know is 429 before any lookup, with how
+    // long to wait. Bob's token is valid, but this sandbox has not seen it yet: from this
+    // address it waits too.
+    for token in ["tok_guess_5", "tok_guess_0", BOB] {
+        let answer = raw("GET", &url, Some(token), None, "").await;
         assert_error(&answer, 429, "Too many failed authentications");
         let retry_after: u64 = answer.headers["retry-after"].to_str().unwrap().parse().unwrap();
         assert!((1..=12).contains(&retry_after), "a refill of one in 12 s: {retry_after}");
@@ -202,6 +212,174 @@ async fn failed_authentications_are_limited_per_address() {
     // A caller whose token this sandbox knows keeps working from the same address.
     assert_eq!(raw("GET", &url, Some(ALICE), None, "").await.status, 200);
     assert_eq!(sandbox.client(ALICE).list_currencies().send().await.unwrap().status().as_u16(), 200);
+    // What asks for no token stays reachable: a payer on the same address pays, a reader reads
+    // the reference and the document; a request without a token costs no lookup and is 401.
+    let pay = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    assert_eq!(pay.get(&request.payment_url).send().await.unwrap().status(), 200);
+    let paid = pay
+        .post(&request.payment_url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("payer_name=Ada")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(paid.status(), 303);
+    assert_eq!(balance_of(&client, gbp.id).await, 500);
+    for path in ["/docs/", "/openapi.yaml", "/openapi.json", "/healthz"] {
+        let answer = reqwest::get(format!("{}{path}", sandbox.url)).await.unwrap();
+        assert_eq!(answer.status(), 200, "{path}");
+    }
+    assert_error(&raw("GET", &url, None, None, "").await, 401, "credential");
+}
+
+#[tokio::test]
+async fn two_authorization_headers_are_refused() {
+    let sandbox = start_sandbox().await;
+    let answer = reqwest::Client::new()
+        .get(format!("{}/currencies", sandbox.url))
+        .header("authorization", format!("Bearer {ALICE}"))
+        .header("authorization", "Bearer tok_other")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 400);
+    let body: serde_json::Value = answer.json().await.unwrap();
+    assert_eq!(body["message"], "Invalid request: More than one Authorization header: send one credential");
+}
+
+/// A connection from `from` to `to`, sending half a request's head and holding it.
+async fn half_sent(from: std::net::IpAddr, to: SocketAddr) -> std::io::Result<tokio::net::TcpStream> {
+    use tokio::io::AsyncWriteExt;
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind(SocketAddr::new(from, 0))?;
+    let mut stream = socket.connect(to).await?;
+    stream.write_all(b"GET /currencies HTTP/1.1\r\nHost: x\r\nAuthor").await?;
+    Ok(stream)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_holding_every_connection_it_can_starves_no_other() {
+    let sandbox = start_sandbox().await;
+    let addr = sandbox.addr;
+    // The holder, on a runtime of its own: 1,500 half-sent requests from 127.0.0.1, each
+    // opened again as soon as it is closed (refused at once past its share, or cut off by
+    // the header timeout).
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let held = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let holder = {
+        let (stop, held) = (stop.clone(), held.clone());
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async move {
+                let tasks: Vec<_> = (0..1_500)
+                    .map(|_| {
+                        let (stop, held) = (stop.clone(), held.clone());
+                        tokio::spawn(async move {
+                            use tokio::io::AsyncReadExt;
+                            let ordering = std::sync::atomic::Ordering::Relaxed;
+                            while !stop.load(ordering) {
+                                let Ok(mut stream) = half_sent([127, 0, 0, 1].into(), addr).await else {
+                                    tokio::time::sleep(Duration::from_millis(50)).await;
+                                    continue;
+                                };
+                                held.fetch_add(1, ordering);
+                                let mut rest = Vec::new();
+                                let read = stream.read_to_end(&mut rest);
+                                let _ = tokio::time::timeout(Duration::from_secs(30), read).await;
+                                held.fetch_sub(1, ordering);
+                                tokio::time::sleep(Duration::from_millis(20)).await;
+                            }
+                        })
+                    })
+                    .collect();
+                for task in tasks {
+                    let _ = task.await;
+                }
+            });
+        })
+    };
+    // Let the holder take what it can.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Another client (127.0.0.2), a new connection for each request.
+    let other = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let mut slowest = Duration::ZERO;
+    for _ in 0..30 {
+        let started = Instant::now();
+        let answer = other
+            .get(format!("{}/currencies", sandbox.url))
+            .bearer_auth(ALICE)
+            .timeout(Duration::from_secs(5))
+            .send()
+            .await
+            .expect("answered while another address holds its share");
+        assert_eq!(answer.status(), 200);
+        slowest = slowest.max(started.elapsed());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // What the holder was refused past its share was told why.
+    let refused = half_sent([127, 0, 0, 1].into(), addr).await.unwrap();
+    let (answer, _) = tokio::task::spawn_blocking(move || {
+        let mut refused = refused.into_std().unwrap();
+        refused.set_nonblocking(false).unwrap();
+        read_until_closed(&mut refused, Duration::from_secs(5))
+    })
+    .await
+    .unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    eprintln!(
+        "with {} half-sent requests held open by one address, the slowest of 30 requests from another took {slowest:?}",
+        held.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    assert!(slowest < Duration::from_secs(1), "the other client waited {slowest:?}");
+    assert_error_object(&answer, 429, "Too many connections from this address: 128 at once while the server is busy");
+    drop(sandbox);
+    holder.join().unwrap();
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_each_client_is_counted_apart_and_nobody_else_is_believed() {
+    let mut options = test_options();
+    options.limits = Limits {
+        failed_authentications_per_minute: NonZeroU32::new(3),
+        trusted_proxies: payments_sandbox::http::client_address::TrustedProxies {
+            networks: vec!["127.0.0.1/32".parse().unwrap()],
+            ..Default::default()
+        },
+        ..Limits::default()
+    };
+    let sandbox = start_sandbox_with(options).await;
+    let url = format!("{}/currencies", sandbox.url);
+    let from = |local: [u8; 4], forwarded: &'static str, token: &'static str| {
+        let client = reqwest::Client::builder().local_address(std::net::IpAddr::from(local)).build().unwrap();
+        let url = url.clone();
+        async move {
+            client.get(&url).bearer_auth(token).header("x-forwarded-for", forwarded).send().await.unwrap().status()
+        }
+    };
+    // Through the proxy (127.0.0.1), a guesser at 203.0.113.9, whatever it wrote to the left.
+    for _ in 0..3 {
+        assert_eq!(from([127, 0, 0, 1], "198.51.100.1, 203.0.113.9", "tok_guess").await, 401);
+    }
+    assert_eq!(from([127, 0, 0, 1], "198.51.100.2, 203.0.113.9", "tok_guess").await, 429);
+    // Another client of the proxy, with a token this sandbox has not seen: untouched.
+    assert_eq!(from([127, 0, 0, 1], "203.0.113.10", BOB).await, 200);
+    // The same /64 of IPv6 is one client; the next /64 another.
+    for _ in 0..3 {
+        assert_eq!(from([127, 0, 0, 1], "2001:db8:0:1::1", "tok_guess").await, 401);
+    }
+    assert_eq!(from([127, 0, 0, 1], "2001:db8:0:1:ffff::2", "tok_guess").await, 429);
+    assert_eq!(from([127, 0, 0, 1], "2001:db8:0:2::1", "tok_guess").await, 401);
+    // A peer that is not a trusted proxy (127.0.0.2) forging the header is counted as itself:
+    // its failures do not land on the address it names, and naming another does not free it.
+    for _ in 0..3 {
+        assert_eq!(from([127, 0, 0, 2], "203.0.113.11", "tok_guess").await, 401);
+    }
+    assert_eq!(from([127, 0, 0, 2], "203.0.113.12", "tok_guess").await, 429);
+    assert_eq!(from([127, 0, 0, 1], "203.0.113.11", "tok_guess").await, 401, "203.0.113.11 owes nothing");
 }
 
 #[tokio::test]

@@ -88,6 +88,7 @@ async fn every_request_is_logged_once_with_its_id_status_and_latency() {
             (&"GET".into(), &"/currencies".into(), &status.into())
         );
         assert!(line["latency_us"].is_u64(), "{line}");
+        assert_eq!(line["client"], "127.0.0.1", "the client's address: {line}");
         let timestamp = line["timestamp"].as_str().unwrap();
         assert!(chrono::DateTime::parse_from_rfc3339(timestamp).is_ok(), "{timestamp}");
     }

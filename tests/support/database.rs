@@ -113,6 +113,11 @@ pub fn postgres() -> &'static Postgres {
 /// Starts the throwaway server. Without PostgreSQL the script fails, and so does the test:
 /// these tests never skip.
 fn start_postgres() -> Postgres {
+    start_throwaway().0
+}
+
+/// A throwaway server, and its data directory and port.
+fn start_throwaway() -> (Postgres, PathBuf, u16) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/throwaway-postgres");
     let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
     let mut keeper = Command::new(&script)
@@ -124,14 +129,65 @@ fn start_postgres() -> Postgres {
     let mut ready = String::new();
     BufReader::new(keeper.stdout.take().expect("the script's stdout")).read_line(&mut ready).expect("it answers");
     let mut words = ready.split_whitespace();
-    let (Some("ready"), Some(admin), Some(bin)) = (words.next(), words.next(), words.next()) else {
+    let (Some("ready"), Some(admin), Some(bin), Some(data)) = (words.next(), words.next(), words.next(), words.next())
+    else {
         panic!(
             "PostgreSQL did not start (its error is above): install it (Debian: apt-get install postgresql) or set \
              PAYMENTS_TEST_DATABASE_URL"
         )
     };
     let stdin = keeper.stdin.take().expect("the script's stdin");
-    Postgres { admin: admin.to_owned(), bin: PathBuf::from(bin), _keeper: Some((keeper, stdin)) }
+    let server = Postgres { admin: admin.to_owned(), bin: PathBuf::from(bin), _keeper: Some((keeper, stdin)) };
+    (server, PathBuf::from(data), port)
+}
+
+/// A PostgreSQL server of a test's own, which it may stop and start again (an outage): always a
+/// throwaway one, whatever `PAYMENTS_TEST_DATABASE_URL` says.
+pub struct OwnPostgres {
+    pub server: Postgres,
+    data: PathBuf,
+    port: u16,
+}
+
+impl OwnPostgres {
+    pub fn start() -> Self {
+        let (server, data, port) = start_throwaway();
+        Self { server, data, port }
+    }
+
+    /// Runs `pg_ctl` with `arguments` on this server's data, as the `postgres` user when root
+    /// (as the script does).
+    fn pg_ctl(&self, arguments: &[&str]) {
+        let pg_ctl = self.server.bin.join("pg_ctl");
+        let mut command = if is_root() {
+            let mut command = Command::new("runuser");
+            command.args(["-u", "postgres", "--"]).arg(&pg_ctl);
+            command
+        } else {
+            Command::new(&pg_ctl)
+        };
+        let status = command.arg("-D").arg(&self.data).args(arguments).status().expect("pg_ctl runs");
+        assert!(status.success(), "pg_ctl {arguments:?} failed");
+    }
+
+    /// Stops the server as an administrator would: its sessions are ended, their transactions
+    /// rolled back.
+    pub fn stop(&self) {
+        self.pg_ctl(&["-m", "fast", "-w", "stop"]);
+    }
+
+    /// Starts it again where it was.
+    pub fn start_again(&self) {
+        let sockets = self.data.parent().expect("the data directory's parent").display().to_string();
+        let log = format!("{sockets}/log");
+        let options = format!("-p {} -k {sockets} -c listen_addresses=127.0.0.1 -c max_connections=300", self.port);
+        self.pg_ctl(&["-l", &log, "-w", "-t", "60", "start", "-o", &options]);
+    }
+}
+
+/// Whether this process runs as root (PostgreSQL's programs then run as `postgres`).
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|out| out.stdout.starts_with(b"0\n"))
 }
 
 impl Postgres {

@@ -1,9 +1,12 @@
 //! Shared pieces of the end-to-end tests.
 
 pub mod database;
+pub mod nginx;
+pub mod payers;
 pub mod process;
 pub mod receiver;
 pub mod sandbox;
+pub mod tmpfs;
 
 use std::net::SocketAddr;
 

@@ -35,9 +35,14 @@ pub fn spawn(database: &str, tokens: Option<&str>) -> Process {
 /// The binary on `database` with `PAYMENTS_SANDBOX_TOKENS` = `tokens`, `extra` arguments, no
 /// rate limit, on an ephemeral port; returns once it has announced its address.
 pub fn spawn_with(database: &str, tokens: Option<&str>, extra: &[&str]) -> Process {
+    spawn_at("127.0.0.1:0", database, tokens, extra)
+}
+
+/// [`spawn_with`] listening on `address` (to start again where a stopped one was).
+pub fn spawn_at(address: &str, database: &str, tokens: Option<&str>, extra: &[&str]) -> Process {
     let mut command = Command::new(binary());
     command
-        .args(["--listen", "127.0.0.1:0", "--rate-limit", "0", "--database", database])
+        .args(["--listen", address, "--rate-limit", "0", "--database", database])
         .args(extra)
         .env_remove("PAYMENTS_SANDBOX_TOKENS")
         .env("RUST_LOG", "payments_sandbox=info")

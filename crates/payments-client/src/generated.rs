@@ -46,8 +46,11 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 ///   reused `reference_id`/`order_id`, or a state change the current state forbids), `413` body
 ///   larger than 64 KiB (refused at once when `Content-Length` says so), `414` path and query
 ///   longer than 8 KiB, `415` body not JSON, `429` rate limited, `431` request headers larger
-///   than 64 KiB or more than 100 of them, `500` unexpected failure. A refused request changes
-///   nothing.
+///   than 64 KiB or more than 100 of them, `500` unexpected failure, `503` the service's
+///   database cannot serve now, `507` its disk is full (both with `Retry-After`). A refused
+///   request changes nothing. One answer is not a refusal: `504` says the connection to the
+///   database was lost while a change was being committed, so it may or may not have been
+///   made; retry it with the same `order_id` or `reference_id` to find out.
 /// * **Text.** No string may contain a control character (U+0000–U+001F, U+007F–U+009F):
 ///   names, references, URLs and ids never need one. A request holding one is refused with
 ///   `400` naming the field.
@@ -127,6 +130,10 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 /// breaks existing clients and the major number did not go up. It sees the document's shape,
 /// not its words: a changed meaning is for the reviewer to catch.
 ///
+/// **2.1.0** (adds): every operation documents `503` (the database cannot serve now), and every
+/// change `504` (its commit's outcome is unknown) and `507` (the disk is full), each with
+/// `Retry-After`.
+///
 /// **2.0.0** (from 1.0.0): a payment request's `amount` may be `null` (an open request, whose
 /// payer chooses the amount; `PaymentRequestCreate.amount` is optional); `ExchangeRate` gains
 /// `rate_decimal` and `single_rate_decimal`, the exact rates conversions are made at (`rate`
@@ -137,7 +144,7 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 /// refused them, which made every added property breaking).
 ///
 ///
-/// Version: 2.0.0
+/// Version: 2.1.0
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -170,7 +177,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "2.0.0"
+        "2.1.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -1085,6 +1092,7 @@ pub mod builder {
                 401u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1152,6 +1160,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1204,6 +1215,7 @@ pub mod builder {
                 404u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1285,6 +1297,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1352,6 +1367,7 @@ pub mod builder {
                 401u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1393,6 +1409,7 @@ pub mod builder {
                 401u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1434,6 +1451,7 @@ pub mod builder {
                 401u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1560,6 +1578,7 @@ pub mod builder {
                 401u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1629,6 +1648,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1681,6 +1703,7 @@ pub mod builder {
                 404u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1734,6 +1757,9 @@ pub mod builder {
                 409u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1802,6 +1828,7 @@ pub mod builder {
                 401u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1869,6 +1896,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1936,6 +1966,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1988,6 +2021,7 @@ pub mod builder {
                 404u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2040,6 +2074,9 @@ pub mod builder {
                 404u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2121,6 +2158,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2162,6 +2202,9 @@ pub mod builder {
                 401u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2244,6 +2287,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2326,6 +2372,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2408,6 +2457,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2492,6 +2544,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2574,6 +2629,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2828,6 +2886,7 @@ pub mod builder {
                 401u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2897,6 +2956,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2949,6 +3011,7 @@ pub mod builder {
                 404u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3090,6 +3153,7 @@ pub mod builder {
                 401u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3159,6 +3223,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3211,6 +3278,7 @@ pub mod builder {
                 404u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3264,6 +3332,9 @@ pub mod builder {
                 409u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3346,6 +3417,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3414,6 +3488,7 @@ pub mod builder {
                 401u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3481,6 +3556,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3533,6 +3611,7 @@ pub mod builder {
                 404u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3585,6 +3664,9 @@ pub mod builder {
                 404u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3637,6 +3719,9 @@ pub mod builder {
                 404u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3751,6 +3836,7 @@ pub mod builder {
                 401u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3819,6 +3905,9 @@ pub mod builder {
                 415u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                504u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                507u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3871,6 +3960,7 @@ pub mod builder {
                 404u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 429u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 500u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
+                503u16 => Err(Error::ErrorResponse(ResponseValue::from_response(response).await?)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 pub use domain::{Sandbox, TargetPolicy};
 pub use http::serve::Limits;
-pub use payments_store::{Store, open as open_store};
+pub use payments_store::{Store, backup, open as open_store};
 pub use workers::delivery::DeliveryOptions;
 
 /// How a sandbox behaves, besides where its database is.

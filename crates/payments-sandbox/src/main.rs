@@ -6,6 +6,7 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use payments_sandbox::http::client_address::{ForwardingHeader, TrustedProxies};
 use payments_sandbox::log_format::LogFormat;
 use payments_sandbox::{DeliveryOptions, Limits, Options, Sandbox, Server, TargetPolicy};
 
@@ -68,6 +69,21 @@ struct Serve {
     /// Connections served at once; more wait to be accepted until one closes.
     #[arg(long, default_value_t = Limits::default().max_connections as u64, value_parser = clap::value_parser!(u64).range(1..))]
     max_connections: u64,
+    /// Connections one client address (an IPv6 client's /64) is sure of: past this, its new
+    /// connections are taken only while fewer than half of --max-connections are open, and are
+    /// answered 429 and closed otherwise. Through a trusted proxy: the requests in flight one
+    /// client may have.
+    #[arg(long, default_value_t = Limits::default().connections_per_address as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections_per_address: u64,
+    /// A proxy (load balancer) in front of the sandbox, as an address or network
+    /// (`10.0.0.0/8`, `::1`), repeatable: for connections from it, the client is the right-most
+    /// address of `--client-address-header` that is not a trusted proxy. Every per-address limit
+    /// and the access log use that address.
+    #[arg(long = "trusted-proxy", value_name = "CIDR", value_parser = parse_network)]
+    trusted_proxies: Vec<ipnet::IpNet>,
+    /// The header trusted proxies append the client's address to.
+    #[arg(long, value_enum, default_value_t = ForwardingHeader::default())]
+    client_address_header: ForwardingHeader,
     /// Seconds a client has to send a request's line and headers; a kept-alive connection with
     /// no new request is closed after this too.
     #[arg(long, default_value_t = Limits::default().header_timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
@@ -92,6 +108,15 @@ enum Command {
         /// A name for the tenant.
         #[arg(long, default_value = "Sandbox tenant")]
         name: String,
+    },
+    /// Copy the SQLite database (`--database`) to a file while sandboxes keep serving from it:
+    /// the copy holds every write acknowledged before the backup began, and starts as a
+    /// database of its own (`--database FILE`). The file appears only once whole. PostgreSQL:
+    /// pg_dump (see the README).
+    Backup {
+        /// Where the copy goes (replaced if it exists).
+        #[arg(long)]
+        to: std::path::PathBuf,
     },
 }
 
@@ -142,6 +167,16 @@ fn start(cli: Cli) -> Result<(), String> {
 }
 
 async fn serve(cli: Cli) -> Result<(), String> {
+    if let Some(Command::Backup { to }) = &cli.command {
+        // Not opened as a store: a backup reads, and migrates nothing.
+        let (database, target) = (cli.database.clone(), to.clone());
+        let made = tokio::task::spawn_blocking(move || payments_sandbox::backup(&database, &target))
+            .await
+            .map_err(|e| e.to_string())??;
+        let (bytes, seconds) = (made.bytes, made.took.as_secs_f64());
+        println!("Backed up {} to {}: {bytes} bytes in {seconds:.1} s", cli.database, to.display());
+        return Ok(());
+    }
     let store = payments_sandbox::open_store(&cli.database).await?;
     // What messages show of the database: never a password.
     let database = store.describe();
@@ -171,6 +206,8 @@ async fn serve(cli: Cli) -> Result<(), String> {
         },
         limits: Limits {
             max_connections: usize::try_from(serve.max_connections).unwrap_or(usize::MAX),
+            connections_per_address: usize::try_from(serve.max_connections_per_address).unwrap_or(usize::MAX),
+            trusted_proxies: TrustedProxies { networks: serve.trusted_proxies, header: serve.client_address_header },
             header_timeout: Duration::from_secs(serve.header_timeout),
             body_timeout: Duration::from_secs(serve.body_timeout),
             shutdown_grace: Duration::from_secs(serve.shutdown_grace),
@@ -197,6 +234,13 @@ async fn serve(cli: Cli) -> Result<(), String> {
     server.run(listener, shutdown).await.map_err(|e| e.to_string())?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// A network (`10.0.0.0/8`) or a single address (`10.0.0.1`, `::1`).
+fn parse_network(text: &str) -> Result<ipnet::IpNet, String> {
+    text.parse::<ipnet::IpNet>()
+        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("{text:?} is neither an address nor a network such as 10.0.0.0/8"))
 }
 
 fn announce(url: &str, database: &str, new_tokens: &[String]) {

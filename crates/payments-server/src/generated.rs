@@ -624,6 +624,15 @@ pub enum ListBalancesResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for ListBalancesResponse {
     fn into_response(self) -> Response {
@@ -641,6 +650,11 @@ impl axum::response::IntoResponse for ListBalancesResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -674,6 +688,31 @@ pub enum CreateBalanceResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for CreateBalanceResponse {
     fn into_response(self) -> Response {
@@ -695,6 +734,22 @@ impl axum::response::IntoResponse for CreateBalanceResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -726,6 +781,15 @@ pub enum GetBalanceResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for GetBalanceResponse {
     fn into_response(self) -> Response {
@@ -744,6 +808,11 @@ impl axum::response::IntoResponse for GetBalanceResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -779,6 +848,31 @@ pub enum UpdateBalanceResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for UpdateBalanceResponse {
     fn into_response(self) -> Response {
@@ -801,6 +895,22 @@ impl axum::response::IntoResponse for UpdateBalanceResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -830,6 +940,15 @@ pub enum ListBankFieldsResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for ListBankFieldsResponse {
     fn into_response(self) -> Response {
@@ -847,6 +966,11 @@ impl axum::response::IntoResponse for ListBankFieldsResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -874,6 +998,15 @@ pub enum ListCountriesResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for ListCountriesResponse {
     fn into_response(self) -> Response {
@@ -890,6 +1023,11 @@ impl axum::response::IntoResponse for ListCountriesResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -917,6 +1055,15 @@ pub enum ListCurrenciesResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for ListCurrenciesResponse {
     fn into_response(self) -> Response {
@@ -933,6 +1080,11 @@ impl axum::response::IntoResponse for ListCurrenciesResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -962,6 +1114,15 @@ pub enum ListPaymentRequestsResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for ListPaymentRequestsResponse {
     fn into_response(self) -> Response {
@@ -979,6 +1140,11 @@ impl axum::response::IntoResponse for ListPaymentRequestsResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1016,6 +1182,31 @@ pub enum CreatePaymentRequestResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for CreatePaymentRequestResponse {
     fn into_response(self) -> Response {
@@ -1039,6 +1230,22 @@ impl axum::response::IntoResponse for CreatePaymentRequestResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1070,6 +1277,15 @@ pub enum GetPaymentRequestResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for GetPaymentRequestResponse {
     fn into_response(self) -> Response {
@@ -1088,6 +1304,11 @@ impl axum::response::IntoResponse for GetPaymentRequestResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1121,6 +1342,31 @@ pub enum CancelPaymentRequestResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for CancelPaymentRequestResponse {
     fn into_response(self) -> Response {
@@ -1140,6 +1386,22 @@ impl axum::response::IntoResponse for CancelPaymentRequestResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1169,6 +1431,15 @@ pub enum ListRecipientsResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for ListRecipientsResponse {
     fn into_response(self) -> Response {
@@ -1186,6 +1457,11 @@ impl axum::response::IntoResponse for ListRecipientsResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1219,6 +1495,31 @@ pub enum CreateRecipientResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for CreateRecipientResponse {
     fn into_response(self) -> Response {
@@ -1240,6 +1541,22 @@ impl axum::response::IntoResponse for CreateRecipientResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1273,6 +1590,31 @@ pub enum ValidateRecipientResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for ValidateRecipientResponse {
     fn into_response(self) -> Response {
@@ -1294,6 +1636,22 @@ impl axum::response::IntoResponse for ValidateRecipientResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1325,6 +1683,15 @@ pub enum GetRecipientResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for GetRecipientResponse {
     fn into_response(self) -> Response {
@@ -1343,6 +1710,11 @@ impl axum::response::IntoResponse for GetRecipientResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1374,6 +1746,31 @@ pub enum DeleteRecipientResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for DeleteRecipientResponse {
     fn into_response(self) -> Response {
@@ -1392,6 +1789,22 @@ impl axum::response::IntoResponse for DeleteRecipientResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1427,6 +1840,31 @@ pub enum UpdateRecipientResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for UpdateRecipientResponse {
     fn into_response(self) -> Response {
@@ -1449,6 +1887,22 @@ impl axum::response::IntoResponse for UpdateRecipientResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1476,6 +1930,31 @@ pub enum AdvanceSandboxResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for AdvanceSandboxResponse {
     fn into_response(self) -> Response {
@@ -1492,6 +1971,22 @@ impl axum::response::IntoResponse for AdvanceSandboxResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1529,6 +2024,31 @@ pub enum SimulateBalanceTransferResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for SimulateBalanceTransferResponse {
     fn into_response(self) -> Response {
@@ -1552,6 +2072,22 @@ impl axum::response::IntoResponse for SimulateBalanceTransferResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1589,6 +2125,31 @@ pub enum SimulatePaymentResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for SimulatePaymentResponse {
     fn into_response(self) -> Response {
@@ -1612,6 +2173,22 @@ impl axum::response::IntoResponse for SimulatePaymentResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1649,6 +2226,31 @@ pub enum SimulateTransactionStatusResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for SimulateTransactionStatusResponse {
     fn into_response(self) -> Response {
@@ -1672,6 +2274,22 @@ impl axum::response::IntoResponse for SimulateTransactionStatusResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1709,6 +2327,31 @@ pub enum SimulateVirtualAccountStatusResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for SimulateVirtualAccountStatusResponse {
     fn into_response(self) -> Response {
@@ -1732,6 +2375,22 @@ impl axum::response::IntoResponse for SimulateVirtualAccountStatusResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1769,6 +2428,31 @@ pub enum SimulateInboundTransferResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for SimulateInboundTransferResponse {
     fn into_response(self) -> Response {
@@ -1792,6 +2476,22 @@ impl axum::response::IntoResponse for SimulateInboundTransferResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1821,6 +2521,15 @@ pub enum ListTransactionsResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for ListTransactionsResponse {
     fn into_response(self) -> Response {
@@ -1838,6 +2547,11 @@ impl axum::response::IntoResponse for ListTransactionsResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1875,6 +2589,31 @@ pub enum CreateTransactionResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for CreateTransactionResponse {
     fn into_response(self) -> Response {
@@ -1898,6 +2637,22 @@ impl axum::response::IntoResponse for CreateTransactionResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1929,6 +2684,15 @@ pub enum GetTransactionResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for GetTransactionResponse {
     fn into_response(self) -> Response {
@@ -1947,6 +2711,11 @@ impl axum::response::IntoResponse for GetTransactionResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -1976,6 +2745,15 @@ pub enum ListVirtualAccountsResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for ListVirtualAccountsResponse {
     fn into_response(self) -> Response {
@@ -1993,6 +2771,11 @@ impl axum::response::IntoResponse for ListVirtualAccountsResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -2030,6 +2813,31 @@ pub enum CreateVirtualAccountResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for CreateVirtualAccountResponse {
     fn into_response(self) -> Response {
@@ -2053,6 +2861,22 @@ impl axum::response::IntoResponse for CreateVirtualAccountResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -2084,6 +2908,15 @@ pub enum GetVirtualAccountResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for GetVirtualAccountResponse {
     fn into_response(self) -> Response {
@@ -2102,6 +2935,11 @@ impl axum::response::IntoResponse for GetVirtualAccountResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -2135,6 +2973,31 @@ pub enum CloseVirtualAccountResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for CloseVirtualAccountResponse {
     fn into_response(self) -> Response {
@@ -2154,6 +3017,22 @@ impl axum::response::IntoResponse for CloseVirtualAccountResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -2191,6 +3070,31 @@ pub enum UpdateVirtualAccountResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for UpdateVirtualAccountResponse {
     fn into_response(self) -> Response {
@@ -2214,6 +3118,22 @@ impl axum::response::IntoResponse for UpdateVirtualAccountResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -2243,6 +3163,15 @@ pub enum ListWebhookEndpointsResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for ListWebhookEndpointsResponse {
     fn into_response(self) -> Response {
@@ -2260,6 +3189,11 @@ impl axum::response::IntoResponse for ListWebhookEndpointsResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -2293,6 +3227,31 @@ pub enum CreateWebhookEndpointResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for CreateWebhookEndpointResponse {
     fn into_response(self) -> Response {
@@ -2314,6 +3273,22 @@ impl axum::response::IntoResponse for CreateWebhookEndpointResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -2345,6 +3320,15 @@ pub enum GetWebhookEndpointResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for GetWebhookEndpointResponse {
     fn into_response(self) -> Response {
@@ -2363,6 +3347,11 @@ impl axum::response::IntoResponse for GetWebhookEndpointResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -2394,6 +3383,31 @@ pub enum DeleteWebhookEndpointResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for DeleteWebhookEndpointResponse {
     fn into_response(self) -> Response {
@@ -2412,6 +3426,22 @@ impl axum::response::IntoResponse for DeleteWebhookEndpointResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -2443,6 +3473,31 @@ pub enum RotateWebhookEndpointSecretResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for RotateWebhookEndpointSecretResponse {
     fn into_response(self) -> Response {
@@ -2461,6 +3516,22 @@ impl axum::response::IntoResponse for RotateWebhookEndpointSecretResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -2490,6 +3561,15 @@ pub enum ListWebhooksResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for ListWebhooksResponse {
     fn into_response(self) -> Response {
@@ -2507,6 +3587,11 @@ impl axum::response::IntoResponse for ListWebhooksResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -2542,6 +3627,31 @@ pub enum SendTestWebhookResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `504`: The connection to the database was lost while this change was being committed: it may
+    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
+    /// out (one already made is answered, not made again); for a change without such a key,
+    /// read the resource before retrying.
+    GatewayTimeout {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
+    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
+    /// `Retry-After`. Reads are still served.
+    Status507 {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for SendTestWebhookResponse {
     fn into_response(self) -> Response {
@@ -2564,6 +3674,22 @@ impl axum::response::IntoResponse for SendTestWebhookResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::GatewayTimeout { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
+            Self::Status507 { body, retry_after } => {
+                let mut response =
+                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }
@@ -2595,6 +3721,15 @@ pub enum GetWebhookResponse {
     },
     /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
     InternalServerError(types::Error),
+    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
+    /// read-only, every connection is busy). Nothing was changed: retry after the number of
+    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
+    /// made at most once.
+    ServiceUnavailable {
+        body: types::Error,
+        /// The `retry-after` header: Seconds to wait before retrying.
+        retry_after: Option<i64>,
+    },
 }
 impl axum::response::IntoResponse for GetWebhookResponse {
     fn into_response(self) -> Response {
@@ -2613,6 +3748,11 @@ impl axum::response::IntoResponse for GetWebhookResponse {
                 response
             }
             Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
+            Self::ServiceUnavailable { body, retry_after } => {
+                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
+                response
+            }
         }
     }
 }

@@ -10,6 +10,7 @@
 //! update itself and a `CHECK`), idempotency keys are unique per tenant (a unique index), and
 //! status changes name the status they expect (a stale one fails with [`StoreError::Stale`]).
 
+mod error;
 mod migrations;
 mod model;
 mod plan;
@@ -22,63 +23,10 @@ use chrono::{DateTime, Utc};
 use payments_types as types;
 use uuid::Uuid;
 
+pub use error::{Outage, StoreError, UniqueKey};
 pub use model::*;
 pub use postgres::PostgresStore;
-pub use sqlite::SqliteStore;
-
-/// What can go wrong in the store. The first four are answers the domain expects and turns into
-/// its own refusals; [`StoreError::Database`] is a failure (logged, answered `500`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoreError {
-    /// `starting_after` names no item of this list (unknown, another tenant's, deleted).
-    UnknownCursor(Uuid),
-    /// A unique key is taken.
-    Duplicate(UniqueKey),
-    /// A guarded change found its row in another state than the one it was decided on (someone
-    /// changed it first), or not at all.
-    Stale { resource: &'static str, id: Uuid },
-    /// A debit the balance does not cover; nothing was changed.
-    InsufficientFunds { balance: Uuid, available: i64 },
-    /// The database failed.
-    Database(String),
-}
-
-/// The unique keys a write can collide with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UniqueKey {
-    /// `order_id` of a transaction, per tenant.
-    OrderId,
-    /// `reference_id` of a payment request, per tenant.
-    PaymentRequestReferenceId,
-    /// `reference_id` of a virtual account, per tenant.
-    VirtualAccountReferenceId,
-    /// A virtual account's number, across tenants.
-    AccountNumber,
-    /// A token's hash.
-    Token,
-}
-
-impl std::fmt::Display for StoreError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::UnknownCursor(id) => write!(f, "{id} is not an item of this list"),
-            Self::Duplicate(key) => write!(f, "{key:?} already taken"),
-            Self::Stale { resource, id } => write!(f, "{resource} {id} changed meanwhile"),
-            Self::InsufficientFunds { balance, available } => {
-                write!(f, "balance {balance} holds {available}, not enough")
-            }
-            Self::Database(message) => write!(f, "database: {message}"),
-        }
-    }
-}
-
-impl std::error::Error for StoreError {}
-
-impl From<sqlx::Error> for StoreError {
-    fn from(error: sqlx::Error) -> Self {
-        Self::Database(error.to_string())
-    }
-}
+pub use sqlite::{Backup, SqliteStore};
 
 /// List pages a backend reads at once: half the cores, at least one, so clients listing back to
 /// back never hold every core (why, and what it measured: `sqlite/lists.rs`, and
@@ -103,6 +51,16 @@ pub async fn open(location: &str) -> Result<std::sync::Arc<dyn Store>, String> {
     }
 }
 
+/// A consistent copy of the SQLite database at `location` in `to`, taken while sandboxes serve
+/// from it: it holds every commit made before it began. A PostgreSQL database is copied with
+/// PostgreSQL's own tools (`pg_dump`, `pg_restore`: see the README), and refused here.
+pub fn backup(location: &str, to: &std::path::Path) -> Result<Backup, String> {
+    if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+        return Err("a PostgreSQL database is backed up with pg_dump (see the README, \"Backups\")".into());
+    }
+    sqlite::backup(location, to)
+}
+
 /// The database, as the domain and the workers use it. Every method concerns one tenant only
 /// (the `tenant` argument or the changeset's), except those the background workers use across
 /// tenants (`on_rails(None)`, the outbox).
@@ -120,6 +78,9 @@ pub trait Store: Reads + Send + Sync + 'static {
     /// A new tenant holding this token; [`StoreError::Duplicate`] when the token is taken.
     async fn create_tenant(&self, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<TenantRecord>;
     async fn tenant_count(&self) -> Result<u64>;
+    /// `Ok` when the database can be read and written now: a read on a read connection, and a
+    /// one-row write committed to disk (`GET /readyz`).
+    async fn ready(&self) -> Result<()>;
     /// Balances whose amount differs from the sum of their ledger entries.
     async fn unreconciled_balances(&self) -> Result<Vec<Unreconciled>>;
 

@@ -25,7 +25,7 @@ impl Sandbox {
         let now = Now::new();
         let id = Uuid::new_v4();
         let open = Change::OpenBalance { id, currency: currency.code.to_owned(), name: name.clone() };
-        self.store.apply(changeset(tenant.id, now).with(open)).await?;
+        self.apply(changeset(tenant.id, now).with(open)).await?;
         shown(&BalanceRecord { id, name, currency: currency.code.to_owned(), amount: 0, created: now.0 }, &tenant)
     }
 
@@ -36,7 +36,7 @@ impl Sandbox {
     pub async fn update_balance(&self, tenant: Tenant, id: Uuid, body: types::BalanceUpdate) -> Result<types::Balance> {
         self.balance_record(tenant, id, "").await?;
         let rename = Change::RenameBalance { id, name: body.name.to_string() };
-        self.store.apply(changeset(tenant.id, Now::new()).with(rename)).await?;
+        self.apply(changeset(tenant.id, Now::new()).with(rename)).await?;
         self.get_balance(tenant, id).await
     }
 

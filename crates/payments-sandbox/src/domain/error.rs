@@ -1,6 +1,8 @@
 //! Why the domain refuses or fails a request. The HTTP side turns each kind into its status
-//! (`400`, `404`, `409`, `500`); the message is the caller's to read.
+//! (`400`, `404`, `409`, `500`; an outage `503`, `507` or `504`); the message is the caller's to
+//! read.
 
+pub use payments_store::Outage;
 use payments_store::StoreError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,6 +16,12 @@ pub enum Error {
     Conflict(String),
     /// Something failed that the caller can do nothing about (`500`); the detail is for the log.
     Internal(String),
+    /// The database cannot serve now (`503`, a full disk `507`): nothing was changed, and the
+    /// same request may succeed later. The detail is for the log.
+    Unavailable { outage: Outage, detail: String },
+    /// A change's commit was sent and its answer lost with the database connection (`504`): it
+    /// may or may not have been made. The detail is for the log.
+    OutcomeUnknown(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -43,18 +51,35 @@ impl std::fmt::Display for Error {
             Self::NotFound(m) => write!(f, "not found: {m}"),
             Self::Conflict(m) => write!(f, "conflict: {m}"),
             Self::Internal(m) => write!(f, "internal: {m}"),
+            Self::Unavailable { outage, detail } => write!(f, "unavailable: {outage}: {detail}"),
+            Self::OutcomeUnknown(detail) => write!(f, "outcome unknown: {detail}"),
         }
     }
 }
 
 impl std::error::Error for Error {}
 
-/// A store answer the operation did not expect is a failure; the ones it expects (a cursor
-/// not in the list, a debit not covered, a key taken, a state that moved) are handled where
-/// they can happen.
+/// An outage is an outage whatever the operation; any other store answer the operation did not
+/// expect is a failure. The ones it expects (a cursor not in the list, a debit not covered, a
+/// key taken, a state that moved) are handled where they can happen.
 impl From<StoreError> for Error {
     fn from(error: StoreError) -> Self {
-        Self::Internal(error.to_string())
+        match error {
+            StoreError::Unavailable { outage, detail } => Self::Unavailable { outage, detail },
+            StoreError::OutcomeUnknown { detail } => Self::OutcomeUnknown(detail),
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
+impl Error {
+    /// The outage this is, if it is one.
+    pub fn outage(&self) -> Option<Outage> {
+        match self {
+            Self::Unavailable { outage, .. } => Some(*outage),
+            Self::OutcomeUnknown(_) => Some(Outage::Unreachable),
+            _ => None,
+        }
     }
 }
 

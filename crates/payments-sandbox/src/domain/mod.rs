@@ -7,9 +7,10 @@
 //! again on what is there now.
 
 mod balances;
-mod error;
+pub mod error;
 pub mod idempotency;
 pub mod money;
+pub mod outages;
 mod payment_requests;
 pub mod rails;
 mod recipients;
@@ -71,6 +72,14 @@ impl Sandbox {
         format!("{}/pay/{id}", self.public_url)
     }
 
+    /// Applies `changes` (see `Store::apply`). Every write of the domain goes through here: one
+    /// committed is the news that an outage is over.
+    async fn apply(&self, changes: Changeset) -> std::result::Result<(), StoreError> {
+        self.store.apply(changes).await?;
+        outages::over();
+        Ok(())
+    }
+
     /// Applies `changes`; a changeset that is stale is decided again by `decide`, up to
     /// [`ATTEMPTS`] times. `decide` reads what it needs and returns the changes with the
     /// operation's answer.
@@ -81,7 +90,7 @@ impl Sandbox {
     {
         for _ in 0..ATTEMPTS {
             let (changes, answer) = decide().await?;
-            match self.store.apply(changes).await {
+            match self.apply(changes).await {
                 Ok(()) => return Ok(answer),
                 Err(StoreError::Stale { resource, id }) => {
                     tracing::debug!(resource, %id, "changed while deciding; deciding again");

@@ -86,7 +86,7 @@ impl Sandbox {
                 idempotency: key.map(|key| Idempotency { key: key.to_owned(), request: request_json.to_owned() }),
             })
             .with(Change::Event { event: Event::PaymentrequestInitiated, data: json(&request)? });
-        match self.store.apply(changes).await {
+        match self.apply(changes).await {
             Ok(()) => Ok(request),
             // Taken by an earlier request: the caller answers from it.
             Err(StoreError::Duplicate(UniqueKey::PaymentRequestReferenceId)) => {

@@ -46,7 +46,7 @@ impl Sandbox {
             moves.push((false, changes));
         }
         let mut written = futures::stream::iter(moves)
-            .map(|(account, changes)| async move { (account, self.store.apply(changes).await) })
+            .map(|(account, changes)| async move { (account, self.apply(changes).await) })
             .buffer_unordered(RAIL_WRITES);
         let mut advance = types::SandboxAdvance { virtual_accounts_activated: 0, transactions_advanced: 0 };
         while let Some((account, applied)) = written.next().await {

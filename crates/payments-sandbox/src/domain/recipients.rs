@@ -47,7 +47,7 @@ impl Sandbox {
         let changes = changeset(tenant.id, now)
             .with(Change::InsertRecipient(Box::new(recipient.clone())))
             .with(Change::Event { event: Event::RecipientCreated, data: json(&recipient)? });
-        self.store.apply(changes).await?;
+        self.apply(changes).await?;
         Ok(recipient)
     }
 

@@ -82,8 +82,29 @@ impl Sandbox {
     }
 
     /// Makes sure `token` has a tenant (named `name` when it is made now); `true` when made now.
+    /// A token that has one already is only read, so a sandbox starting on a full disk (or a
+    /// read-only one) with the tokens it had starts.
     pub async fn ensure_tenant(&self, token: &str, name: &str) -> Result<bool> {
-        Ok(self.store.ensure_tenant(&token_hash(token), name, Now::new().0).await?.created)
+        let hash = token_hash(token);
+        if self.store.tenant_by_token(&hash).await?.is_some() {
+            return Ok(false);
+        }
+        Ok(self.store.ensure_tenant(&hash, name, Now::new().0).await?.created)
+    }
+
+    /// `Ok` when the database can be read and written now (see `Store::ready`) and no write has
+    /// failed for an outage in the last 30 seconds (the longest `Retry-After` of one): the probe
+    /// is one small write, and on a disk with little room left it may pass where payments fail.
+    /// Only payments' own commits end an outage, so an instance a balancer stopped sending
+    /// writes to is ready again 30 seconds after its last failure if the probe passes.
+    pub async fn ready(&self) -> Result<()> {
+        self.store.ready().await?;
+        match super::outages::recent(std::time::Duration::from_secs(30)) {
+            Some(outage) => {
+                Err(Error::Unavailable { outage, detail: "writes failed for it in the last 30 seconds".into() })
+            }
+            None => Ok(()),
+        }
     }
 
     /// A new tenant named `name` and its token (shown once: only its hash is kept).

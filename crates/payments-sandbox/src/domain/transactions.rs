@@ -245,7 +245,7 @@ impl Sandbox {
             });
         }
         changes.push(Change::Event { event: Event::TransactionInitiated, data: json(&payment)? });
-        match self.store.apply(changes).await {
+        match self.apply(changes).await {
             Ok(()) => Ok(payment),
             Err(StoreError::InsufficientFunds { balance, available }) => Err(Error::invalid(format!(
                 "insufficient funds: balance {balance} holds {available}, this payment needs {debit} ({amount} plus {} fees)",
@@ -354,7 +354,7 @@ impl Sandbox {
             },
         )?;
         changes.push(Change::Event { event: Event::TransactionProcessed, data: json(&collection)? });
-        self.store.apply(changes).await?;
+        self.apply(changes).await?;
         Ok(collection)
     }
 }

@@ -136,7 +136,7 @@ impl Sandbox {
                     idempotency: key.map(|key| Idempotency { key: key.to_owned(), request: request.to_owned() }),
                 })
                 .with(Change::Event { event: Event::VirtualaccountInitiated, data: json(&account)? });
-            match self.store.apply(changes).await {
+            match self.apply(changes).await {
                 Ok(()) => return Ok(account),
                 Err(StoreError::Duplicate(UniqueKey::AccountNumber)) => continue,
                 // Taken by an earlier request: the caller answers from it.

@@ -63,7 +63,7 @@ impl Sandbox {
             types::WebhookEndpoint { id: Uuid::new_v4(), url: typed(&body.url)?, events: body.events, created: now.0 };
         let secret = new_secret();
         let insert = Change::InsertWebhookEndpoint { endpoint: Box::new(endpoint.clone()), secret: secret.clone() };
-        self.store.apply(changeset(tenant.id, now).with(insert)).await?;
+        self.apply(changeset(tenant.id, now).with(insert)).await?;
         with_secret(endpoint, secret)
     }
 
@@ -116,7 +116,7 @@ impl Sandbox {
         let id = Uuid::new_v4();
         let data = serde_json::json!({"message": "ping", "endpoint_id": endpoint});
         let ping = Change::Ping { id, endpoint, data: data.to_string() };
-        self.store.apply(changeset(tenant.id, now).with(ping)).await?;
+        self.apply(changeset(tenant.id, now).with(ping)).await?;
         if !body.wait {
             // The row as the change above wrote it: no read back on this path.
             return Ok(types::Webhook {

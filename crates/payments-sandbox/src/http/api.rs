@@ -10,9 +10,12 @@ use payments_server::{self as server, ApiError};
 use payments_types as types;
 use uuid::Uuid;
 
+use axum::http::StatusCode;
+
+use crate::domain::error::Outage;
 use crate::domain::{
     BalanceFilter, Error, NotificationFilter, Page, PaymentRequestFilter, Sandbox, Tenant, TenantId, TransactionFilter,
-    VirtualAccountFilter,
+    VirtualAccountFilter, outages,
 };
 
 type Limiter = governor::DefaultKeyedRateLimiter<TenantId>;
@@ -37,8 +40,17 @@ impl Api {
     }
 }
 
-/// The domain's refusal as the error object; a failure is logged and answered `500`.
+/// The domain's refusal as the error object; a failure is logged and answered `500`; an outage
+/// is reported (see `domain::outages`) and answered `503` (`507` for a full disk, `504` when a
+/// commit's outcome is unknown) with `Retry-After`.
 pub fn api_error(error: Error) -> ApiError {
+    outages::report(&error, "a request");
+    error_object(error)
+}
+
+/// The error object for `error`, as [`api_error`] answers it, without reporting an outage (for
+/// `GET /readyz`, whose checks are not failures of their own).
+pub fn error_object(error: Error) -> ApiError {
     match error {
         Error::Invalid(message) => ApiError::bad_request(message),
         Error::NotFound(message) => ApiError::not_found(message),
@@ -47,6 +59,31 @@ pub fn api_error(error: Error) -> ApiError {
             tracing::error!(id = super::edge::request_id_answered(), error = %message, "internal error");
             ApiError::internal()
         }
+        Error::Unavailable { outage, .. } => {
+            let (status, seconds) = match outage {
+                Outage::DiskFull => (StatusCode::INSUFFICIENT_STORAGE, 30),
+                Outage::ReadOnly => (StatusCode::SERVICE_UNAVAILABLE, 30),
+                Outage::Unreachable | Outage::Io => (StatusCode::SERVICE_UNAVAILABLE, 5),
+                Outage::Busy => (StatusCode::SERVICE_UNAVAILABLE, 1),
+            };
+            let reason = status.canonical_reason().unwrap_or("Unavailable");
+            ApiError::new(
+                status,
+                format!(
+                    "{reason}: {outage}, so nothing was changed. Retry after {seconds} seconds: a request retried \
+                     with the same order_id or reference_id is made at most once"
+                ),
+            )
+            .retry_after(seconds)
+        }
+        Error::OutcomeUnknown(_) => ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "Gateway timeout: the connection to the database was lost while this change was being committed, \
+                 so it may or may not have been made. Retry it with the same order_id or reference_id to find out \
+                 (one already made is answered, not made again); for a change without such a key, read the \
+                 resource before retrying",
+        )
+        .retry_after(5),
     }
 }
 

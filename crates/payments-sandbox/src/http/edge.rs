@@ -1,7 +1,9 @@
 //! The edge: what every request passes on its way to the router, and every answer on its way
-//! out, in one pass: the request's id, the bounds on its size and time
-//! ([`super::request_limits`]), the failed-authentication limit ([`super::auth_failures`]),
-//! CORS, and its line in the access log.
+//! out, in one pass: the request's id, who the client is ([`super::client_address`]), the
+//! bounds on its size and time ([`super::request_limits`]), one `Authorization` header at most,
+//! the client's share of requests in flight when it comes through a proxy ([`super::shares`]),
+//! the failed-authentication limit ([`super::auth_failures`]), CORS, and its line in the access
+//! log.
 //!
 //! Why one hand-written pass instead of a stack of tower layers (tower-http's request id, trace
 //! and CORS layers, and two `from_fn` middlewares): each layer cloned the service under it and
@@ -9,7 +11,7 @@
 //! map per request. Measured on `GET /currencies` (server CPU per request, 16 connections,
 //! 2 cores): see ARCHITECTURE.md, "Where the time goes".
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,10 +19,13 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 // The id set here is the one each operation's `RequestContext` reads.
+use payments_server::ApiError;
 use payments_server::runtime::REQUEST_ID;
 
 use super::auth_failures::AuthFailures;
+use super::client_address::TrustedProxies;
 use super::request_limits;
+use super::shares::Shares;
 
 /// The HTTP surface behind the edge, and what the edge holds requests to.
 #[derive(Clone)]
@@ -32,6 +37,9 @@ struct Shared {
     router: axum::Router,
     body_timeout: Duration,
     auth_failures: Option<AuthFailures>,
+    proxies: TrustedProxies,
+    /// Requests in flight per client, for requests through a trusted proxy.
+    proxied: Shares,
 }
 
 /// Browsers may call the API from other origins (the static reference opened from disk, a test
@@ -42,21 +50,30 @@ const ANY: HeaderValue = HeaderValue::from_static("*");
 const EXPOSED: HeaderValue = HeaderValue::from_static("x-request-id,retry-after");
 
 impl Edge {
-    pub fn new(router: axum::Router, body_timeout: Duration, auth_failures: Option<AuthFailures>) -> Self {
-        Self { shared: Arc::new(Shared { router, body_timeout, auth_failures }) }
+    /// `share`: the requests in flight one client may have through a trusted proxy.
+    pub fn new(
+        router: axum::Router,
+        body_timeout: Duration,
+        auth_failures: Option<AuthFailures>,
+        proxies: TrustedProxies,
+        share: usize,
+    ) -> Self {
+        let proxied = Shares::new(share);
+        Self { shared: Arc::new(Shared { router, body_timeout, auth_failures, proxies, proxied }) }
     }
 
     /// Answers `request`, which came from `peer`.
     pub async fn handle(&self, peer: SocketAddr, mut request: Request) -> Response {
         let started = Instant::now();
         let id = request_id(&mut request);
+        let client = self.shared.proxies.client(peer.ip(), request.headers());
         let method = request.method().clone();
         let uri = request.uri().clone();
         let mut response = if method == Method::OPTIONS {
             // Every OPTIONS is a CORS preflight: no operation answers OPTIONS.
             preflight(&request)
         } else {
-            let mut response = ANSWERING.scope(id.clone(), self.shared.respond(peer, request)).await;
+            let mut response = ANSWERING.scope(id.clone(), self.shared.respond(peer.ip(), client, request)).await;
             let headers = response.headers_mut();
             headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, ANY);
             headers.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, EXPOSED);
@@ -66,6 +83,7 @@ impl Edge {
         tracing::info!(
             target: "payments_sandbox::access",
             id = id.to_str().unwrap_or("-"),
+            client = %client,
             method = method.as_str(),
             path = uri.path(),
             status,
@@ -78,15 +96,26 @@ impl Edge {
 }
 
 impl Shared {
-    async fn respond(&self, peer: SocketAddr, request: Request) -> Response {
+    async fn respond(&self, peer: IpAddr, client: IpAddr, request: Request) -> Response {
         if let Some(refused) = request_limits::refusal(&request) {
             return refused;
         }
+        if request.headers().get_all(header::AUTHORIZATION).iter().nth(1).is_some() {
+            return ApiError::bad_request("More than one Authorization header: send one credential").into_response();
+        }
+        // Held until answered (a direct client's connections bound its requests already).
+        let _in_flight = match self.proxies.trusts(peer) {
+            true => match self.proxied.take(client, false) {
+                Some(held) => Some(held),
+                None => return too_many_in_flight(self.proxied.share()),
+            },
+            false => None,
+        };
         let request = match request_limits::with_body(request, self.body_timeout).await {
             Ok(request) => request,
             Err(refused) => return refused,
         };
-        let address = peer.ip();
+        let address = client;
         if let Some(refused) = self.auth_failures.as_ref().and_then(|limits| limits.refusal(address, &request)) {
             return refused;
         }
@@ -101,6 +130,15 @@ impl Shared {
         }
         response
     }
+}
+
+fn too_many_in_flight(share: usize) -> Response {
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        format!("Too many requests in flight from this address: at most {share} at once; retry after 1 second"),
+    )
+    .retry_after(1)
+    .into_response()
 }
 
 tokio::task_local! {

@@ -16,15 +16,26 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
+use super::client_address::TrustedProxies;
 use super::edge::Edge;
 use super::parse_errors::ErrorBodies;
 use super::request_limits::MAX_HEAD;
+use super::shares::Shares;
 
 /// How long and how many: the bounds on what clients may hold.
 #[derive(Debug, Clone)]
 pub struct Limits {
     /// Connections served at once; further clients wait in the listen backlog.
     pub max_connections: usize,
+    /// Connections one client address (an IPv6 client's /64) is sure of; past this, its
+    /// connections are taken only while fewer than half of `max_connections` are open, and
+    /// otherwise answered `429` and closed, so one address holds half the slots at most and the
+    /// other half stays for addresses within their share. For requests through a trusted proxy,
+    /// the requests in flight one client may have (see [`super::shares`]).
+    pub connections_per_address: usize,
+    /// Proxies (load balancers) whose forwarding header names the client; see
+    /// [`super::client_address`].
+    pub trusted_proxies: TrustedProxies,
     /// A request's head (request line and headers) must arrive within this, counted from when
     /// the connection is ready for it. A keep-alive connection with no new request is closed
     /// after this too.
@@ -43,6 +54,8 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_connections: 1024,
+            connections_per_address: 128,
+            trusted_proxies: TrustedProxies::default(),
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(10),
@@ -63,6 +76,7 @@ pub async fn serve(
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout).max_buf_size(MAX_HEAD);
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let shares = Shares::new(limits.connections_per_address.min(limits.max_connections));
     let connections = GracefulShutdown::new();
     let closed = Arc::new(AtomicBool::new(false));
     let trimming = tokio::spawn(give_back_freed_memory(closed.clone()));
@@ -83,6 +97,19 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
+        // A trusted proxy's connections carry many clients: its own share is the whole cap.
+        let share = if limits.trusted_proxies.trusts(peer.ip()) {
+            None
+        } else {
+            let open = limits.max_connections - permits.available_permits();
+            match shares.take(peer.ip(), open < limits.max_connections / 2) {
+                Some(held) => Some(held),
+                None => {
+                    tokio::spawn(refuse_connection(stream, shares.share()));
+                    continue;
+                }
+            }
+        };
         let _ = stream.set_nodelay(true);
         let app = app.clone();
         let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
@@ -93,6 +120,7 @@ pub async fn serve(
         let closed = closed.clone();
         tokio::spawn(async move {
             let _ = connection.await;
+            drop(share);
             drop(permit);
             closed.store(true, Ordering::Relaxed);
         });
@@ -105,6 +133,31 @@ pub async fn serve(
         tracing::warn!(grace = ?limits.shutdown_grace, "shutting down: closed connections still open after the grace period");
     }
     Ok(())
+}
+
+/// Answers a connection over its address's share `429` (the error object, `Retry-After`) and
+/// closes it, without reading what it sent.
+async fn refuse_connection(stream: tokio::net::TcpStream, share: usize) {
+    use tokio::io::AsyncWriteExt;
+    let error = payments_server::ApiError::new(
+        hyper::StatusCode::TOO_MANY_REQUESTS,
+        format!(
+            "Too many connections from this address: {share} at once while the server is busy; close one, or retry later"
+        ),
+    );
+    let body = error.to_json();
+    let head = format!(
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: 1\r\n\
+         connection: close\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    let mut stream = stream;
+    let answer = async {
+        stream.write_all(head.as_bytes()).await?;
+        stream.write_all(&body).await?;
+        stream.shutdown().await
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), answer).await;
 }
 
 /// Every few seconds, when connections have closed since the last look, asks that what they

@@ -24,6 +24,7 @@ use payments_client::webhooks as webhooks_kit;
 use payments_store::{Attempt, AttemptOutcome, NextClaim, Store};
 use uuid::Uuid;
 
+use crate::domain::outages;
 use crate::domain::webhook_targets::{TargetPolicy, check_url, forbidden_address};
 
 /// Deliveries under way per endpoint at most.
@@ -142,7 +143,9 @@ impl Deliverer {
     pub async fn run(self, mut shutdown: tokio::sync::watch::Receiver<bool>) {
         // On a database this process alone delivers from (SQLite), what a crash left claimed is
         // due again at once; on a shared one, when its lease runs out.
-        if let Err(error) = self.store.release_claims().await {
+        if let Err(error) = self.store.release_claims().await
+            && !outages::report(&error.clone().into(), "releasing notifications left in flight")
+        {
             tracing::error!(%error, "cannot release notifications left in flight");
         }
         let mut tasks = tokio::task::JoinSet::new();
@@ -150,7 +153,9 @@ impl Deliverer {
             if *shutdown.borrow() {
                 break;
             }
-            if let Err(error) = self.dispatch(&mut tasks, &shutdown).await {
+            if let Err(error) = self.dispatch(&mut tasks, &shutdown).await
+                && !outages::report(&error.clone().into(), "reading the outbox")
+            {
                 tracing::warn!(%error, "cannot read the outbox");
             }
             while tasks.try_join_next().is_some() {}
@@ -241,7 +246,9 @@ impl Slot {
                 Ok(Some(claimed)) => attempt = claimed,
                 Ok(None) => return,
                 Err(error) => {
-                    tracing::error!(%error, notification = %attempt.notification, "cannot record a webhook attempt");
+                    if !outages::report(&error.clone().into(), "recording a webhook attempt") {
+                        tracing::error!(%error, notification = %attempt.notification, "cannot record a webhook attempt");
+                    }
                     return;
                 }
             }

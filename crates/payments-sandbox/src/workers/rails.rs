@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::domain::Sandbox;
+use crate::domain::{Sandbox, outages};
 
 pub async fn run(sandbox: Sandbox, interval: Duration, mut shutdown: tokio::sync::watch::Receiver<bool>) {
     let mut ticks = tokio::time::interval(interval);
@@ -21,6 +21,7 @@ pub async fn run(sandbox: Sandbox, interval: Duration, mut shutdown: tokio::sync
                 "rails advanced"
             ),
             Ok(_) => {}
+            Err(error) if outages::report(&error, "the rails") => {}
             Err(error) => tracing::warn!(%error, "rails could not advance"),
         }
     }

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use payments_store::Store;
 
+use crate::domain::outages;
+
 /// The default retention: the 24 hours of retries, then six days to browse what happened.
 pub const RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 
@@ -28,6 +30,7 @@ pub async fn run(store: Arc<dyn Store>, retention: Duration, mut shutdown: tokio
                 tracing::info!(notifications = pruned.notifications, events = pruned.events, "pruned past retention")
             }
             Ok(_) => {}
+            Err(error) if outages::report(&error.clone().into(), "pruning past retention") => {}
             Err(error) => tracing::warn!(%error, "pruning past retention failed"),
         }
     }

@@ -69,6 +69,7 @@ const MIGRATIONS: Migrations = &[
     (2, "retention", include_str!("../../migrations/postgres/0002_retention.sql")),
     (3, "contract 2.0", include_str!("../../migrations/postgres/0003_contract_2.sql")),
     (4, "search pending list", include_str!("../../migrations/postgres/0004_search_pending_list.sql")),
+    (5, "readiness", include_str!("../../migrations/postgres/0005_readiness.sql")),
 ];
 
 impl Dialect for Postgres {
@@ -395,6 +396,16 @@ impl Store for PostgresStore {
 
     async fn tenant_count(&self) -> Result<u64> {
         tenants::count(&self.pool).await
+    }
+
+    async fn ready(&self) -> Result<()> {
+        self.reader.rows(Query::new("SELECT checked_at FROM readiness")).await?;
+        let pool = self.pool.clone();
+        to_the_end(async move {
+            sqlx::raw_sql("UPDATE readiness SET checked_at = now()").execute(&pool).await?;
+            Ok(())
+        })
+        .await
     }
 
     async fn unreconciled_balances(&self) -> Result<Vec<Unreconciled>> {

@@ -183,7 +183,7 @@ fn lost(error: &tokio_postgres::Error) -> bool {
 
 impl From<tokio_postgres::Error> for StoreError {
     fn from(error: tokio_postgres::Error) -> Self {
-        StoreError::Database(error.as_db_error().map_or_else(|| error.to_string(), ToString::to_string))
+        crate::error::from_postgres(&error)
     }
 }
 

@@ -37,7 +37,7 @@ use super::IDLE_IN_TRANSACTION;
 use super::changes::{self, posted_balances, unique_key};
 use super::params::{params, type_of};
 use crate::reads::{Query, Value};
-use crate::{Changeset, Result, StoreError};
+use crate::{Changeset, Outage, Result, StoreError};
 
 /// Lanes per instance: how many batches of different tenants are written at once.
 pub const LANES: usize = 4;
@@ -83,7 +83,7 @@ impl Writer {
 }
 
 fn not_made() -> StoreError {
-    StoreError::Database("the write was not made: the database failed (see the log)".into())
+    StoreError::Database("the write was not made: the writer has stopped".into())
 }
 
 /// What a statement must find, else its changeset is refused.
@@ -152,12 +152,14 @@ enum Failure {
     Funds(Uuid),
     /// A deadlock or serialization failure: the batch is written again.
     Retry,
-    Database(String),
+    /// The database failed, or is out ([`StoreError::Database`], [`StoreError::Unavailable`],
+    /// [`StoreError::OutcomeUnknown`]).
+    Database(StoreError),
 }
 
 impl From<tokio_postgres::Error> for Failure {
     fn from(error: tokio_postgres::Error) -> Self {
-        let Some(database) = error.as_db_error() else { return Self::Database(error.to_string()) };
+        let Some(database) = error.as_db_error() else { return Self::Database(error.into()) };
         let code = database.code();
         if *code == SqlState::T_R_DEADLOCK_DETECTED || *code == SqlState::T_R_SERIALIZATION_FAILURE {
             Self::Retry
@@ -166,7 +168,17 @@ impl From<tokio_postgres::Error> for Failure {
         {
             Self::Refused(StoreError::Duplicate(key))
         } else {
-            Self::Database(database.to_string())
+            Self::Database(error.into())
+        }
+    }
+}
+
+impl Failure {
+    /// What to say of a connection lost mid-pipeline.
+    fn from_lost(error: &tokio_postgres::Error) -> String {
+        match std::error::Error::source(error) {
+            Some(source) => format!("{error}: {source}"),
+            None => error.to_string(),
         }
     }
 }
@@ -222,10 +234,12 @@ impl Lane {
     /// connection, and statements sent on another would run outside it, each committed on its
     /// own (a batch's balance moves once landed without its changesets that way).
     fn current(&self) -> Result<&Client, Failure> {
-        self.client
-            .as_ref()
-            .filter(|client| !client.is_closed())
-            .ok_or_else(|| Failure::Database("the connection to PostgreSQL was lost in the middle of a batch".into()))
+        self.client.as_ref().filter(|client| !client.is_closed()).ok_or_else(|| {
+            Failure::Database(StoreError::unavailable(
+                Outage::Unreachable,
+                "the connection to PostgreSQL was lost in the middle of a batch",
+            ))
+        })
     }
 
     /// Writes `batch`: for each changeset, `Ok` once committed, or why it was refused.
@@ -255,7 +269,7 @@ impl Lane {
             match failure {
                 Failure::Retry if attempt < ATTEMPTS => continue,
                 Failure::Retry => break StoreError::Database("a batch of writes kept losing deadlock races".into()),
-                Failure::Database(error) => break StoreError::Database(error),
+                Failure::Database(error) => break error,
                 Failure::Refused(error) => break error,
                 Failure::Funds(balance) => {
                     break StoreError::Database(format!(
@@ -264,7 +278,10 @@ impl Lane {
                 }
             }
         };
-        tracing::error!(error = %failure, changesets = batch.len(), "a write transaction failed; it was rolled back");
+        // Outages are answered to every caller and reported by the sandbox, not logged per batch.
+        if failure.outage().is_none() {
+            tracing::error!(error = %failure, changesets = batch.len(), "a write transaction failed; it was rolled back");
+        }
         batch.iter().map(|_| Err(failure.clone())).collect()
     }
 
@@ -357,8 +374,10 @@ impl Lane {
                 Failure::Refused(error) => error,
                 Failure::Funds(balance) => uncovered(client, batch[k].tenant.0, balance, &moved).await?,
                 Failure::Database(error) => {
-                    tracing::error!(%error, "a write failed in the database; it was rolled back");
-                    StoreError::Database(error)
+                    if error.outage().is_none() {
+                        tracing::error!(%error, "a write failed in the database; it was rolled back");
+                    }
+                    error
                 }
                 Failure::Retry => unreachable!("handled above"),
             }));
@@ -394,6 +413,13 @@ impl Lane {
         }));
         sent.push(Sending { future: simple(client, "COMMIT".into()), owner: None, expects: None });
         for Answered { result, expects, .. } in pipeline(sent).await {
+            // COMMIT went out in this pipeline: once the connection is lost, nobody can say
+            // whether the server committed before it went.
+            if let Err(error) = &result
+                && (error.is_closed() || error.as_db_error().is_none())
+            {
+                return Err(Failure::Database(StoreError::OutcomeUnknown { detail: Failure::from_lost(error) }));
+            }
             match (result, expects) {
                 // The funds check of the changesets makes this impossible; should the constraint
                 // disagree, nothing of the batch is kept.

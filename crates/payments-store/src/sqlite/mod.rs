@@ -2,6 +2,7 @@
 //! disk before a write is acknowledged. Reads use a pool of read-only connections, which WAL
 //! lets run beside the writer without waiting for it; writes go through the one [`Writer`].
 
+mod backup;
 mod changes;
 mod codec;
 mod lists;
@@ -25,6 +26,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
 use sqlx::{ConnectOptions, Connection, Sqlite};
 use statements::{execute, rows};
 use uuid::Uuid;
+
+pub use backup::Backup;
 
 use crate::reads::{self, Query, impl_reads};
 use crate::*;
@@ -78,6 +81,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (4, "contract 2.0", include_str!("../../migrations/sqlite/0004_contract_2.sql")),
     (5, "writer checks", include_str!("../../migrations/sqlite/0005_writer_checks.sql")),
     (6, "search merges", include_str!("../../migrations/sqlite/0006_search_merges.sql")),
+    (7, "readiness", include_str!("../../migrations/sqlite/0007_readiness.sql")),
 ];
 
 /// The tables of release 0.1 (and of an interrupted first migration): a file holding only these
@@ -118,10 +122,7 @@ impl SqliteStore {
                     .map_err(|e| format!("cannot make a temporary directory for an in-memory database: {e}"))?;
                 (dir.path().join("memory.db"), Some(dir))
             }
-            other => {
-                let path = other.strip_prefix("sqlite://").or_else(|| other.strip_prefix("sqlite:")).unwrap_or(other);
-                (PathBuf::from(path), None)
-            }
+            other => (file_of(other), None),
         };
         let shown = path.display().to_string();
         if path.exists() {
@@ -171,7 +172,9 @@ impl SqliteStore {
             connection.close().await
         }
         .await
-        .map_err(|e| format!("cannot optimise database {shown}: {e}"))?;
+        // Maintenance, not a need: on a full disk (or a read-only one) the sandbox starts
+        // without it, serves reads, and refuses writes until there is room again.
+        .unwrap_or_else(|error| tracing::warn!(database = %shown, %error, "cannot refresh the planner's statistics"));
         let writer = open_writer(&path)
             .and_then(|connection| Writer::start(connection).map_err(|e| e.to_string()))
             .map_err(|e| format!("cannot open database {shown} for writing: {e}"))?;
@@ -229,6 +232,19 @@ impl SqliteStore {
     }
 }
 
+/// The file of a location that is not in memory: a path, `sqlite:PATH` or `sqlite://PATH`.
+fn file_of(location: &str) -> PathBuf {
+    PathBuf::from(location.strip_prefix("sqlite://").or_else(|| location.strip_prefix("sqlite:")).unwrap_or(location))
+}
+
+/// See [`crate::backup`].
+pub fn backup(location: &str, to: &Path) -> Result<Backup, String> {
+    if matches!(location, "sqlite::memory:" | ":memory:" | "sqlite://:memory:") {
+        return Err("an in-memory database has nothing to back up".into());
+    }
+    backup::backup(&file_of(location), to)
+}
+
 /// The writer's connection. `synchronous = FULL`: a commit is on disk before it returns.
 fn open_writer(path: &Path) -> Result<rusqlite::Connection, String> {
     let connection = rusqlite::Connection::open_with_flags(
@@ -241,7 +257,29 @@ fn open_writer(path: &Path) -> Result<rusqlite::Connection, String> {
         connection.pragma_update(None, name, value).map_err(|e| format!("cannot set {name}: {e}"))?;
     }
     connection.set_prepared_statement_cache_capacity(PREPARED);
+    persist_wal(&connection)?;
     Ok(connection)
+}
+
+/// Keeps the WAL and its index (the `-wal` and `-shm` files) beside the database when the
+/// writer, the last connection, closes, instead of removing them. Opening a WAL database makes
+/// the index first if it is not there, and the index needs room on the disk: after a clean stop
+/// on a disk that then filled up, the sandbox could not start at all. Kept, they take no new
+/// room at the next start, which then serves reads on a full disk (and writes once there is
+/// room). The WAL is reset at each checkpoint, so it takes no more than it would while serving.
+fn persist_wal(connection: &rusqlite::Connection) -> Result<(), String> {
+    let mut on: std::ffi::c_int = 1;
+    // SAFETY: the handle is this open connection's, and SQLITE_FCNTL_PERSIST_WAL reads and
+    // writes the one int it is given, which lives until the call returns.
+    let code = unsafe {
+        rusqlite::ffi::sqlite3_file_control(
+            connection.handle(),
+            c"main".as_ptr(),
+            rusqlite::ffi::SQLITE_FCNTL_PERSIST_WAL,
+            (&raw mut on).cast(),
+        )
+    };
+    if code == rusqlite::ffi::SQLITE_OK { Ok(()) } else { Err(format!("cannot keep the WAL (SQLite code {code})")) }
 }
 
 /// Refuses a file that is not a sandbox database before anything touches it: read-only, so a
@@ -300,6 +338,19 @@ impl Store for SqliteStore {
 
     async fn tenant_count(&self) -> Result<u64> {
         self.readers.with(tenants::count)
+    }
+
+    async fn ready(&self) -> Result<()> {
+        self.readers.with(|c| Ok(c.query_row("SELECT checked_at FROM readiness", [], |_| Ok(()))?))?;
+        let now = reads::micros(Utc::now());
+        self.writer
+            .write(move |session| {
+                let mut query = Query::new("UPDATE readiness SET room = zeroblob(65536), checked_at = ");
+                query.bind(now);
+                execute(&session.connection, query)?;
+                Ok(())
+            })
+            .await
     }
 
     async fn unreconciled_balances(&self) -> Result<Vec<Unreconciled>> {

@@ -51,6 +51,9 @@ cells!(rusqlite::Row<'_>, rusqlite::Row::get);
 
 impl From<rusqlite::Error> for StoreError {
     fn from(error: rusqlite::Error) -> Self {
-        Self::Database(error.to_string())
+        match crate::error::sqlite_outage(&error) {
+            Some(outage) => Self::unavailable(outage, error),
+            None => Self::Database(error.to_string()),
+        }
     }
 }

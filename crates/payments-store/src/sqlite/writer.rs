@@ -11,9 +11,10 @@
 //!
 //! Each write is atomic by itself (one statement, or several in their own savepoint, rolled back
 //! when one fails), so a write refused for a reason the caller can act on (a taken key, a stale
-//! status, a debit not covered) leaves the others untouched. A write that fails with
-//! [`StoreError::Database`] may have left the transaction in doubt: the whole batch is then
-//! rolled back and every write in it answered with the failure.
+//! status, a debit not covered) leaves the others untouched. A write that fails in the database
+//! (or for an outage, such as a full disk: [`StoreError::breaks_transaction`]) may have left the
+//! transaction in doubt: the whole batch is then rolled back and every write in it answered
+//! with that failure, so a caller is told the disk is full, not that "a write failed".
 //!
 //! What a write leaves for the end of its batch (the search rows of the transactions it
 //! inserted: see [`Session::searchable`]) is written after the last write, in the same
@@ -35,10 +36,9 @@ const QUEUE: usize = 4096;
 /// Answers the caller once the commit is known. A write that failed is answered with its own
 /// error; one that succeeded, with the commit's outcome.
 type Reply = Box<dyn FnOnce(Result<()>) + Send>;
-/// A write: runs in the session's open transaction and says whether the transaction is still
-/// intact. Dropped without running (the transaction could not start or broke), it answers its
-/// caller with an error through its closed channel.
-type Job = Box<dyn FnOnce(&mut Session) -> (bool, Reply) + Send>;
+/// A write: runs in the session's open transaction (or, given why there is none, fails with
+/// that) and says what broke the transaction, if it did.
+type Job = Box<dyn FnOnce(Result<&mut Session, &StoreError>) -> (Option<StoreError>, Reply) + Send>;
 
 /// The writer's connection, and what the writes of the open transaction leave for its end.
 pub struct Session {
@@ -72,12 +72,15 @@ impl Writer {
     {
         let (answer, answered) = oneshot::channel();
         let job: Job = Box::new(move |session| {
-            let result = work(session);
-            let intact = !matches!(result, Err(StoreError::Database(_)));
+            let result = match session {
+                Ok(session) => work(session),
+                Err(error) => Err(error.clone()),
+            };
+            let broke = result.as_ref().err().filter(|error| error.breaks_transaction()).cloned();
             let reply: Reply = Box::new(move |committed| {
                 let _ = answer.send(result.and_then(|value| committed.map(|()| value)));
             });
-            (intact, reply)
+            (broke, reply)
         });
         let jobs = self.jobs.as_ref().ok_or_else(not_made)?;
         jobs.send(job).await.map_err(|_| not_made())?;
@@ -87,8 +90,9 @@ impl Writer {
 
 impl Drop for Writer {
     /// Waits for the writes queued to be committed and the connection closed: the last
-    /// connection to close copies the WAL into the database file and removes it, so a stopped
-    /// sandbox leaves one file (the readers, which cannot, are closed first: see `SqliteStore`).
+    /// connection to close copies the WAL into the database file (the readers, which cannot,
+    /// are closed first: see `SqliteStore`), and keeps the WAL's files for the next start (see
+    /// `persist_wal`).
     fn drop(&mut self) {
         drop(self.jobs.take());
         if let Some(thread) = self.thread.take() {
@@ -125,25 +129,30 @@ fn execute(connection: &Connection, sql: &str) -> Result<()> {
 fn commit(session: &mut Session, batch: Vec<Job>) {
     session.searchable.clear();
     if let Err(error) = execute(&session.connection, "BEGIN IMMEDIATE") {
-        tracing::error!(%error, writes = batch.len(), "cannot begin a write transaction");
+        log_failure(&error, batch.len(), "cannot begin a write transaction");
+        for job in batch {
+            let (_, reply) = job(Err(&error));
+            reply(Err(error.clone()));
+        }
         return;
     }
     let mut replies = Vec::with_capacity(batch.len());
-    let mut failure = None;
+    let mut failure: Option<StoreError> = None;
     for job in batch {
-        let (intact, reply) = match std::panic::catch_unwind(AssertUnwindSafe(|| job(session))) {
+        // Once the transaction broke, the rest are answered with why, unrun.
+        if let Some(error) = &failure {
+            replies.push(job(Err(error)).1);
+            continue;
+        }
+        let (broke, reply) = match std::panic::catch_unwind(AssertUnwindSafe(|| job(Ok(session)))) {
             Ok(outcome) => outcome,
             Err(_) => {
                 tracing::error!("a write panicked; its transaction is rolled back");
-                (false, Box::new(|_| {}) as Reply)
+                (Some(StoreError::Database("a write panicked".into())), Box::new(|_| {}) as Reply)
             }
         };
         replies.push(reply);
-        if !intact {
-            // The rest are dropped unrun: their callers get an error.
-            failure = Some(StoreError::Database("a write failed and took its transaction with it".into()));
-            break;
-        }
+        failure = broke;
     }
     let searchable = std::mem::take(&mut session.searchable);
     let connection = &session.connection;
@@ -152,7 +161,7 @@ fn commit(session: &mut Session, batch: Vec<Job>) {
         None => index(connection, &searchable).and_then(|()| execute(connection, "COMMIT")),
     };
     if let Err(error) = &committed {
-        tracing::error!(%error, writes = replies.len(), "a write transaction failed; its writes were rolled back");
+        log_failure(error, replies.len(), "a write transaction failed; its writes were rolled back");
         // SQLite rolls back by itself after some errors (I/O, full disk); make sure it has.
         if !connection.is_autocommit() {
             let _ = connection.execute_batch("ROLLBACK");
@@ -160,5 +169,13 @@ fn commit(session: &mut Session, batch: Vec<Job>) {
     }
     for reply in replies {
         reply(committed.clone());
+    }
+}
+
+/// Logs a failed batch, unless it failed for an outage: every caller is answered with that,
+/// and the sandbox reports outages (a line per cause now and then, not one per batch).
+fn log_failure(error: &StoreError, writes: usize, what: &str) {
+    if error.outage().is_none() {
+        tracing::error!(%error, writes, "{what}");
     }
 }

@@ -1,0 +1,140 @@
+//! The SQLite sandbox when its disk fills up under payments: writes are answered `507` with
+//! `Retry-After` and change nothing, reads go
+//! on, `/readyz` says not ready, the log says so once rather than per request, a restart on the
+//! full disk starts and serves reads, and once there is room again payments are made again
+//! without a restart. Then the money: nothing acknowledged lost, nothing refused made, every
+//! refused payment made exactly once when retried with its `order_id`, and the ledger equal to
+//! the balance.
+
+use std::time::{Duration, Instant};
+
+use payments_tests::database::assert_ledger_reconciles;
+use payments_tests::payers::{AMOUNT, Payers, check_outcomes, tally};
+use payments_tests::process::{Process, spawn_at};
+use payments_tests::sandbox::*;
+use payments_tests::tmpfs::Tmpfs;
+
+const TOKEN: &str = "tok_disk";
+
+fn start(address: &str, database: &str) -> Process {
+    spawn_at(address, database, Some(TOKEN), &[])
+}
+
+/// Waits until a payer has been answered `status` since `since`, for at most `within`.
+async fn answered(payers: &Payers, status: u16, since: Instant, within: Duration) -> Instant {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(outcome) = payers.outcomes().iter().find(|o| o.status == status && o.at >= since) {
+            return outcome.at;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no payment answered {status} within {within:?}: {:?}",
+            tally(&payers.outcomes())
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn status_of(url: String, token: Option<&str>) -> u16 {
+    let mut request = reqwest::Client::new().get(url);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request.send().await.expect("an answer").status().as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_refuses_writes_as_such_serves_reads_and_recovers_by_itself() {
+    let disk = Tmpfs::mount(24);
+    let database = disk.path().join("sandbox.db").display().to_string();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).unwrap().port();
+    let address = format!("127.0.0.1:{port}");
+    let mut process = start(&address, &database);
+    let url = process.url.clone();
+    let client = payments_client::with_token(&url, TOKEN);
+    let gbp = open_balance(&client, "GBP").await;
+    fund(&client, &gbp, 100_000_000).await;
+    let recipient = gb_recipient(&client).await;
+
+    // Payments flow; then the disk fills up.
+    let payers = Payers::start(&url, TOKEN, gbp.id, recipient.id, 4, "disk");
+    answered(&payers, 201, Instant::now(), Duration::from_secs(10)).await;
+    let filler = disk.fill();
+    let full_at = Instant::now();
+    answered(&payers, 507, full_at, Duration::from_secs(10)).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    // Refusals say what happened and when to come back; reads are served; not ready.
+    let refused = payers.outcomes().into_iter().rfind(|o| o.status == 507).unwrap();
+    assert!(refused.message.contains("the database's disk is full, so nothing was changed"), "{}", refused.message);
+    let raw = payments_tests::raw(
+        "POST",
+        &format!("{url}/balances"),
+        Some(TOKEN),
+        Some("application/json"),
+        "{\"currency\":\"GBP\"}",
+    )
+    .await;
+    payments_tests::assert_error(&raw, 507, "Retry after 30 seconds");
+    assert_eq!(raw.headers["retry-after"], "30");
+    assert_eq!(status_of(format!("{url}/balances/{}", gbp.id), Some(TOKEN)).await, 200);
+    assert_eq!(status_of(format!("{url}/transactions?limit=5"), Some(TOKEN)).await, 200);
+    assert_eq!(status_of(format!("{url}/readyz"), None).await, 507);
+    assert_eq!(status_of(format!("{url}/healthz"), None).await, 200);
+
+    // Room again: payments are made again by themselves.
+    std::fs::remove_file(&filler).unwrap();
+    let room_at = Instant::now();
+    let recovered_at = answered(&payers, 201, room_at, Duration::from_secs(10)).await;
+    eprintln!("full disk: payments made again {:?} after room came back", recovered_at - room_at);
+
+    let outcomes = payers.stop().await;
+
+    // One line when the outage began and one when it ended, not one per refusal.
+    let logged = process.logged();
+    let outage_lines = logged.iter().filter(|line| line.contains("database outage")).count();
+    for line in logged.iter().filter(|line| line.contains("database outage")) {
+        eprintln!("{line}");
+    }
+    let refusals = outcomes.iter().filter(|o| o.status != 201).count();
+    eprintln!("{refusals} refusals, {outage_lines} outage lines in the log: {:?}", tally(&outcomes));
+    assert!(outage_lines <= 8, "the log says it a few times, not per refusal: {outage_lines} lines for {refusals}");
+
+    // A stop and a start while the disk is full: it starts, serves reads, refuses writes.
+    process.signal("-TERM");
+    assert!(process.wait(Duration::from_secs(20)).success());
+    let filler = disk.fill();
+    let process = start(&address, &database);
+    assert_eq!(status_of(format!("{url}/balances/{}", gbp.id), Some(TOKEN)).await, 200);
+    // Writes fit while the WAL the last run kept has room for them (it is reused, not grown);
+    // then they are refused.
+    let mut fitted = 0;
+    let refused = loop {
+        let raw = payments_tests::raw(
+            "POST",
+            &format!("{url}/balances"),
+            Some(TOKEN),
+            Some("application/json"),
+            "{\"currency\":\"EUR\"}",
+        )
+        .await;
+        if raw.status != 201 {
+            break raw;
+        }
+        fitted += 1;
+        assert!(fitted < 10_000, "the disk is full, yet writes go on");
+    };
+    payments_tests::assert_error(&refused, 507, "disk is full");
+    eprintln!("started on a full disk: {fitted} writes fitted in the kept WAL, then 507");
+    std::fs::remove_file(&filler).unwrap();
+
+    // The money: what the payers were told holds.
+    let client = payments_client::with_token(&process.url, TOKEN);
+    let made = check_outcomes(&client, gbp.id, recipient.id, &outcomes, &[201, 507], &[507]).await;
+    let any = client.list_transactions().balance_id(gbp.id).limit(limit(1)).send().await.unwrap().into_inner();
+    let fee = any[0].fees;
+    assert_eq!(balance_of(&client, gbp.id).await, 100_000_000 - made as i64 * (AMOUNT as i64 + fee));
+    drop(process);
+    assert_ledger_reconciles(&database).await;
+}
