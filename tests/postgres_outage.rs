@@ -89,3 +89,167 @@ async fn a_stopped_server_is_answered_as_an_outage_and_payments_resume_when_it_i
     drop(process);
     assert_ledger_reconciles(&database).await;
 }
+
+/// A TCP proxy in front of PostgreSQL that can lose the answer to one `COMMIT`: armed, it passes
+/// the next `COMMIT` of a batch of payments on to the server, lets the server commit it, and
+/// then cuts that connection before the answer comes back. It reads what clients send as
+/// PostgreSQL's messages (after the untyped start-up ones, a type byte and a length each).
+struct LosesACommit {
+    addr: std::net::SocketAddr,
+    armed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    cut: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// The whole messages at the start of `pending` (removed from it), each as its type (`0` for an
+/// untyped start-up message) and its bytes. `started`: whether the start-up message went by.
+fn messages(pending: &mut Vec<u8>, started: &mut bool) -> Vec<(u8, Vec<u8>)> {
+    let mut found = Vec::new();
+    loop {
+        let (kind, header) = if *started { (pending.first().copied(), 1) } else { (Some(0), 0) };
+        let Some(kind) = kind else { break };
+        if pending.len() < header + 4 {
+            break;
+        }
+        let length = u32::from_be_bytes(pending[header..header + 4].try_into().unwrap()) as usize;
+        if pending.len() < header + length {
+            break;
+        }
+        let message: Vec<u8> = pending.drain(..header + length).collect();
+        // The start-up message (protocol 3.0) ends the untyped ones; an SSL or GSS request
+        // (answered `N`) comes before it.
+        if !*started && message.len() >= 8 && message[4..8] == [0, 3, 0, 0] {
+            *started = true;
+        }
+        found.push((kind, message));
+    }
+    found
+}
+
+impl LosesACommit {
+    async fn start(server: std::net::SocketAddr) -> Self {
+        use std::sync::atomic::Ordering::SeqCst;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let armed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let cut = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (armed_, cut_) = (armed.clone(), cut.clone());
+        tokio::spawn(async move {
+            loop {
+                let Ok((client, _)) = listener.accept().await else { return };
+                let (armed, cut) = (armed_.clone(), cut_.clone());
+                tokio::spawn(async move {
+                    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                    let Ok(upstream) = tokio::net::TcpStream::connect(server).await else { return };
+                    let (mut client_read, mut client_write) = client.into_split();
+                    let (mut server_read, mut server_write) = upstream.into_split();
+                    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+                    // Relays answers until stopped, then gives the client's side back unclosed.
+                    let mut answers = tokio::spawn(async move {
+                        let mut buffer = vec![0u8; 64 * 1024];
+                        loop {
+                            tokio::select! {
+                                read = server_read.read(&mut buffer) => match read {
+                                    Ok(0) | Err(_) => return client_write,
+                                    Ok(n) => if client_write.write_all(&buffer[..n]).await.is_err() { return client_write },
+                                },
+                                _ = stopped.changed() => return client_write,
+                            }
+                        }
+                    });
+                    let (mut buffer, mut pending) = (vec![0u8; 64 * 1024], Vec::new());
+                    let (mut started, mut in_batch) = (false, false);
+                    'connection: loop {
+                        let n = match client_read.read(&mut buffer).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        pending.extend_from_slice(&buffer[..n]);
+                        for (kind, message) in messages(&mut pending, &mut started) {
+                            let query = (kind == b'Q').then(|| &message[5..]);
+                            // A write lane's batch puts each changeset in a savepoint `c<n>`;
+                            // the outbox's and the tenants' pools do not.
+                            in_batch |= query.is_some_and(|q| q.starts_with(b"SAVEPOINT c"));
+                            let commit = query == Some(b"COMMIT\0".as_slice());
+                            let losing = commit && in_batch && armed.swap(false, SeqCst);
+                            if commit {
+                                in_batch = false;
+                            }
+                            // Held open (answering nothing) until the cut.
+                            let mut silent = None;
+                            if losing {
+                                // Nothing more goes back to the client from here on.
+                                let _ = stop.send(true);
+                                silent = (&mut answers).await.ok();
+                            }
+                            if server_write.write_all(&message).await.is_err() {
+                                break 'connection;
+                            }
+                            if losing {
+                                // The server commits; then both sides are cut.
+                                tokio::time::sleep(Duration::from_millis(300)).await;
+                                cut.fetch_add(1, SeqCst);
+                                drop(silent);
+                                break 'connection;
+                            }
+                        }
+                    }
+                    answers.abort();
+                });
+            }
+        });
+        Self { addr, armed, cut }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_whose_commit_answer_is_lost_is_looked_up_by_its_key_or_answered_504() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let server = OwnPostgres::start();
+    let database = server.server.fresh_database();
+    let url = reqwest::Url::parse(&database).unwrap();
+    let upstream: std::net::SocketAddr = format!("127.0.0.1:{}", url.port().unwrap()).parse().unwrap();
+    let proxy = LosesACommit::start(upstream).await;
+    let mut through = url.clone();
+    through.set_port(Some(proxy.addr.port())).unwrap();
+    let process = spawn_with(through.as_str(), Some(TOKEN), &[]);
+    let client = payments_client::with_token(&process.url, TOKEN);
+    let gbp = open_balance(&client, "GBP").await;
+    fund(&client, &gbp, 1_000_000).await;
+    let recipient = gb_recipient(&client).await;
+    assert_eq!(payments_tests::payers::pay(&client, gbp.id, recipient.id, "before").await.status, 201);
+
+    // With an order_id: the commit landed, its answer did not; the sandbox looks the payment up
+    // by its key and answers it, made once.
+    proxy.armed.store(true, SeqCst);
+    let looked_up = payments_tests::payers::pay(&client, gbp.id, recipient.id, "in-doubt").await;
+    assert_eq!(proxy.cut.load(SeqCst), 1, "a COMMIT's answer was lost");
+    assert_eq!(looked_up.status, 201, "{}", looked_up.message);
+    assert_eq!(payments_tests::payers::stored(&client, "in-doubt").await, 1);
+
+    // Without a key there is nothing to look it up by: 504, it may or may not have been made.
+    proxy.armed.store(true, SeqCst);
+    let unkeyed = payments_tests::raw(
+        "POST",
+        &format!("{}/balances", process.url),
+        Some(TOKEN),
+        Some("application/json"),
+        r#"{"currency":"EUR","name":"In doubt"}"#,
+    )
+    .await;
+    assert_eq!(proxy.cut.load(SeqCst), 2, "a second COMMIT's answer was lost");
+    payments_tests::assert_error(&unkeyed, 504, "may or may not have been made");
+    assert_eq!(unkeyed.headers["retry-after"], "5");
+    // It was made (the server committed it): reading tells, as the answer says.
+    let balances = client.list_balances().send().await.unwrap().into_inner();
+    assert_eq!(balances.iter().filter(|b| b.name.as_str() == "In doubt").count(), 1);
+
+    let payments = client.list_transactions().balance_id(gbp.id).send().await.unwrap().into_inner();
+    let spent: i64 = payments
+        .iter()
+        .filter(|t| t.transaction_type == payments_client::types::TransactionType::Payment)
+        .map(|t| i64::try_from(t.amount.get()).unwrap() + t.fees)
+        .sum();
+    assert_eq!(balance_of(&client, gbp.id).await, 1_000_000 - spent);
+    drop(process);
+    assert_ledger_reconciles(&database).await;
+}

@@ -275,6 +275,7 @@ async fn an_instance_connects_again_when_the_server_ends_its_connections() {
         let order = format!("before-{i}");
         orders.insert(order.clone(), pay(order).await.expect("a payment"));
     }
+    let mut statuses = std::collections::BTreeMap::new();
     // Many rounds: a connection ended in the middle of a batch is a matter of timing (a lane that
     // reconnected mid-batch once let a balance move land outside its transaction, caught in about
     // half of the runs of 12 rounds).
@@ -290,7 +291,13 @@ async fn an_instance_connects_again_when_the_server_ends_its_connections() {
         for (order, payment) in in_flight {
             match payment.await.expect("the request task") {
                 Ok(id) => drop(orders.insert(order, id)),
-                Err(_) => refused.push(order),
+                Err(error) => {
+                    // Not made (503), or its commit's outcome unknown (504): never a bare 500.
+                    let status = error.status().map_or(0, |s| s.as_u16());
+                    assert!([503, 504].contains(&status), "{order} refused as {status}: {error}");
+                    *statuses.entry(status).or_insert(0) += 1;
+                    refused.push(order)
+                }
             }
         }
         // Once the loss is noticed, writes and reads go on.
@@ -309,6 +316,7 @@ async fn an_instance_connects_again_when_the_server_ends_its_connections() {
             orders.insert(order, id);
         }
     }
+    eprintln!("payments refused when their connection was ended, by status: {statuses:?}");
     // Each payment acknowledged is kept once, under its order id, and nothing else was kept.
     assert_ledger_reconciles(&database).await;
     let payments = all_payments(&client, balance.id).await;
