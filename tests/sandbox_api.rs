@@ -907,9 +907,9 @@ async fn payments_convert_charge_fees_and_follow_the_rail() {
     );
     assert_eq!(tx_ids(client.list_transactions().search("rent NOVEMBER")).await, set(&[converted.id]));
     assert_eq!(tx_ids(client.list_transactions().search("nwosu")).await, set(&[converted.id, exact.id]));
-    // The interface's scheduled_payment_id filter is not offered: refused, naming it.
-    let url = format!("{}/transactions?scheduled_payment_id={}", sandbox.url, Uuid::new_v4());
-    assert_error(&raw("GET", &url, Some(ALICE), None, "").await, 400, "scheduled_payment_id");
+    // A parameter the document does not list is refused, naming it.
+    let url = format!("{}/transactions?scheduled_payment={}", sandbox.url, Uuid::new_v4());
+    assert_error(&raw("GET", &url, Some(ALICE), None, "").await, 400, "scheduled_payment");
     let all = client.list_transactions().limit(limit(100)).send().await.unwrap().into_inner();
     assert_eq!(all.len(), 7);
     let created = all.iter().find(|t| t.id == exact.id).unwrap().created;

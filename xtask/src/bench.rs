@@ -155,8 +155,25 @@ pub fn run(root: &Path, smoke: bool) -> Result<(), String> {
         Ok::<_, String>([sqlite, postgres])
     })();
     let toolchain = measured.as_ref().ok().map(|_| toolchain(root, &work, scale)).transpose();
+    let limiter = measured.as_ref().ok().map(|_| auth_failures(root, scale)).transpose();
     let _ = std::fs::remove_dir_all(&work);
     let mut report = render(scale, &measured?);
+    if let Some(line) = limiter? {
+        let addresses = field(&line, "addresses");
+        report.push_str(&format!(
+            "# The failed-authentication limit
+
+What a failed authentication costs the edge (the check that the \
+             address is under its limit, and the count of the failure), on the limiter's sketch alone \
+             (`crates/payments-sandbox/benches/auth_failures.rs`): {:.0} ns with one address failing over and over, \
+             **{:.0} ns** with {addresses:.0} distinct addresses failing in turn: **{:.2}×** of one address's, in \
+             {:.0} KiB, whatever the number of addresses.\n\n",
+            field(&line, "one_ns"),
+            field(&line, "many_ns"),
+            field(&line, "ratio"),
+            field(&line, "bytes") / 1024.0,
+        ));
+    }
     if let Some((codegen, cold_client)) = toolchain? {
         report.push_str(&format!(
             "# The toolchain\n\n`cargo xtask codegen --check` (the document read, the three crates generated and \
@@ -518,6 +535,16 @@ struct Results {
     bytes_per_transaction: f64,
     half_open: HalfOpen,
     retention: Retention,
+    backup: Backup,
+}
+
+/// A backup of the database as seeded, taken while the sandbox serves, against writing the
+/// same number of bytes to a new file and flushing it (the least any backup must do).
+struct Backup {
+    how: &'static str,
+    bytes: u64,
+    seconds: f64,
+    write_seconds: f64,
 }
 
 /// The sandbox's resident memory in MiB: its own (anonymous: heap, stacks, SQLite's page cache)
@@ -706,6 +733,7 @@ fn measure(
     }
 
     let half_open = half_open(&sandbox, 1_000)?;
+    let backup = backup(binary, work, database)?;
     let transactions = made + pay_alone.iter().chain(&pay_with_readers).map(|r| r.requests - r.failed).sum::<u64>();
     sandbox.stop();
     let bytes = database.bytes()?;
@@ -728,7 +756,75 @@ fn measure(
         bytes_per_transaction: bytes as f64 / transactions.max(1) as f64,
         half_open,
         retention,
+        backup,
     })
+}
+
+/// Backs the database up while the sandbox serves it: `payments-sandbox backup` on SQLite,
+/// `pg_dump --format=custom` on PostgreSQL (the README's ways); then writes as many bytes to a
+/// new file and flushes it, for the ratio.
+fn backup(binary: &Path, work: &Path, database: &Database) -> Result<Backup, String> {
+    eprintln!("== a backup of the database as seeded, while the sandbox serves");
+    let target = work.join("backup");
+    let _ = std::fs::remove_file(&target);
+    let started = Instant::now();
+    let (how, output) = match database {
+        Database::Sqlite(path) => (
+            "`payments-sandbox backup`",
+            Command::new(binary).arg("backup").arg("--database").arg(path).arg("--to").arg(&target).output(),
+        ),
+        Database::Postgres { url, bin } => (
+            "`pg_dump --format=custom`",
+            Command::new(bin.join("pg_dump")).args(["--format=custom", "--file"]).arg(&target).arg(url).output(),
+        ),
+    };
+    let output = output.map_err(|e| format!("the backup did not run: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("the backup failed: {}", String::from_utf8_lossy(&output.stderr)));
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let bytes = std::fs::metadata(&target).map_err(|e| e.to_string())?.len();
+    let _ = std::fs::remove_file(&target);
+    let started = Instant::now();
+    {
+        let mut file = std::fs::File::create(&target).map_err(|e| e.to_string())?;
+        let block = vec![0x5a_u8; 1 << 20];
+        let mut left = bytes;
+        while left > 0 {
+            let n = left.min(block.len() as u64) as usize;
+            file.write_all(&block[..n]).map_err(|e| e.to_string())?;
+            left -= n as u64;
+        }
+        file.sync_all().map_err(|e| e.to_string())?;
+    }
+    let write_seconds = started.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(&target);
+    Ok(Backup { how, bytes, seconds, write_seconds })
+}
+
+/// The failed-authentication limit's cost per failed request, with one address failing and with
+/// a million (`crates/payments-sandbox/benches/auth_failures.rs`), as the line it prints.
+fn auth_failures(root: &Path, scale: &Scale) -> Result<String, String> {
+    eprintln!("== the failed-authentication limit, one address and a million");
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo.current_dir(root).args(["bench", "--quiet", "--package", "payments-sandbox", "--bench", "auth_failures"]);
+    if !scale.release {
+        cargo.args(["--profile", "dev", "--", "--smoke"]);
+    }
+    let output = cargo.output().map_err(|e| format!("cargo bench: {e}"))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    match text.lines().find(|line| line.starts_with("auth_failures ")) {
+        Some(line) if output.status.success() => Ok(line.to_owned()),
+        _ => Err(format!("the auth_failures bench failed: {}", String::from_utf8_lossy(&output.stderr))),
+    }
+}
+
+/// A `name=value` of the bench's line.
+fn field(line: &str, name: &str) -> f64 {
+    line.split_whitespace()
+        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(f64::NAN)
 }
 
 /// Opens `count` connections that never finish a request (nothing sent, half a request line,
@@ -997,6 +1093,16 @@ fn render_backend(out: &mut String, scale: &Scale, r: &Results, verdict: impl Fn
         t.pruned,
         t.payments.1,
         if r.backend == "PostgreSQL" { ": the sandbox vacuums the tables after each prune" } else { "" },
+    ));
+    let b = &r.backup;
+    out.push_str(&format!(
+        "## Backup\n\n{} of the database as seeded, while the sandbox served it: {:.1} MB in **{:.1} s**, \
+         against {:.1} s to write and flush as many bytes to a new file: **{:.1}×** of that.\n\n",
+        b.how,
+        b.bytes as f64 / 1e6,
+        b.seconds,
+        b.write_seconds,
+        b.seconds / b.write_seconds.max(f64::MIN_POSITIVE),
     ));
     let h = &r.half_open;
     out.push_str(&format!(

@@ -63,7 +63,8 @@ pub fn run(root: &Path, base: &str, head: Option<&Path>) -> Result<Verdict, Stri
         format!("optic did not report (exit {:?}):\n{}", output.status.code(), String::from_utf8_lossy(&output.stderr))
     })?;
     // Optic's exit status must agree with what it printed, or something else went wrong.
-    if (output.status.code() == Some(1)) != (summary.breaking > 0) || !matches!(output.status.code(), Some(0 | 1)) {
+    let optic_breaking = summary.breaking + summary.allowed;
+    if (output.status.code() == Some(1)) != (optic_breaking > 0) || !matches!(output.status.code(), Some(0 | 1)) {
         return Err(format!(
             "optic exited {:?} after reporting {} breaking change(s):\n{}",
             output.status.code(),
@@ -88,6 +89,12 @@ pub fn run(root: &Path, base: &str, head: Option<&Path>) -> Result<Verdict, Stri
     println!("\n== breaking-change gate: {SPEC} at {base} (version {from}) -> {} (version {to})", head_file.display());
     println!("   {}", summary.operations);
     println!("   breaking changes: {}", summary.breaking);
+    if summary.allowed > 0 {
+        println!(
+            "   values added to response enums: {} (additive under this policy: clients take values they do not know)",
+            summary.allowed
+        );
+    }
     for (rule, count) in &summary.rules {
         println!("     {count} x [{rule}]");
     }
@@ -178,16 +185,30 @@ struct Summary {
     breaking: usize,
     /// Each broken rule and how many changes broke it, in the order first seen.
     rules: Vec<(String, usize)>,
+    /// What Optic calls breaking and our policy does not: a value added to an enum a response
+    /// carries (see [`ENUM_VALUE_ADDED`]).
+    allowed: usize,
 }
+
+/// Optic's finding for a value added to an enum (its rule for request and response enums only
+/// finds additions on the response side). Our policy ("Versions" in the document) makes it
+/// additive: clients must take a value they do not know, and the generated ones do (it reads as
+/// the enum's `Unknown`), so a minor version may add response enum values and event names.
+const ENUM_VALUE_ADDED: (&str, &str) = ("request and response property enums", "cannot add enum option");
 
 impl Summary {
     fn read(report: &str) -> Option<Summary> {
         let operations = report.lines().map(str::trim).find(|l| l.starts_with("Operations:"))?.to_owned();
-        let mut summary = Summary { operations, breaking: 0, rules: Vec::new() };
+        let mut summary = Summary { operations, breaking: 0, rules: Vec::new(), allowed: 0 };
         for line in report.lines().map(str::trim) {
             let Some(rest) = line.strip_prefix("x [") else { continue };
             let Some((rule, message)) = rest.split_once("] ") else { continue };
-            if message.contains("This is a breaking change") {
+            if !message.contains("This is a breaking change") {
+                continue;
+            }
+            if rule == ENUM_VALUE_ADDED.0 && message.starts_with(ENUM_VALUE_ADDED.1) {
+                summary.allowed += 1;
+            } else {
                 summary.count(rule);
             }
         }
@@ -432,8 +453,21 @@ mod tests {
                     ("prevent operation removal".into(), 1),
                     ("prevent new required query parameters".into(), 2)
                 ],
+                allowed: 0,
             })
         );
+    }
+
+    #[test]
+    fn a_value_added_to_a_response_enum_is_additive_and_one_removed_from_a_request_is_not() {
+        let report = "Operations: 2 operations changed\n\
+            x [request and response property enums] cannot add enum option 'on_hold' from 'status' property. \
+            This is a breaking change.\n\
+            x [request and response property enums] cannot remove enum option 'failed' from 'status' property. \
+            This is a breaking change.\n";
+        let summary = Summary::read(report).unwrap();
+        assert_eq!((summary.breaking, summary.allowed), (1, 1));
+        assert_eq!(summary.rules, vec![("request and response property enums".into(), 1)]);
     }
 
     #[test]

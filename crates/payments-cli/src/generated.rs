@@ -818,6 +818,15 @@ impl<T: CliConfig> Cli<T> {
                     .required(false),
             )
             .arg(
+                ::clap::Arg::new("scheduled-payment-id")
+                    .long("scheduled-payment-id")
+                    .value_parser(::clap::value_parser!(::uuid::Uuid))
+                    .required(false)
+                    .help(
+                        "Only transactions made by this scheduled payment. The base interface names this filter,\nso it is taken; but no operation of this interface creates scheduled payments, so it\nmatches no transaction (an empty page). A value that is not a UUID is refused with `400`.\n",
+                    ),
+            )
+            .arg(
                 ::clap::Arg::new("search")
                     .long("search")
                     .value_parser(::clap::value_parser!(types::ListTransactionsSearch))
@@ -893,7 +902,7 @@ impl<T: CliConfig> Cli<T> {
                     .required(false),
             )
             .about(
-                "List transactions\n\nTransactions of the caller, newest first; every filter given must match. The base\ninterface also names a `scheduled_payment_id` filter, but no operation makes scheduled\npayments, so it could only ever match nothing: it is not offered, and a request with it is\nrefused with `400` naming it, like any unknown parameter.\n",
+                "List transactions\n\nTransactions of the caller, newest first; every filter given must match.",
             )
     }
     pub fn cli_create_transaction() -> ::clap::Command {
@@ -1994,6 +2003,9 @@ impl<T: CliConfig> Cli<T> {
         }
         if let Some(value) = matches.get_one::<::uuid::Uuid>("recipient-id") {
             request = request.recipient_id(value.clone());
+        }
+        if let Some(value) = matches.get_one::<::uuid::Uuid>("scheduled-payment-id") {
+            request = request.scheduled_payment_id(value.clone());
         }
         if let Some(value) = matches.get_one::<types::ListTransactionsSearch>("search") {
             request = request.search(value.clone());

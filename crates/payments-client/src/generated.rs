@@ -73,13 +73,28 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 ///   authentications are limited per client address (30 a minute, in a burst): beyond that,
 ///   requests from the address whose credential the server has not yet seen answer `429` with
 ///   `Retry-After` until another failure would fit; known credentials are unaffected.
-/// * **Versioning.** `info.version` follows semantic versioning. Within a major version changes
-///   are additive only: new operations, new optional request fields, new response fields, new
-///   enum values in responses and new event names. Clients must ignore unknown fields and events.
-///   A breaking change would be published under a new base path (`/v2`).
+/// * **Versioning.** `info.version` is semantic; what each kind of version may change, and what
+///   a client must therefore accept, is under *Versions* below.
 /// * **Extensions.** Operations tagged *Webhook endpoints* and *Sandbox* are extensions to the
 ///   base interface: endpoint management (how notifications are configured) and the sandbox's
 ///   controls that drive its simulated payment rails.
+///
+/// ## Departures from the interface
+///
+/// Where this contract does on purpose otherwise than the base interface says, and why:
+///
+/// * A payment request's `amount` is `null` for an **open request**, whose payer chooses the
+///   amount on the payment page (the interface types it an integer): a donation or a tip has no
+///   amount until the payer gives one.
+/// * A single-resource `GET` never answers an **empty response** (the interface lists one beside
+///   the resource): an id that names nothing for the caller is `404` with the error object, so a
+///   client tells "not there" from a body it failed to read.
+/// * Lists are **pages** (`limit`, at most 100; `starting_after`), not every item at once: an
+///   array with no bound grows with the account, and so do the time and memory to answer it.
+/// * `GET /transactions` takes `scheduled_payment_id` but it matches **no transaction**: no
+///   operation of the interface makes scheduled payments.
+/// * **Unknown query parameters and body fields are refused** with `400`: a misspelt filter
+///   would otherwise widen a list, or a misspelt field be dropped, without a word.
 ///
 /// ## Notification delivery
 ///
@@ -114,17 +129,25 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 ///
 /// ## Versions
 ///
-/// `info.version` is `MAJOR.MINOR.PATCH` and versions the contract, not the server. Within
-/// one major version a client written against an earlier document keeps working:
+/// `info.version` is `MAJOR.MINOR.PATCH` and versions the contract, not the server. There is one
+/// base path: a server serves one version of the contract, and a major version says in its note
+/// below what breaks and how to move (there is no `/v2` beside `/`). Within one major version a
+/// client written against an earlier document keeps working, if it takes what a minor version
+/// may add:
 ///
 /// * **Minor** versions only add: operations, optional request fields and parameters, response
-///   properties, webhook events a client subscribes to by name. Clients ignore response
-///   properties they do not know (the generated client does).
+///   properties and statuses, **values of enums in responses** (a new transaction status, a new
+///   failure reason) and **event names** (see *Webhooks*: the list grows over time). A client
+///   must ignore a response property it does not know and take an enum value or event name it
+///   does not know as "another value" rather than fail the response. The generated Rust client
+///   does both: unknown properties are ignored, and an unknown value reads as the enum's
+///   `Unknown` variant, so one new status never fails a whole page. Of other generators,
+///   openapi-typescript's types pass an unknown string through; openapi-python-client's enums
+///   raise on one, so regenerate such a client when the minor version changes.
 /// * **Patch** versions change descriptions and examples only.
-/// * **Major** versions may break: removing or renaming an operation, a response or a response
-///   property, adding a required request field or parameter, narrowing a request type or enum,
-///   changing what a value means, or adding a value to a response enum. The description of
-///   the change that needs it says what breaks and how to move.
+/// * **Major** versions may break: removing or renaming an operation, a response, a response
+///   property or an enum value a request may send; adding a required request field or
+///   parameter; narrowing a request type or bound; changing what a value means.
 ///
 /// `cargo xtask breaking --base <git-ref>` holds this on every commit: it fails when a change
 /// breaks existing clients and the major number did not go up. It sees the document's shape,
@@ -132,7 +155,8 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 ///
 /// **2.1.0** (adds): every operation documents `503` (the database cannot serve now), and every
 /// change `504` (its commit's outcome is unknown) and `507` (the disk is full), each with
-/// `Retry-After`.
+/// `Retry-After`; `GET /transactions` takes the interface's `scheduled_payment_id` filter again
+/// (it matches no transaction: nothing makes scheduled payments).
 ///
 /// **2.0.0** (from 1.0.0): a payment request's `amount` may be `null` (an open request, whose
 /// payer chooses the amount; `PaymentRequestCreate.amount` is optional); `ExchangeRate` gains
@@ -653,11 +677,7 @@ impl Client {
     }
     /// List transactions
     ///
-    /// Transactions of the caller, newest first; every filter given must match. The base
-    /// interface also names a `scheduled_payment_id` filter, but no operation makes scheduled
-    /// payments, so it could only ever match nothing: it is not offered, and a request with it is
-    /// refused with `400` naming it, like any unknown parameter.
-    ///
+    /// Transactions of the caller, newest first; every filter given must match.
     ///
     /// Sends a `GET` request to `/transactions`
     ///
@@ -669,6 +689,10 @@ impl Client {
     /// - `order_id`
     /// - `recipient_country`
     /// - `recipient_id`
+    /// - `scheduled_payment_id`: Only transactions made by this scheduled payment. The base interface names this filter,
+    /// so it is taken; but no operation of this interface creates scheduled payments, so it
+    /// matches no transaction (an empty page). A value that is not a UUID is refused with `400`.
+    ///
     /// - `search`: Case-insensitive substring of the reference, the payment reference, the order id, the
     /// payer's name or the recipient's account name or alias.
     ///
@@ -689,6 +713,7 @@ impl Client {
     ///     .order_id(order_id)
     ///     .recipient_country(recipient_country)
     ///     .recipient_id(recipient_id)
+    ///     .scheduled_payment_id(scheduled_payment_id)
     ///     .search(search)
     ///     .starting_after(starting_after)
     ///     .status(status)
@@ -2649,6 +2674,7 @@ pub mod builder {
         order_id: Result<Option<types::ListTransactionsOrderId>, String>,
         recipient_country: Result<Option<types::CountryCode>, String>,
         recipient_id: Result<Option<::uuid::Uuid>, String>,
+        scheduled_payment_id: Result<Option<::uuid::Uuid>, String>,
         search: Result<Option<types::ListTransactionsSearch>, String>,
         starting_after: Result<Option<::uuid::Uuid>, String>,
         status: Result<Option<types::TransactionStatus>, String>,
@@ -2668,6 +2694,7 @@ pub mod builder {
                 order_id: Ok(None),
                 recipient_country: Ok(None),
                 recipient_id: Ok(None),
+                scheduled_payment_id: Ok(None),
                 search: Ok(None),
                 starting_after: Ok(None),
                 status: Ok(None),
@@ -2743,6 +2770,16 @@ pub mod builder {
                 .try_into()
                 .map(Some)
                 .map_err(|_| "conversion to `:: uuid :: Uuid` for recipient_id failed".to_string());
+            self
+        }
+        pub fn scheduled_payment_id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::uuid::Uuid>,
+        {
+            self.scheduled_payment_id = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| "conversion to `:: uuid :: Uuid` for scheduled_payment_id failed".to_string());
             self
         }
         pub fn search<V>(mut self, value: V) -> Self
@@ -2826,6 +2863,7 @@ pub mod builder {
                 order_id,
                 recipient_country,
                 recipient_id,
+                scheduled_payment_id,
                 search,
                 starting_after,
                 status,
@@ -2841,6 +2879,7 @@ pub mod builder {
             let order_id = order_id.map_err(Error::InvalidRequest)?;
             let recipient_country = recipient_country.map_err(Error::InvalidRequest)?;
             let recipient_id = recipient_id.map_err(Error::InvalidRequest)?;
+            let scheduled_payment_id = scheduled_payment_id.map_err(Error::InvalidRequest)?;
             let search = search.map_err(Error::InvalidRequest)?;
             let starting_after = starting_after.map_err(Error::InvalidRequest)?;
             let status = status.map_err(Error::InvalidRequest)?;
@@ -2866,6 +2905,7 @@ pub mod builder {
                 .query(&progenitor_client::QueryParam::new("order_id", &order_id))
                 .query(&progenitor_client::QueryParam::new("recipient_country", &recipient_country))
                 .query(&progenitor_client::QueryParam::new("recipient_id", &recipient_id))
+                .query(&progenitor_client::QueryParam::new("scheduled_payment_id", &scheduled_payment_id))
                 .query(&progenitor_client::QueryParam::new("search", &search))
                 .query(&progenitor_client::QueryParam::new("starting_after", &starting_after))
                 .query(&progenitor_client::QueryParam::new("status", &status))

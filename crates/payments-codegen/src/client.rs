@@ -58,7 +58,7 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let mut types = type_space.to_stream();
     types.extend(component_registry(spec, &type_names)?);
     Ok(Models {
-        types: schemars_optional(types)?,
+        types: schemars_optional(open_enums(types)?)?,
         client: replace_types_module(client, &config.types_path)?,
         type_names,
         uses,
@@ -94,6 +94,99 @@ fn schemars_optional(types: TokenStream) -> Result<TokenStream> {
     }
     let mut file: syn::File = syn::parse2(types).map_err(|e| Error(format!("the models do not parse: {e}")))?;
     Gate.visit_file_mut(&mut file);
+    Ok(quote::quote!(#file))
+}
+
+/// The name of the variant a value the document does not list reads as.
+pub const UNKNOWN_VARIANT: &str = "Unknown";
+
+/// Every enum of string values takes a value the document does not list as its `Unknown`
+/// variant instead of failing the whole response: a later minor version of the document may add
+/// values to an enum a response carries (new statuses, new event names), and a client built on
+/// an earlier one must go on reading. `Unknown` cannot be sent (serialising it is an error), and
+/// the server never sees one (it validates requests against the document before reading them).
+/// An enum that already has a variant of that name is left as it is.
+fn open_enums(types: TokenStream) -> Result<TokenStream> {
+    use syn::visit_mut::VisitMut;
+    struct Open {
+        opened: BTreeSet<String>,
+    }
+    impl VisitMut for Open {
+        fn visit_item_enum_mut(&mut self, item: &mut syn::ItemEnum) {
+            let serde_attribute = |attribute: &syn::Attribute| attribute.path().is_ident("serde");
+            let renamed = |variant: &syn::Variant| {
+                variant.attrs.iter().filter(|a| serde_attribute(a)).any(|a| {
+                    let mut rename = false;
+                    let _ = a.parse_nested_meta(|meta| {
+                        rename |= meta.path.is_ident("rename");
+                        if meta.input.peek(syn::Token![=]) {
+                            let _: syn::Expr = meta.value()?.parse()?;
+                        }
+                        Ok(())
+                    });
+                    rename
+                })
+            };
+            // Plain string enums only: unit variants, each renamed to its value, and no
+            // `untagged` or `tag` on the enum.
+            let plain = !item.variants.is_empty()
+                && item.variants.iter().all(|v| matches!(v.fields, syn::Fields::Unit) && renamed(v))
+                && !item.attrs.iter().filter(|a| serde_attribute(a)).any(|a| {
+                    let text = quote::quote!(#a).to_string();
+                    text.contains("untagged") || text.contains("tag")
+                })
+                && !item.variants.iter().any(|v| v.ident == UNKNOWN_VARIANT);
+            if !plain {
+                return;
+            }
+            let name = quote::format_ident!("{}", UNKNOWN_VARIANT);
+            item.variants.push(syn::parse_quote! {
+                /// A value this version of the document does not list: a later minor version
+                /// added it. Read, never sent.
+                #[serde(other, skip_serializing)]
+                #[cfg_attr(feature = "schemars", schemars(skip))]
+                #name
+            });
+            self.opened.insert(item.ident.to_string());
+        }
+
+        fn visit_item_impl_mut(&mut self, item: &mut syn::ItemImpl) {
+            // The `Display` of an opened enum matches every variant: `Unknown` too.
+            let display = item
+                .trait_
+                .as_ref()
+                .is_some_and(|(path, _)| path.segments.last().is_some_and(|s| s.ident == "Display"));
+            let syn::Type::Path(own) = item.self_ty.as_ref() else { return };
+            let Some(own) = own.path.segments.last().map(|s| s.ident.to_string()) else { return };
+            if !display {
+                return;
+            }
+            struct Arms;
+            impl VisitMut for Arms {
+                fn visit_expr_match_mut(&mut self, matched: &mut syn::ExprMatch) {
+                    let name = quote::format_ident!("{}", UNKNOWN_VARIANT);
+                    matched.arms.push(syn::parse_quote!(Self::#name => f.write_str("<unknown>"),));
+                }
+            }
+            if self.opened.contains(&own) {
+                Arms.visit_item_impl_mut(item);
+            }
+        }
+    }
+    let mut file: syn::File = syn::parse2(types).map_err(|e| Error(format!("the models do not parse: {e}")))?;
+    // Enums first (they are declared before their impls, but a visit in one pass would depend
+    // on it): then their `Display`s.
+    let mut open = Open { opened: BTreeSet::new() };
+    for item in &mut file.items {
+        if let syn::Item::Enum(item) = item {
+            open.visit_item_enum_mut(item);
+        }
+    }
+    for item in &mut file.items {
+        if let syn::Item::Impl(item) = item {
+            open.visit_item_impl_mut(item);
+        }
+    }
     Ok(quote::quote!(#file))
 }
 

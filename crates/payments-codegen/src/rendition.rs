@@ -15,12 +15,32 @@ pub fn openapi_31(spec_text: &str) -> Result<String> {
     if let Some(webhooks) = object.remove("x-webhooks") {
         object.insert("webhooks".into(), webhooks);
     }
+    license_identifier(object);
     let typed: utoipa::openapi::OpenApi = serde_json::from_value(doc.clone())
         .map_err(|e| Error(format!("the 3.1 rendition does not fit utoipa's model: {e}{}", locate_misfit(&doc))))?;
     let mut text =
         serde_json::to_string_pretty(&typed).map_err(|e| Error(format!("serialising the 3.1 rendition: {e}")))?;
     text.push('\n');
     Ok(text)
+}
+
+/// 3.0's license is a name and a URL; 3.1 added the SPDX `identifier`, for licences (and
+/// expressions such as `MIT OR Apache-2.0`) that have no one URL. A license without a URL whose
+/// name is written as an SPDX expression gets it as its identifier.
+fn license_identifier(document: &mut Map<String, Value>) {
+    let Some(license) =
+        document.get_mut("info").and_then(|info| info.get_mut("license")).and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    let Some(name) = license.get("name").and_then(Value::as_str) else { return };
+    let spdx = name.split_whitespace().all(|word| {
+        matches!(word, "AND" | "OR" | "WITH")
+            || word.trim_matches(['(', ')']).chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
+    });
+    if spdx && !license.contains_key("url") {
+        license.insert("identifier".into(), Value::String(name.to_owned()));
+    }
 }
 
 /// Converts every schema object in the document (the component schemas and every `schema` of a

@@ -369,10 +369,7 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     }
     /// List transactions
     ///
-    /// Transactions of the caller, newest first; every filter given must match. The base
-    /// interface also names a `scheduled_payment_id` filter, but no operation makes scheduled
-    /// payments, so it could only ever match nothing: it is not offered, and a request with it is
-    /// refused with `400` naming it, like any unknown parameter.
+    /// Transactions of the caller, newest first; every filter given must match.
     ///
     /// `GET /transactions` (listTransactions)
     fn list_transactions(
@@ -3842,6 +3839,11 @@ pub struct ListTransactionsQuery {
     pub balance_id: Option<::uuid::Uuid>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub virtual_account_id: Option<::uuid::Uuid>,
+    /// Only transactions made by this scheduled payment. The base interface names this filter,
+    /// so it is taken; but no operation of this interface creates scheduled payments, so it
+    /// matches no transaction (an empty page). A value that is not a UUID is refused with `400`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled_payment_id: Option<::uuid::Uuid>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transaction_type: Option<types::TransactionType>,
     /// Only transactions whose balance currency is this.
@@ -4017,7 +4019,7 @@ impl Validators {
                 ),
             list_transactions_query: schemas
                 .validator(
-                    "{\"properties\":{\"balance_id\":{\"format\":\"uuid\",\"type\":\"string\"},\"currency\":{\"$ref\":\"#/components/schemas/CurrencyCode\"},\"from_datetime\":{\"format\":\"date-time\",\"type\":\"string\"},\"limit\":{\"default\":20,\"format\":\"int32\",\"maximum\":100,\"minimum\":1,\"type\":\"integer\"},\"order_id\":{\"maxLength\":50,\"minLength\":1,\"type\":\"string\"},\"recipient_country\":{\"$ref\":\"#/components/schemas/CountryCode\"},\"recipient_id\":{\"format\":\"uuid\",\"type\":\"string\"},\"search\":{\"maxLength\":100,\"minLength\":1,\"type\":\"string\"},\"starting_after\":{\"format\":\"uuid\",\"type\":\"string\"},\"status\":{\"$ref\":\"#/components/schemas/TransactionStatus\"},\"to_currency\":{\"$ref\":\"#/components/schemas/CurrencyCode\"},\"to_datetime\":{\"format\":\"date-time\",\"type\":\"string\"},\"transaction_type\":{\"$ref\":\"#/components/schemas/TransactionType\"},\"virtual_account_id\":{\"format\":\"uuid\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
+                    "{\"properties\":{\"balance_id\":{\"format\":\"uuid\",\"type\":\"string\"},\"currency\":{\"$ref\":\"#/components/schemas/CurrencyCode\"},\"from_datetime\":{\"format\":\"date-time\",\"type\":\"string\"},\"limit\":{\"default\":20,\"format\":\"int32\",\"maximum\":100,\"minimum\":1,\"type\":\"integer\"},\"order_id\":{\"maxLength\":50,\"minLength\":1,\"type\":\"string\"},\"recipient_country\":{\"$ref\":\"#/components/schemas/CountryCode\"},\"recipient_id\":{\"format\":\"uuid\",\"type\":\"string\"},\"scheduled_payment_id\":{\"format\":\"uuid\",\"type\":\"string\"},\"search\":{\"maxLength\":100,\"minLength\":1,\"type\":\"string\"},\"starting_after\":{\"format\":\"uuid\",\"type\":\"string\"},\"status\":{\"$ref\":\"#/components/schemas/TransactionStatus\"},\"to_currency\":{\"$ref\":\"#/components/schemas/CurrencyCode\"},\"to_datetime\":{\"format\":\"date-time\",\"type\":\"string\"},\"transaction_type\":{\"$ref\":\"#/components/schemas/TransactionType\"},\"virtual_account_id\":{\"format\":\"uuid\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
                 ),
             create_transaction_body: schemas
                 .validator("{\"$ref\":\"#/components/schemas/TransactionCreate\"}"),

@@ -250,15 +250,90 @@ fn urlencoded<T: DeserializeOwned + Serialize>(
     let deserializer = serde_urlencoded::Deserializer::new(form_urlencoded::parse(raw));
     let parsed: T = serde_path_to_error::deserialize(deserializer).map_err(|e| {
         let path = e.path().to_string();
+        let said = e.inner().to_string();
         if path == "." {
-            ApiError::bad_request(format!("{whole}: {}", e.inner()))
+            ApiError::bad_request(teach_whole(&said, field).unwrap_or_else(|| format!("{whole}: {said}")))
         } else {
-            ApiError::bad_request(format!("{field}`{path}`: {}", e.inner()))
+            let given = form_urlencoded::parse(raw).find(|(key, _)| *key == path).map(|(_, value)| value.into_owned());
+            ApiError::bad_request(format!("{field}`{path}`: {}", teach(&said, given.as_deref())))
         }
     })?;
-    let value = serde_json::to_value(&parsed).map_err(|_| ApiError::internal())?;
+    let value = match serde_path_to_error::serialize(&parsed, serde_json::value::Serializer) {
+        Ok(value) => value,
+        // Only a value the document does not list (an enum's `Unknown`, which the models take
+        // so that clients read what newer servers answer) cannot be written back: name it.
+        Err(error) => return Err(unlisted(raw, validator, field, &error.path().to_string())),
+    };
     validator.check(&value, field)?;
     Ok(parsed)
+}
+
+/// What the parser said of the whole query or form (`said`), as a person should read it, when
+/// it concerns one field.
+fn teach_whole(said: &str, field: &str) -> Option<String> {
+    if let Some(name) = said.strip_prefix("missing field `").and_then(|rest| rest.strip_suffix('`')) {
+        return Some(format!("{field}`{name}` is required"));
+    }
+    let name = said.strip_prefix("duplicate field `").and_then(|rest| rest.strip_suffix('`'))?;
+    Some(format!("{field}`{name}` is given more than once: give it once"))
+}
+
+/// What the parser said of one value (`said`, of `given`), as a person should read it: what is
+/// wrong with it and what is expected. The parsers' own words come last, in brackets.
+fn teach(said: &str, given: Option<&str>) -> String {
+    let Some(given) = given else { return said.to_owned() };
+    // chrono's words, for a date-time.
+    const DATE_TIME: [&str; 6] = [
+        "premature end of input",
+        "input contains invalid characters",
+        "input is out of range",
+        "trailing input",
+        "input is not enough for unique date and time",
+        "no possible date and time matching input",
+    ];
+    if DATE_TIME.contains(&said) {
+        let date_only = given.len() == 10 && given.as_bytes().get(4) == Some(&b'-');
+        let what = if date_only {
+            "a date without a time and UTC offset".to_owned()
+        } else if given.contains(' ') && given.len() >= 19 {
+            "a `+` in a query string reads as a space: send the offset's `+` as `%2B`".to_owned()
+        } else if given.len() >= 19 && !given.ends_with(['Z', 'z']) && !given[19..].contains(['+', '-']) {
+            "it has no UTC offset".to_owned()
+        } else if said == "input is out of range" {
+            "a part of it is out of range".to_owned()
+        } else {
+            "it is not written as one".to_owned()
+        };
+        return format!(
+            "{given:?} is not an RFC 3339 date-time ({what}): write it like 2026-11-25T10:15:30Z, or with \
+             its offset, 2026-11-25T11:15:30+01:00 ({said})"
+        );
+    }
+    if said.starts_with("UUID parsing failed") {
+        return format!(
+            "{given:?} is not a UUID: write it as the API does, e.g. 0b8c9a4e-1f4e-4c3a-9a55-6f0e0e7d2b11 ({said})"
+        );
+    }
+    if said == "invalid digit found in string" || said == "cannot parse integer from empty string" {
+        return format!("{given:?} is not a whole number ({said})");
+    }
+    if said.starts_with("number too large") || said.starts_with("number too small") {
+        return format!("{given:?} is out of range ({said})");
+    }
+    said.to_owned()
+}
+
+/// The refusal of a parameter (`name`) whose value the document does not list, with the values
+/// it does, as the validator says them.
+fn unlisted(raw: &[u8], validator: &Validator, field: &str, name: &str) -> ApiError {
+    let given = form_urlencoded::parse(raw).find(|(key, _)| key == name).map(|(_, value)| value.into_owned());
+    let Some(given) = given else { return ApiError::bad_request(format!("{field}`{name}`: a value not listed")) };
+    let alone = serde_json::json!({ name: given });
+    let said = validator.inner.iter_errors(&alone).find(|e| e.instance_path().as_str() == format!("/{name}"));
+    match said {
+        Some(problem) => ApiError::bad_request(format!("{field}`{name}`: {problem}")),
+        None => ApiError::bad_request(format!("{field}`{name}`: {given:?} is not a value the document lists")),
+    }
 }
 
 /// A required JSON body: checked for content type, parsed, validated against its schema, and

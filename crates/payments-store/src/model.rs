@@ -134,6 +134,8 @@ pub struct TransactionFilter {
     pub recipient_country: Option<String>,
     pub balance_id: Option<Uuid>,
     pub virtual_account_id: Option<Uuid>,
+    /// The interface's filter; no operation makes scheduled payments, so it matches nothing.
+    pub scheduled_payment_id: Option<Uuid>,
     pub transaction_type: Option<types::TransactionType>,
     pub currency: Option<String>,
     pub to_currency: Option<String>,

@@ -33,11 +33,17 @@ impl AddressDetails {
 pub enum AddressType {
     #[serde(rename = "local")]
     Local,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for AddressType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Local => f.write_str("local"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -823,12 +829,18 @@ pub enum BankFieldType {
     Text,
     #[serde(rename = "number")]
     Number,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for BankFieldType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Text => f.write_str("text"),
             Self::Number => f.write_str("number"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -1010,6 +1022,11 @@ pub enum DeliveryStatus {
     Failed,
     #[serde(rename = "discarded")]
     Discarded,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for DeliveryStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1018,6 +1035,7 @@ impl ::std::fmt::Display for DeliveryStatus {
             Self::Delivered => f.write_str("delivered"),
             Self::Failed => f.write_str("failed"),
             Self::Discarded => f.write_str("discarded"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -1067,11 +1085,17 @@ impl Error {
 pub enum ErrorRequest {
     #[serde(rename = "error")]
     Error,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for ErrorRequest {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Error => f.write_str("error"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -1493,6 +1517,11 @@ pub enum NameCheck {
     NoMatch,
     #[serde(rename = "not_checked")]
     NotChecked,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for NameCheck {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1501,6 +1530,7 @@ impl ::std::fmt::Display for NameCheck {
             Self::CloseMatch => f.write_str("close_match"),
             Self::NoMatch => f.write_str("no_match"),
             Self::NotChecked => f.write_str("not_checked"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -1558,6 +1588,11 @@ pub enum PaymentMethod {
     BankTransfer,
     #[serde(rename = "payment_link")]
     PaymentLink,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for PaymentMethod {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1565,6 +1600,7 @@ impl ::std::fmt::Display for PaymentMethod {
             Self::Balance => f.write_str("balance"),
             Self::BankTransfer => f.write_str("bank_transfer"),
             Self::PaymentLink => f.write_str("payment_link"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -1915,6 +1951,11 @@ pub enum PaymentRequestStatus {
     Failed,
     #[serde(rename = "cancelled")]
     Cancelled,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for PaymentRequestStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1923,6 +1964,7 @@ impl ::std::fmt::Display for PaymentRequestStatus {
             Self::Processed => f.write_str("processed"),
             Self::Failed => f.write_str("failed"),
             Self::Cancelled => f.write_str("cancelled"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -1968,11 +2010,17 @@ impl Ping {
 pub enum PingMessage {
     #[serde(rename = "ping")]
     Ping,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for PingMessage {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Ping => f.write_str("ping"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -2261,12 +2309,18 @@ pub enum RecipientType {
     Personal,
     #[serde(rename = "business")]
     Business,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for RecipientType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Personal => f.write_str("personal"),
             Self::Business => f.write_str("business"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -2401,11 +2455,17 @@ impl ResultOk {
 pub enum ResultOkResult {
     #[serde(rename = "ok")]
     Ok,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for ResultOkResult {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Ok => f.write_str("ok"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -2702,12 +2762,18 @@ pub enum SimulatePaymentOutcome {
     Processed,
     #[serde(rename = "failed")]
     Failed,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for SimulatePaymentOutcome {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Processed => f.write_str("processed"),
             Self::Failed => f.write_str("failed"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -2868,6 +2934,11 @@ pub enum SimulateTransactionStatusStatus {
     Cancelled,
     #[serde(rename = "refunded")]
     Refunded,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for SimulateTransactionStatusStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -2878,6 +2949,7 @@ impl ::std::fmt::Display for SimulateTransactionStatusStatus {
             Self::Failed => f.write_str("failed"),
             Self::Cancelled => f.write_str("cancelled"),
             Self::Refunded => f.write_str("refunded"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -2926,12 +2998,18 @@ pub enum SimulateVirtualAccountStatusStatus {
     Active,
     #[serde(rename = "blocked")]
     Blocked,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for SimulateVirtualAccountStatusStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Active => f.write_str("active"),
             Self::Blocked => f.write_str("blocked"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -3128,11 +3206,17 @@ impl<'de> ::serde::Deserialize<'de> for TransactionCreateReference {
 pub enum TransactionCreateTransactionType {
     #[serde(rename = "payment")]
     Payment,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for TransactionCreateTransactionType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Payment => f.write_str("payment"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -3330,6 +3414,11 @@ pub enum TransactionStatus {
     Failed,
     #[serde(rename = "refunded")]
     Refunded,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for TransactionStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -3341,6 +3430,7 @@ impl ::std::fmt::Display for TransactionStatus {
             Self::Cancelled => f.write_str("cancelled"),
             Self::Failed => f.write_str("failed"),
             Self::Refunded => f.write_str("refunded"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -3382,6 +3472,11 @@ pub enum TransactionType {
     Deposit,
     #[serde(rename = "collection")]
     Collection,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for TransactionType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -3389,6 +3484,7 @@ impl ::std::fmt::Display for TransactionType {
             Self::Payment => f.write_str("payment"),
             Self::Deposit => f.write_str("deposit"),
             Self::Collection => f.write_str("collection"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -3679,6 +3775,11 @@ pub enum VirtualAccountStatus {
     Blocked,
     #[serde(rename = "closed")]
     Closed,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for VirtualAccountStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -3687,6 +3788,7 @@ impl ::std::fmt::Display for VirtualAccountStatus {
             Self::Active => f.write_str("active"),
             Self::Blocked => f.write_str("blocked"),
             Self::Closed => f.write_str("closed"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }
@@ -4031,6 +4133,11 @@ pub enum WebhookEvent {
     PaymentrequestCancelled,
     #[serde(rename = "paymentrequest.settled")]
     PaymentrequestSettled,
+    /// A value this version of the document does not list: a later minor version
+    /// added it. Read, never sent.
+    #[serde(other, skip_serializing)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    Unknown,
 }
 impl ::std::fmt::Display for WebhookEvent {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -4054,6 +4161,7 @@ impl ::std::fmt::Display for WebhookEvent {
             Self::PaymentrequestFailed => f.write_str("paymentrequest.failed"),
             Self::PaymentrequestCancelled => f.write_str("paymentrequest.cancelled"),
             Self::PaymentrequestSettled => f.write_str("paymentrequest.settled"),
+            Self::Unknown => f.write_str("<unknown>"),
         }
     }
 }

@@ -32,6 +32,7 @@ impl Sandbox {
                         given.trim()
                     )));
                 }
+                NameCheck::Unknown => unreachable!("name_check answers only the checks it knows"),
             }
         }
         let now = Now::new();

@@ -318,6 +318,7 @@ impl server::Api<Tenant> for Api {
             recipient_country: text(query.recipient_country.as_deref()),
             balance_id: query.balance_id,
             virtual_account_id: query.virtual_account_id,
+            scheduled_payment_id: query.scheduled_payment_id,
             transaction_type: query.transaction_type,
             currency: text(query.currency.as_deref()),
             to_currency: text(query.to_currency.as_deref()),

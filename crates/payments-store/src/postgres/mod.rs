@@ -70,6 +70,7 @@ const MIGRATIONS: Migrations = &[
     (3, "contract 2.0", include_str!("../../migrations/postgres/0003_contract_2.sql")),
     (4, "search pending list", include_str!("../../migrations/postgres/0004_search_pending_list.sql")),
     (5, "readiness", include_str!("../../migrations/postgres/0005_readiness.sql")),
+    (6, "scheduled payment filter", include_str!("../../migrations/postgres/0006_scheduled_payment_filter.sql")),
 ];
 
 impl Dialect for Postgres {

@@ -161,6 +161,7 @@ async fn every_list_reads_its_filters_index_whatever_the_statistics() {
             TransactionFilter { recipient_country: text.clone(), ..Default::default() },
         ),
         ("transactions_by_virtual_account", TransactionFilter { virtual_account_id: id, ..Default::default() }),
+        ("transactions_by_scheduled_payment", TransactionFilter { scheduled_payment_id: id, ..Default::default() }),
         (
             "transactions_by_status",
             TransactionFilter {

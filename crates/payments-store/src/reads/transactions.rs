@@ -91,6 +91,7 @@ pub fn list<D: Dialect>(tenant: TenantId, filter: &TransactionFilter, start: Opt
         .unique("order_id", filter.order_id.clone())
         .equal("recipient_id", filter.recipient_id)
         .equal("virtual_account_id", filter.virtual_account_id)
+        .equal("scheduled_payment_id", filter.scheduled_payment_id)
         .equal("balance_id", filter.balance_id)
         .equal("status", filter.status.map(|s| s.to_string()))
         .equal("recipient_country", filter.recipient_country.clone())

@@ -82,6 +82,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (5, "writer checks", include_str!("../../migrations/sqlite/0005_writer_checks.sql")),
     (6, "search merges", include_str!("../../migrations/sqlite/0006_search_merges.sql")),
     (7, "readiness", include_str!("../../migrations/sqlite/0007_readiness.sql")),
+    (8, "scheduled payment filter", include_str!("../../migrations/sqlite/0008_scheduled_payment_filter.sql")),
 ];
 
 /// The tables of release 0.1 (and of an interrupted first migration): a file holding only these

@@ -121,6 +121,11 @@ async fn check_plans(connection: &mut SqliteConnection, statistics: bool) {
             TransactionFilter { virtual_account_id: id, ..Default::default() },
         ),
         (
+            "scheduled_payment_id",
+            "transactions_by_scheduled_payment",
+            TransactionFilter { scheduled_payment_id: id, ..Default::default() },
+        ),
+        (
             "transaction_type",
             "transactions_by_type",
             TransactionFilter { transaction_type: Some(types::TransactionType::Payment), ..Default::default() },
