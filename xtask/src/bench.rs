@@ -1096,8 +1096,8 @@ fn render_backend(out: &mut String, scale: &Scale, r: &Results, verdict: impl Fn
     ));
     let b = &r.backup;
     out.push_str(&format!(
-        "## Backup\n\n{} of the database as seeded, while the sandbox served it: {:.1} MB in **{:.1} s**, \
-         against {:.1} s to write and flush as many bytes to a new file: **{:.1}×** of that.\n\n",
+        "## Backup\n\n{} of the database as seeded, while the sandbox served it: {:.1} MB in **{:.2} s**, \
+         against {:.2} s to write and flush as many bytes to a new file: **{:.1}×** of that.\n\n",
         b.how,
         b.bytes as f64 / 1e6,
         b.seconds,
