@@ -127,8 +127,13 @@ fn standalone(spec: &Path, out: &Path) -> Result<(), String> {
         .and_then(|n| n.to_str())
         .map(|n| n.to_ascii_lowercase().replace('_', "-"))
         .ok_or_else(|| format!("{}: cannot name crates after this directory", out.display()))?;
-    let files = payments_codegen::standalone(&text, &name, &spec.display().to_string())
-        .map_err(|e| format!("{}: {e}", spec.display()))?;
+    let payments_codegen::Standalone { files, notes } =
+        payments_codegen::standalone(&text, &name, &spec.display().to_string())
+            .map_err(|e| format!("{}: {e}", spec.display()))?;
+    // What was left out or approximated, each with where, on stderr.
+    for note in &notes {
+        eprintln!("warning: {}#{}: {}", spec.display(), note.pointer, note.message);
+    }
     // Our style, in the edition the generated crates are written in.
     let rustfmt_toml = std::fs::read_to_string(root.join("rustfmt.toml"))
         .map_err(|e| format!("rustfmt.toml: {e}"))?

@@ -94,6 +94,27 @@ fn schemars_optional(types: TokenStream) -> Result<TokenStream> {
     }
     let mut file: syn::File = syn::parse2(types).map_err(|e| Error(format!("the models do not parse: {e}")))?;
     Gate.visit_file_mut(&mut file);
+    // typify writes some schemas out by hand (an enum of numbers): those impls too. It names
+    // their generator `gen`, a keyword from edition 2024 on: written `r#gen`, any edition reads it.
+    struct RawGen;
+    impl VisitMut for RawGen {
+        fn visit_ident_mut(&mut self, ident: &mut proc_macro2::Ident) {
+            if ident == "gen" {
+                *ident = proc_macro2::Ident::new_raw("gen", ident.span());
+            }
+        }
+    }
+    for item in &mut file.items {
+        if let syn::Item::Impl(item) = item
+            && item
+                .trait_
+                .as_ref()
+                .is_some_and(|(path, _)| path.segments.last().is_some_and(|s| s.ident == "JsonSchema"))
+        {
+            item.attrs.push(syn::parse_quote!(#[cfg(feature = "schemars")]));
+            RawGen.visit_item_impl_mut(item);
+        }
+    }
     Ok(quote::quote!(#file))
 }
 

@@ -11,15 +11,17 @@ mod json_schema;
 mod markdown;
 mod normalise;
 mod nullable;
+mod openapi31;
 mod rendition;
 mod server;
 mod spec;
 mod standalone;
 
 pub use nullable::is_null_only;
+pub use openapi31::Note;
 pub use rendition::openapi_31;
 pub use spec::Spec;
-pub use standalone::{File, STANDALONE_EDITION, standalone};
+pub use standalone::{File, STANDALONE_EDITION, Standalone, standalone};
 
 /// Where the generated code finds its neighbours. The real crates and the snapshot samples
 /// differ only here.
@@ -67,6 +69,8 @@ pub struct Generated {
     pub server_schemas: String,
     /// Crates the client's code uses beyond progenitor's runtime (see `client::Models::uses`).
     pub client_uses: Vec<&'static str>,
+    /// What reading the document left out or approximated, with its JSON pointer.
+    pub notes: Vec<Note>,
 }
 
 #[derive(Debug)]
@@ -100,6 +104,7 @@ pub fn generate(spec_text: &str, config: &Config) -> Result<Generated> {
         server: format_file(config, server)?,
         server_schemas: json_schema::schema_document(&spec)?,
         client_uses: models.uses,
+        notes: spec.notes.clone(),
     })
 }
 

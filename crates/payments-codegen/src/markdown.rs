@@ -180,12 +180,17 @@ fn type_of(schema: &Value) -> String {
         );
     }
     let mut rules = vec![];
+    // 3.0's exclusive bounds are a flag beside the bound.
+    let exclusive = |flag: &str| schema.get(flag) == Some(&Value::Bool(true));
+    let (above, below) =
+        (if exclusive("exclusiveMinimum") { ">" } else { "≥" }, if exclusive("exclusiveMaximum") { "<" } else { "≤" });
     for (key, label) in [
-        ("minimum", "≥"),
-        ("maximum", "≤"),
+        ("minimum", above),
+        ("maximum", below),
         ("minLength", "min length"),
         ("maxLength", "max length"),
         ("minItems", "min items"),
+        ("maxItems", "max items"),
     ] {
         if let Some(value) = schema.get(key) {
             rules.push(format!("{label} {value}"));

@@ -17,7 +17,56 @@ use serde_json::{Map, Value, json};
 
 use crate::{Result, bail};
 
-const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+pub(crate) const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+/// A string enum whose values do not each make a Rust name of their own (`.`, `-`; `a-b` beside
+/// `a_b`): typify names a variant after its value and gives up on such an enum, so the value is
+/// checked by a `pattern` of exactly those values instead, and the model is a string.
+fn unnameable_enums(value: &mut Value, pointer: &str, notes: &mut Vec<crate::Note>) {
+    match value {
+        Value::Object(map) => {
+            let strings: Option<Vec<String>> = map
+                .get("enum")
+                .and_then(Value::as_array)
+                .and_then(|values| values.iter().map(|v| v.as_str().map(str::to_owned)).collect());
+            if let Some(values) = strings.filter(|values| !values.is_empty()) {
+                let names: Vec<String> = values
+                    .iter()
+                    .map(|v| heck::ToUpperCamelCase::to_upper_camel_case(v.as_str()))
+                    .map(|n| n.chars().filter(|c| c.is_alphanumeric() || *c == '_').collect())
+                    .collect();
+                let unique: std::collections::BTreeSet<&String> = names.iter().collect();
+                if names.iter().any(String::is_empty) || unique.len() < names.len() {
+                    let alternatives: Vec<String> = values.iter().map(|v| regex_escape(v)).collect();
+                    map.remove("enum");
+                    map.insert("type".into(), json!("string"));
+                    map.insert("pattern".into(), json!(format!("^(?:{})$", alternatives.join("|"))));
+                    notes.push(crate::Note {
+                        pointer: format!("{pointer}/enum"),
+                        message: format!(
+                            "values {values:?} do not each make a Rust name: a string checked by the pattern of \
+                             exactly them"
+                        ),
+                    });
+                }
+            }
+            for (key, child) in map.iter_mut() {
+                unnameable_enums(child, &format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1")), notes);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                unnameable_enums(item, &format!("{pointer}/{i}"), notes);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `text` as a regular expression matching exactly it.
+fn regex_escape(text: &str) -> String {
+    text.chars().map(|c| if "\\.+*?()|[]{}^$".contains(c) { format!("\\{c}") } else { c.to_string() }).collect()
+}
 
 /// The JSON pointer of `segments` under the document's root: `#/paths/~1items/get`.
 pub fn pointer(segments: &[&str]) -> String {
@@ -51,7 +100,8 @@ pub fn rust_name(input: &str, pascal: bool) -> String {
 }
 
 /// The shared view: see the module's documentation.
-pub fn normalise(doc: &mut Value) -> Result<()> {
+pub fn normalise(doc: &mut Value, notes: &mut Vec<crate::Note>) -> Result<()> {
+    unnameable_enums(doc, "", notes);
     let mut paths = match doc.get_mut("paths").map(Value::take) {
         Some(Value::Object(paths)) => paths,
         Some(Value::Null) | None => Map::new(),

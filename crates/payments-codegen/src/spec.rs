@@ -2,10 +2,11 @@
 //! (for extensions such as `x-webhooks` and for the JSON Schema conversion). Both views are of the
 //! normalised document (`normalise`): the server generator reads `openapi`, progenitor `client`.
 
-use crate::{Error, Result, bail, normalise};
+use crate::{Error, Result, bail, normalise, openapi31};
 
 pub struct Spec {
-    /// The document as written: what the documentation (the 3.1 rendition, `docs/api.md`) shows.
+    /// The document as written (a 3.1 one in its 3.0 view): what the documentation (the 3.1
+    /// rendition, `docs/api.md`) shows.
     pub original: serde_json::Value,
     /// The normalised document, as JSON.
     pub raw: serde_json::Value,
@@ -15,6 +16,9 @@ pub struct Spec {
     /// The model progenitor reads: `openapi` adapted to what its client supports
     /// (`normalise::for_client`).
     pub client: openapiv3::OpenAPI,
+    /// What reading the document left out or approximated (a 3.1 document's keywords 3.0 has no
+    /// word for), with its JSON pointer.
+    pub notes: Vec<crate::Note>,
 }
 
 /// Drops `additionalProperties: false` from what progenitor reads, so the models (and with them
@@ -48,15 +52,19 @@ impl Spec {
     pub fn parse(text: &str) -> Result<Self> {
         let mut raw: serde_json::Value =
             serde_norway::from_str(text).map_err(|e| Error(format!("the document is not valid YAML: {e}")))?;
-        let version = raw.get("openapi").and_then(|v| v.as_str()).unwrap_or_default();
-        if !version.starts_with("3.0.") {
-            bail!("the document must be OpenAPI 3.0.x (progenitor reads no other), found {version:?}");
+        let version = raw.get("openapi").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+        let mut notes = Vec::new();
+        if openapi31::is_31(&version) {
+            openapi31::to_30(&mut raw, &mut notes)?;
+        } else if !version.starts_with("3.0.") {
+            bail!("/openapi: the document must be OpenAPI 3.0.x or 3.1.x, found {version:?}");
         }
+        // What the documentation is made from: the document as written, in its 3.0 view.
         let original = raw.clone();
-        normalise::normalise(&mut raw)?;
+        normalise::normalise(&mut raw, &mut notes)?;
         let mut client = raw.clone();
         normalise::for_client(&mut client)?;
-        Ok(Self { openapi: model(raw.clone())?, client: model(client)?, raw, original })
+        Ok(Self { openapi: model(raw.clone())?, client: model(client)?, raw, original, notes })
     }
 
     /// The named component schemas, in document order.

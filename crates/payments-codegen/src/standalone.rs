@@ -23,7 +23,14 @@ const RUNTIME: &str = include_str!("../../payments-server/src/runtime.rs");
 
 /// The crates `<name>-types`, `<name>-client` and `<name>-server` generated from the document
 /// `spec_text` (whose path, for the headers, is `source`).
-pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Vec<File>> {
+/// A workspace of its own for a document: its files, and what reading it left out.
+#[derive(Debug, Clone)]
+pub struct Standalone {
+    pub files: Vec<File>,
+    pub notes: Vec<crate::Note>,
+}
+
+pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalone> {
     let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !name.ends_with('-');
@@ -40,7 +47,8 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Vec<File>
     let rust = |path: String, contents: String| File { path, contents, rust: true };
     let text = |path: String, contents: String| File { path, contents, rust: false };
     let header = crate::header(&config);
-    Ok(vec![
+    let notes = generated.notes.clone();
+    let files = vec![
         text("Cargo.toml".into(), workspace_manifest(name)),
         text(format!("{name}-types/Cargo.toml"), crate_manifest(&types_crate, "The models", TYPES_DEPENDENCIES)),
         rust(
@@ -75,7 +83,8 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Vec<File>
             format!("{name}-server/src/runtime.rs"),
             format!("// Copied by `cargo xtask codegen` from payments-server's runtime.rs.\n\n{RUNTIME}"),
         ),
-    ])
+    ];
+    Ok(Standalone { files, notes })
 }
 
 fn workspace_manifest(name: &str) -> String {

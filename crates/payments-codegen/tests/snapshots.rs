@@ -6,7 +6,8 @@
 
 use payments_codegen::{Config, cli, generate, markdown_reference};
 
-const SAMPLES: &[&str] = &["bounds", "generality", "nullable_and_enums", "parameters_and_responses", "webhooks"];
+const SAMPLES: &[&str] =
+    &["bounds", "generality", "nullable_and_enums", "openapi_3_1", "parameters_and_responses", "webhooks"];
 
 #[test]
 fn sample_outputs() {
@@ -102,9 +103,13 @@ fn unsupported_shapes_are_refused_with_a_reason() {
         assert!(error.contains(expected), "expected {expected:?} in: {error}");
     }
 
-    let v31 = "openapi: 3.1.0\ninfo: {title: New, version: '1'}\npaths: {}\n";
-    let error = generate(v31, &Config::sibling_modules("new.yaml")).unwrap_err().to_string();
-    assert!(error.contains("must be OpenAPI 3.0.x"), "{error}");
+    // Swagger 2.0 and a 3.1 document in another JSON Schema dialect: refused with a pointer.
+    let swagger = "swagger: '2.0'\ninfo: {title: Old, version: '1'}\npaths: {}\n";
+    let error = generate(swagger, &Config::sibling_modules("old.yaml")).unwrap_err().to_string();
+    assert!(error.contains("/openapi: the document must be OpenAPI 3.0.x or 3.1.x"), "{error}");
+    let dialect = "openapi: 3.1.0\njsonSchemaDialect: https://json-schema.org/draft-07/schema\ninfo: {title: New, version: '1'}\npaths: {}\n";
+    let error = generate(dialect, &Config::sibling_modules("new.yaml")).unwrap_err().to_string();
+    assert!(error.starts_with("/jsonSchemaDialect: "), "{error}");
 }
 
 /// The public documents of `tests/corpus` (progenitor's samples): what an implementer of each

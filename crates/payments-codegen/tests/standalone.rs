@@ -8,7 +8,7 @@ use std::process::Command;
 fn check(name: &str, document: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let text = std::fs::read_to_string(root.join(document)).unwrap();
-    let files = payments_codegen::standalone(&text, name, document).unwrap_or_else(|e| panic!("{document}: {e}"));
+    let files = payments_codegen::standalone(&text, name, document).unwrap_or_else(|e| panic!("{document}: {e}")).files;
     let dir = tempfile::tempdir().unwrap();
     for file in &files {
         let path = dir.path().join(&file.path);
@@ -16,18 +16,24 @@ fn check(name: &str, document: &str) {
         std::fs::write(path, &file.contents).unwrap();
     }
     std::fs::copy(root.join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["check", "--offline", "--quiet", "--workspace", "--all-features", "--manifest-path"])
-        .arg(dir.path().join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", root.join("target/standalone"))
-        .env("RUSTFLAGS", "-D warnings")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "the workspace generated from {document} does not build:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    // As its users build it: with the default features, and with every feature.
+    for features in [None, Some("--all-features")] {
+        let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(["check", "--offline", "--quiet", "--workspace"])
+            .args(features)
+            .arg("--manifest-path")
+            .arg(dir.path().join("Cargo.toml"))
+            .env("CARGO_TARGET_DIR", root.join("target/standalone"))
+            .env("RUSTFLAGS", "-D warnings")
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "the workspace generated from {document} does not build ({}):\n{}",
+            features.unwrap_or("default features"),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
     let names: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
     for member in ["types", "client", "server"] {
         assert!(names.contains(&format!("{name}-{member}/src/lib.rs").as_str()), "{names:?}");
@@ -70,6 +76,23 @@ fn nexus_as_a_workspace_of_its_own() {
     check("nexus", "crates/payments-codegen/tests/corpus/nexus.json");
 }
 
+// OpenAPI 3.1 documents (`tests/corpus/openapi-3.1`, the OpenAPI Initiative's examples), and
+// our own 3.1 rendition.
+#[test]
+fn our_3_1_rendition_as_a_workspace_of_its_own() {
+    check("payments31", "docs/openapi-3.1.json");
+}
+
+#[test]
+fn a_3_1_document_of_webhooks_alone_as_a_workspace_of_its_own() {
+    check("webhook-example", "crates/payments-codegen/tests/corpus/openapi-3.1/webhook-example.yaml");
+}
+
+#[test]
+fn a_3_1_operation_without_responses_as_a_workspace_of_its_own() {
+    check("non-oauth-scopes", "crates/payments-codegen/tests/corpus/openapi-3.1/non-oauth-scopes.yaml");
+}
+
 #[test]
 fn crate_names_are_checked() {
     let text =
@@ -94,7 +117,7 @@ fn standalone_manifests_ask_for_the_versions_our_crates_build_with() {
     let ours = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
     let ours: Vec<(&str, &str)> = ours.lines().filter_map(requirement).collect();
     let text = std::fs::read_to_string(root.join("crates/payments-codegen/tests/samples/bounds.yaml")).unwrap();
-    let files = payments_codegen::standalone(&text, "sample", "bounds.yaml").unwrap();
+    let files = payments_codegen::standalone(&text, "sample", "bounds.yaml").unwrap().files;
     let mut checked = 0;
     for file in files.iter().filter(|f| f.path.ends_with("/Cargo.toml")) {
         let dependencies = file.contents.split("[dependencies]").nth(1).unwrap().split("\n[").next().unwrap();

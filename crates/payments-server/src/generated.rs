@@ -4,8 +4,11 @@
 use crate::runtime::ApiError;
 use axum::extract::RawPathParams;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
+#[allow(unused_imports)]
+use axum::http::StatusCode;
+use axum::http::{HeaderMap, Uri};
 use axum::response::Response;
+#[allow(unused_imports)]
 use payments_types as types;
 use std::sync::Arc;
 /// The operations of Payments API, one method per operation. Implement what you serve and serve it

@@ -55,6 +55,9 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
             use axum::extract::RawPathParams;
         )
     });
+    // A document with no operation (only webhooks, or only components) reads nothing of the
+    // state, and one with no body or query to validate no validator.
+    let unread_state = (ops.is_empty() || validators.is_empty()).then(|| quote!(#[allow(dead_code)]));
     let title = spec.openapi.info.title.clone();
     let trait_doc = doc_lines(&format!(
         "The operations of {title}, one method per operation. Implement what you serve and serve it\nwith [`router`], which authenticates every request of a secured operation with\n[`Api::authenticate`], parses and validates path, query and body against the document, and\nturns every failure into the error object.\n\nEvery method has a default: an operation not implemented answers `501`, and until\n[`Api::authenticate`] is written every secured operation answers `401`, so `impl Api for\nMine {{}}` compiles and serves. `P` is the caller, as [`Api::authenticate`] finds it from the\ncredential; each operation receives it in its [`RequestContext`]({rt}::RequestContext),\nwith the request's headers and id.",
@@ -64,10 +67,15 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
     Ok(quote! {
         use std::sync::Arc;
 
+        // Unused by a document whose operations take and answer no model.
+        #[allow(unused_imports)]
         use #types_path as types;
         use axum::extract::State;
         #raw_path_params
-        use axum::http::{HeaderMap, StatusCode, Uri};
+        use axum::http::{HeaderMap, Uri};
+        // Unused by a document with no operation.
+        #[allow(unused_imports)]
+        use axum::http::StatusCode;
         use axum::response::Response;
         use #rt::ApiError;
 
@@ -105,6 +113,7 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
             }
         }
 
+        #unread_state
         struct Shared<A> {
             api: Arc<A>,
             validators: Validators,

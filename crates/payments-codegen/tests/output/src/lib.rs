@@ -20,5 +20,6 @@ macro_rules! sample {
 sample!(bounds);
 sample!(generality);
 sample!(nullable_and_enums);
+sample!(openapi_3_1);
 sample!(parameters_and_responses);
 sample!(webhooks);
