@@ -287,7 +287,7 @@ async fn one_address_holding_every_connection_it_can_starves_no_other() {
                                 let read = stream.read_to_end(&mut rest);
                                 let _ = tokio::time::timeout(Duration::from_secs(30), read).await;
                                 held.fetch_sub(1, ordering);
-                                tokio::time::sleep(Duration::from_millis(20)).await;
+                                tokio::time::sleep(Duration::from_millis(50)).await;
                             }
                         })
                     })

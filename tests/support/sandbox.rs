@@ -57,7 +57,7 @@ pub async fn start_sandbox_on(database: &str, mut options: Options) -> TestSandb
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into());
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().try_init();
     let store = payments_sandbox::open_store(database).await.expect("the database opens");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("an ephemeral port");
+    let listener = payments_sandbox::http::serve::listen(([127, 0, 0, 1], 0).into()).expect("an ephemeral port");
     let addr = listener.local_addr().expect("a bound address");
     let url = format!("http://{addr}");
     if options.public_url.is_empty() {

@@ -188,8 +188,7 @@ async fn serve(cli: Cli) -> Result<(), String> {
         return Ok(());
     }
     // Listen first: the public URL (pay links) may depend on the port the system picked.
-    let listener = tokio::net::TcpListener::bind(serve.listen)
-        .await
+    let listener = payments_sandbox::http::serve::listen(serve.listen)
         .map_err(|e| format!("cannot listen on {}: {e}", serve.listen))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     let public_url = serve.public_url.unwrap_or_else(|| format!("http://{address}"));

@@ -77,6 +77,7 @@ pub async fn serve(
     http.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout).max_buf_size(MAX_HEAD);
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let shares = Shares::new(limits.connections_per_address.min(limits.max_connections));
+    let refusing = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let connections = GracefulShutdown::new();
     let closed = Arc::new(AtomicBool::new(false));
     let trimming = tokio::spawn(give_back_freed_memory(closed.clone()));
@@ -105,7 +106,7 @@ pub async fn serve(
             match shares.take(peer.ip(), open < limits.max_connections / 2) {
                 Some(held) => Some(held),
                 None => {
-                    tokio::spawn(refuse_connection(stream, shares.share()));
+                    tokio::spawn(refuse_connection(stream, shares.share(), refusing.clone()));
                     continue;
                 }
             }
@@ -135,10 +136,22 @@ pub async fn serve(
     Ok(())
 }
 
+/// Refusals held before they are answered at most; past this, they are answered at once.
+const TARPIT: usize = 1024;
+/// How long a refusal is held before it is answered.
+const TARPIT_DELAY: Duration = Duration::from_millis(250);
+
 /// Answers a connection over its address's share `429` (the error object, `Retry-After`) and
-/// closes it, without reading what it sent.
-async fn refuse_connection(stream: tokio::net::TcpStream, share: usize) {
+/// closes it, without reading what it sent. The answer waits a quarter of a second first (up to
+/// [`TARPIT`] at once): a client that opens a connection again as soon as one is refused would
+/// otherwise keep the accept loop busy refusing it, and fill the listen queue that other
+/// clients' connections wait in.
+async fn refuse_connection(stream: tokio::net::TcpStream, share: usize, refusing: Arc<std::sync::atomic::AtomicUsize>) {
     use tokio::io::AsyncWriteExt;
+    if refusing.fetch_add(1, Ordering::Relaxed) < TARPIT {
+        tokio::time::sleep(TARPIT_DELAY).await;
+    }
+    refusing.fetch_sub(1, Ordering::Relaxed);
     let error = payments_server::ApiError::new(
         hyper::StatusCode::TOO_MANY_REQUESTS,
         format!(
@@ -158,6 +171,16 @@ async fn refuse_connection(stream: tokio::net::TcpStream, share: usize) {
         stream.shutdown().await
     };
     let _ = tokio::time::timeout(Duration::from_secs(1), answer).await;
+}
+
+/// A listener on `address`, its queue of connections waiting to be accepted as long as the system
+/// allows (4,096, or `net.core.somaxconn` if lower; tokio's default is 1,024): under a burst of
+/// connections a full queue drops new ones, and their clients try again only a second later.
+pub fn listen(address: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if address.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(4096)
 }
 
 /// Every few seconds, when connections have closed since the last look, asks that what they
