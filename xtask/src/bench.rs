@@ -145,6 +145,8 @@ pub fn run(root: &Path, smoke: bool) -> Result<(), String> {
     let scale = if smoke { &SMOKE } else { &FULL };
     let wrk = ensure_wrk()?;
     let (binary, reference) = build(root, scale.release)?;
+    // First, so a build that fails stops the run before the long part.
+    let limiter = auth_failures(root, scale)?;
     let work = std::env::temp_dir().join(format!("payments-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
     let measured = (|| {
@@ -155,10 +157,10 @@ pub fn run(root: &Path, smoke: bool) -> Result<(), String> {
         Ok::<_, String>([sqlite, postgres])
     })();
     let toolchain = measured.as_ref().ok().map(|_| toolchain(root, &work, scale)).transpose();
-    let limiter = measured.as_ref().ok().map(|_| auth_failures(root, scale)).transpose();
     let _ = std::fs::remove_dir_all(&work);
     let mut report = render(scale, &measured?);
-    if let Some(line) = limiter? {
+    {
+        let line = limiter;
         let addresses = field(&line, "addresses");
         report.push_str(&format!(
             "# The failed-authentication limit
