@@ -76,9 +76,11 @@ impl InMemory {
 type Context = payments_server::RequestContext<String>;
 
 impl Api<String> for InMemory {
-    async fn authenticate(&self, token: &str) -> Result<String> {
-        match token {
-            "tok_alice" | "tok_bob" => Ok(token.trim_start_matches("tok_").to_string()),
+    async fn authenticate(&self, credentials: &[payments_server::Credential<'_>]) -> Result<String> {
+        match credentials {
+            [payments_server::Credential::BearerAuth(token @ ("tok_alice" | "tok_bob"))] => {
+                Ok(token.trim_start_matches("tok_").to_string())
+            }
             _ => Err(ApiError::unauthorized()),
         }
     }
@@ -578,7 +580,7 @@ async fn authentication_happens_once_before_anything_else() {
     let url = format!("{base}/balances");
     let missing = raw("GET", &url, None, None, "").await;
     assert_error(&missing, 401, "credential");
-    assert_eq!(missing.headers["www-authenticate"], "Bearer realm=\"payments\"");
+    assert_eq!(missing.headers["www-authenticate"], "Bearer realm=\"Payments API\"");
     assert_error(&raw("GET", &url, Some("tok_mallory"), None, "").await, 401, "credential");
     // Basic credentials are not bearer credentials.
     let basic = reqwest::Client::new().get(&url).basic_auth("tok_alice", Some("x")).send().await.unwrap();
@@ -756,7 +758,10 @@ impl Api for Nothing {}
 struct Probe;
 
 impl Api<String> for Probe {
-    async fn authenticate(&self, token: &str) -> Result<String> {
+    async fn authenticate(&self, credentials: &[payments_server::Credential<'_>]) -> Result<String> {
+        let [payments_server::Credential::BearerAuth(token)] = credentials else {
+            return Err(ApiError::unauthorized());
+        };
         Ok(format!("caller of {token}"))
     }
 

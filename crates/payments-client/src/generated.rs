@@ -172,6 +172,7 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
+    pub(crate) inner: Credentials,
 }
 impl Client {
     /// Create a new client.
@@ -179,7 +180,7 @@ impl Client {
     /// `baseurl` is the base URL provided to the internal
     /// `reqwest::Client`, and should include a scheme and hostname,
     /// as well as port and a path stem if applicable.
-    pub fn new(baseurl: &str) -> Self {
+    pub fn new(baseurl: &str, inner: Credentials) -> Self {
         #[cfg(not(target_arch = "wasm32"))]
         let client = {
             let dur = ::std::time::Duration::from_secs(15u64);
@@ -187,7 +188,7 @@ impl Client {
         };
         #[cfg(target_arch = "wasm32")]
         let client = reqwest::ClientBuilder::new();
-        Self::new_with_client(baseurl, client.build().unwrap())
+        Self::new_with_client(baseurl, client.build().unwrap(), inner)
     }
     /// Construct a new client with an existing `reqwest::Client`,
     /// allowing more control over its configuration.
@@ -195,11 +196,11 @@ impl Client {
     /// `baseurl` is the base URL provided to the internal
     /// `reqwest::Client`, and should include a scheme and hostname,
     /// as well as port and a path stem if applicable.
-    pub fn new_with_client(baseurl: &str, client: reqwest::Client) -> Self {
-        Self { baseurl: baseurl.to_string(), client }
+    pub fn new_with_client(baseurl: &str, client: reqwest::Client, inner: Credentials) -> Self {
+        Self { baseurl: baseurl.to_string(), client, inner }
     }
 }
-impl ClientInfo<()> for Client {
+impl ClientInfo<Credentials> for Client {
     fn api_version() -> &'static str {
         "2.1.0"
     }
@@ -209,11 +210,18 @@ impl ClientInfo<()> for Client {
     fn client(&self) -> &reqwest::Client {
         &self.client
     }
-    fn inner(&self) -> &() {
-        &()
+    fn inner(&self) -> &Credentials {
+        &self.inner
     }
 }
-impl ClientHooks<()> for &Client {}
+const _: () = {
+    #[allow(dead_code)]
+    fn assert_client_hooks()
+    where
+        Client: ClientHooks<Credentials>,
+    {
+    }
+};
 impl Client {
     /// List balances
     ///
@@ -4009,4 +4017,438 @@ pub mod builder {
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
     pub use self::super::Client;
+}
+/// The credentials this client sends, one per security scheme of the document. Each
+/// operation is sent those of the first of its requirements whose every scheme has one
+/// here; an operation none of whose requirements is met is sent as it is (the server
+/// answers `401`).
+#[derive(Clone, Default)]
+pub struct Credentials {
+    bearer_auth_: Option<String>,
+}
+impl Credentials {
+    /// No credentials yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Sends `bearerAuth` to the operations that take it: `Authorization: Bearer <token>`.
+    pub fn bearer_auth(mut self, value: impl Into<String>) -> Self {
+        self.bearer_auth_ = Some(value.into());
+        self
+    }
+    /// Adds to `request` (of `operation_id`) what it asks for.
+    fn apply(&self, operation_id: &str, request: &mut reqwest::Request) -> Result<(), String> {
+        match operation_id {
+            "list_balances" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "create_balance" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "get_balance" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "update_balance" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "list_bank_fields" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "list_countries" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "list_currencies" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "list_payment_requests" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "create_payment_request" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "get_payment_request" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "cancel_payment_request" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "list_recipients" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "create_recipient" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "validate_recipient" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "get_recipient" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "delete_recipient" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "update_recipient" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "advance_sandbox" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "simulate_balance_transfer" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "simulate_payment" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "simulate_transaction_status" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "simulate_virtual_account_status" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "simulate_inbound_transfer" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "list_transactions" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "create_transaction" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "get_transaction" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "list_virtual_accounts" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "create_virtual_account" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "get_virtual_account" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "close_virtual_account" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "update_virtual_account" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "list_webhook_endpoints" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "create_webhook_endpoint" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "get_webhook_endpoint" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "delete_webhook_endpoint" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "rotate_webhook_endpoint_secret" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "list_webhooks" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "send_test_webhook" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            "get_webhook" => {
+                if self.bearer_auth_.is_some() {
+                    if let Some(token) = &self.bearer_auth_ {
+                        request
+                            .headers_mut()
+                            .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+                    }
+                    return Ok(());
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+/// Shows which credentials are set, never what they are.
+impl ::std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        f.debug_struct("Credentials").field("bearerAuth", &self.bearer_auth_.as_ref().map(|_| "<set>")).finish()
+    }
+}
+/// A header value that is a secret: not shown by `Debug`, not compressed in HTTP/2.
+fn secret_header(value: &str) -> Result<reqwest::header::HeaderValue, String> {
+    let mut value = reqwest::header::HeaderValue::from_str(value)
+        .map_err(|_| "a credential is not a valid header value".to_string())?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+impl ClientHooks<Credentials> for Client {
+    async fn pre<E>(&self, request: &mut reqwest::Request, info: &OperationInfo) -> std::result::Result<(), Error<E>> {
+        self.inner.apply(info.operation_id, request).map_err(Error::InvalidRequest)
+    }
 }

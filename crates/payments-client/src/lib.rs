@@ -37,19 +37,14 @@ pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-/// A client that sends `Authorization: Bearer <token>` with every request.
+/// A client that sends `Authorization: Bearer <token>` to every operation that asks for it (all
+/// but the sandbox's public ones).
 pub fn with_token(base_url: &str, token: &str) -> Client {
     install_crypto_provider();
-    let mut headers = reqwest::header::HeaderMap::new();
-    let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
-        .expect("a bearer token is a valid header value");
-    value.set_sensitive(true);
-    headers.insert(reqwest::header::AUTHORIZATION, value);
     let http = reqwest::Client::builder()
-        .default_headers(headers)
         .connect_timeout(std::time::Duration::from_secs(15))
         .timeout(std::time::Duration::from_secs(15))
         .build()
         .expect("the HTTP client builds");
-    Client::new_with_client(base_url, http)
+    Client::new_with_client(base_url, http, Credentials::new().bearer_auth(token))
 }

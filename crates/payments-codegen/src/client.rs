@@ -18,13 +18,18 @@ pub struct Models {
     pub uses: Vec<&'static str>,
 }
 
-fn settings() -> GenerationSettings {
+/// progenitor's settings. With `credentials`, the client holds a [`credentials`]'s
+/// `Credentials` and sends, through its hook, what each operation asks for.
+fn settings(credentials: bool) -> GenerationSettings {
     let mut settings = GenerationSettings::default();
     settings
         .with_interface(InterfaceStyle::Builder)
         .with_tag(TagStyle::Merged)
         .with_derive("PartialEq")
         .with_derive("schemars::JsonSchema");
+    if credentials {
+        settings.with_inner_type(quote::quote!(Credentials)).with_hooks(progenitor::HooksMode::Expected);
+    }
     settings
 }
 
@@ -44,15 +49,24 @@ fn progenitor<T>(what: &str, run: impl FnOnce() -> std::result::Result<T, progen
 }
 
 pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
-    let mut generator = Generator::new(&settings());
-    let client = progenitor("a client", || generator.generate_tokens(&spec.client))?;
+    let credentials = crate::credentials::client(spec)?;
+    let mut generator = Generator::new(&settings(credentials.is_some()));
+    let mut client = progenitor("a client", || generator.generate_tokens(&spec.client))?;
     let mut uses = Vec::new();
+    if let Some(credentials) = credentials {
+        client.extend(credentials.tokens);
+        if credentials.basic {
+            uses.push("base64");
+        }
+    }
     if generator.uses_futures() {
         uses.push("futures");
     }
     if generator.uses_websockets() {
         uses.extend(["base64", "rand"]);
     }
+    uses.sort_unstable();
+    uses.dedup();
     let type_space = generator.get_type_space();
     let type_names = type_space.iter_types().map(|t| t.name()).collect();
     let mut types = type_space.to_stream();
@@ -277,6 +291,7 @@ fn replace_types_module(client: TokenStream, types_path: &str) -> Result<TokenSt
 /// progenitor's clap CLI for the client crate `client_crate`: a `Cli` that turns each operation
 /// into a `clap::Command` and runs it, reporting through a `CliConfig` the binary implements.
 pub fn cli(spec: &Spec, client_crate: &str) -> Result<TokenStream> {
-    let mut generator = Generator::new(&settings());
+    let credentials = crate::credentials::client(spec)?.is_some();
+    let mut generator = Generator::new(&settings(credentials));
     progenitor("a CLI", || generator.cli(&spec.client, client_crate))
 }

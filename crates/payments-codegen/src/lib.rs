@@ -6,6 +6,7 @@
 //! comments as `///` lines; `xtask` then applies the workspace's rustfmt style).
 
 mod client;
+mod credentials;
 mod doc_lines;
 mod json_schema;
 mod markdown;

@@ -61,6 +61,7 @@ pub fn to_30(document: &mut Value, notes: &mut Vec<Note>) -> Result<()> {
         object.entry("x-webhooks").or_insert(webhooks);
     }
     inline_path_items(object)?;
+    mutual_tls(object, notes);
     for (path, item) in object.get_mut("paths").and_then(Value::as_object_mut).into_iter().flatten() {
         for (method, operation) in item.as_object_mut().into_iter().flatten() {
             if crate::normalise::METHODS.contains(&method.as_str())
@@ -73,6 +74,26 @@ pub fn to_30(document: &mut Value, notes: &mut Vec<Note>) -> Result<()> {
     }
     schemas_in(document, "", notes);
     Ok(())
+}
+
+/// 3.1's `mutualTLS` schemes, which 3.0 readers cannot read, moved to the list
+/// `components.x-mutual-tls-schemes`: the router leaves them to the transport (see
+/// `server/security.rs`), and the documentation keeps them.
+fn mutual_tls(object: &mut Map<String, Value>, notes: &mut Vec<Note>) {
+    let Some(components) = object.get_mut("components").and_then(Value::as_object_mut) else { return };
+    let Some(schemes) = components.get_mut("securitySchemes").and_then(Value::as_object_mut) else { return };
+    let names: Vec<String> =
+        schemes.iter().filter(|(_, s)| s.get("type") == Some(&json!("mutualTLS"))).map(|(n, _)| n.clone()).collect();
+    for name in &names {
+        schemes.remove(name);
+        notes.push(Note {
+            pointer: format!("/components/securitySchemes/{}", escape(name)),
+            message: "mutualTLS is the transport's: the server's TLS checks the certificate, the router nothing".into(),
+        });
+    }
+    if !names.is_empty() {
+        components.insert("x-mutual-tls-schemes".into(), json!(names));
+    }
 }
 
 /// `components.pathItems` (3.1's) and the path items that refer to one (or to another path),

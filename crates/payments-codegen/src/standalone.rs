@@ -148,6 +148,7 @@ serde_path_to_error = "0.1"
 serde_urlencoded = "0.7"
 form_urlencoded = "1"
 tower = "0.5"
+base64 = "0.22"
 "#
     )
 }

@@ -7,7 +7,7 @@
 use payments_codegen::{Config, cli, generate, markdown_reference};
 
 const SAMPLES: &[&str] =
-    &["bounds", "generality", "nullable_and_enums", "openapi_3_1", "parameters_and_responses", "webhooks"];
+    &["bounds", "generality", "nullable_and_enums", "openapi_3_1", "parameters_and_responses", "security", "webhooks"];
 
 #[test]
 fn sample_outputs() {
@@ -68,7 +68,7 @@ fn generation_is_deterministic() {
 fn unsupported_shapes_are_refused_with_a_reason() {
     let refused = |paths: &str| {
         let spec = format!(
-            "openapi: 3.0.3\ninfo: {{title: Bad, version: '1'}}\ncomponents:\n  securitySchemes:\n    key: {{type: apiKey, in: header, name: x-key}}\npaths:\n{paths}"
+            "openapi: 3.0.3\ninfo: {{title: Bad, version: '1'}}\ncomponents:\n  securitySchemes:\n    digest: {{type: http, scheme: digest}}\npaths:\n{paths}"
         );
         generate(&spec, &Config::sibling_modules("bad.yaml")).unwrap_err().to_string()
     };
@@ -86,8 +86,8 @@ fn unsupported_shapes_are_refused_with_a_reason() {
             "postX at #/paths/~1x/post/requestBody/content/multipart~1form-data: multipart bodies are not supported",
         ),
         (
-            "  /x:\n    get:\n      operationId: getX\n      security: [{key: []}]\n      responses:\n        '200': {description: ok}\n",
-            "getX (GET /x) at #/paths/~1x/get: security scheme key is not supported",
+            "  /x:\n    get:\n      operationId: getX\n      security: [{digest: []}]\n      responses:\n        '200': {description: ok}\n",
+            "getX (GET /x) at #/paths/~1x/get asks for it: #/components/securitySchemes/digest: the http scheme \"digest\" is not supported",
         ),
         (
             "  /x:\n    get:\n      operationId: a-b\n      responses:\n        '200': {description: ok}\n  /y:\n    get:\n      operationId: a_b\n      responses:\n        '200': {description: ok}\n",

@@ -94,6 +94,11 @@ fn a_3_1_operation_without_responses_as_a_workspace_of_its_own() {
 }
 
 #[test]
+fn a_3_1_document_with_an_api_key_and_unnameable_enum_values_as_a_workspace_of_its_own() {
+    check("tictactoe", "crates/payments-codegen/tests/corpus/openapi-3.1/tictactoe.yaml");
+}
+
+#[test]
 fn crate_names_are_checked() {
     let text =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/samples/bounds.yaml")).unwrap();

@@ -22,11 +22,17 @@ use std::sync::Arc;
 /// credential; each operation receives it in its [`RequestContext`](crate::runtime::RequestContext),
 /// with the request's headers and id.
 pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
-    /// Maps a bearer token to the caller. Return [`ApiError::unauthorized`] for a token
-    /// that is not valid; the router answers `401` without calling any operation. The
-    /// default refuses every token.
-    fn authenticate(&self, token: &str) -> impl ::std::future::Future<Output = Result<P, ApiError>> + Send {
-        let _ = token;
+    /// Finds the caller from the credentials a request presented: those of the first of
+    /// the operation's requirements the request meets (the schemes it names together,
+    /// one [`Credential`] each, in the order of the schemes' names). Return
+    /// [`ApiError::unauthorized`] for credentials that are not valid: the router then
+    /// tries the operation's next requirement, and answers `401` when none is met,
+    /// without calling any operation. The default refuses every credential.
+    fn authenticate(
+        &self,
+        credentials: &[Credential<'_>],
+    ) -> impl ::std::future::Future<Output = Result<P, ApiError>> + Send {
+        let _ = credentials;
         async { Err(ApiError::unauthorized()) }
     }
     /// List balances
@@ -603,6 +609,13 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         async { Err(crate::runtime::not_implemented("getWebhook")) }
     }
 }
+/// A credential a request presented, named after the document's security scheme it came
+/// through; [`Api::authenticate`] receives those of the requirement the request meets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential<'a> {
+    /// `bearerAuth`: the token of `Authorization: Bearer <token>`.
+    BearerAuth(&'a str),
+}
 /// What [`Api::list_balances`] answers: one variant per status the document lists.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListBalancesResponse {
@@ -613,7 +626,7 @@ pub enum ListBalancesResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
@@ -673,7 +686,7 @@ pub enum CreateBalanceResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `413`: The body is larger than 64 KiB.
@@ -768,7 +781,7 @@ pub enum GetBalanceResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -831,7 +844,7 @@ pub enum UpdateBalanceResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -929,7 +942,7 @@ pub enum ListBankFieldsResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
@@ -987,7 +1000,7 @@ pub enum ListCountriesResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
@@ -1044,7 +1057,7 @@ pub enum ListCurrenciesResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
@@ -1103,7 +1116,7 @@ pub enum ListPaymentRequestsResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
@@ -1163,7 +1176,7 @@ pub enum CreatePaymentRequestResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -1264,7 +1277,7 @@ pub enum GetPaymentRequestResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -1327,7 +1340,7 @@ pub enum CancelPaymentRequestResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -1420,7 +1433,7 @@ pub enum ListRecipientsResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
@@ -1480,7 +1493,7 @@ pub enum CreateRecipientResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `413`: The body is larger than 64 KiB.
@@ -1575,7 +1588,7 @@ pub enum ValidateRecipientResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `413`: The body is larger than 64 KiB.
@@ -1670,7 +1683,7 @@ pub enum GetRecipientResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -1733,7 +1746,7 @@ pub enum DeleteRecipientResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -1823,7 +1836,7 @@ pub enum UpdateRecipientResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -1919,7 +1932,7 @@ pub enum AdvanceSandboxResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
@@ -2005,7 +2018,7 @@ pub enum SimulateBalanceTransferResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -2106,7 +2119,7 @@ pub enum SimulatePaymentResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -2207,7 +2220,7 @@ pub enum SimulateTransactionStatusResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -2308,7 +2321,7 @@ pub enum SimulateVirtualAccountStatusResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -2409,7 +2422,7 @@ pub enum SimulateInboundTransferResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -2510,7 +2523,7 @@ pub enum ListTransactionsResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
@@ -2570,7 +2583,7 @@ pub enum CreateTransactionResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -2671,7 +2684,7 @@ pub enum GetTransactionResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -2734,7 +2747,7 @@ pub enum ListVirtualAccountsResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
@@ -2794,7 +2807,7 @@ pub enum CreateVirtualAccountResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -2895,7 +2908,7 @@ pub enum GetVirtualAccountResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -2958,7 +2971,7 @@ pub enum CloseVirtualAccountResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -3051,7 +3064,7 @@ pub enum UpdateVirtualAccountResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -3152,7 +3165,7 @@ pub enum ListWebhookEndpointsResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
@@ -3212,7 +3225,7 @@ pub enum CreateWebhookEndpointResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `413`: The body is larger than 64 KiB.
@@ -3307,7 +3320,7 @@ pub enum GetWebhookEndpointResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -3370,7 +3383,7 @@ pub enum DeleteWebhookEndpointResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -3460,7 +3473,7 @@ pub enum RotateWebhookEndpointSecretResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -3550,7 +3563,7 @@ pub enum ListWebhooksResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
@@ -3610,7 +3623,7 @@ pub enum SendTestWebhookResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -3708,7 +3721,7 @@ pub enum GetWebhookResponse {
     /// `401`: Missing or invalid bearer credential.
     Unauthorized {
         body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="payments"`
+        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
         www_authenticate: Option<::std::string::String>,
     },
     /// `404`: No such resource for this caller.
@@ -4207,7 +4220,30 @@ async fn unknown_path<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let _caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     Err(crate::runtime::unknown_path(&uri))
 }
 /// `GET /balances`
@@ -4216,7 +4252,30 @@ async fn list_balances<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let query: ListBalancesQuery = crate::runtime::query(&uri, &shared.validators.list_balances_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::list_balances(&shared.api, context, query).await?;
@@ -4228,7 +4287,30 @@ async fn create_balance<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let body: types::BalanceCreate = crate::runtime::json_body(&headers, body, &shared.validators.create_balance_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::create_balance(&shared.api, context, body).await?;
@@ -4240,7 +4322,30 @@ async fn get_balance<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::get_balance(&shared.api, context, id).await?;
@@ -4253,7 +4358,30 @@ async fn update_balance<P: Send + 'static, A: Api<P>>(
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::BalanceUpdate = crate::runtime::json_body(&headers, body, &shared.validators.update_balance_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
@@ -4266,7 +4394,30 @@ async fn list_bank_fields<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let query: ListBankFieldsQuery = crate::runtime::query(&uri, &shared.validators.list_bank_fields_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::list_bank_fields(&shared.api, context, query).await?;
@@ -4277,7 +4428,30 @@ async fn list_countries<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::list_countries(&shared.api, context).await?;
     Ok(axum::response::IntoResponse::into_response(output))
@@ -4287,7 +4461,30 @@ async fn list_currencies<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::list_currencies(&shared.api, context).await?;
     Ok(axum::response::IntoResponse::into_response(output))
@@ -4298,7 +4495,30 @@ async fn list_payment_requests<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let query: ListPaymentRequestsQuery = crate::runtime::query(&uri, &shared.validators.list_payment_requests_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::list_payment_requests(&shared.api, context, query).await?;
@@ -4310,7 +4530,30 @@ async fn create_payment_request<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let body: types::PaymentRequestCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_payment_request_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
@@ -4323,7 +4566,30 @@ async fn get_payment_request<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::get_payment_request(&shared.api, context, id).await?;
@@ -4335,7 +4601,30 @@ async fn cancel_payment_request<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::cancel_payment_request(&shared.api, context, id).await?;
@@ -4347,7 +4636,30 @@ async fn list_recipients<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let query: ListRecipientsQuery = crate::runtime::query(&uri, &shared.validators.list_recipients_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::list_recipients(&shared.api, context, query).await?;
@@ -4359,7 +4671,30 @@ async fn create_recipient<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let body: types::RecipientCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_recipient_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
@@ -4372,7 +4707,30 @@ async fn validate_recipient<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let body: types::RecipientValidate =
         crate::runtime::json_body(&headers, body, &shared.validators.validate_recipient_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
@@ -4385,7 +4743,30 @@ async fn get_recipient<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::get_recipient(&shared.api, context, id).await?;
@@ -4397,7 +4778,30 @@ async fn delete_recipient<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::delete_recipient(&shared.api, context, id).await?;
@@ -4410,7 +4814,30 @@ async fn update_recipient<P: Send + 'static, A: Api<P>>(
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::RecipientUpdate =
         crate::runtime::json_body(&headers, body, &shared.validators.update_recipient_body)?;
@@ -4423,7 +4850,30 @@ async fn advance_sandbox<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::advance_sandbox(&shared.api, context).await?;
     Ok(axum::response::IntoResponse::into_response(output))
@@ -4435,7 +4885,30 @@ async fn simulate_balance_transfer<P: Send + 'static, A: Api<P>>(
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::SimulateBalanceTransfer =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_balance_transfer_body)?;
@@ -4450,7 +4923,30 @@ async fn simulate_payment<P: Send + 'static, A: Api<P>>(
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: Option<types::SimulatePayment> =
         crate::runtime::optional_json_body(&headers, body, &shared.validators.simulate_payment_body)?;
@@ -4465,7 +4961,30 @@ async fn simulate_transaction_status<P: Send + 'static, A: Api<P>>(
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::SimulateTransactionStatus =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_transaction_status_body)?;
@@ -4480,7 +4999,30 @@ async fn simulate_virtual_account_status<P: Send + 'static, A: Api<P>>(
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::SimulateVirtualAccountStatus =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_virtual_account_status_body)?;
@@ -4495,7 +5037,30 @@ async fn simulate_inbound_transfer<P: Send + 'static, A: Api<P>>(
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::SimulateInboundTransfer =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_inbound_transfer_body)?;
@@ -4509,7 +5074,30 @@ async fn list_transactions<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let query: ListTransactionsQuery = crate::runtime::query(&uri, &shared.validators.list_transactions_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::list_transactions(&shared.api, context, query).await?;
@@ -4521,7 +5109,30 @@ async fn create_transaction<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let body: types::TransactionCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_transaction_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
@@ -4534,7 +5145,30 @@ async fn get_transaction<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::get_transaction(&shared.api, context, id).await?;
@@ -4546,7 +5180,30 @@ async fn list_virtual_accounts<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let query: ListVirtualAccountsQuery = crate::runtime::query(&uri, &shared.validators.list_virtual_accounts_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::list_virtual_accounts(&shared.api, context, query).await?;
@@ -4558,7 +5215,30 @@ async fn create_virtual_account<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let body: types::VirtualAccountCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_virtual_account_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
@@ -4571,7 +5251,30 @@ async fn get_virtual_account<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::get_virtual_account(&shared.api, context, id).await?;
@@ -4583,7 +5286,30 @@ async fn close_virtual_account<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::close_virtual_account(&shared.api, context, id).await?;
@@ -4596,7 +5322,30 @@ async fn update_virtual_account<P: Send + 'static, A: Api<P>>(
     path: RawPathParams,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::VirtualAccountUpdate =
         crate::runtime::json_body(&headers, body, &shared.validators.update_virtual_account_body)?;
@@ -4610,7 +5359,30 @@ async fn list_webhook_endpoints<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let query: ListWebhookEndpointsQuery =
         crate::runtime::query(&uri, &shared.validators.list_webhook_endpoints_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
@@ -4623,7 +5395,30 @@ async fn create_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let body: types::WebhookEndpointCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_webhook_endpoint_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
@@ -4636,7 +5431,30 @@ async fn get_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::get_webhook_endpoint(&shared.api, context, id).await?;
@@ -4648,7 +5466,30 @@ async fn delete_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::delete_webhook_endpoint(&shared.api, context, id).await?;
@@ -4660,7 +5501,30 @@ async fn rotate_webhook_endpoint_secret<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::rotate_webhook_endpoint_secret(&shared.api, context, id).await?;
@@ -4672,7 +5536,30 @@ async fn list_webhooks<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let query: ListWebhooksQuery = crate::runtime::query(&uri, &shared.validators.list_webhooks_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::list_webhooks(&shared.api, context, query).await?;
@@ -4684,7 +5571,30 @@ async fn send_test_webhook<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let body: types::WebhookPing =
         crate::runtime::json_body(&headers, body, &shared.validators.send_test_webhook_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
@@ -4697,7 +5607,30 @@ async fn get_webhook<P: Send + 'static, A: Api<P>>(
     headers: HeaderMap,
     path: RawPathParams,
 ) -> Result<Response, ApiError> {
-    let caller = <A as Api<P>>::authenticate(&shared.api, crate::runtime::bearer_token(&headers)?).await?;
+    let caller: P = {
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                        refused = Some(error);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| {
+                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                });
+                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+            }
+        }
+    };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = <A as Api<P>>::get_webhook(&shared.api, context, id).await?;

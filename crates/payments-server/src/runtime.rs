@@ -21,11 +21,13 @@ pub struct ApiError {
     status: StatusCode,
     message: String,
     retry_after: Option<u64>,
+    /// A `401`'s `WWW-Authenticate`: the challenges of the schemes the operation takes.
+    challenge: Option<&'static str>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self { status, message: message.into(), retry_after: None }
+        Self { status, message: message.into(), retry_after: None, challenge: None }
     }
 
     /// `400`: the request breaks a rule; `message` says which.
@@ -53,6 +55,19 @@ impl ApiError {
         let unit = if seconds == 1 { "second" } else { "seconds" };
         Self::new(StatusCode::TOO_MANY_REQUESTS, format!("Too many requests: retry after {seconds} {unit}"))
             .retry_after(seconds)
+    }
+
+    /// `401` for a request that presented none of the credentials an operation takes;
+    /// `challenge` is the `WWW-Authenticate` that names them, `send` what to send.
+    pub fn unauthorized_for(challenge: &'static str, send: &str) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, format!("Missing or invalid credential: send {send}"))
+            .with_challenge(challenge)
+    }
+
+    /// The same error, a `401` naming `challenge` in `WWW-Authenticate` (the router sets the
+    /// operation's on an implementation's `401`s).
+    pub fn with_challenge(self, challenge: &'static str) -> Self {
+        Self { challenge: Some(challenge), ..self }
     }
 
     /// The same error, answered with `Retry-After: <seconds>`.
@@ -100,9 +115,8 @@ impl IntoResponse for ApiError {
         let json = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
         let mut response = (self.status, json, self.to_json()).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"payments\""));
+            let challenge = self.challenge.unwrap_or("Bearer realm=\"payments\"");
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
         }
         if let Some(seconds) = self.retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
@@ -170,6 +184,49 @@ pub fn bearer_token(headers: &HeaderMap) -> Result<&str, ApiError> {
     Ok(token)
 }
 
+/// The token of an `Authorization: Bearer <token>` header, if there is one (http `bearer`,
+/// `oauth2` and `openIdConnect` schemes).
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+    bearer_token(headers).ok()
+}
+
+/// The user name and password of an `Authorization: Basic <base64>` header (http `basic`), if
+/// there is one: base64 of `user:password`, the password being everything after the first colon.
+pub fn basic(headers: &HeaderMap) -> Option<(String, String)> {
+    use base64::Engine;
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, encoded) = value.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let decoded = base64::engine::general_purpose::STANDARD.decode(encoded.trim()).ok()?;
+    let decoded = String::from_utf8(decoded).ok()?;
+    let (user, password) = decoded.split_once(':')?;
+    Some((user.to_owned(), password.to_owned()))
+}
+
+/// A header's value as text, if it is there and text (an `apiKey` in a header).
+pub fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name)?.to_str().ok().filter(|value| !value.is_empty())
+}
+
+/// A query parameter's first value, decoded, if it is there (an `apiKey` in the query).
+pub fn query_text<'a>(uri: &'a Uri, name: &str) -> Option<std::borrow::Cow<'a, str>> {
+    form_urlencoded::parse(uri.query()?.as_bytes()).find(|(key, _)| key == name).map(|(_, value)| value)
+}
+
+/// A cookie's value, if the request's `Cookie` headers carry it (an `apiKey` in a cookie).
+pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|line| line.to_str().ok())
+        .flat_map(|line| line.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.trim_matches('"'))
+}
+
 /// A path parameter, parsed as its schema's type.
 pub fn path_param<T: DeserializeOwned>(path: &RawPathParams, name: &str) -> Result<T, ApiError> {
     let raw = raw_path_param(path, name)?;
@@ -232,6 +289,19 @@ pub fn unknown_path(uri: &Uri) -> ApiError {
 /// parameters' schemas.
 pub fn query<T: DeserializeOwned + Serialize>(uri: &Uri, validator: &Validator) -> Result<T, ApiError> {
     urlencoded(uri.query().unwrap_or_default().as_bytes(), validator, "query", "query parameter ")
+}
+
+/// [`query`] for an operation that takes an api key in the query too (`credentials`, its
+/// parameters' names): those are the router's, read before, and not the operation's.
+pub fn query_except<T: DeserializeOwned + Serialize>(
+    uri: &Uri,
+    validator: &Validator,
+    credentials: &[&str],
+) -> Result<T, ApiError> {
+    let raw = uri.query().unwrap_or_default();
+    let mut kept = form_urlencoded::Serializer::new(String::new());
+    kept.extend_pairs(form_urlencoded::parse(raw.as_bytes()).filter(|(key, _)| !credentials.contains(&key.as_ref())));
+    urlencoded(kept.finish().as_bytes(), validator, "query", "query parameter ")
 }
 
 /// A form (`application/x-www-form-urlencoded`) body, parsed into its model and validated.

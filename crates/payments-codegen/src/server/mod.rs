@@ -9,6 +9,7 @@
 
 mod model;
 pub mod responses;
+pub(crate) mod security;
 
 use std::collections::BTreeSet;
 
@@ -20,7 +21,8 @@ use crate::{Config, Error, Result, spec::Spec};
 use model::{MediaKind, Op};
 
 pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> Result<TokenStream> {
-    let ops = model::operations(spec, type_names)?;
+    let schemes = security::schemes(&spec.openapi)?;
+    let ops = model::operations(spec, type_names, &schemes)?;
     let types_path: syn::Path =
         syn::parse_str(&config.types_path).map_err(|e| Error(format!("types path {:?}: {e}", config.types_path)))?;
     let rt: syn::Path = syn::parse_str(&config.server_runtime_path)
@@ -30,7 +32,7 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
     let response_enums = ops.iter().map(|op| responses::response_enum(op, &rt));
     let body_enums = ops.iter().filter_map(body_enum);
     let query_structs = ops.iter().filter_map(query_struct);
-    let handlers = ops.iter().map(|op| handler(op, &rt));
+    let handlers = ops.iter().map(|op| handler(op, &schemes, &rt));
     let validators: Vec<(Ident, Value)> = ops.iter().flat_map(validator_names).collect();
     let validator_fields = validators.iter().map(|(name, _)| {
         quote! { #name: #rt::Validator, }
@@ -43,13 +45,36 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
         quote! { let schemas = #rt::SchemaSet::parse(include_str!("schemas.json")); }
     });
     let routes = routes(&ops, &rt);
-    // Without a valid token, an unknown path answers 401 like a known one: paths cannot be
-    // probed without a credential. Documents with no secured operation answer 404 at once.
-    let unknown_path_auth = if ops.iter().any(|op| op.secured) {
-        quote! { <A as Api<P>>::authenticate(&shared.api, #rt::bearer_token(&headers)?).await?; }
-    } else {
-        quote! { let _ = (&shared, &headers); }
+    // Without a valid credential, an unknown path answers 401 like a known one: paths cannot be
+    // probed without one. What it asks for is the document's own requirement (or, if it has
+    // none, the first secured operation's); a document with no secured operation answers 404.
+    let unknown_path_requirement = security::requirement(&spec.openapi, None, &schemes, "#/security")?
+        .or_else(|| ops.iter().find_map(|op| op.requirement.clone()));
+    let unknown_path_auth = match &unknown_path_requirement {
+        Some(requirement) => {
+            let authenticated = authentication(requirement, &schemes, &rt);
+            quote! { let _caller: P = #authenticated; }
+        }
+        None => quote! { let _ = (&shared, &headers); },
     };
+    let credential = credential_enum(&schemes, &ops, unknown_path_requirement.as_ref(), &rt);
+    let authenticate = (ops.iter().any(Op::secured) || unknown_path_requirement.is_some()).then(|| {
+        quote! {
+            /// Finds the caller from the credentials a request presented: those of the first of
+            /// the operation's requirements the request meets (the schemes it names together,
+            /// one [`Credential`] each, in the order of the schemes' names). Return
+            /// [`ApiError::unauthorized`] for credentials that are not valid: the router then
+            /// tries the operation's next requirement, and answers `401` when none is met,
+            /// without calling any operation. The default refuses every credential.
+            fn authenticate(
+                &self,
+                credentials: &[Credential<'_>],
+            ) -> impl ::std::future::Future<Output = Result<P, ApiError>> + Send {
+                let _ = credentials;
+                async { Err(ApiError::unauthorized()) }
+            }
+        }
+    });
     let raw_path_params = ops.iter().any(|op| !op.path_params.is_empty()).then(|| {
         quote!(
             use axum::extract::RawPathParams;
@@ -81,19 +106,12 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
 
         #(#trait_doc)*
         pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
-            /// Maps a bearer token to the caller. Return [`ApiError::unauthorized`] for a token
-            /// that is not valid; the router answers `401` without calling any operation. The
-            /// default refuses every token.
-            fn authenticate(
-                &self,
-                token: &str,
-            ) -> impl ::std::future::Future<Output = Result<P, ApiError>> + Send {
-                let _ = token;
-                async { Err(ApiError::unauthorized()) }
-            }
+            #authenticate
 
             #(#trait_methods)*
         }
+
+        #credential
 
         #(#response_enums)*
 
@@ -148,7 +166,7 @@ fn trait_method(op: &Op, rt: &syn::Path) -> TokenStream {
     let doc = doc_lines(&op.doc);
     let name = &op.fn_name;
     let operation_id = &op.operation_id;
-    let caller = if op.secured { quote!(P) } else { quote!(()) };
+    let caller = if op.secured() { quote!(P) } else { quote!(()) };
     let mut unused = vec![quote!(context)];
     let param_args = op.path_params.iter().chain(&op.header_params).map(|p| {
         let (ident, ty) = (&p.ident, &p.ty);
@@ -340,19 +358,87 @@ fn routes(ops: &[Op], rt: &syn::Path) -> Vec<TokenStream> {
         .collect()
 }
 
-fn handler(op: &Op, rt: &syn::Path) -> TokenStream {
+/// The `Credential` enum: a variant per scheme some operation (or an unknown path) asks for.
+fn credential_enum(
+    schemes: &[security::Scheme],
+    ops: &[Op],
+    unknown_path: Option<&security::Requirement>,
+    rt: &syn::Path,
+) -> Option<TokenStream> {
+    let used: BTreeSet<usize> = ops
+        .iter()
+        .filter_map(|op| op.requirement.as_ref())
+        .chain(unknown_path)
+        .flat_map(|r| r.alternatives.iter().flatten().copied())
+        .collect();
+    if used.is_empty() {
+        return None;
+    }
+    let variants = used.iter().map(|&i| {
+        let scheme = &schemes[i];
+        let (variant, fields, doc) = (&scheme.variant, scheme.variant_fields(), scheme.describe());
+        quote! { #[doc = #doc] #variant #fields, }
+    });
+    let _ = rt;
+    Some(quote! {
+        /// A credential a request presented, named after the document's security scheme it came
+        /// through; [`Api::authenticate`] receives those of the requirement the request meets.
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum Credential<'a> {
+            #(#variants)*
+        }
+    })
+}
+
+/// An expression that authenticates the request (`headers`, and `uri` when an api key is in the
+/// query) against `requirement`: the caller, or an early return of the `401`.
+fn authentication(requirement: &security::Requirement, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream {
+    let (challenge, hint) = (&requirement.challenge, &requirement.hint);
+    let attempts = requirement.alternatives.iter().map(|together| {
+        let found: Vec<Ident> = (0..together.len()).map(|k| format_ident!("found_{}", k)).collect();
+        let extract = together.iter().map(|&i| schemes[i].extract(rt));
+        let credentials = together.iter().zip(&found).map(|(&i, f)| schemes[i].credential(f));
+        quote! {
+            if let (#(Some(#found),)*) = (#(#extract,)*) {
+                match <A as Api<P>>::authenticate(&shared.api, &[#(#credentials),*]).await {
+                    Ok(caller) => break 'authenticated Some(caller),
+                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => refused = Some(error),
+                    Err(error) => return Err(error),
+                }
+            }
+        }
+    });
+    quote! {{
+        let mut refused: Option<ApiError> = None;
+        let caller: Option<P> = 'authenticated: {
+            #(#attempts)*
+            None
+        };
+        match caller {
+            Some(caller) => caller,
+            None => {
+                let refused = refused.unwrap_or_else(|| ApiError::unauthorized_for(#challenge, #hint));
+                return Err(refused.with_challenge(#challenge));
+            }
+        }
+    }}
+}
+
+fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream {
     let name = &op.fn_name;
     let doc = format!(" `{} {}`", op.method.to_uppercase(), op.path);
     let mut extractors = vec![quote!(State(shared): State<Arc<Shared<A>>>), quote!(headers: HeaderMap)];
     let mut steps = Vec::new();
     let mut args = vec![quote!(context)];
 
-    if op.secured {
-        steps.push(quote! {
-            let caller = <A as Api<P>>::authenticate(&shared.api, #rt::bearer_token(&headers)?).await?;
-        });
-    } else {
-        steps.push(quote!(let caller = ();));
+    let needs_uri =
+        op.requirement.as_ref().is_some_and(|r| r.alternatives.iter().flatten().any(|i| schemes[*i].needs_uri()));
+    match &op.requirement {
+        Some(requirement) => {
+            let authenticated = authentication(requirement, schemes, rt);
+            steps.push(quote! { let caller: P = #authenticated; });
+        }
+        None => steps.push(quote!(let caller = ();)),
     }
     if !op.path_params.is_empty() {
         extractors.push(quote!(path: RawPathParams));
@@ -380,12 +466,25 @@ fn handler(op: &Op, rt: &syn::Path) -> TokenStream {
         });
         args.push(quote!(#ident));
     }
-    if !op.query_params.is_empty() {
+    if !op.query_params.is_empty() || needs_uri {
         extractors.push(quote!(uri: Uri));
+    }
+    if !op.query_params.is_empty() {
         let ty = op.ident("Query");
         let validator = format_ident!("{}_query", op.fn_name);
-        steps.push(quote! {
-            let query: #ty = #rt::query(&uri, &shared.validators.#validator)?;
+        let credentials: Vec<String> = op
+            .requirement
+            .iter()
+            .flat_map(|r| r.alternatives.iter().flatten())
+            .filter_map(|&i| match &schemes[i].kind {
+                security::Kind::ApiKey(security::Place::Query(name)) => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        steps.push(if credentials.is_empty() {
+            quote! { let query: #ty = #rt::query(&uri, &shared.validators.#validator)?; }
+        } else {
+            quote! { let query: #ty = #rt::query_except(&uri, &shared.validators.#validator, &[#(#credentials),*])?; }
         });
         args.push(quote!(query));
     }

@@ -25,7 +25,8 @@ pub struct Op {
     pub fn_name: Ident,
     /// The operation's name as a type (`GetBalance`), for its response enum and query struct.
     pub type_name: String,
-    pub secured: bool,
+    /// What the router asks of the request before the operation runs; `None`: nothing.
+    pub requirement: Option<super::security::Requirement>,
     pub path_params: Vec<Param>,
     pub header_params: Vec<Param>,
     pub query_params: Vec<Param>,
@@ -121,7 +122,14 @@ pub struct ReplyHeader {
     pub doc: Option<String>,
 }
 
-pub fn operations(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Vec<Op>> {
+impl Op {
+    /// Whether the router authenticates it (the operation then receives the caller, `P`).
+    pub fn secured(&self) -> bool {
+        self.requirement.is_some()
+    }
+}
+
+pub fn operations(spec: &Spec, type_names: &BTreeSet<String>, schemes: &[super::security::Scheme]) -> Result<Vec<Op>> {
     let openapi = &spec.openapi;
     let mut ops = Vec::new();
     for (path, item) in openapi.paths.iter() {
@@ -134,7 +142,7 @@ pub fn operations(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Vec<Op>>
                 .iter()
                 .map(|p| resolve(openapi, p, "parameters", |c, n| c.parameters.get(n)))
                 .collect::<Result<Vec<_>>>()?;
-            ops.push(operation_model(openapi, type_names, path, method, operation, &params)?);
+            ops.push(operation_model(openapi, type_names, schemes, path, method, operation, &params)?);
         }
     }
     Ok(ops)
@@ -143,6 +151,7 @@ pub fn operations(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Vec<Op>>
 fn operation_model(
     openapi: &OpenAPI,
     type_names: &BTreeSet<String>,
+    schemes: &[super::security::Scheme],
     path: &str,
     method: &str,
     operation: &Operation,
@@ -210,7 +219,7 @@ fn operation_model(
         replies.push(reply(openapi, type_names, &context, status, response)?);
     }
     // Every operation has a success response: `normalise` gives one (`2XX`) to those without.
-    let secured = secured(openapi, operation, &context)?;
+    let requirement = super::security::requirement(openapi, Some(operation), schemes, &context)?;
 
     let mut doc = operation.summary.clone().unwrap_or_default();
     if let Some(description) = &operation.description {
@@ -226,43 +235,13 @@ fn operation_model(
         type_name: rust_name(&operation_id, true),
         operation_id,
         doc,
-        secured,
+        requirement,
         path_params,
         header_params,
         query_params,
         body,
         replies,
     })
-}
-
-/// Whether the router must authenticate the operation: its security requirements (or the
-/// document's) ask for a bearer token and offer no anonymous alternative. Schemes other than
-/// bearer tokens are refused: the router would not know how to check them.
-fn secured(openapi: &OpenAPI, operation: &Operation, context: &str) -> Result<bool> {
-    let Some(requirements) = operation.security.as_ref().or(openapi.security.as_ref()) else { return Ok(false) };
-    if requirements.is_empty() || requirements.iter().any(|r| r.is_empty()) {
-        return Ok(false);
-    }
-    for name in requirements.iter().flat_map(|r| r.keys()) {
-        let scheme = openapi.components.as_ref().and_then(|c| c.security_schemes.get(name));
-        let bearer = match scheme {
-            Some(ReferenceOr::Item(openapiv3::SecurityScheme::HTTP { scheme, .. })) => {
-                scheme.eq_ignore_ascii_case("bearer")
-            }
-            Some(ReferenceOr::Item(
-                openapiv3::SecurityScheme::OAuth2 { .. } | openapiv3::SecurityScheme::OpenIDConnect { .. },
-            )) => true,
-            Some(_) => false,
-            None => bail!("{context}: security scheme {name} is not in components/securitySchemes"),
-        };
-        if !bearer {
-            bail!(
-                "{context}: security scheme {name} is not supported: the router authenticates bearer tokens \
-                 (http bearer, oauth2, openIdConnect)"
-            );
-        }
-    }
-    Ok(true)
 }
 
 /// An item, or the component a `#/components/<kind>/<name>` reference names.

@@ -97,7 +97,9 @@ fn text(value: Option<impl std::fmt::Display>) -> Option<String> {
 }
 
 impl server::Api<Tenant> for Api {
-    async fn authenticate(&self, token: &str) -> Result<Tenant, ApiError> {
+    async fn authenticate(&self, credentials: &[server::Credential<'_>]) -> Result<Tenant, ApiError> {
+        // The document's one scheme: a bearer token.
+        let [server::Credential::BearerAuth(token)] = credentials else { return Err(ApiError::unauthorized()) };
         let tenant = self.sandbox.authenticate(token).await.map_err(api_error)?.ok_or_else(ApiError::unauthorized)?;
         if let Some(limiter) = &self.limiter
             && let Err(not_until) = limiter.check_key(&tenant.id)

@@ -22,4 +22,5 @@ sample!(generality);
 sample!(nullable_and_enums);
 sample!(openapi_3_1);
 sample!(parameters_and_responses);
+sample!(security);
 sample!(webhooks);

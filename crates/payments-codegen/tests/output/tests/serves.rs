@@ -18,8 +18,11 @@ fn pet(name: &str) -> types::Pet {
 }
 
 impl server::Api<String> for Pets {
-    async fn authenticate(&self, token: &str) -> Result<String, ApiError> {
-        if token == "secret" { Ok("alice".into()) } else { Err(ApiError::unauthorized()) }
+    async fn authenticate(&self, credentials: &[server::Credential<'_>]) -> Result<String, ApiError> {
+        match credentials {
+            [server::Credential::Token("secret")] => Ok("alice".into()),
+            _ => Err(ApiError::unauthorized()),
+        }
     }
 
     async fn get_pets(
@@ -200,10 +203,8 @@ async fn the_generated_server_answers_as_the_document_says() {
 #[tokio::test]
 async fn the_client_reads_either_success() {
     let url = start().await;
-    let mut headers = reqwest::header::HeaderMap::new();
-    headers.insert("authorization", HeaderValue::from_static("Bearer secret"));
-    let http = reqwest::Client::builder().default_headers(headers).build().unwrap();
-    let client = client::Client::new_with_client(&url, http);
+    // The client sends the scheme's credential to the operations that ask for it.
+    let client = client::Client::new(&url, client::Credentials::new().token("secret"));
     let new = |name: &str| types::NewPet { name: name.parse().unwrap(), tag: None };
     let created = client.pets_create().body(new("Rex")).send().await.unwrap();
     assert_eq!(created.status(), 201);
