@@ -50,8 +50,10 @@ fn progenitor<T>(what: &str, run: impl FnOnce() -> std::result::Result<T, progen
 
 pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let credentials = crate::credentials::client(spec)?;
-    let mut generator = Generator::new(&settings(credentials.is_some()));
-    let mut client = progenitor("a client", || generator.generate_tokens(&spec.client))?;
+    let credentials_some = credentials.is_some();
+    let mut generator = Generator::new(&settings(credentials_some));
+    let mut client = progenitor("a client", || generator.generate_tokens(&spec.client))
+        .map_err(|error| locate(spec, credentials_some, error))?;
     let mut uses = Vec::new();
     if let Some(credentials) = credentials {
         client.extend(credentials.tokens);
@@ -77,6 +79,42 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         type_names,
         uses,
     })
+}
+
+/// Says where in the document progenitor failed, which it does not: the first operation that
+/// fails alone (with every component), or else the components themselves.
+fn locate(spec: &Spec, credentials: bool, error: Error) -> Error {
+    let alone = |keep: Option<(&str, &str)>| {
+        let mut document = spec.client.clone();
+        for (path, item) in document.paths.paths.iter_mut() {
+            let openapiv3::ReferenceOr::Item(item) = item else { continue };
+            for method in crate::normalise::METHODS {
+                if keep != Some((path.as_str(), method)) {
+                    match method {
+                        "get" => item.get = None,
+                        "put" => item.put = None,
+                        "post" => item.post = None,
+                        "delete" => item.delete = None,
+                        "options" => item.options = None,
+                        "head" => item.head = None,
+                        "patch" => item.patch = None,
+                        _ => item.trace = None,
+                    }
+                }
+            }
+        }
+        let mut generator = Generator::new(&settings(credentials));
+        progenitor("a client", || generator.generate_tokens(&document)).is_ok()
+    };
+    if !alone(None) {
+        return Error(format!("#/components: {} (with no operation at all, still)", error.0));
+    }
+    for (path, method, _) in spec.client.operations() {
+        if !alone(Some((path, method))) {
+            return Error(format!("{}: {}", crate::normalise::pointer(&["paths", path, method]), error.0));
+        }
+    }
+    Error(format!("#/paths: {} (no operation alone, only together)", error.0))
 }
 
 /// The models derive `schemars::JsonSchema` only with the types crate's `schemars` feature:

@@ -44,8 +44,28 @@ fn model(mut document: serde_json::Value) -> Result<openapiv3::OpenAPI> {
     // progenitor reads nullable references only as `allOf` + `nullable` (see `nullable`).
     crate::nullable::for_progenitor(&mut document);
     tolerant_readers(&mut document);
+    well_formed(&document)?;
     serde_json::from_value(document)
         .map_err(|e| Error(format!("the document is not a valid OpenAPI 3.0 document: {e}")))
+}
+
+/// Refuses, with the JSON pointer of what is wrong, a document that is not an OpenAPI 3.0
+/// document in shape (a response that is a number, an operation that is a list), before the
+/// normaliser walks it expecting objects where the specification says objects are.
+fn well_formed(document: &serde_json::Value) -> Result<()> {
+    let Err(error) = serde_path_to_error::deserialize::<_, openapiv3::OpenAPI>(document) else { return Ok(()) };
+    let mut pointer = String::new();
+    for segment in error.path().iter() {
+        match segment {
+            serde_path_to_error::Segment::Map { key } => {
+                pointer.push('/');
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            }
+            serde_path_to_error::Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+            _ => {}
+        }
+    }
+    bail!("#{pointer}: the document is not a valid OpenAPI 3.0 document here: {}", error.inner())
 }
 
 impl Spec {
@@ -59,6 +79,7 @@ impl Spec {
         } else if !version.starts_with("3.0.") {
             bail!("/openapi: the document must be OpenAPI 3.0.x or 3.1.x, found {version:?}");
         }
+        well_formed(&raw)?;
         // What the documentation is made from: the document as written, in its 3.0 view.
         let original = raw.clone();
         normalise::normalise(&mut raw, &mut notes)?;
