@@ -115,41 +115,14 @@ fn codegen(mode: Mode) -> Result<(), String> {
     }
 }
 
-/// Writes the standalone workspace for `spec` into `out`, formatted in our style (whose
-/// `rustfmt.toml` goes with it, so `cargo fmt` there agrees).
+/// Writes the standalone workspace for `spec` into `out` (`payments_codegen::write_workspace`, as
+/// the `openapi-workspace` binary does), with the notes on stderr.
 fn standalone(spec: &Path, out: &Path) -> Result<(), String> {
-    let root = workspace_root();
-    let text = std::fs::read_to_string(spec).map_err(|e| format!("{}: {e}", spec.display()))?;
-    let name = out
-        .canonicalize()
-        .unwrap_or_else(|_| out.to_path_buf())
-        .file_name()
-        .and_then(|n| n.to_str())
-        .map(|n| n.to_ascii_lowercase().replace('_', "-"))
-        .ok_or_else(|| format!("{}: cannot name crates after this directory", out.display()))?;
-    let payments_codegen::Standalone { files, notes } =
-        payments_codegen::standalone(&text, &name, &spec.display().to_string())
-            .map_err(|e| format!("{}: {e}", spec.display()))?;
-    // What was left out or approximated, each with where, on stderr.
-    for note in &notes {
+    let written = payments_codegen::write_workspace(spec, out).map_err(|e| e.to_string())?;
+    for note in &written.notes {
         eprintln!("warning: {}#{}: {}", spec.display(), note.pointer, note.message);
     }
-    // Our style, in the edition the generated crates are written in.
-    let rustfmt_toml = std::fs::read_to_string(root.join("rustfmt.toml"))
-        .map_err(|e| format!("rustfmt.toml: {e}"))?
-        .replace("edition = \"2024\"", &format!("edition = \"{}\"", payments_codegen::STANDALONE_EDITION));
-    for file in files.iter().chain([&payments_codegen::File {
-        path: "rustfmt.toml".into(),
-        contents: rustfmt_toml,
-        rust: false,
-    }]) {
-        let contents = if file.rust {
-            rustfmt(&root, &file.contents, payments_codegen::STANDALONE_EDITION)?
-        } else {
-            file.contents.clone()
-        };
-        ensure_file_contents(&out.join(&file.path), &file.path, &contents, Mode::Write)?;
-    }
+    let name = written.name;
     println!(
         "wrote {} crates {name}-types, {name}-client and {name}-server; check them with `cargo check --manifest-path {}/Cargo.toml --workspace`",
         out.display(),
@@ -161,26 +134,7 @@ fn standalone(spec: &Path, out: &Path) -> Result<(), String> {
 /// `source` in the workspace's style (`rustfmt.toml`), so generated files are what `cargo fmt`
 /// would make of them and its check holds for them too.
 fn rustfmt(root: &Path, source: &str, edition: &str) -> Result<String, String> {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(std::env::var("RUSTFMT").unwrap_or_else(|_| "rustfmt".into()))
-        .args(["--edition", edition, "--emit", "stdout", "--config-path"])
-        .arg(root.join("rustfmt.toml"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run rustfmt (`rustup component add rustfmt`): {e}"))?;
-    let mut stdin = child.stdin.take().expect("piped stdin");
-    let input = source.to_owned();
-    // Written from another thread: rustfmt may fill its output pipe before reading all input.
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let output = child.wait_with_output().map_err(|e| format!("rustfmt: {e}"))?;
-    writer.join().expect("the writer thread").map_err(|e| format!("rustfmt: {e}"))?;
-    if !output.status.success() {
-        return Err(format!("rustfmt refused generated code:\n{}", String::from_utf8_lossy(&output.stderr)));
-    }
-    String::from_utf8(output.stdout).map_err(|e| format!("rustfmt: {e}"))
+    payments_codegen::rustfmt(source, edition, &root.join("rustfmt.toml")).map_err(|e| e.to_string())
 }
 
 /// Makes `path` hold `contents` (or, checking, reports with a diff that it does not).

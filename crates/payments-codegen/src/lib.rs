@@ -17,12 +17,14 @@ mod rendition;
 mod server;
 mod spec;
 mod standalone;
+mod write;
 
 pub use nullable::is_null_only;
 pub use openapi31::Note;
 pub use rendition::openapi_31;
 pub use spec::Spec;
 pub use standalone::{File, STANDALONE_EDITION, Standalone, standalone};
+pub use write::{Written, rustfmt, write_workspace};
 
 /// Where the generated code finds its neighbours. The real crates and the snapshot samples
 /// differ only here.
