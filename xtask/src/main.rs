@@ -78,17 +78,31 @@ enum Mode {
 fn codegen(mode: Mode) -> Result<(), String> {
     let root = workspace_root();
     let spec = std::fs::read_to_string(root.join(SPEC)).map_err(|e| format!("{SPEC}: {e}"))?;
-    let generated = payments_codegen::generate(&spec, &Config::workspace(SPEC)).map_err(|e| format!("{SPEC}: {e}"))?;
-    let cli = payments_codegen::cli(&spec, "payments_client", &Config::workspace(SPEC))
-        .map_err(|e| format!("{SPEC}: {e}"))?;
-    let rendition = payments_codegen::openapi_31(&spec).map_err(|e| format!("{SPEC}: {e}"))?;
-    let markdown = payments_codegen::markdown_reference(&spec, SPEC).map_err(|e| format!("{SPEC}: {e}"))?;
-
+    let config = Config::workspace(SPEC);
+    // The four generators and then the four rustfmt runs are independent: each set runs at once.
+    let (generated, cli, rendition, markdown) = std::thread::scope(|s| {
+        let generated = s.spawn(|| payments_codegen::generate(&spec, &config));
+        let cli = s.spawn(|| payments_codegen::cli(&spec, "payments_client", &config));
+        let rendition = s.spawn(|| payments_codegen::openapi_31(&spec));
+        let markdown = s.spawn(|| payments_codegen::markdown_reference(&spec, SPEC));
+        let join = |e: payments_codegen::Error| format!("{SPEC}: {e}");
+        Ok::<_, String>((
+            generated.join().expect("generate").map_err(join)?,
+            cli.join().expect("cli").map_err(join)?,
+            rendition.join().expect("openapi_31").map_err(join)?,
+            markdown.join().expect("markdown").map_err(join)?,
+        ))
+    })?;
+    let [types, client, server, cli] = std::thread::scope(|s| {
+        [&generated.types, &generated.client, &generated.server, &cli]
+            .map(|source| s.spawn(|| rustfmt(&root, source, "2024")))
+            .map(|formatting| formatting.join().expect("rustfmt"))
+    });
     let files = [
-        ("crates/payments-types/src/generated.rs", rustfmt(&root, &generated.types, "2024")?),
-        ("crates/payments-client/src/generated.rs", rustfmt(&root, &generated.client, "2024")?),
-        ("crates/payments-server/src/generated.rs", rustfmt(&root, &generated.server, "2024")?),
-        ("crates/payments-cli/src/generated.rs", rustfmt(&root, &cli, "2024")?),
+        ("crates/payments-types/src/generated.rs", types?),
+        ("crates/payments-client/src/generated.rs", client?),
+        ("crates/payments-server/src/generated.rs", server?),
+        ("crates/payments-cli/src/generated.rs", cli?),
         ("crates/payments-server/src/schemas.json", generated.server_schemas),
         ("docs/openapi-3.1.json", rendition),
         ("docs/api.md", markdown),
