@@ -31,7 +31,8 @@ fn main() -> ExitCode {
     let result = match args.as_slice() {
         ["codegen"] => codegen(Mode::Write),
         ["codegen", "--check"] => codegen(Mode::Check),
-        ["codegen", "--spec", spec, "--out", out] => standalone(Path::new(spec), Path::new(out)),
+        ["codegen", "--spec", spec, "--out", out] => standalone(Path::new(spec), Path::new(out), false),
+        ["codegen", "--spec", spec, "--out", out, "--strict"] => standalone(Path::new(spec), Path::new(out), true),
         ["docs"] => codegen(Mode::Write).and_then(|()| static_docs()),
         ["bench"] => bench::run(&workspace_root(), false),
         ["bench", "--smoke"] => bench::run(&workspace_root(), true),
@@ -63,7 +64,7 @@ fn main() -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR | cargo xtask docs | cargo xtask bench [--smoke] | \
+        "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke] | \
          cargo xtask breaking --base <git-ref> [--head FILE]"
     );
     ExitCode::from(2)
@@ -131,8 +132,8 @@ fn codegen(mode: Mode) -> Result<(), String> {
 
 /// Writes the standalone workspace for `spec` into `out` (`payments_codegen::write_workspace`, as
 /// the `openapi-workspace` binary does), with the notes on stderr.
-fn standalone(spec: &Path, out: &Path) -> Result<(), String> {
-    let written = payments_codegen::write_workspace(spec, out).map_err(|e| e.to_string())?;
+fn standalone(spec: &Path, out: &Path, strict: bool) -> Result<(), String> {
+    let written = payments_codegen::write_workspace(spec, out, strict).map_err(|e| e.to_string())?;
     for note in &written.notes {
         eprintln!("warning: {}#{}: {}", spec.display(), note.pointer, note.message);
     }

@@ -41,7 +41,8 @@ pub fn client(spec: &Spec) -> Result<Option<Client>> {
         table.iter().flat_map(|(_, alternatives)| alternatives.iter().flatten().copied()).collect();
     let basic = used.iter().any(|&i| schemes[i].kind == Kind::Basic);
 
-    let field = |i: usize| format_ident!("{}", schemes[i].name.to_snake_case().trim_matches('_').to_owned() + "_");
+    let setter = |i: usize| crate::server::field_ident(&schemes[i].name);
+    let field = |i: usize| format_ident!("{}_", setter(i).to_string().trim_start_matches("r#").trim_matches('_'));
     let fields = used.iter().map(|&i| {
         let name = field(i);
         match schemes[i].kind {
@@ -52,7 +53,7 @@ pub fn client(spec: &Spec) -> Result<Option<Client>> {
     let setters = used.iter().map(|&i| {
         let scheme = &schemes[i];
         let name = field(i);
-        let setter = format_ident!("{}", scheme.name.to_snake_case());
+        let setter = setter(i);
         let doc = format!(" Sends `{}` to the operations that take it: {}", scheme.name, sent_as(&scheme.kind));
         match scheme.kind {
             Kind::Basic => quote! {

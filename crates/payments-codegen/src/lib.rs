@@ -14,6 +14,7 @@ mod normalise;
 mod nullable;
 mod openapi31;
 mod rendition;
+mod repair;
 mod server;
 mod spec;
 mod standalone;

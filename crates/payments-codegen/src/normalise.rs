@@ -412,6 +412,7 @@ pub fn for_client(doc: &mut Value) -> Result<()> {
         for method in METHODS {
             let Some(operation) = item.get_mut(method) else { continue };
             let at = ["paths", path.as_str(), method];
+            client_parameters(operation);
             client_body(operation, &components, &at)?;
             client_responses(operation, &components, &mut schemas, &mut names, &at)?;
         }
@@ -420,6 +421,18 @@ pub fn for_client(doc: &mut Value) -> Result<()> {
         doc["components"]["schemas"] = Value::Object(schemas);
     }
     Ok(())
+}
+
+/// A path or header parameter is sent as text, present or not: a `nullable` one (FastAPI's
+/// `bool | None`) would be an `Option` that progenitor's client formats as if it were a value.
+fn client_parameters(operation: &mut Value) {
+    for parameter in operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
+        if matches!(parameter.get("in").and_then(Value::as_str), Some("path" | "header"))
+            && let Some(schema) = parameter.get_mut("schema").and_then(Value::as_object_mut)
+        {
+            schema.remove("nullable");
+        }
+    }
 }
 
 /// The one media type progenitor's client sends: JSON when offered, else form, bytes or text.

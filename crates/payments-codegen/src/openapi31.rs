@@ -209,6 +209,11 @@ fn schema(value: &mut Value, pointer: &str, notes: &mut Vec<Note>) {
         object.insert("example".into(), first);
     }
     if let Some(constant) = object.remove("const") {
+        // A default that is the constant says nothing more (pydantic writes one for every
+        // `Literal` field), and typify refuses a default on a discriminator's tag.
+        if object.get("default") == Some(&constant) {
+            object.remove("default");
+        }
         object.insert("enum".into(), Value::Array(vec![constant]));
     }
     for (exclusive, inclusive) in [("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")] {

@@ -2,7 +2,7 @@
 //! (for extensions such as `x-webhooks` and for the JSON Schema conversion). Both views are of the
 //! normalised document (`normalise`): the server generator reads `openapi`, progenitor `client`.
 
-use crate::{Error, Result, bail, normalise, openapi31};
+use crate::{Error, Result, bail, normalise, openapi31, repair};
 
 pub struct Spec {
     /// The document as written (a 3.1 one in its 3.0 view): what the documentation (the 3.1
@@ -79,6 +79,7 @@ impl Spec {
         } else if !version.starts_with("3.0.") {
             bail!("/openapi: the document must be OpenAPI 3.0.x or 3.1.x, found {version:?}");
         }
+        repair::repair(&mut raw, !openapi31::is_31(&version), &mut notes);
         well_formed(&raw)?;
         // What the documentation is made from: the document as written, in its 3.0 view.
         let original = raw.clone();

@@ -18,8 +18,10 @@ pub struct Written {
 }
 
 /// Generates the workspace for the document at `spec` (YAML or JSON) into `out`, named after
-/// `out`'s last component, every Rust file through rustfmt.
-pub fn write_workspace(spec: &Path, out: &Path) -> Result<Written> {
+/// `out`'s last component, every Rust file through rustfmt. `strict`: a document that needed
+/// any repair or approximation (any note) is refused instead, with every note, and nothing is
+/// written.
+pub fn write_workspace(spec: &Path, out: &Path, strict: bool) -> Result<Written> {
     let text = std::fs::read_to_string(spec).map_err(|e| Error(format!("{}: {e}", spec.display())))?;
     let name = std::path::absolute(out)
         .ok()
@@ -27,6 +29,16 @@ pub fn write_workspace(spec: &Path, out: &Path) -> Result<Written> {
         .ok_or_else(|| Error(format!("{}: cannot name crates after this directory", out.display())))?;
     let crate::Standalone { files, notes } = crate::standalone(&text, &name, &spec.display().to_string())
         .map_err(|e| Error(format!("{}: {}", spec.display(), e.0)))?;
+    if strict && !notes.is_empty() {
+        let listed: Vec<String> =
+            notes.iter().map(|n| format!("  {}#{}: {}", spec.display(), n.pointer, n.message)).collect();
+        return Err(Error(format!(
+            "{}: refused (--strict): {} repair(s) or approximation(s) needed:\n{}",
+            spec.display(),
+            notes.len(),
+            listed.join("\n")
+        )));
+    }
     std::fs::create_dir_all(out).map_err(|e| Error(format!("{}: {e}", out.display())))?;
     let rustfmt_toml =
         RUSTFMT_TOML.replace("edition = \"2024\"", &format!("edition = \"{}\"", crate::STANDALONE_EDITION));

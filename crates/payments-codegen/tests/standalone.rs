@@ -98,6 +98,27 @@ fn a_3_1_document_with_an_api_key_and_unnameable_enum_values_as_a_workspace_of_i
     check("tictactoe", "crates/payments-codegen/tests/corpus/openapi-3.1/tictactoe.yaml");
 }
 
+// Real 3.1 documents as their tools write them (`tests/corpus/openapi-3.1/README.md`).
+#[test]
+fn crates_io_by_utoipa_5_as_a_workspace_of_its_own() {
+    check("crates-io", "crates/payments-codegen/tests/corpus/openapi-3.1/crates-io.json");
+}
+
+#[test]
+fn prefect_by_fastapi_as_a_workspace_of_its_own() {
+    check("prefect", "crates/payments-codegen/tests/corpus/openapi-3.1/prefect.json");
+}
+
+#[test]
+fn adyen_transfers_with_three_security_schemes_as_a_workspace_of_its_own() {
+    check("adyen-transfers", "crates/payments-codegen/tests/corpus/openapi-3.1/adyen-transfers.json");
+}
+
+#[test]
+fn adyen_balance_webhooks_as_a_workspace_of_its_own() {
+    check("adyen-balance-webhooks", "crates/payments-codegen/tests/corpus/openapi-3.1/adyen-balance-webhooks.json");
+}
+
 #[test]
 fn crate_names_are_checked() {
     let text =

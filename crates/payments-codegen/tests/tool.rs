@@ -61,3 +61,46 @@ fn refuses_with_a_pointer_and_a_failing_status() {
     assert_eq!(usage.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&usage.stderr).contains("usage: openapi-workspace --spec FILE --out DIR"));
 }
+
+#[test]
+fn repairs_are_warnings_and_strict_refuses_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root.join("crates/payments-codegen/tests/samples/repairs.yaml"), dir.path().join("api.yaml"))
+        .unwrap();
+
+    let output = tool(dir.path(), &["--spec", "api.yaml", "--out", "api"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let shelf = "api.yaml#/paths/~1shelves~1{shelf}~1books~1{book}";
+    for expected in [
+        format!("warning: {shelf}/parameters/1: path parameter isbn is not in the path: dropped"),
+        format!(
+            "warning: {shelf}/parameters/0/required: path parameter shelf is not marked required; a path cannot go \
+             without it: required"
+        ),
+        format!(
+            "warning: {shelf}/get/parameters: the path names {{book}} but no parameter does: read as a required string"
+        ),
+        format!("warning: {shelf}/get/parameters/0: parameter lang has no schema: read as a string"),
+        format!("warning: {shelf}/get/parameters/1/schema/default: the default \"10\" is not an integer: read as 10"),
+        format!("warning: {shelf}/get/parameters/2/schema/default: the default \"none\" is not an integer: dropped"),
+        format!(
+            "warning: {shelf}/get/parameters/3/schema/default: the default \"author\" is not one of the schema's `enum` \
+             values: dropped"
+        ),
+        "warning: api.yaml#/components/schemas/Book/properties/rating/exclusiveMinimum: a number here is OpenAPI \
+         3.1's spelling; read as 3.0's `minimum: 0, exclusiveMinimum: true`"
+            .to_owned(),
+    ] {
+        assert!(stderr.contains(&expected), "{expected}\nnot in:\n{stderr}");
+    }
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("warning: ")).count(), 8, "{stderr}");
+
+    let strict = tool(dir.path(), &["--spec", "api.yaml", "--out", "strict", "--strict"]);
+    assert_eq!(strict.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&strict.stderr);
+    assert!(stderr.contains("refused (--strict): 8 repair(s) or approximation(s) needed"), "{stderr}");
+    assert!(stderr.contains("path parameter isbn is not in the path"), "{stderr}");
+    assert!(!dir.path().join("strict").exists(), "a refused document writes nothing");
+}

@@ -6,16 +6,19 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: openapi-workspace --spec FILE --out DIR";
+const USAGE: &str = "usage: openapi-workspace --spec FILE --out DIR [--strict]";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let strict = args.iter().any(|a| a == "--strict");
+    args.retain(|a| a != "--strict");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (spec, out) = match args.as_slice() {
         ["--spec", spec, "--out", out] | ["--out", out, "--spec", spec] => (Path::new(*spec), Path::new(*out)),
         ["--help" | "-h"] => {
             println!(
-                "{USAGE}\n\nWrites DIR-types, DIR-client and DIR-server into DIR; notes on stderr say what was left out."
+                "{USAGE}\n\nWrites DIR-types, DIR-client and DIR-server into DIR. Warnings on stderr say, each with its JSON \
+                 pointer, what was repaired or approximated; --strict refuses such a document instead."
             );
             return ExitCode::SUCCESS;
         }
@@ -24,7 +27,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match payments_codegen::write_workspace(spec, out) {
+    match payments_codegen::write_workspace(spec, out, strict) {
         Ok(written) => {
             for note in &written.notes {
                 eprintln!("warning: {}#{}: {}", spec.display(), note.pointer, note.message);

@@ -8,6 +8,8 @@
 //! enum; this module writes the trait, the query structs, the handlers and the router.
 
 mod model;
+
+pub(crate) use model::field_ident;
 pub mod responses;
 pub(crate) mod security;
 
@@ -246,7 +248,14 @@ fn query_struct(op: &Op) -> Option<TokenStream> {
             if let Some(default) = &p.default {
                 let fn_ident = format_ident!("{}_{}_default", op.fn_name, field.to_string().trim_start_matches("r#"));
                 let fn_path = fn_ident.to_string();
-                let value = literal(default);
+                let value = match default {
+                    // A string default of a type that is not a `String` (a date-time, a UUID, an
+                    // enum) is parsed; `repair` has checked it reads as its format.
+                    Value::String(text) if !ty.to_string().contains("String") => {
+                        quote!(#text.parse().expect("the document's default parses as its type"))
+                    }
+                    _ => literal(default),
+                };
                 defaults.push(quote! {
                     fn #fn_ident() -> #ty { #value }
                 });
@@ -458,7 +467,14 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
         let parse = quote!(#rt::header_param::<#ty>(&headers, #pname)?);
         steps.push(match (&p.default, p.required) {
             (Some(default), _) => {
-                let value = literal(default);
+                let value = match default {
+                    // A string default of a type that is not a `String` (a date-time, a UUID, an
+                    // enum) is parsed; `repair` has checked it reads as its format.
+                    Value::String(text) if !ty.to_string().contains("String") => {
+                        quote!(#text.parse().expect("the document's default parses as its type"))
+                    }
+                    _ => literal(default),
+                };
                 quote! { let #ident: #ty = #parse.unwrap_or_else(|| #value); }
             }
             (None, true) => quote! { let #ident: #ty = #parse.ok_or_else(|| #rt::missing_header(#pname))?; },

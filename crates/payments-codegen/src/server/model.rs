@@ -472,8 +472,15 @@ pub fn rust_type(type_names: &BTreeSet<String>, context: &str, schema: &Referenc
 }
 
 pub fn field_ident(name: &str) -> Ident {
-    let snake = name.to_snake_case();
+    // Characters no identifier has (`ids[]`, `filter.name`) are word breaks.
+    let cleaned: String = name.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect();
+    let snake = cleaned.to_snake_case();
     let snake = if snake.is_empty() { "x".to_string() } else { snake };
     let snake = if snake.starts_with(|c: char| c.is_ascii_digit()) { format!("_{snake}") } else { snake };
-    syn::parse_str::<Ident>(&snake).unwrap_or_else(|_| Ident::new_raw(&snake, Span::call_site()))
+    match syn::parse_str::<Ident>(&snake) {
+        Ok(ident) => ident,
+        // `crate`, `self`, `super` and `Self` cannot be raw identifiers.
+        Err(_) if ["crate", "self", "super", "Self"].contains(&snake.as_str()) => format_ident!("{snake}_"),
+        Err(_) => Ident::new_raw(&snake, Span::call_site()),
+    }
 }

@@ -22,5 +22,6 @@ sample!(generality);
 sample!(nullable_and_enums);
 sample!(openapi_3_1);
 sample!(parameters_and_responses);
+sample!(repairs);
 sample!(security);
 sample!(webhooks);
