@@ -84,6 +84,17 @@ async fn every_event_arrives_signed_and_verifies_with_the_receiver_kit() {
         .expect("python3 runs");
     assert_eq!(String::from_utf8(python.stdout).unwrap().trim(), delivery.signature);
 
+    // The generated receiver (`payments_server::receiver`) takes every one of them at its own
+    // URL, as the sandbox posted it: each reaches the method of its event, typed.
+    let generated = received_by_the_generated_receiver(&received).await;
+    let mut expected: Vec<(String, String)> = received
+        .iter()
+        .map(|d| serde_json::from_slice::<serde_json::Value>(&d.body).unwrap()["event"].as_str().unwrap().to_owned())
+        .map(|event| (event.clone(), event))
+        .collect();
+    expected.sort();
+    assert_eq!(generated, expected);
+
     // The stored notifications record the outcome.
     let stored = client.list_webhooks().endpoint_id(endpoint.id).limit(limit(100)).send().await.unwrap().into_inner();
     assert_eq!(stored.len(), 25);
@@ -325,4 +336,79 @@ async fn notifications_that_are_over_are_pruned_after_the_retention_and_retries_
     let listed: Vec<uuid::Uuid> =
         client.list_webhooks().send().await.unwrap().into_inner().iter().map(|w| w.id).collect();
     assert_eq!(listed, [retried]);
+}
+
+/// Records which method each notification reached (the webhook's name) and the event its body
+/// states.
+#[derive(Default)]
+struct Recorder(std::sync::Mutex<Vec<(String, String)>>);
+
+macro_rules! record {
+    ($($method:ident($body:ty) => $name:literal, $response:ident;)*) => {
+        impl payments_server::receiver::Api for Recorder {
+            $(
+                async fn $method(
+                    &self,
+                    _: payments_server::runtime::RequestContext<()>,
+                    signature: String,
+                    retry_count: i64,
+                    body: $body,
+                ) -> Result<payments_server::receiver::$response, payments_server::runtime::ApiError> {
+                    assert_eq!((signature.len(), retry_count), (128, 0));
+                    self.0.lock().unwrap().push(($name.to_owned(), body.event.to_string()));
+                    Ok(payments_server::receiver::$response::Ok)
+                }
+            )*
+        }
+    };
+}
+
+record! {
+    webhook_ping(types::PingNotification) => "ping", WebhookPingResponse;
+    webhook_recipient_created(types::RecipientNotification) => "recipient.created", WebhookRecipientCreatedResponse;
+    webhook_recipient_deleted(types::RecipientNotification) => "recipient.deleted", WebhookRecipientDeletedResponse;
+    webhook_transaction_initiated(types::TransactionNotification) => "transaction.initiated", WebhookTransactionInitiatedResponse;
+    webhook_transaction_processing(types::TransactionNotification) => "transaction.processing", WebhookTransactionProcessingResponse;
+    webhook_transaction_processed(types::TransactionNotification) => "transaction.processed", WebhookTransactionProcessedResponse;
+    webhook_transaction_cancelled(types::TransactionNotification) => "transaction.cancelled", WebhookTransactionCancelledResponse;
+    webhook_transaction_failed(types::TransactionNotification) => "transaction.failed", WebhookTransactionFailedResponse;
+    webhook_transaction_refunded(types::TransactionNotification) => "transaction.refunded", WebhookTransactionRefundedResponse;
+    webhook_transaction_pending(types::TransactionNotification) => "transaction.pending", WebhookTransactionPendingResponse;
+    webhook_virtualaccount_initiated(types::VirtualAccountNotification) => "virtualaccount.initiated", WebhookVirtualaccountInitiatedResponse;
+    webhook_virtualaccount_active(types::VirtualAccountNotification) => "virtualaccount.active", WebhookVirtualaccountActiveResponse;
+    webhook_virtualaccount_blocked(types::VirtualAccountNotification) => "virtualaccount.blocked", WebhookVirtualaccountBlockedResponse;
+    webhook_virtualaccount_closed(types::VirtualAccountNotification) => "virtualaccount.closed", WebhookVirtualaccountClosedResponse;
+    webhook_paymentrequest_initiated(types::PaymentRequestNotification) => "paymentrequest.initiated", WebhookPaymentrequestInitiatedResponse;
+    webhook_paymentrequest_processed(types::PaymentRequestNotification) => "paymentrequest.processed", WebhookPaymentrequestProcessedResponse;
+    webhook_paymentrequest_failed(types::PaymentRequestNotification) => "paymentrequest.failed", WebhookPaymentrequestFailedResponse;
+    webhook_paymentrequest_cancelled(types::PaymentRequestNotification) => "paymentrequest.cancelled", WebhookPaymentrequestCancelledResponse;
+    webhook_paymentrequest_settled(types::PaymentRequestNotification) => "paymentrequest.settled", WebhookPaymentrequestSettledResponse;
+}
+
+/// Posts each delivery, body and headers as the sandbox sent them, to the generated receiver
+/// served at its own URL on an ephemeral port; answers (webhook reached, event stated), sorted.
+async fn received_by_the_generated_receiver(
+    deliveries: &[payments_tests::receiver::Received],
+) -> Vec<(String, String)> {
+    let recorder = std::sync::Arc::new(Recorder::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let router = payments_server::receiver::router(recorder.clone());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let http = reqwest::Client::new();
+    for delivery in deliveries {
+        let response = http
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("x-service-signature", &delivery.signature)
+            .header("x-service-retry-count", delivery.retry_count.to_string())
+            .body(delivery.body.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{}", response.text().await.unwrap());
+    }
+    let mut reached = recorder.0.lock().unwrap().clone();
+    reached.sort();
+    reached
 }

@@ -99,7 +99,26 @@ pub(crate) use bail;
 pub fn generate(spec_text: &str, config: &Config) -> Result<Generated> {
     let spec = Spec::parse(spec_text)?;
     let models = client::generate(&spec, config)?;
-    let server = server::generate(&spec, &models.type_names, config)?;
+    let mut server = server::generate(&spec, &models.type_names, config, server::Surface::Api)?;
+    if let Some(webhooks) = &spec.webhooks {
+        // One module deeper: a path relative to the server's module gains a `super`.
+        let types_path = match config.types_path.strip_prefix("super::") {
+            Some(_) => format!("super::{}", config.types_path),
+            None => config.types_path.clone(),
+        };
+        let receiver = server::generate(
+            webhooks,
+            &models.type_names,
+            &Config { types_path, ..config.clone() },
+            server::Surface::Receiver,
+        )?;
+        server.extend(quote::quote! {
+            /// The receiver of the document's webhooks: [`receiver::Api`] and [`receiver::router`].
+            pub mod receiver {
+                #receiver
+            }
+        });
+    }
     Ok(Generated {
         types: format_file(config, models.types)?,
         // progenitor's usage examples are `ignore` doctests; as `text` they read the same and

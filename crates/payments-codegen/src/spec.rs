@@ -19,6 +19,50 @@ pub struct Spec {
     /// What reading the document left out or approximated (a 3.1 document's keywords 3.0 has no
     /// word for), with its JSON pointer.
     pub notes: Vec<crate::Note>,
+    /// The document's webhooks (3.1 `webhooks`, 3.0 `x-webhooks`) as a document of their own whose
+    /// paths are `/{webhook name}`: what the receiver is generated from. Their inline payload
+    /// schemas are named and moved into the components the models come from, like the paths'.
+    pub webhooks: Option<Box<Spec>>,
+}
+
+/// The webhooks of `raw` as a document whose paths are `/{name}`, normalised as paths are (so
+/// each operation has an id and each inline payload a model); the models it named join `raw`'s
+/// components. The document's own `security` is the API's, not its webhooks': a webhook asks
+/// for credentials only with its own `security`.
+fn webhooks(raw: &mut serde_json::Value, notes: &mut Vec<crate::Note>) -> Result<Option<Box<Spec>>> {
+    let Some(hooks) = raw.get("x-webhooks").and_then(|w| w.as_object()).filter(|w| !w.is_empty()) else {
+        return Ok(None);
+    };
+    let at_paths = |name: &str| format!("#/paths/{}", format!("/{name}").replace('~', "~0").replace('/', "~1"));
+    let renames: Vec<(String, String)> = hooks
+        .keys()
+        .map(|name| (at_paths(name), format!("#/x-webhooks/{}", name.replace('~', "~0").replace('/', "~1"))))
+        .collect();
+    let paths: serde_json::Map<String, serde_json::Value> =
+        hooks.iter().map(|(name, item)| (format!("/{name}"), item.clone())).collect();
+    let mut doc = raw.clone();
+    let object = doc.as_object_mut().expect("checked by well_formed");
+    object.remove("x-webhooks");
+    object.remove("security");
+    object.insert("paths".into(), serde_json::Value::Object(paths));
+    // Pointers say where the document has the webhook, not where this view put it.
+    let located =
+        |error: Error| Error(renames.iter().fold(error.0, |message, (from, to)| message.replace(from.as_str(), to)));
+    // An extension is not checked with the document: its shape is, here, as paths are.
+    well_formed(&doc).map_err(located)?;
+    normalise::normalise(&mut doc, notes).map_err(located)?;
+    if let Some(schemas) = doc.pointer("/components/schemas").cloned() {
+        raw["components"]["schemas"] = schemas;
+    }
+    let spec = Spec {
+        openapi: model(doc.clone()).map_err(located)?,
+        client: model(doc.clone()).map_err(located)?,
+        original: doc.clone(),
+        raw: doc,
+        notes: Vec::new(),
+        webhooks: None,
+    };
+    Ok(Some(Box::new(spec)))
 }
 
 /// Drops `additionalProperties: false` from what progenitor reads, so the models (and with them
@@ -83,10 +127,11 @@ impl Spec {
         well_formed(&raw)?;
         // What the documentation is made from: the document as written, in its 3.0 view.
         let original = raw.clone();
+        let webhooks = webhooks(&mut raw, &mut notes)?;
         normalise::normalise(&mut raw, &mut notes)?;
         let mut client = raw.clone();
         normalise::for_client(&mut client)?;
-        Ok(Self { openapi: model(raw.clone())?, client: model(client)?, raw, original, notes })
+        Ok(Self { openapi: model(raw.clone())?, client: model(client)?, raw, original, notes, webhooks })
     }
 
     /// The named component schemas, in document order.

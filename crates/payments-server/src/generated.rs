@@ -5636,3 +5636,1272 @@ async fn get_webhook<P: Send + 'static, A: Api<P>>(
     let output = <A as Api<P>>::get_webhook(&shared.api, context, id).await?;
     Ok(axum::response::IntoResponse::into_response(output))
 }
+/// The receiver of the document's webhooks: [`receiver::Api`] and [`receiver::router`].
+pub mod receiver {
+    use crate::runtime::ApiError;
+    use axum::extract::State;
+    #[allow(unused_imports)]
+    use axum::http::StatusCode;
+    use axum::http::{HeaderMap, Uri};
+    use axum::response::Response;
+    #[allow(unused_imports)]
+    use payments_types as types;
+    use std::sync::Arc;
+    /// The webhooks of Payments API, one method per webhook operation: the receiver. Implement what
+    /// you receive and serve it with [`router`] at the URL the sender delivers to; each webhook
+    /// arrives at `/{its name}`, its headers and body parsed and validated against the document
+    /// before a method is called, failures answered with the error object. Every method has a
+    /// default that answers `501`. A webhook asks for credentials only with its own `security`.
+    pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
+        /// paymentrequest.cancelled
+        ///
+        /// A payment request was cancelled. Posted to every endpoint subscribed to `paymentrequest.cancelled`; see *Notification delivery*.
+        ///
+        /// `POST /paymentrequest.cancelled` (webhook-paymentrequest-cancelled)
+        fn webhook_paymentrequest_cancelled(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::PaymentRequestNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookPaymentrequestCancelledResponse, ApiError>> + Send
+        {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-paymentrequest-cancelled")) }
+        }
+        /// paymentrequest.failed
+        ///
+        /// A payment request failed. Posted to every endpoint subscribed to `paymentrequest.failed`; see *Notification delivery*.
+        ///
+        /// `POST /paymentrequest.failed` (webhook-paymentrequest-failed)
+        fn webhook_paymentrequest_failed(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::PaymentRequestNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookPaymentrequestFailedResponse, ApiError>> + Send {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-paymentrequest-failed")) }
+        }
+        /// paymentrequest.initiated
+        ///
+        /// A payment request was initiated. Posted to every endpoint subscribed to `paymentrequest.initiated`; see *Notification delivery*.
+        ///
+        /// `POST /paymentrequest.initiated` (webhook-paymentrequest-initiated)
+        fn webhook_paymentrequest_initiated(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::PaymentRequestNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookPaymentrequestInitiatedResponse, ApiError>> + Send
+        {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-paymentrequest-initiated")) }
+        }
+        /// paymentrequest.processed
+        ///
+        /// A payment request was processed. Posted to every endpoint subscribed to `paymentrequest.processed`; see *Notification delivery*.
+        ///
+        /// `POST /paymentrequest.processed` (webhook-paymentrequest-processed)
+        fn webhook_paymentrequest_processed(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::PaymentRequestNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookPaymentrequestProcessedResponse, ApiError>> + Send
+        {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-paymentrequest-processed")) }
+        }
+        /// paymentrequest.settled
+        ///
+        /// A payment request was settled into the balance. Posted to every endpoint subscribed to `paymentrequest.settled`; see *Notification delivery*.
+        ///
+        /// `POST /paymentrequest.settled` (webhook-paymentrequest-settled)
+        fn webhook_paymentrequest_settled(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::PaymentRequestNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookPaymentrequestSettledResponse, ApiError>> + Send
+        {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-paymentrequest-settled")) }
+        }
+        /// ping
+        ///
+        /// An endpoint check: sent by `POST /webhooks` and at any time. Posted to every endpoint subscribed to `ping`; see *Notification delivery*.
+        ///
+        /// `POST /ping` (webhook-ping)
+        fn webhook_ping(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::PingNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookPingResponse, ApiError>> + Send {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-ping")) }
+        }
+        /// recipient.created
+        ///
+        /// A recipient was created. Posted to every endpoint subscribed to `recipient.created`; see *Notification delivery*.
+        ///
+        /// `POST /recipient.created` (webhook-recipient-created)
+        fn webhook_recipient_created(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::RecipientNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookRecipientCreatedResponse, ApiError>> + Send {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-recipient-created")) }
+        }
+        /// recipient.deleted
+        ///
+        /// A recipient was deleted. Posted to every endpoint subscribed to `recipient.deleted`; see *Notification delivery*.
+        ///
+        /// `POST /recipient.deleted` (webhook-recipient-deleted)
+        fn webhook_recipient_deleted(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::RecipientNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookRecipientDeletedResponse, ApiError>> + Send {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-recipient-deleted")) }
+        }
+        /// transaction.cancelled
+        ///
+        /// A transaction was cancelled. Posted to every endpoint subscribed to `transaction.cancelled`; see *Notification delivery*.
+        ///
+        /// `POST /transaction.cancelled` (webhook-transaction-cancelled)
+        fn webhook_transaction_cancelled(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::TransactionNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookTransactionCancelledResponse, ApiError>> + Send {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-transaction-cancelled")) }
+        }
+        /// transaction.failed
+        ///
+        /// A transaction failed. Posted to every endpoint subscribed to `transaction.failed`; see *Notification delivery*.
+        ///
+        /// `POST /transaction.failed` (webhook-transaction-failed)
+        fn webhook_transaction_failed(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::TransactionNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookTransactionFailedResponse, ApiError>> + Send {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-transaction-failed")) }
+        }
+        /// transaction.initiated
+        ///
+        /// A transaction was initiated. Posted to every endpoint subscribed to `transaction.initiated`; see *Notification delivery*.
+        ///
+        /// `POST /transaction.initiated` (webhook-transaction-initiated)
+        fn webhook_transaction_initiated(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::TransactionNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookTransactionInitiatedResponse, ApiError>> + Send {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-transaction-initiated")) }
+        }
+        /// transaction.pending
+        ///
+        /// A transaction was put on pending. Posted to every endpoint subscribed to `transaction.pending`; see *Notification delivery*.
+        ///
+        /// `POST /transaction.pending` (webhook-transaction-pending)
+        fn webhook_transaction_pending(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::TransactionNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookTransactionPendingResponse, ApiError>> + Send {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-transaction-pending")) }
+        }
+        /// transaction.processed
+        ///
+        /// A transaction was processed. Posted to every endpoint subscribed to `transaction.processed`; see *Notification delivery*.
+        ///
+        /// `POST /transaction.processed` (webhook-transaction-processed)
+        fn webhook_transaction_processed(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::TransactionNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookTransactionProcessedResponse, ApiError>> + Send {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-transaction-processed")) }
+        }
+        /// transaction.processing
+        ///
+        /// A transaction is being processed. Posted to every endpoint subscribed to `transaction.processing`; see *Notification delivery*.
+        ///
+        /// `POST /transaction.processing` (webhook-transaction-processing)
+        fn webhook_transaction_processing(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::TransactionNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookTransactionProcessingResponse, ApiError>> + Send
+        {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-transaction-processing")) }
+        }
+        /// transaction.refunded
+        ///
+        /// A transaction was refunded. Posted to every endpoint subscribed to `transaction.refunded`; see *Notification delivery*.
+        ///
+        /// `POST /transaction.refunded` (webhook-transaction-refunded)
+        fn webhook_transaction_refunded(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::TransactionNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookTransactionRefundedResponse, ApiError>> + Send {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-transaction-refunded")) }
+        }
+        /// virtualaccount.active
+        ///
+        /// A virtual account became active. Posted to every endpoint subscribed to `virtualaccount.active`; see *Notification delivery*.
+        ///
+        /// `POST /virtualaccount.active` (webhook-virtualaccount-active)
+        fn webhook_virtualaccount_active(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::VirtualAccountNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookVirtualaccountActiveResponse, ApiError>> + Send {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-virtualaccount-active")) }
+        }
+        /// virtualaccount.blocked
+        ///
+        /// A virtual account was blocked. Posted to every endpoint subscribed to `virtualaccount.blocked`; see *Notification delivery*.
+        ///
+        /// `POST /virtualaccount.blocked` (webhook-virtualaccount-blocked)
+        fn webhook_virtualaccount_blocked(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::VirtualAccountNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookVirtualaccountBlockedResponse, ApiError>> + Send
+        {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-virtualaccount-blocked")) }
+        }
+        /// virtualaccount.closed
+        ///
+        /// A virtual account was closed. Posted to every endpoint subscribed to `virtualaccount.closed`; see *Notification delivery*.
+        ///
+        /// `POST /virtualaccount.closed` (webhook-virtualaccount-closed)
+        fn webhook_virtualaccount_closed(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::VirtualAccountNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookVirtualaccountClosedResponse, ApiError>> + Send {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-virtualaccount-closed")) }
+        }
+        /// virtualaccount.initiated
+        ///
+        /// A virtual account was initiated. Posted to every endpoint subscribed to `virtualaccount.initiated`; see *Notification delivery*.
+        ///
+        /// `POST /virtualaccount.initiated` (webhook-virtualaccount-initiated)
+        fn webhook_virtualaccount_initiated(
+            &self,
+            context: crate::runtime::RequestContext<()>,
+            x_service_signature: ::std::string::String,
+            x_service_retry_count: i64,
+            body: types::VirtualAccountNotification,
+        ) -> impl ::std::future::Future<Output = Result<WebhookVirtualaccountInitiatedResponse, ApiError>> + Send
+        {
+            let _ = (context, x_service_signature, x_service_retry_count, body);
+            async { Err(crate::runtime::not_implemented("webhook-virtualaccount-initiated")) }
+        }
+    }
+    /// What [`Api::webhook_paymentrequest_cancelled`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookPaymentrequestCancelledResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookPaymentrequestCancelledResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_paymentrequest_failed`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookPaymentrequestFailedResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookPaymentrequestFailedResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_paymentrequest_initiated`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookPaymentrequestInitiatedResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookPaymentrequestInitiatedResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_paymentrequest_processed`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookPaymentrequestProcessedResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookPaymentrequestProcessedResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_paymentrequest_settled`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookPaymentrequestSettledResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookPaymentrequestSettledResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_ping`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookPingResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookPingResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_recipient_created`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookRecipientCreatedResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookRecipientCreatedResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_recipient_deleted`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookRecipientDeletedResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookRecipientDeletedResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_transaction_cancelled`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookTransactionCancelledResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookTransactionCancelledResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_transaction_failed`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookTransactionFailedResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookTransactionFailedResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_transaction_initiated`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookTransactionInitiatedResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookTransactionInitiatedResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_transaction_pending`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookTransactionPendingResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookTransactionPendingResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_transaction_processed`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookTransactionProcessedResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookTransactionProcessedResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_transaction_processing`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookTransactionProcessingResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookTransactionProcessingResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_transaction_refunded`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookTransactionRefundedResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookTransactionRefundedResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_virtualaccount_active`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookVirtualaccountActiveResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookVirtualaccountActiveResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_virtualaccount_blocked`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookVirtualaccountBlockedResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookVirtualaccountBlockedResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_virtualaccount_closed`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookVirtualaccountClosedResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookVirtualaccountClosedResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// What [`Api::webhook_virtualaccount_initiated`] answers: one variant per status the document lists.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebhookVirtualaccountInitiatedResponse {
+        /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
+        Ok,
+    }
+    impl axum::response::IntoResponse for WebhookVirtualaccountInitiatedResponse {
+        fn into_response(self) -> Response {
+            match self {
+                Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+            }
+        }
+    }
+    /// Request validators, compiled once from the document's schemas when the router is built.
+    struct Validators {
+        webhook_paymentrequest_cancelled_body: crate::runtime::Validator,
+        webhook_paymentrequest_failed_body: crate::runtime::Validator,
+        webhook_paymentrequest_initiated_body: crate::runtime::Validator,
+        webhook_paymentrequest_processed_body: crate::runtime::Validator,
+        webhook_paymentrequest_settled_body: crate::runtime::Validator,
+        webhook_ping_body: crate::runtime::Validator,
+        webhook_recipient_created_body: crate::runtime::Validator,
+        webhook_recipient_deleted_body: crate::runtime::Validator,
+        webhook_transaction_cancelled_body: crate::runtime::Validator,
+        webhook_transaction_failed_body: crate::runtime::Validator,
+        webhook_transaction_initiated_body: crate::runtime::Validator,
+        webhook_transaction_pending_body: crate::runtime::Validator,
+        webhook_transaction_processed_body: crate::runtime::Validator,
+        webhook_transaction_processing_body: crate::runtime::Validator,
+        webhook_transaction_refunded_body: crate::runtime::Validator,
+        webhook_virtualaccount_active_body: crate::runtime::Validator,
+        webhook_virtualaccount_blocked_body: crate::runtime::Validator,
+        webhook_virtualaccount_closed_body: crate::runtime::Validator,
+        webhook_virtualaccount_initiated_body: crate::runtime::Validator,
+    }
+    impl Validators {
+        fn new() -> Self {
+            let schemas = crate::runtime::SchemaSet::parse(include_str!("schemas.json"));
+            Self {
+                webhook_paymentrequest_cancelled_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}"),
+                webhook_paymentrequest_failed_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}"),
+                webhook_paymentrequest_initiated_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}"),
+                webhook_paymentrequest_processed_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}"),
+                webhook_paymentrequest_settled_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}"),
+                webhook_ping_body: schemas.validator("{\"$ref\":\"#/components/schemas/PingNotification\"}"),
+                webhook_recipient_created_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/RecipientNotification\"}"),
+                webhook_recipient_deleted_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/RecipientNotification\"}"),
+                webhook_transaction_cancelled_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/TransactionNotification\"}"),
+                webhook_transaction_failed_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/TransactionNotification\"}"),
+                webhook_transaction_initiated_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/TransactionNotification\"}"),
+                webhook_transaction_pending_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/TransactionNotification\"}"),
+                webhook_transaction_processed_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/TransactionNotification\"}"),
+                webhook_transaction_processing_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/TransactionNotification\"}"),
+                webhook_transaction_refunded_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/TransactionNotification\"}"),
+                webhook_virtualaccount_active_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/VirtualAccountNotification\"}"),
+                webhook_virtualaccount_blocked_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/VirtualAccountNotification\"}"),
+                webhook_virtualaccount_closed_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/VirtualAccountNotification\"}"),
+                webhook_virtualaccount_initiated_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/VirtualAccountNotification\"}"),
+            }
+        }
+    }
+    struct Shared<A> {
+        api: Arc<A>,
+        validators: Validators,
+    }
+    /// The axum router serving `api`: every operation of the document at its path and method,
+    /// with `401`, `404`, `405`, `413` and `415` answered in the error object too.
+    pub fn router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
+        let shared = Arc::new(Shared { api, validators: Validators::new() });
+        let router = axum::Router::new()
+            .route(
+                "/paymentrequest.cancelled",
+                axum::routing::post(webhook_paymentrequest_cancelled::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/paymentrequest.failed",
+                axum::routing::post(webhook_paymentrequest_failed::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/paymentrequest.initiated",
+                axum::routing::post(webhook_paymentrequest_initiated::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/paymentrequest.processed",
+                axum::routing::post(webhook_paymentrequest_processed::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/paymentrequest.settled",
+                axum::routing::post(webhook_paymentrequest_settled::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/ping",
+                axum::routing::post(webhook_ping::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/recipient.created",
+                axum::routing::post(webhook_recipient_created::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/recipient.deleted",
+                axum::routing::post(webhook_recipient_deleted::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/transaction.cancelled",
+                axum::routing::post(webhook_transaction_cancelled::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/transaction.failed",
+                axum::routing::post(webhook_transaction_failed::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/transaction.initiated",
+                axum::routing::post(webhook_transaction_initiated::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/transaction.pending",
+                axum::routing::post(webhook_transaction_pending::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/transaction.processed",
+                axum::routing::post(webhook_transaction_processed::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/transaction.processing",
+                axum::routing::post(webhook_transaction_processing::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/transaction.refunded",
+                axum::routing::post(webhook_transaction_refunded::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/virtualaccount.active",
+                axum::routing::post(webhook_virtualaccount_active::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/virtualaccount.blocked",
+                axum::routing::post(webhook_virtualaccount_blocked::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/virtualaccount.closed",
+                axum::routing::post(webhook_virtualaccount_closed::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/virtualaccount.initiated",
+                axum::routing::post(webhook_virtualaccount_initiated::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .route(
+                "/",
+                axum::routing::post(any_webhook::<P, A>)
+                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+            )
+            .fallback(unknown_path::<P, A>)
+            .with_state(shared);
+        crate::runtime::finish_router(router)
+    }
+    /// A path the document does not have.
+    async fn unknown_path<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        uri: Uri,
+    ) -> Result<Response, ApiError> {
+        let _ = (&shared, &headers);
+        Err(crate::runtime::unknown_path(&uri))
+    }
+    /// `POST /paymentrequest.cancelled`
+    async fn webhook_paymentrequest_cancelled<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::PaymentRequestNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_cancelled_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_paymentrequest_cancelled(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /paymentrequest.failed`
+    async fn webhook_paymentrequest_failed<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::PaymentRequestNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_failed_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_paymentrequest_failed(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /paymentrequest.initiated`
+    async fn webhook_paymentrequest_initiated<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::PaymentRequestNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_initiated_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_paymentrequest_initiated(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /paymentrequest.processed`
+    async fn webhook_paymentrequest_processed<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::PaymentRequestNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_processed_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_paymentrequest_processed(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /paymentrequest.settled`
+    async fn webhook_paymentrequest_settled<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::PaymentRequestNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_settled_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_paymentrequest_settled(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /ping`
+    async fn webhook_ping<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::PingNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_ping_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output =
+            <A as Api<P>>::webhook_ping(&shared.api, context, x_service_signature, x_service_retry_count, body).await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /recipient.created`
+    async fn webhook_recipient_created<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::RecipientNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_recipient_created_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_recipient_created(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /recipient.deleted`
+    async fn webhook_recipient_deleted<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::RecipientNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_recipient_deleted_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_recipient_deleted(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /transaction.cancelled`
+    async fn webhook_transaction_cancelled<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::TransactionNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_cancelled_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_transaction_cancelled(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /transaction.failed`
+    async fn webhook_transaction_failed<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::TransactionNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_failed_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_transaction_failed(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /transaction.initiated`
+    async fn webhook_transaction_initiated<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::TransactionNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_initiated_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_transaction_initiated(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /transaction.pending`
+    async fn webhook_transaction_pending<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::TransactionNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_pending_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_transaction_pending(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /transaction.processed`
+    async fn webhook_transaction_processed<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::TransactionNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_processed_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_transaction_processed(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /transaction.processing`
+    async fn webhook_transaction_processing<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::TransactionNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_processing_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_transaction_processing(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /transaction.refunded`
+    async fn webhook_transaction_refunded<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::TransactionNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_refunded_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_transaction_refunded(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /virtualaccount.active`
+    async fn webhook_virtualaccount_active<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::VirtualAccountNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_active_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_virtualaccount_active(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /virtualaccount.blocked`
+    async fn webhook_virtualaccount_blocked<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::VirtualAccountNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_blocked_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_virtualaccount_blocked(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /virtualaccount.closed`
+    async fn webhook_virtualaccount_closed<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::VirtualAccountNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_closed_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_virtualaccount_closed(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /virtualaccount.initiated`
+    async fn webhook_virtualaccount_initiated<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let caller = ();
+        let x_service_signature: ::std::string::String =
+            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        let body: types::VirtualAccountNotification =
+            crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_initiated_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = <A as Api<P>>::webhook_virtualaccount_initiated(
+            &shared.api,
+            context,
+            x_service_signature,
+            x_service_retry_count,
+            body,
+        )
+        .await?;
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
+    /// `POST /`: a notification posted to the receiver's own URL, handed to the first webhook
+    /// whose body schema it meets.
+    async fn any_webhook<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        headers: HeaderMap,
+        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Result<Response, ApiError> {
+        let (which, bytes) = crate::runtime::which_body(
+            body,
+            &[
+                ("paymentrequest.cancelled", &shared.validators.webhook_paymentrequest_cancelled_body),
+                ("paymentrequest.failed", &shared.validators.webhook_paymentrequest_failed_body),
+                ("paymentrequest.initiated", &shared.validators.webhook_paymentrequest_initiated_body),
+                ("paymentrequest.processed", &shared.validators.webhook_paymentrequest_processed_body),
+                ("paymentrequest.settled", &shared.validators.webhook_paymentrequest_settled_body),
+                ("ping", &shared.validators.webhook_ping_body),
+                ("recipient.created", &shared.validators.webhook_recipient_created_body),
+                ("recipient.deleted", &shared.validators.webhook_recipient_deleted_body),
+                ("transaction.cancelled", &shared.validators.webhook_transaction_cancelled_body),
+                ("transaction.failed", &shared.validators.webhook_transaction_failed_body),
+                ("transaction.initiated", &shared.validators.webhook_transaction_initiated_body),
+                ("transaction.pending", &shared.validators.webhook_transaction_pending_body),
+                ("transaction.processed", &shared.validators.webhook_transaction_processed_body),
+                ("transaction.processing", &shared.validators.webhook_transaction_processing_body),
+                ("transaction.refunded", &shared.validators.webhook_transaction_refunded_body),
+                ("virtualaccount.active", &shared.validators.webhook_virtualaccount_active_body),
+                ("virtualaccount.blocked", &shared.validators.webhook_virtualaccount_blocked_body),
+                ("virtualaccount.closed", &shared.validators.webhook_virtualaccount_closed_body),
+                ("virtualaccount.initiated", &shared.validators.webhook_virtualaccount_initiated_body),
+            ],
+        )?;
+        match which {
+            0usize => webhook_paymentrequest_cancelled::<P, A>(State(shared), headers, Ok(bytes)).await,
+            1usize => webhook_paymentrequest_failed::<P, A>(State(shared), headers, Ok(bytes)).await,
+            2usize => webhook_paymentrequest_initiated::<P, A>(State(shared), headers, Ok(bytes)).await,
+            3usize => webhook_paymentrequest_processed::<P, A>(State(shared), headers, Ok(bytes)).await,
+            4usize => webhook_paymentrequest_settled::<P, A>(State(shared), headers, Ok(bytes)).await,
+            5usize => webhook_ping::<P, A>(State(shared), headers, Ok(bytes)).await,
+            6usize => webhook_recipient_created::<P, A>(State(shared), headers, Ok(bytes)).await,
+            7usize => webhook_recipient_deleted::<P, A>(State(shared), headers, Ok(bytes)).await,
+            8usize => webhook_transaction_cancelled::<P, A>(State(shared), headers, Ok(bytes)).await,
+            9usize => webhook_transaction_failed::<P, A>(State(shared), headers, Ok(bytes)).await,
+            10usize => webhook_transaction_initiated::<P, A>(State(shared), headers, Ok(bytes)).await,
+            11usize => webhook_transaction_pending::<P, A>(State(shared), headers, Ok(bytes)).await,
+            12usize => webhook_transaction_processed::<P, A>(State(shared), headers, Ok(bytes)).await,
+            13usize => webhook_transaction_processing::<P, A>(State(shared), headers, Ok(bytes)).await,
+            14usize => webhook_transaction_refunded::<P, A>(State(shared), headers, Ok(bytes)).await,
+            15usize => webhook_virtualaccount_active::<P, A>(State(shared), headers, Ok(bytes)).await,
+            16usize => webhook_virtualaccount_blocked::<P, A>(State(shared), headers, Ok(bytes)).await,
+            17usize => webhook_virtualaccount_closed::<P, A>(State(shared), headers, Ok(bytes)).await,
+            18usize => webhook_virtualaccount_initiated::<P, A>(State(shared), headers, Ok(bytes)).await,
+            _ => unreachable!("which_body answers the index of one of the validators"),
+        }
+    }
+}

@@ -420,6 +420,30 @@ pub fn json_body<T: DeserializeOwned>(
     parse_json(headers, &bytes, validator)
 }
 
+/// Which of `candidates` (a webhook's name and its body's validator) a JSON body is: among those
+/// whose schema it meets, the one whose name a top-level field of the body states (`"event":
+/// "transaction.processed"`, `"type": …`), else the first. Several webhooks often share one
+/// payload schema and say which they are in the payload; this is how a receiver tells apart the
+/// notifications posted to its one URL. Answers the index and the body, to be read by that one;
+/// a body none of them takes is `400`, saying so.
+pub fn which_body(
+    body: Result<Bytes, BytesRejection>,
+    candidates: &[(&str, &Validator)],
+) -> Result<(usize, Bytes), ApiError> {
+    let bytes = body_bytes(body)?;
+    let value: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad_request(format!("the request body is not valid JSON: {e}")))?;
+    let states = |name: &str| value.as_object().is_some_and(|fields| fields.values().any(|v| v.as_str() == Some(name)));
+    let met: Vec<usize> = (0..candidates.len()).filter(|&i| candidates[i].1.inner.is_valid(&value)).collect();
+    match met.iter().find(|&&i| states(candidates[i].0)).or(met.first()) {
+        Some(&which) => Ok((which, bytes)),
+        None => Err(ApiError::bad_request(format!(
+            "the body is none of the {} notifications this receiver takes (each is checked against its webhook's schema)",
+            candidates.len()
+        ))),
+    }
+}
+
 /// An optional JSON body: an empty body is `None`, whatever the content type says.
 pub fn optional_json_body<T: DeserializeOwned>(
     headers: &HeaderMap,

@@ -22,7 +22,14 @@ use serde_json::{Value, json};
 use crate::{Config, Error, Result, spec::Spec};
 use model::{MediaKind, Op};
 
-pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> Result<TokenStream> {
+/// What a generated trait serves: the document's paths, or its webhooks (the receiver).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    Api,
+    Receiver,
+}
+
+pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, surface: Surface) -> Result<TokenStream> {
     let schemes = security::schemes(&spec.openapi)?;
     let ops = model::operations(spec, type_names, &schemes)?;
     let types_path: syn::Path =
@@ -46,7 +53,12 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
     let load_schemas = (!validators.is_empty()).then(|| {
         quote! { let schemas = #rt::SchemaSet::parse(include_str!("schemas.json")); }
     });
-    let routes = routes(&ops, &rt);
+    let mut routes = routes(&ops, &rt);
+    let one_url = (surface == Surface::Receiver).then(|| one_url(&ops, &schemes, &rt)).flatten();
+    if let Some((route, _)) = &one_url {
+        routes.push(route.clone());
+    }
+    let one_url_handler = one_url.map(|(_, handler)| handler);
     // Without a valid credential, an unknown path answers 401 like a known one: paths cannot be
     // probed without one. What it asks for is the document's own requirement (or, if it has
     // none, the first secured operation's); a document with no secured operation answers 404.
@@ -86,10 +98,16 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
     // state, and one with no body or query to validate no validator.
     let unread_state = (ops.is_empty() || validators.is_empty()).then(|| quote!(#[allow(dead_code)]));
     let title = spec.openapi.info.title.clone();
-    let trait_doc = doc_lines(&format!(
-        "The operations of {title}, one method per operation. Implement what you serve and serve it\nwith [`router`], which authenticates every request of a secured operation with\n[`Api::authenticate`], parses and validates path, query and body against the document, and\nturns every failure into the error object.\n\nEvery method has a default: an operation not implemented answers `501`, and until\n[`Api::authenticate`] is written every secured operation answers `401`, so `impl Api for\nMine {{}}` compiles and serves. `P` is the caller, as [`Api::authenticate`] finds it from the\ncredential; each operation receives it in its [`RequestContext`]({rt}::RequestContext),\nwith the request's headers and id.",
-        rt = quote!(#rt).to_string().replace(' ', "")
-    ));
+    let trait_doc = doc_lines(&if surface == Surface::Receiver {
+        format!(
+            "The webhooks of {title}, one method per webhook operation: the receiver. Implement what\nyou receive and serve it with [`router`] at the URL the sender delivers to; each webhook\narrives at `/{{its name}}`, its headers and body parsed and validated against the document\nbefore a method is called, failures answered with the error object. Every method has a\ndefault that answers `501`. A webhook asks for credentials only with its own `security`."
+        )
+    } else {
+        format!(
+            "The operations of {title}, one method per operation. Implement what you serve and serve it\nwith [`router`], which authenticates every request of a secured operation with\n[`Api::authenticate`], parses and validates path, query and body against the document, and\nturns every failure into the error object.\n\nEvery method has a default: an operation not implemented answers `501`, and until\n[`Api::authenticate`] is written every secured operation answers `401`, so `impl Api for\nMine {{}}` compiles and serves. `P` is the caller, as [`Api::authenticate`] finds it from the\ncredential; each operation receives it in its [`RequestContext`]({rt}::RequestContext),\nwith the request's headers and id.",
+            rt = quote!(#rt).to_string().replace(' ', "")
+        )
+    });
 
     Ok(quote! {
         use std::sync::Arc;
@@ -161,6 +179,8 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config) -> 
         }
 
         #(#handlers)*
+
+        #one_url_handler
     })
 }
 
@@ -328,6 +348,60 @@ fn validator_names(op: &Op) -> Vec<(Ident, Value)> {
 /// The validator of the body's `i`th media type (`_body` for the first, as ours have one).
 fn body_validator(op: &Op, i: usize) -> Ident {
     if i == 0 { format_ident!("{}_body", op.fn_name) } else { format_ident!("{}_body_{}", op.fn_name, i + 1) }
+}
+
+/// The receiver's own URL (`/`): senders post every notification to one URL, so there a
+/// notification goes to the webhook whose body schema it meets, the one whose name the body
+/// states when several do (`runtime::which_body`), among the webhooks that take a JSON body and
+/// nothing from the path or the query. `None` when no
+/// webhook can be told apart so, or one is named so that it is served at `/` already.
+fn one_url(ops: &[Op], schemes: &[security::Scheme], rt: &syn::Path) -> Option<(TokenStream, TokenStream)> {
+    let candidates: Vec<&Op> = ops
+        .iter()
+        .filter(|op| {
+            op.method == "post"
+                && op.path_params.is_empty()
+                && op.query_params.is_empty()
+                && !op
+                    .requirement
+                    .as_ref()
+                    .is_some_and(|r| r.alternatives.iter().flatten().any(|i| schemes[*i].needs_uri()))
+                && op
+                    .body
+                    .as_ref()
+                    .is_some_and(|b| b.media.len() == 1 && matches!(b.media[0].kind, MediaKind::Json { .. }))
+        })
+        .collect();
+    if candidates.is_empty() || ops.iter().any(|op| op.path == "/") {
+        return None;
+    }
+    let validators = candidates.iter().map(|op| {
+        let (name, validator) = (op.path.trim_start_matches('/'), body_validator(op, 0));
+        quote!((#name, &shared.validators.#validator))
+    });
+    let arms = candidates.iter().enumerate().map(|(i, op)| {
+        let handler = &op.fn_name;
+        quote! { #i => #handler::<P, A>(State(shared), headers, Ok(bytes)).await, }
+    });
+    let route = quote! {
+        .route("/", axum::routing::post(any_webhook::<P, A>).fallback(|| async { #rt::method_not_allowed("POST") }))
+    };
+    let handler = quote! {
+        /// `POST /`: a notification posted to the receiver's own URL, handed to the first webhook
+        /// whose body schema it meets.
+        async fn any_webhook<P: Send + 'static, A: Api<P>>(
+            State(shared): State<Arc<Shared<A>>>,
+            headers: HeaderMap,
+            body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+        ) -> Result<Response, ApiError> {
+            let (which, bytes) = #rt::which_body(body, &[#(#validators),*])?;
+            match which {
+                #(#arms)*
+                _ => unreachable!("which_body answers the index of one of the validators"),
+            }
+        }
+    };
+    Some((route, handler))
 }
 
 fn routes(ops: &[Op], rt: &syn::Path) -> Vec<TokenStream> {
