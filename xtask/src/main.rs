@@ -10,7 +10,7 @@
 //! self-contained file (Swagger UI and the document inlined) that opens from disk.
 //!
 //! `cargo xtask bench [--smoke]`: measures the sandbox and rewrites `BENCHMARKS.md` (see
-//! `bench.rs`).
+//! `bench.rs`); `--codegen` measures the generator alone and rewrites only its section.
 //!
 //! `cargo xtask breaking --base <git-ref> [--head FILE]`: the breaking-change gate (see
 //! `breaking.rs`).
@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         ["docs"] => codegen(Mode::Write).and_then(|()| static_docs()),
         ["bench"] => bench::run(&workspace_root(), false),
         ["bench", "--smoke"] => bench::run(&workspace_root(), true),
+        ["bench", "--codegen"] => bench::codegen_only(&workspace_root()),
         ["breaking", "--base", base, rest @ ..] => {
             let head = match rest {
                 [] => None,
@@ -64,7 +65,7 @@ fn main() -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke] | \
+        "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen] | \
          cargo xtask breaking --base <git-ref> [--head FILE]"
     );
     ExitCode::from(2)

@@ -13,6 +13,7 @@ mod markdown;
 mod normalise;
 mod nullable;
 mod openapi31;
+mod openapi32;
 mod rendition;
 mod repair;
 mod server;

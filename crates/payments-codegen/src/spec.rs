@@ -2,7 +2,7 @@
 //! (for extensions such as `x-webhooks` and for the JSON Schema conversion). Both views are of the
 //! normalised document (`normalise`): the server generator reads `openapi`, progenitor `client`.
 
-use crate::{Error, Result, bail, normalise, openapi31, repair};
+use crate::{Error, Result, bail, normalise, openapi31, openapi32, repair};
 
 pub struct Spec {
     /// The document as written (a 3.1 one in its 3.0 view): what the documentation (the 3.1
@@ -118,12 +118,15 @@ impl Spec {
             serde_norway::from_str(text).map_err(|e| Error(format!("the document is not valid YAML: {e}")))?;
         let version = raw.get("openapi").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
         let mut notes = Vec::new();
-        if openapi31::is_31(&version) {
+        if openapi32::is_32(&version) {
+            openapi32::to_31(&mut raw, &mut notes)?;
+            openapi31::to_30(&mut raw, &mut notes)?;
+        } else if openapi31::is_31(&version) {
             openapi31::to_30(&mut raw, &mut notes)?;
         } else if !version.starts_with("3.0.") {
-            bail!("/openapi: the document must be OpenAPI 3.0.x or 3.1.x, found {version:?}");
+            bail!("/openapi: the document must be OpenAPI 3.0.x, 3.1.x or 3.2.x, found {version:?}");
         }
-        repair::repair(&mut raw, !openapi31::is_31(&version), &mut notes);
+        repair::repair(&mut raw, version.starts_with("3.0."), &mut notes);
         well_formed(&raw)?;
         // What the documentation is made from: the document as written, in its 3.0 view.
         let original = raw.clone();

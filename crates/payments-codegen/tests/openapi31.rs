@@ -23,3 +23,109 @@ fn our_3_1_rendition_generates_what_our_3_0_source_does() {
         }
     }
 }
+
+/// A 3.2 document using what 3.2 adds that maps (a `$self`, tags with parents and kinds, a named
+/// server, a shared media type, a response without a description and with a summary, the device
+/// flow) generates what the same document written as 3.1 does.
+#[test]
+fn a_3_2_document_generates_what_its_3_1_twin_does() {
+    let v32 = r##"
+openapi: 3.2.0
+$self: https://example.com/api/openapi.yaml
+info: {title: Shelf, version: '1'}
+servers: [{url: 'https://shelf.example.com', name: production}]
+tags: [{name: books, summary: Books, kind: nav}, {name: loans, parent: books}]
+paths:
+  /books/{id}:
+    get:
+      operationId: getBook
+      tags: [books]
+      security: [{oauth: []}]
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses:
+        '200':
+          summary: The book
+          content:
+            application/json: {$ref: '#/components/mediaTypes/Book'}
+        '404': {summary: No such book}
+components:
+  mediaTypes:
+    Book: {schema: {$ref: '#/components/schemas/Book'}}
+  securitySchemes:
+    oauth:
+      type: oauth2
+      oauth2MetadataUrl: https://shelf.example.com/.well-known/oauth-authorization-server
+      flows:
+        deviceAuthorization: {deviceAuthorizationUrl: 'https://shelf.example.com/device', tokenUrl: 'https://shelf.example.com/token', scopes: {}}
+        clientCredentials: {tokenUrl: 'https://shelf.example.com/token', scopes: {}}
+  schemas:
+    Book:
+      type: object
+      required: [title]
+      properties: {title: {type: string}, year: {type: [integer, 'null']}}
+"##;
+    let v31 = r##"
+openapi: 3.1.0
+info: {title: Shelf, version: '1'}
+servers: [{url: 'https://shelf.example.com'}]
+tags: [{name: books}, {name: loans}]
+paths:
+  /books/{id}:
+    get:
+      operationId: getBook
+      tags: [books]
+      security: [{oauth: []}]
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses:
+        '200':
+          description: ''
+          content:
+            application/json: {schema: {$ref: '#/components/schemas/Book'}}
+        '404': {description: ''}
+components:
+  securitySchemes:
+    oauth:
+      type: oauth2
+      flows:
+        clientCredentials: {tokenUrl: 'https://shelf.example.com/token', scopes: {}}
+  schemas:
+    Book:
+      type: object
+      required: [title]
+      properties: {title: {type: string}, year: {type: [integer, 'null']}}
+"##;
+    let config = Config::sibling_modules("shelf.yaml");
+    let (from_32, from_31) = (generate(v32, &config).unwrap(), generate(v31, &config).unwrap());
+    assert_eq!(from_32, from_31);
+}
+
+/// What 3.2 adds that the generator cannot serve is refused with its pointer.
+#[test]
+fn what_3_2_adds_and_nothing_serves_is_refused_with_its_pointer() {
+    let document =
+        |path_item: &str| format!("openapi: 3.2.0\ninfo: {{title: T, version: '1'}}\npaths:\n  /x:\n{path_item}");
+    let ok = "responses: {'200': {description: ok}}";
+    for (path_item, expected) in [
+        (
+            format!("    query:\n      operationId: search\n      {ok}\n"),
+            "/paths/~1x/query: OpenAPI 3.2's the QUERY method is not supported",
+        ),
+        (
+            format!("    additionalOperations:\n      PURGE:\n        operationId: purge\n        {ok}\n"),
+            "/paths/~1x/additionalOperations: OpenAPI 3.2's additionalOperations is not supported",
+        ),
+        (
+            format!(
+                "    get:\n      operationId: find\n      parameters: [{{name: q, in: querystring, content: {{application/json: {{schema: {{type: object}}}}}}}}]\n      {ok}\n"
+            ),
+            "/paths/~1x/get/parameters/0/in: a `querystring` parameter",
+        ),
+        (
+            "    get:\n      operationId: stream\n      responses:\n        '200':\n          description: events\n          content:\n            text/event-stream: {itemSchema: {type: object}}\n".to_owned(),
+            "/paths/~1x/get/responses/200/content/text~1event-stream/itemSchema: streamed media types",
+        ),
+    ] {
+        let error = generate(&document(&path_item), &Config::sibling_modules("t.yaml")).unwrap_err().to_string();
+        assert!(error.contains(expected), "expected {expected:?} in: {error}");
+    }
+}

@@ -110,7 +110,7 @@ fn unsupported_shapes_are_refused_with_a_reason() {
     // Swagger 2.0 and a 3.1 document in another JSON Schema dialect: refused with a pointer.
     let swagger = "swagger: '2.0'\ninfo: {title: Old, version: '1'}\npaths: {}\n";
     let error = generate(swagger, &Config::sibling_modules("old.yaml")).unwrap_err().to_string();
-    assert!(error.contains("/openapi: the document must be OpenAPI 3.0.x or 3.1.x"), "{error}");
+    assert!(error.contains("/openapi: the document must be OpenAPI 3.0.x, 3.1.x or 3.2.x"), "{error}");
     let dialect = "openapi: 3.1.0\njsonSchemaDialect: https://json-schema.org/draft-07/schema\ninfo: {title: New, version: '1'}\npaths: {}\n";
     let error = generate(dialect, &Config::sibling_modules("new.yaml")).unwrap_err().to_string();
     assert!(error.starts_with("/jsonSchemaDialect: "), "{error}");

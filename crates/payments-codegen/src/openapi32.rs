@@ -1,0 +1,170 @@
+//! The 3.1 view of an OpenAPI 3.2 document (utoipa 6 writes 3.2 on request), read before the
+//! 3.1 one (`openapi31`), so a 3.2 document takes the same road as any other. 3.2 adds to 3.1;
+//! what it adds is mapped or, where the generator has nothing to serve it with, refused with its
+//! JSON pointer:
+//!
+//! - kept as documentation only, so dropped from the view: `$self`, a tag's `summary`, `parent`
+//!   and `kind`, a server's `name`, a response's `summary`, a security scheme's
+//!   `oauth2MetadataUrl` and `deprecated`, the `deviceAuthorization` OAuth flow (every OAuth2
+//!   scheme is a bearer token to the router), a discriminator's `defaultMapping` (noted);
+//! - a response without `description` (3.2 made it optional) gets an empty one;
+//! - `components.mediaTypes` and the media types that refer to one are inlined;
+//! - refused: the `QUERY` method (`query`) and `additionalOperations` (neither axum's method
+//!   router nor progenitor's client has other methods), `in: querystring` parameters, and
+//!   `itemSchema` (streamed media types, which wait for the event-stream work).
+
+use serde_json::{Map, Value};
+
+use crate::{Error, Note, Result};
+
+/// OpenAPI 3.2's own dialect, which a 3.2 document may name.
+const OAS_32_DIALECT_PREFIX: &str = "https://spec.openapis.org/oas/3.2/dialect/";
+
+/// Whether `version` (the document's `openapi`) is a 3.2 one.
+pub fn is_32(version: &str) -> bool {
+    version.starts_with("3.2.")
+}
+
+/// Turns the 3.2 `document` into its 3.1 view, in place.
+pub fn to_31(document: &mut Value, notes: &mut Vec<Note>) -> Result<()> {
+    let object = document.as_object_mut().ok_or_else(|| Error("the document is not an object".into()))?;
+    object.insert("openapi".into(), Value::String("3.1.1".into()));
+    object.remove("$self");
+    if object.get("jsonSchemaDialect").and_then(Value::as_str).is_some_and(|d| d.starts_with(OAS_32_DIALECT_PREFIX)) {
+        object.remove("jsonSchemaDialect");
+    }
+    for tag in object.get_mut("tags").and_then(Value::as_array_mut).into_iter().flatten() {
+        if let Some(tag) = tag.as_object_mut() {
+            for keyword in ["summary", "parent", "kind"] {
+                tag.remove(keyword);
+            }
+        }
+    }
+    for server in object.get_mut("servers").and_then(Value::as_array_mut).into_iter().flatten() {
+        if let Some(server) = server.as_object_mut() {
+            server.remove("name");
+        }
+    }
+    let media_types = object
+        .get_mut("components")
+        .and_then(Value::as_object_mut)
+        .and_then(|components| components.remove("mediaTypes"))
+        .unwrap_or_default();
+    if let Some(schemes) = object
+        .get_mut("components")
+        .and_then(|components| components.get_mut("securitySchemes"))
+        .and_then(Value::as_object_mut)
+    {
+        for scheme in schemes.values_mut().filter_map(Value::as_object_mut) {
+            scheme.remove("oauth2MetadataUrl");
+            scheme.remove("deprecated");
+            if let Some(flows) = scheme.get_mut("flows").and_then(Value::as_object_mut) {
+                flows.remove("deviceAuthorization");
+            }
+        }
+    }
+    walk(document, "", Within::Other, &media_types, notes)
+}
+
+/// What the map being walked holds as values: path items, responses, or anything else.
+#[derive(Clone, Copy, PartialEq)]
+enum Within {
+    PathItems,
+    Responses,
+    Other,
+}
+
+/// Maps or refuses what 3.2 adds, everywhere in the document. `within`: what the values of
+/// the map being walked are.
+fn walk(value: &mut Value, at: &str, within: Within, media_types: &Value, notes: &mut Vec<Note>) -> Result<()> {
+    match value {
+        Value::Object(map) => {
+            if within != Within::Other {
+                for (name, item) in map.iter_mut() {
+                    let Some(item) = item.as_object_mut() else { continue };
+                    path_item_or_response(item, &format!("{at}/{}", escape(name)), within)?;
+                }
+            }
+            if map.get("in").and_then(Value::as_str) == Some("querystring") {
+                return Err(Error(format!(
+                    "{at}/in: a `querystring` parameter (OpenAPI 3.2's whole query string as one value) is not \
+                     supported; describe its fields as query parameters"
+                )));
+            }
+            if map.contains_key("itemSchema") {
+                return Err(Error(format!(
+                    "{at}/itemSchema: streamed media types (OpenAPI 3.2's itemSchema) are not supported yet"
+                )));
+            }
+            if let Some(Value::Object(discriminator)) = map.get_mut("discriminator")
+                && discriminator.remove("defaultMapping").is_some()
+            {
+                notes.push(Note {
+                    pointer: format!("{at}/discriminator/defaultMapping"),
+                    message: "dropped: a value naming no mapped schema is refused, as in 3.1".into(),
+                });
+            }
+            if let Some(content) = map.get_mut("content").and_then(Value::as_object_mut) {
+                for (media, item) in content.iter_mut() {
+                    let Some(name) = item
+                        .get("$ref")
+                        .and_then(Value::as_str)
+                        .and_then(|r| r.strip_prefix("#/components/mediaTypes/"))
+                        .map(str::to_owned)
+                    else {
+                        continue;
+                    };
+                    *item = media_types.get(&name).cloned().ok_or_else(|| {
+                        Error(format!(
+                            "{at}/content/{}/$ref: no media type {name:?} in components/mediaTypes",
+                            escape(media)
+                        ))
+                    })?;
+                }
+            }
+            for (key, child) in map.iter_mut() {
+                let holds = match key.as_str() {
+                    "paths" | "webhooks" | "pathItems" if within == Within::Other => Within::PathItems,
+                    "responses" if within == Within::Other => Within::Responses,
+                    _ => Within::Other,
+                };
+                walk(child, &format!("{at}/{}", escape(key)), holds, media_types, notes)?;
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                walk(item, &format!("{at}/{i}"), Within::Other, media_types, notes)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A path item's 3.2 methods refused; a response's 3.2 fields mapped.
+fn path_item_or_response(item: &mut Map<String, Value>, at: &str, within: Within) -> Result<()> {
+    match within {
+        Within::PathItems => {
+            for (refused, what) in [("query", "the QUERY method"), ("additionalOperations", "additionalOperations")] {
+                if item.contains_key(refused) {
+                    return Err(Error(format!(
+                        "{at}/{refused}: OpenAPI 3.2's {what} is not supported: the server's method router and \
+                         progenitor's client serve GET, PUT, POST, DELETE, OPTIONS, HEAD, PATCH and TRACE only"
+                    )));
+                }
+            }
+        }
+        Within::Responses => {
+            if !item.contains_key("$ref") {
+                item.remove("summary");
+                item.entry("description").or_insert_with(|| Value::String(String::new()));
+            }
+        }
+        Within::Other => {}
+    }
+    Ok(())
+}
+
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
