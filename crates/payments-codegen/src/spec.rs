@@ -29,15 +29,17 @@ pub struct Spec {
 /// each operation has an id and each inline payload a model); the models it named join `raw`'s
 /// components. The document's own `security` is the API's, not its webhooks': a webhook asks
 /// for credentials only with its own `security`.
-fn webhooks(raw: &mut serde_json::Value, notes: &mut Vec<crate::Note>) -> Result<Option<Box<Spec>>> {
+fn webhooks(raw: &mut serde_json::Value, written_as: &str, notes: &mut Vec<crate::Note>) -> Result<Option<Box<Spec>>> {
     let Some(hooks) = raw.get("x-webhooks").and_then(|w| w.as_object()).filter(|w| !w.is_empty()) else {
         return Ok(None);
     };
     let at_paths = |name: &str| format!("#/paths/{}", format!("/{name}").replace('~', "~0").replace('/', "~1"));
-    let renames: Vec<(String, String)> = hooks
+    let mut renames: Vec<(String, String)> = hooks
         .keys()
-        .map(|name| (at_paths(name), format!("#/x-webhooks/{}", name.replace('~', "~0").replace('/', "~1"))))
+        .map(|name| (at_paths(name), format!("#/{written_as}/{}", name.replace('~', "~0").replace('/', "~1"))))
         .collect();
+    // What the shape check cannot place more precisely than the whole map.
+    renames.push(("#/paths".into(), format!("#/{written_as}")));
     let paths: serde_json::Map<String, serde_json::Value> =
         hooks.iter().map(|(name, item)| (format!("/{name}"), item.clone())).collect();
     let mut doc = raw.clone();
@@ -130,7 +132,9 @@ impl Spec {
         well_formed(&raw)?;
         // What the documentation is made from: the document as written, in its 3.0 view.
         let original = raw.clone();
-        let webhooks = webhooks(&mut raw, &mut notes)?;
+        // Pointers into the webhooks name them where the document has them.
+        let written_as = if version.starts_with("3.0.") { "x-webhooks" } else { "webhooks" };
+        let webhooks = webhooks(&mut raw, written_as, &mut notes)?;
         normalise::normalise(&mut raw, &mut notes)?;
         let mut client = raw.clone();
         normalise::for_client(&mut client)?;

@@ -129,3 +129,15 @@ fn what_3_2_adds_and_nothing_serves_is_refused_with_its_pointer() {
         assert!(error.contains(expected), "expected {expected:?} in: {error}");
     }
 }
+
+/// A webhook's refusal names it where the document has it: `webhooks` in 3.1, `x-webhooks` in 3.0.
+#[test]
+fn a_webhook_refusal_points_where_the_document_has_it() {
+    for (version, key) in [("3.1.0", "webhooks"), ("3.0.3", "x-webhooks")] {
+        let document = format!(
+            "openapi: {version}\ninfo: {{title: T, version: '1'}}\npaths: {{}}\n{key}:\n  made:\n    post: just a string\n"
+        );
+        let error = generate(&document, &Config::sibling_modules("t.yaml")).unwrap_err().to_string();
+        assert!(error.starts_with(&format!("#/{key}")) && !error.contains("#/paths"), "{version}: {error}");
+    }
+}
