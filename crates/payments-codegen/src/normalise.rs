@@ -275,6 +275,12 @@ fn check_parameters(path: &str, operation: &Value, components: &Value, at: &[&st
                 style.unwrap_or_default()
             );
         }
+        let array = resolved.pointer("/schema/type").and_then(Value::as_str) == Some("array");
+        if place == "query" && array && resolved.get("explode") == Some(&Value::Bool(false)) {
+            bail!(
+                "{here}: query parameter {name} is an array with `explode: false` (`a,b,c`); only the default, each value its own pair, is supported"
+            );
+        }
         if resolved.get("schema").is_none() {
             bail!("{here}: parameter {name} needs a `schema` (`content` is not supported)");
         }

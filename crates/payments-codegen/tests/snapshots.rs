@@ -12,6 +12,7 @@ const SAMPLES: &[&str] = &[
     "nullable_and_enums",
     "openapi_3_1",
     "parameters_and_responses",
+    "query_arrays",
     "repairs",
     "security",
     "webhooks",
@@ -92,6 +93,10 @@ fn unsupported_shapes_are_refused_with_a_reason() {
         (
             "  /x:\n    get:\n      operationId: getX\n      security: [{digest: []}]\n      responses:\n        '200': {description: ok}\n",
             "getX (GET /x) at #/paths/~1x/get asks for it: #/components/securitySchemes/digest: the http scheme \"digest\" is not supported",
+        ),
+        (
+            "  /x:\n    get:\n      operationId: getX\n      parameters:\n        - {name: ids, in: query, explode: false, schema: {type: array, items: {type: string}}}\n      responses:\n        '200': {description: ok}\n",
+            "#/paths/~1x/get/parameters/0: query parameter ids is an array with `explode: false`",
         ),
         (
             "  /x:\n    get:\n      operationId: a-b\n      responses:\n        '200': {description: ok}\n  /y:\n    get:\n      operationId: a_b\n      responses:\n        '200': {description: ok}\n",

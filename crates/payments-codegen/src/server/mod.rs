@@ -571,7 +571,18 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
                 _ => None,
             })
             .collect();
-        steps.push(if credentials.is_empty() {
+        // Array parameters, each value its own pair (form style, exploded: the default).
+        let arrays: Vec<&str> = op
+            .query_params
+            .iter()
+            .filter(|p| p.schema.get("type").and_then(Value::as_str) == Some("array"))
+            .map(|p| p.name.as_str())
+            .collect();
+        steps.push(if !arrays.is_empty() {
+            quote! {
+                let query: #ty = #rt::query_arrays(&uri, &shared.validators.#validator, &[#(#arrays),*], &[#(#credentials),*])?;
+            }
+        } else if credentials.is_empty() {
             quote! { let query: #ty = #rt::query(&uri, &shared.validators.#validator)?; }
         } else {
             quote! { let query: #ty = #rt::query_except(&uri, &shared.validators.#validator, &[#(#credentials),*])?; }

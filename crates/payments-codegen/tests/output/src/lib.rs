@@ -22,6 +22,7 @@ sample!(generality);
 sample!(nullable_and_enums);
 sample!(openapi_3_1);
 sample!(parameters_and_responses);
+sample!(query_arrays);
 sample!(repairs);
 sample!(security);
 sample!(webhooks);
