@@ -147,6 +147,7 @@ jsonschema = {{ version = "0.60", default-features = false }}
 serde_path_to_error = "0.1"
 serde_urlencoded = "0.7"
 form_urlencoded = "1"
+serde_html_form = {{ version = "0.4", default-features = false, features = ["de", "std"] }}
 tower = "0.5"
 base64 = "0.22"
 "#

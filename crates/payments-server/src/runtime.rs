@@ -314,31 +314,31 @@ pub fn query_arrays<T: DeserializeOwned + Serialize>(
     arrays: &[&str],
     credentials: &[&str],
 ) -> Result<T, ApiError> {
-    let raw = uri.query().unwrap_or_default().as_bytes();
     let field = "query parameter ";
-    let mut fields = serde_json::Map::new();
-    for (key, value) in form_urlencoded::parse(raw).filter(|(key, _)| !credentials.contains(&key.as_ref())) {
-        let value = Value::String(value.into_owned());
-        if arrays.contains(&key.as_ref()) {
-            match fields.entry(key.into_owned()).or_insert_with(|| Value::Array(Vec::new())) {
-                Value::Array(values) => values.push(value),
-                _ => unreachable!("an array parameter's entry is an array"),
-            }
-        } else if fields.insert(key.to_string(), value).is_some() {
+    let mut kept = form_urlencoded::Serializer::new(String::new());
+    let mut seen = std::collections::HashSet::new();
+    for (key, value) in form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes()) {
+        if credentials.contains(&key.as_ref()) {
+            continue;
+        }
+        if !arrays.contains(&key.as_ref()) && !seen.insert(key.clone()) {
             return Err(ApiError::bad_request(format!("{field}`{key}` is given more than once: give it once")));
         }
+        kept.append_pair(&key, &value);
     }
-    let parsed: T = serde_path_to_error::deserialize(Text(Value::Object(fields))).map_err(|e| {
+    let kept = kept.finish();
+    let raw = kept.as_bytes();
+    // serde_html_form reads repeated pairs into a sequence (serde_urlencoded reads none).
+    let deserializer = serde_html_form::Deserializer::new(form_urlencoded::parse(raw));
+    let parsed: T = serde_path_to_error::deserialize(deserializer).map_err(|e| {
         let path = e.path().to_string();
         let said = e.inner().to_string();
-        match path.as_str() {
-            "." => ApiError::bad_request(teach_whole(&said, field).unwrap_or_else(|| format!("query: {said}"))),
-            _ => {
-                let name = path.split('[').next().unwrap_or(&path);
-                let given =
-                    form_urlencoded::parse(raw).find(|(key, _)| key == name).map(|(_, value)| value.into_owned());
-                ApiError::bad_request(format!("{field}`{path}`: {}", teach(&said, given.as_deref())))
-            }
+        if path == "." {
+            ApiError::bad_request(teach_whole(&said, field).unwrap_or_else(|| format!("query: {said}")))
+        } else {
+            let name = path.split('[').next().unwrap_or(&path);
+            let given = form_urlencoded::parse(raw).find(|(key, _)| *key == name).map(|(_, value)| value.into_owned());
+            ApiError::bad_request(format!("{field}`{path}`: {}", teach(&said, given.as_deref())))
         }
     })?;
     let value = match serde_path_to_error::serialize(&parsed, serde_json::value::Serializer) {
@@ -347,93 +347,6 @@ pub fn query_arrays<T: DeserializeOwned + Serialize>(
     };
     validator.check(&value, field)?;
     Ok(parsed)
-}
-
-/// Query text on its way into a model: a string (or, for an array parameter, strings) read as
-/// the model's field asks, a number, a boolean, an enum's value, as `serde_urlencoded` reads one
-/// pair; the top is the object of every parameter.
-struct Text(Value);
-
-macro_rules! parsed_from_text {
-    ($($method:ident => $visit:ident),* $(,)?) => {
-        $(
-            fn $method<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-                match self.0 {
-                    Value::String(text) => {
-                        visitor.$visit(text.parse().map_err(<Self::Error as serde::de::Error>::custom)?)
-                    }
-                    other => Text(other).deserialize_any(visitor),
-                }
-            }
-        )*
-    };
-}
-
-impl<'de> serde::Deserializer<'de> for Text {
-    type Error = serde::de::value::Error;
-
-    fn deserialize_any<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        use serde::de::value::{MapDeserializer, SeqDeserializer};
-        match self.0 {
-            Value::String(text) => visitor.visit_string(text),
-            Value::Array(items) => visitor.visit_seq(SeqDeserializer::new(items.into_iter().map(Text))),
-            Value::Object(fields) => {
-                visitor.visit_map(MapDeserializer::new(fields.into_iter().map(|(k, v)| (k, Text(v)))))
-            }
-            _ => Err(<Self::Error as serde::de::Error>::custom("a query holds only text")),
-        }
-    }
-
-    parsed_from_text! {
-        deserialize_bool => visit_bool,
-        deserialize_i8 => visit_i8, deserialize_i16 => visit_i16, deserialize_i32 => visit_i32, deserialize_i64 => visit_i64,
-        deserialize_u8 => visit_u8, deserialize_u16 => visit_u16, deserialize_u32 => visit_u32, deserialize_u64 => visit_u64,
-        deserialize_f32 => visit_f32, deserialize_f64 => visit_f64,
-    }
-
-    fn deserialize_option<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        visitor.visit_some(self)
-    }
-
-    fn deserialize_seq<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        match self.0 {
-            Value::String(text) => Text(Value::Array(vec![Value::String(text)])).deserialize_any(visitor),
-            other => Text(other).deserialize_any(visitor),
-        }
-    }
-
-    fn deserialize_enum<V: serde::de::Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        use serde::de::IntoDeserializer;
-        match self.0 {
-            Value::String(text) => visitor.visit_enum(text.into_deserializer()),
-            other => Text(other).deserialize_any(visitor),
-        }
-    }
-
-    fn deserialize_newtype_struct<V: serde::de::Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        visitor.visit_newtype_struct(self)
-    }
-
-    serde::forward_to_deserialize_any! {
-        char str string bytes byte_buf unit unit_struct tuple tuple_struct map struct identifier ignored_any
-    }
-}
-
-impl<'de> serde::de::IntoDeserializer<'de, serde::de::value::Error> for Text {
-    type Deserializer = Self;
-
-    fn into_deserializer(self) -> Self {
-        self
-    }
 }
 
 /// A form (`application/x-www-form-urlencoded`) body, parsed into its model and validated.
