@@ -5648,10 +5648,12 @@ pub mod receiver {
     use payments_types as types;
     use std::sync::Arc;
     /// The webhooks of Payments API, one method per webhook operation: the receiver. Implement what
-    /// you receive and serve it with [`router`] at the URL the sender delivers to; each webhook
-    /// arrives at `/{its name}`, its headers and body parsed and validated against the document
-    /// before a method is called, failures answered with the error object. Every method has a
-    /// default that answers `501`. A webhook asks for credentials only with its own `security`.
+    /// you receive and serve it with [`router`] at the URL the sender delivers to: a notification
+    /// posted to `/` goes to the webhook whose body schema it meets (the one whose name a field of
+    /// the body states, when several do), one posted to `/{its name}` to that webhook. Headers
+    /// and body are parsed and validated against the document before a method is called, failures
+    /// answered with the error object. Every method has a default that answers `501`. A webhook
+    /// asks for credentials only with its own `security`.
     pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         /// paymentrequest.cancelled
         ///
@@ -6850,8 +6852,8 @@ pub mod receiver {
         .await?;
         Ok(axum::response::IntoResponse::into_response(output))
     }
-    /// `POST /`: a notification posted to the receiver's own URL, handed to the first webhook
-    /// whose body schema it meets.
+    /// `POST /`: a notification posted to the receiver's own URL, handed to the webhook whose
+    /// body schema it meets (the one whose name the body states, when several do).
     async fn any_webhook<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
         headers: HeaderMap,

@@ -100,7 +100,7 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
     let title = spec.openapi.info.title.clone();
     let trait_doc = doc_lines(&if surface == Surface::Receiver {
         format!(
-            "The webhooks of {title}, one method per webhook operation: the receiver. Implement what\nyou receive and serve it with [`router`] at the URL the sender delivers to; each webhook\narrives at `/{{its name}}`, its headers and body parsed and validated against the document\nbefore a method is called, failures answered with the error object. Every method has a\ndefault that answers `501`. A webhook asks for credentials only with its own `security`."
+            "The webhooks of {title}, one method per webhook operation: the receiver. Implement what\nyou receive and serve it with [`router`] at the URL the sender delivers to: a notification\nposted to `/` goes to the webhook whose body schema it meets (the one whose name a field of\nthe body states, when several do), one posted to `/{{its name}}` to that webhook. Headers\nand body are parsed and validated against the document before a method is called, failures\nanswered with the error object. Every method has a default that answers `501`. A webhook\nasks for credentials only with its own `security`."
         )
     } else {
         format!(
@@ -353,8 +353,8 @@ fn body_validator(op: &Op, i: usize) -> Ident {
 /// The receiver's own URL (`/`): senders post every notification to one URL, so there a
 /// notification goes to the webhook whose body schema it meets, the one whose name the body
 /// states when several do (`runtime::which_body`), among the webhooks that take a JSON body and
-/// nothing from the path or the query. `None` when no
-/// webhook can be told apart so, or one is named so that it is served at `/` already.
+/// nothing from the path or the query. `None` when no webhook can be told apart so, or one is
+/// named so that it is served at `/` already.
 fn one_url(ops: &[Op], schemes: &[security::Scheme], rt: &syn::Path) -> Option<(TokenStream, TokenStream)> {
     let candidates: Vec<&Op> = ops
         .iter()
@@ -387,8 +387,8 @@ fn one_url(ops: &[Op], schemes: &[security::Scheme], rt: &syn::Path) -> Option<(
         .route("/", axum::routing::post(any_webhook::<P, A>).fallback(|| async { #rt::method_not_allowed("POST") }))
     };
     let handler = quote! {
-        /// `POST /`: a notification posted to the receiver's own URL, handed to the first webhook
-        /// whose body schema it meets.
+        /// `POST /`: a notification posted to the receiver's own URL, handed to the webhook whose
+        /// body schema it meets (the one whose name the body states, when several do).
         async fn any_webhook<P: Send + 'static, A: Api<P>>(
             State(shared): State<Arc<Shared<A>>>,
             headers: HeaderMap,
