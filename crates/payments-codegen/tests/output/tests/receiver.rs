@@ -25,6 +25,8 @@ impl receiver::Api for Inbox {
 
 #[tokio::test]
 async fn a_receiver_takes_the_webhooks_the_document_describes_and_refuses_the_rest() {
+    // reqwest is built without a TLS crypto provider in this workspace (see payments-client).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let inbox = Arc::new(Inbox::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
