@@ -73,9 +73,14 @@ pub fn pointer(segments: &[&str]) -> String {
     let mut out = String::from("#");
     for segment in segments {
         out.push('/');
-        out.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+        out.push_str(&escape(segment));
     }
     out
+}
+
+/// One segment of a JSON pointer: `~` and `/` escaped.
+pub fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
 }
 
 /// An operation id, a parameter or a type name as a Rust identifier the way progenitor spells it
@@ -215,7 +220,7 @@ fn parameter_key(parameter: &Value, components: &Value) -> Option<(String, Strin
 }
 
 /// `item`, or the component its `#/components/<kind>/<name>` reference names.
-fn resolve<'a>(item: &'a Value, components: &'a Value, kind: &str) -> Option<&'a Value> {
+pub fn resolve<'a>(item: &'a Value, components: &'a Value, kind: &str) -> Option<&'a Value> {
     match item.get("$ref").and_then(Value::as_str) {
         None => Some(item),
         Some(reference) => {

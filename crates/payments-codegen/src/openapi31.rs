@@ -19,6 +19,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::normalise::escape;
 use crate::{Error, Result};
 
 /// OpenAPI 3.1's own dialect, which a document may name (or leave implied).
@@ -365,11 +366,7 @@ fn nullable_arms(object: &mut Map<String, Value>) {
     }
 }
 
-/// A JSON pointer token.
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
-
+/// A JSON pointer token, unescaped.
 fn unescape(token: &str) -> String {
     token.replace("~1", "/").replace("~0", "~")
 }

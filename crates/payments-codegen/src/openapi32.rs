@@ -15,6 +15,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::normalise::escape;
 use crate::{Error, Note, Result};
 
 /// OpenAPI 3.2's own dialect, which a 3.2 document may name.
@@ -163,8 +164,4 @@ fn path_item_or_response(item: &mut Map<String, Value>, at: &str, within: Within
         Within::Other => {}
     }
     Ok(())
-}
-
-fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
 }

@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use crate::Note;
-use crate::normalise::METHODS;
+use crate::normalise::{METHODS, escape};
 
 /// Repairs `doc` (in its 3.0 view; `was_30`: whether it was written as 3.0), noting each repair.
 pub fn repair(doc: &mut Value, was_30: bool, notes: &mut Vec<Note>) {
@@ -279,14 +279,9 @@ fn walk(value: &mut Value, at: &str, named: bool, visit: &mut impl FnMut(&mut Ma
     }
 }
 
-/// A parameter, following a `$ref` to `components/parameters`.
+/// A parameter, following a `$ref` to `components/parameters` (itself when that names nothing).
 fn resolve<'a>(parameter: &'a Value, components: &'a Value) -> &'a Value {
-    parameter
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix("#/components/parameters/"))
-        .and_then(|name| components.get("parameters")?.get(name))
-        .unwrap_or(parameter)
+    crate::normalise::resolve(parameter, components, "parameters").unwrap_or(parameter)
 }
 
 /// Whether `text` has the shape of `format` (the formats that become types other than `String`).
@@ -308,8 +303,4 @@ fn reads_as(text: &str, format: &str) -> bool {
 
 fn with_article(kind: &str) -> String {
     if kind.starts_with(['a', 'e', 'i', 'o', 'u']) { format!("an {kind}") } else { format!("a {kind}") }
-}
-
-fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
 }

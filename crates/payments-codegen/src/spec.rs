@@ -33,10 +33,9 @@ fn webhooks(raw: &mut serde_json::Value, written_as: &str, notes: &mut Vec<crate
     let Some(hooks) = raw.get("x-webhooks").and_then(|w| w.as_object()).filter(|w| !w.is_empty()) else {
         return Ok(None);
     };
-    let at_paths = |name: &str| format!("#/paths/{}", format!("/{name}").replace('~', "~0").replace('/', "~1"));
     let mut renames: Vec<(String, String)> = hooks
         .keys()
-        .map(|name| (at_paths(name), format!("#/{written_as}/{}", name.replace('~', "~0").replace('/', "~1"))))
+        .map(|name| (normalise::pointer(&["paths", &format!("/{name}")]), normalise::pointer(&[written_as, name])))
         .collect();
     // What the shape check cannot place more precisely than the whole map.
     renames.push(("#/paths".into(), format!("#/{written_as}")));
@@ -56,14 +55,10 @@ fn webhooks(raw: &mut serde_json::Value, written_as: &str, notes: &mut Vec<crate
     if let Some(schemas) = doc.pointer("/components/schemas").cloned() {
         raw["components"]["schemas"] = schemas;
     }
-    let spec = Spec {
-        openapi: model(doc.clone()).map_err(located)?,
-        client: model(doc.clone()).map_err(located)?,
-        original: doc.clone(),
-        raw: doc,
-        notes: Vec::new(),
-        webhooks: None,
-    };
+    // The receiver is generated from `openapi` alone; `client` is the same model, not read.
+    let openapi = model(doc.clone()).map_err(located)?;
+    let spec =
+        Spec { client: openapi.clone(), openapi, original: doc.clone(), raw: doc, notes: Vec::new(), webhooks: None };
     Ok(Some(Box::new(spec)))
 }
 

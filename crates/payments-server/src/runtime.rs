@@ -298,10 +298,15 @@ pub fn query_except<T: DeserializeOwned + Serialize>(
     validator: &Validator,
     credentials: &[&str],
 ) -> Result<T, ApiError> {
-    let raw = uri.query().unwrap_or_default();
+    urlencoded(query_without(uri, credentials).as_bytes(), validator, "query", "query parameter ")
+}
+
+/// The query string without the pairs named in `credentials`.
+fn query_without(uri: &Uri, credentials: &[&str]) -> String {
     let mut kept = form_urlencoded::Serializer::new(String::new());
-    kept.extend_pairs(form_urlencoded::parse(raw.as_bytes()).filter(|(key, _)| !credentials.contains(&key.as_ref())));
-    urlencoded(kept.finish().as_bytes(), validator, "query", "query parameter ")
+    let pairs = form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes());
+    kept.extend_pairs(pairs.filter(|(key, _)| !credentials.contains(&key.as_ref())));
+    kept.finish()
 }
 
 /// [`query`] (or [`query_except`], `credentials` left out) for an operation with array
@@ -315,38 +320,16 @@ pub fn query_arrays<T: DeserializeOwned + Serialize>(
     credentials: &[&str],
 ) -> Result<T, ApiError> {
     let field = "query parameter ";
-    let mut kept = form_urlencoded::Serializer::new(String::new());
+    let kept = query_without(uri, credentials);
     let mut seen = std::collections::HashSet::new();
-    for (key, value) in form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes()) {
-        if credentials.contains(&key.as_ref()) {
-            continue;
-        }
+    for (key, _) in form_urlencoded::parse(kept.as_bytes()) {
         if !arrays.contains(&key.as_ref()) && !seen.insert(key.clone()) {
             return Err(ApiError::bad_request(format!("{field}`{key}` is given more than once: give it once")));
         }
-        kept.append_pair(&key, &value);
     }
-    let kept = kept.finish();
-    let raw = kept.as_bytes();
     // serde_html_form reads repeated pairs into a sequence (serde_urlencoded reads none).
-    let deserializer = serde_html_form::Deserializer::new(form_urlencoded::parse(raw));
-    let parsed: T = serde_path_to_error::deserialize(deserializer).map_err(|e| {
-        let path = e.path().to_string();
-        let said = e.inner().to_string();
-        if path == "." {
-            ApiError::bad_request(teach_whole(&said, field).unwrap_or_else(|| format!("query: {said}")))
-        } else {
-            let name = path.split('[').next().unwrap_or(&path);
-            let given = form_urlencoded::parse(raw).find(|(key, _)| *key == name).map(|(_, value)| value.into_owned());
-            ApiError::bad_request(format!("{field}`{path}`: {}", teach(&said, given.as_deref())))
-        }
-    })?;
-    let value = match serde_path_to_error::serialize(&parsed, serde_json::value::Serializer) {
-        Ok(value) => value,
-        Err(error) => return Err(unlisted(raw, validator, field, &error.path().to_string())),
-    };
-    validator.check(&value, field)?;
-    Ok(parsed)
+    let raw = kept.as_bytes();
+    checked(serde_html_form::Deserializer::new(form_urlencoded::parse(raw)), raw, validator, "query", field)
 }
 
 /// A form (`application/x-www-form-urlencoded`) body, parsed into its model and validated.
@@ -362,14 +345,39 @@ fn urlencoded<T: DeserializeOwned + Serialize>(
     whole: &str,
     field: &str,
 ) -> Result<T, ApiError> {
-    let deserializer = serde_urlencoded::Deserializer::new(form_urlencoded::parse(raw));
+    checked(serde_urlencoded::Deserializer::new(form_urlencoded::parse(raw)), raw, validator, whole, field)
+}
+
+/// `raw` read into `T` by `deserializer`, its refusals said as a person should read them, then
+/// checked against the schema in its JSON
+/// form, where numbers are numbers.
+fn checked<'de, T, D>(
+    deserializer: D,
+    raw: &[u8],
+    validator: &Validator,
+    whole: &str,
+    field: &str,
+) -> Result<T, ApiError>
+where
+    T: DeserializeOwned + Serialize,
+    D: serde::Deserializer<'de>,
+{
     let parsed: T = serde_path_to_error::deserialize(deserializer).map_err(|e| {
         let path = e.path().to_string();
         let said = e.inner().to_string();
         if path == "." {
             ApiError::bad_request(teach_whole(&said, field).unwrap_or_else(|| format!("{whole}: {said}")))
         } else {
-            let given = form_urlencoded::parse(raw).find(|(key, _)| *key == path).map(|(_, value)| value.into_owned());
+            // An array's item is `name[index]`: the index-th pair of that name.
+            let (name, index) = path
+                .strip_suffix(']')
+                .and_then(|p| p.rsplit_once('['))
+                .and_then(|(name, index)| Some((name, index.parse::<usize>().ok()?)))
+                .unwrap_or((&path, 0));
+            let given = form_urlencoded::parse(raw)
+                .filter(|(key, _)| *key == name)
+                .nth(index)
+                .map(|(_, value)| value.into_owned());
             ApiError::bad_request(format!("{field}`{path}`: {}", teach(&said, given.as_deref())))
         }
     })?;

@@ -362,10 +362,7 @@ fn one_url(ops: &[Op], schemes: &[security::Scheme], rt: &syn::Path) -> Option<(
             op.method == "post"
                 && op.path_params.is_empty()
                 && op.query_params.is_empty()
-                && !op
-                    .requirement
-                    .as_ref()
-                    .is_some_and(|r| r.alternatives.iter().flatten().any(|i| schemes[*i].needs_uri()))
+                && !needs_uri(op, schemes)
                 && op
                     .body
                     .as_ref()
@@ -402,6 +399,11 @@ fn one_url(ops: &[Op], schemes: &[security::Scheme], rt: &syn::Path) -> Option<(
         }
     };
     Some((route, handler))
+}
+
+/// Whether one of the operation's requirements reads the URI (an api key in the query).
+fn needs_uri(op: &Op, schemes: &[security::Scheme]) -> bool {
+    op.requirement.as_ref().is_some_and(|r| r.alternatives.iter().flatten().any(|i| schemes[*i].needs_uri()))
 }
 
 fn routes(ops: &[Op], rt: &syn::Path) -> Vec<TokenStream> {
@@ -514,8 +516,7 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
     let mut steps = Vec::new();
     let mut args = vec![quote!(context)];
 
-    let needs_uri =
-        op.requirement.as_ref().is_some_and(|r| r.alternatives.iter().flatten().any(|i| schemes[*i].needs_uri()));
+    let needs_uri = needs_uri(op, schemes);
     match &op.requirement {
         Some(requirement) => {
             let authenticated = authentication(requirement, schemes, rt);

@@ -3,6 +3,8 @@
 //! typed and validated; a single value is an array of one, and what the document forbids is
 //! refused with the error object.
 
+mod support;
+
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
@@ -28,10 +30,7 @@ impl server::Api for Echo {
 
 #[tokio::test]
 async fn arrays_go_out_as_repeated_pairs_and_come_back_as_arrays() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, server::router(Arc::new(Echo))).await.unwrap() });
+    let url = support::serve(server::router(Arc::new(Echo))).await;
 
     // Through the generated client.
     let client = client::Client::new(&url);

@@ -2,6 +2,8 @@
 //! HTTP: a notification that matches the document reaches the method typed, with its header;
 //! one that does not is refused with the error object before any method runs.
 
+mod support;
+
 use std::sync::{Arc, Mutex};
 
 use payments_codegen_output::webhooks::{server::receiver, types};
@@ -25,13 +27,8 @@ impl receiver::Api for Inbox {
 
 #[tokio::test]
 async fn a_receiver_takes_the_webhooks_the_document_describes_and_refuses_the_rest() {
-    // reqwest is built without a TLS crypto provider in this workspace (see payments-client).
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let inbox = Arc::new(Inbox::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let router = receiver::router(inbox.clone());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let url = support::serve(receiver::router(inbox.clone())).await;
     let http = reqwest::Client::new();
     let signature = "ab".repeat(64);
     let ping = json!({

@@ -3,6 +3,8 @@
 //! the parameter without a schema is a string, the integer default written as text applies, and
 //! the default outside its enum no longer claims a value.
 
+mod support;
+
 use std::sync::Arc;
 
 use payments_codegen_output::repairs::{client, server, types};
@@ -31,10 +33,7 @@ impl server::Api for Service {
 
 #[tokio::test]
 async fn the_repaired_document_is_served_as_its_author_meant_it() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, server::router(Arc::new(Service))).await.unwrap() });
+    let url = support::serve(server::router(Arc::new(Service))).await;
     let client = client::Client::new(&url);
 
     let book = client.get_book().shelf(3).book("dune").lang("en").send().await.unwrap().into_inner();

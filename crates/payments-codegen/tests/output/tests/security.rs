@@ -4,6 +4,8 @@
 //! schemes required together, an anonymous alternative, an open operation — and the generated
 //! client, configured with a credential per scheme, sending each operation what it asks for.
 
+mod support;
+
 use std::sync::Arc;
 
 use payments_codegen_output::security::{client, server};
@@ -67,12 +69,7 @@ impl server::Api<String> for Service {
 }
 
 async fn start() -> String {
-    // reqwest is built without a TLS crypto provider in this workspace (see payments-client).
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, server::router(Arc::new(Service))).await.unwrap() });
-    url
+    support::serve(server::router(Arc::new(Service))).await
 }
 
 /// Status, `WWW-Authenticate` and body of `request`.

@@ -4,6 +4,8 @@
 //! path parameters, a status class the implementation must keep to, `default`, response headers
 //! and raw responses; and progenitor's client reads the unified success type.
 
+mod support;
+
 use std::sync::Arc;
 
 use axum::http::{HeaderValue, StatusCode};
@@ -98,14 +100,7 @@ impl server::Api<String> for Pets {
 }
 
 async fn start() -> String {
-    // In a workspace build reqwest is built with `rustls-no-provider` (other crates ask for it),
-    // and then needs a crypto provider before any client is made.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let app = server::router(Arc::new(Pets));
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    url
+    support::serve(server::router(Arc::new(Pets))).await
 }
 
 /// The status, headers and body (as text: a binary body is checked through [`bytes`]).
