@@ -4449,6 +4449,7 @@ fn secret_header(value: &str) -> Result<reqwest::header::HeaderValue, String> {
 }
 impl ClientHooks<Credentials> for Client {
     async fn pre<E>(&self, request: &mut reqwest::Request, info: &OperationInfo) -> std::result::Result<(), Error<E>> {
-        self.inner.apply(info.operation_id, request).map_err(Error::InvalidRequest)
+        self.inner.apply(info.operation_id, request).map_err(Error::InvalidRequest)?;
+        Ok(())
     }
 }

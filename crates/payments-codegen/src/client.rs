@@ -19,8 +19,9 @@ pub struct Models {
 }
 
 /// progenitor's settings. With `credentials`, the client holds a [`credentials`]'s
-/// `Credentials` and sends, through its hook, what each operation asks for.
-fn settings(credentials: bool) -> GenerationSettings {
+/// `Credentials`; with `hooks`, its request hook (written in [`generate`]) sends what each
+/// operation asks for and writes the parameters progenitor cannot ([`crate::styles`]).
+fn settings(spec: &Spec, credentials: bool, hooks: bool) -> GenerationSettings {
     let mut settings = GenerationSettings::default();
     settings
         .with_interface(InterfaceStyle::Builder)
@@ -28,7 +29,13 @@ fn settings(credentials: bool) -> GenerationSettings {
         .with_derive("PartialEq")
         .with_derive("schemars::JsonSchema");
     if credentials {
-        settings.with_inner_type(quote::quote!(Credentials)).with_hooks(progenitor::HooksMode::Expected);
+        settings.with_inner_type(quote::quote!(Credentials));
+    }
+    if hooks {
+        settings.with_hooks(progenitor::HooksMode::Expected);
+    }
+    for (schema, model) in &spec.client_replacements {
+        settings.with_replacement(schema, model, std::iter::empty());
     }
     settings
 }
@@ -50,16 +57,43 @@ fn progenitor<T>(what: &str, run: impl FnOnce() -> std::result::Result<T, progen
 
 pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let credentials = crate::credentials::client(spec)?;
-    let credentials_some = credentials.is_some();
-    let mut generator = Generator::new(&settings(credentials_some));
+    let styles = crate::styles::client(spec)?;
+    let (inner, hooks) = (credentials.is_some(), credentials.is_some() || styles.is_some());
+    let mut generator = Generator::new(&settings(spec, inner, hooks));
     let mut client = progenitor("a client", || generator.generate_tokens(&spec.client))
-        .map_err(|error| locate(spec, credentials_some, error))?;
+        .map_err(|error| locate(spec, inner, hooks, error))?;
     let mut uses = Vec::new();
+    let mut pre = Vec::new();
+    if let Some(styles) = styles {
+        client.extend(styles);
+        uses.push("percent-encoding");
+        pre.push(quote::quote! {
+            styles::restyle(request, carriers(info.operation_id)).map_err(Error::InvalidRequest)?;
+        });
+    }
     if let Some(credentials) = credentials {
         client.extend(credentials.tokens);
         if credentials.basic {
             uses.push("base64");
         }
+        pre.push(quote::quote! {
+            self.inner.apply(info.operation_id, request).map_err(Error::InvalidRequest)?;
+        });
+    }
+    if hooks {
+        let inner = if inner { quote::quote!(Credentials) } else { quote::quote!(()) };
+        client.extend(quote::quote! {
+            impl ClientHooks<#inner> for Client {
+                async fn pre<E>(
+                    &self,
+                    request: &mut reqwest::Request,
+                    info: &OperationInfo,
+                ) -> std::result::Result<(), Error<E>> {
+                    #(#pre)*
+                    Ok(())
+                }
+            }
+        });
     }
     if generator.uses_futures() {
         uses.push("futures");
@@ -83,7 +117,7 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
 
 /// Says where in the document progenitor failed, which it does not: the first operation that
 /// fails alone (with every component), or else the components themselves.
-fn locate(spec: &Spec, credentials: bool, error: Error) -> Error {
+fn locate(spec: &Spec, credentials: bool, hooks: bool, error: Error) -> Error {
     let alone = |keep: Option<(&str, &str)>| {
         let mut document = spec.client.clone();
         for (path, item) in document.paths.paths.iter_mut() {
@@ -103,7 +137,7 @@ fn locate(spec: &Spec, credentials: bool, error: Error) -> Error {
                 }
             }
         }
-        let mut generator = Generator::new(&settings(credentials));
+        let mut generator = Generator::new(&settings(spec, credentials, hooks));
         progenitor("a client", || generator.generate_tokens(&document)).is_ok()
     };
     if !alone(None) {
@@ -330,6 +364,7 @@ fn replace_types_module(client: TokenStream, types_path: &str) -> Result<TokenSt
 /// into a `clap::Command` and runs it, reporting through a `CliConfig` the binary implements.
 pub fn cli(spec: &Spec, client_crate: &str) -> Result<TokenStream> {
     let credentials = crate::credentials::client(spec)?.is_some();
-    let mut generator = Generator::new(&settings(credentials));
+    let hooks = credentials || crate::styles::client(spec)?.is_some();
+    let mut generator = Generator::new(&settings(spec, credentials, hooks));
     progenitor("a CLI", || generator.cli(&spec.client, client_crate))
 }

@@ -1,6 +1,6 @@
 //! The client's side of the document's security schemes: a `Credentials` the client is built
-//! with (one setter per scheme), and progenitor's request hook, which sends each operation the
-//! credentials of the first of its requirements whose every scheme has one — in the
+//! with (one setter per scheme), whose `apply`, called by progenitor's request hook, sends each
+//! operation the credentials of the first of its requirements whose every scheme has one — in the
 //! `Authorization` header (bearer, basic), or the header, query parameter or cookie an api key
 //! goes in. The requirements are the server generator's (`server::security`), so client and
 //! router read the document alike.
@@ -133,16 +133,6 @@ pub fn client(spec: &Spec) -> Result<Option<Client>> {
                 .map_err(|_| "a credential is not a valid header value".to_string())?;
             value.set_sensitive(true);
             Ok(value)
-        }
-
-        impl ClientHooks<Credentials> for Client {
-            async fn pre<E>(
-                &self,
-                request: &mut reqwest::Request,
-                info: &OperationInfo,
-            ) -> std::result::Result<(), Error<E>> {
-                self.inner.apply(info.operation_id, request).map_err(Error::InvalidRequest)
-            }
         }
     };
     Ok(Some(Client { tokens, basic }))

@@ -19,6 +19,7 @@ mod repair;
 mod server;
 mod spec;
 mod standalone;
+mod styles;
 mod write;
 
 pub use nullable::is_null_only;

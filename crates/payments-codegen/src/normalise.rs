@@ -256,36 +256,21 @@ fn own_parameters(operation: &mut Value, shared: Option<&Value>, components: &Va
     Ok(())
 }
 
-/// Parameters the generators can serve: path, query and header, in their default styles, each
-/// with a schema; every `{name}` of the path template a required path parameter, and no other.
+/// Parameters the generators can serve: path, query, header and cookie, in the styles
+/// `styles::Wire` reads, each with a schema; every `{name}` of the path template a required path
+/// parameter, and no other.
 fn check_parameters(path: &str, operation: &Value, components: &Value, at: &[&str]) -> Result<()> {
     let mut in_path = BTreeSet::new();
     for (i, parameter) in operation.get("parameters").and_then(Value::as_array).into_iter().flatten().enumerate() {
         let here = format!("{}/parameters/{i}", pointer(at));
         let resolved = resolve(parameter, components, "parameters").expect("checked in own_parameters");
         let (place, name) = parameter_key(parameter, components).expect("checked in own_parameters");
-        let style = resolved.get("style").and_then(Value::as_str);
-        let (allowed, default_style) = match place.as_str() {
-            "path" => (true, "simple"),
-            "query" => (true, "form"),
-            "header" => (true, "simple"),
-            _ => (false, ""),
-        };
-        if !allowed {
-            bail!("{here}: {place} parameters ({name}) are not supported; only path, query and header parameters are");
-        }
-        if style.is_some_and(|s| s != default_style) {
+        if place == "cookie" && resolved.get("style").and_then(Value::as_str) == Some("cookie") {
             bail!(
-                "{here}: {place} parameter {name} has style {:?}; only {default_style:?} is supported",
-                style.unwrap_or_default()
+                "{here}: cookie parameter {name} has style \"cookie\" (OpenAPI 3.2), which is not supported yet; \"form\" is"
             );
         }
-        let array = resolved.pointer("/schema/type").and_then(Value::as_str) == Some("array");
-        if place == "query" && array && resolved.get("explode") == Some(&Value::Bool(false)) {
-            bail!(
-                "{here}: query parameter {name} is an array with `explode: false` (`a,b,c`); only the default, each value its own pair, is supported"
-            );
-        }
+        crate::styles::Wire::of(resolved, components).map_err(|why| crate::Error(format!("{here}: {why}")))?;
         if resolved.get("schema").is_none() {
             bail!("{here}: parameter {name} needs a `schema` (`content` is not supported)");
         }
@@ -413,12 +398,14 @@ fn response_kind(status: &str, response: &Value) -> Kind {
     }
 }
 
-/// Progenitor's view of the shared document: see the module's documentation.
-pub fn for_client(doc: &mut Value) -> Result<()> {
+/// Progenitor's view of the shared document: see the module's documentation. Answers the
+/// replacements progenitor is to make (`styles::for_client`).
+pub fn for_client(doc: &mut Value) -> Result<Vec<(String, String)>> {
+    let replacements = crate::styles::for_client(doc)?;
     let components = doc.get("components").cloned().unwrap_or_else(|| json!({}));
     let mut schemas = components.get("schemas").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut names = Names::new(&schemas);
-    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return Ok(()) };
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return Ok(replacements) };
     for (path, item) in paths.iter_mut() {
         for method in METHODS {
             let Some(operation) = item.get_mut(method) else { continue };
@@ -431,7 +418,7 @@ pub fn for_client(doc: &mut Value) -> Result<()> {
     if !schemas.is_empty() {
         doc["components"]["schemas"] = Value::Object(schemas);
     }
-    Ok(())
+    Ok(replacements)
 }
 
 /// A path or header parameter is sent as text, present or not: a `nullable` one (FastAPI's

@@ -16,6 +16,8 @@ pub struct Spec {
     /// The model progenitor reads: `openapi` adapted to what its client supports
     /// (`normalise::for_client`).
     pub client: openapiv3::OpenAPI,
+    /// Schemas of `client` progenitor is to replace with a model: name, the model's Rust path.
+    pub client_replacements: Vec<(String, String)>,
     /// What reading the document left out or approximated (a 3.1 document's keywords 3.0 has no
     /// word for), with its JSON pointer.
     pub notes: Vec<crate::Note>,
@@ -57,8 +59,15 @@ fn webhooks(raw: &mut serde_json::Value, written_as: &str, notes: &mut Vec<crate
     }
     // The receiver is generated from `openapi` alone; `client` is the same model, not read.
     let openapi = model(doc.clone()).map_err(located)?;
-    let spec =
-        Spec { client: openapi.clone(), openapi, original: doc.clone(), raw: doc, notes: Vec::new(), webhooks: None };
+    let spec = Spec {
+        client: openapi.clone(),
+        client_replacements: Vec::new(),
+        openapi,
+        original: doc.clone(),
+        raw: doc,
+        notes: Vec::new(),
+        webhooks: None,
+    };
     Ok(Some(Box::new(spec)))
 }
 
@@ -132,8 +141,16 @@ impl Spec {
         let webhooks = webhooks(&mut raw, written_as, &mut notes)?;
         normalise::normalise(&mut raw, &mut notes)?;
         let mut client = raw.clone();
-        normalise::for_client(&mut client)?;
-        Ok(Self { openapi: model(raw.clone())?, client: model(client)?, raw, original, notes, webhooks })
+        let client_replacements = normalise::for_client(&mut client)?;
+        Ok(Self {
+            openapi: model(raw.clone())?,
+            client: model(client)?,
+            client_replacements,
+            raw,
+            original,
+            notes,
+            webhooks,
+        })
     }
 
     /// The named component schemas, in document order.

@@ -20,6 +20,8 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The server's hand-written runtime, shared with our own server crate.
 const RUNTIME: &str = include_str!("../../payments-server/src/runtime.rs");
+/// Its parameter styles, a module of its own.
+const RUNTIME_STYLES: &str = include_str!("../../payments-server/src/runtime/styles.rs");
 
 /// The crates `<name>-types`, `<name>-client` and `<name>-server` generated from the document
 /// `spec_text` (whose path, for the headers, is `source`).
@@ -83,6 +85,10 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
             format!("{name}-server/src/runtime.rs"),
             format!("// Copied by `cargo xtask codegen` from payments-server's runtime.rs.\n\n{RUNTIME}"),
         ),
+        rust(
+            format!("{name}-server/src/runtime/styles.rs"),
+            format!("// Copied by `cargo xtask codegen` from payments-server's runtime/styles.rs.\n\n{RUNTIME_STYLES}"),
+        ),
     ];
     Ok(Standalone { files, notes })
 }
@@ -123,6 +129,7 @@ fn client_dependencies(types_crate: &str, uses: &[&str]) -> String {
             "futures" => "futures = \"0.3\"\n",
             "base64" => "base64 = \"0.22\"\n",
             "rand" => "rand = \"0.9\"\n",
+            "percent-encoding" => "percent-encoding = \"2\"\n",
             other => unreachable!("no version is known for {other}"),
         })
         .collect();
@@ -147,6 +154,7 @@ jsonschema = {{ version = "0.60", default-features = false }}
 serde_path_to_error = "0.1"
 serde_urlencoded = "0.7"
 form_urlencoded = "1"
+percent-encoding = "2"
 serde_html_form = {{ version = "0.4", default-features = false, features = ["de", "std"] }}
 tower = "0.5"
 base64 = "0.22"

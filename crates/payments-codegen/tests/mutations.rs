@@ -63,6 +63,10 @@ fn replacements() -> Vec<(&'static str, Option<Value>)> {
         ("a type list", Some(json!(["string", "null"]))),
         ("a reference to nothing", Some(json!({"$ref": "#/components/schemas/Nowhere"}))),
         ("a self-reference", Some(json!({"$ref": "#"}))),
+        // Another place or style for a parameter (as `in` or `style`), or anything it names.
+        ("a place", Some(json!("cookie"))),
+        ("a style", Some(json!("deepObject"))),
+        ("another style", Some(json!("matrix"))),
         ("an odd schema", Some(json!({"type": "array", "items": {"oneOf": [], "enum": []}}))),
     ]
 }
@@ -98,7 +102,9 @@ fn no_mutated_document_panics_the_generator() {
         "samples/generality.yaml",
         "samples/nullable_and_enums.yaml",
         "samples/openapi_3_1.yaml",
+        "samples/parameter_styles.yaml",
         "samples/parameters_and_responses.yaml",
+        "samples/query_arrays.yaml",
         "samples/repairs.yaml",
         "samples/security.yaml",
         "samples/webhooks.yaml",

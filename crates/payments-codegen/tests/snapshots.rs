@@ -11,6 +11,7 @@ const SAMPLES: &[&str] = &[
     "generality",
     "nullable_and_enums",
     "openapi_3_1",
+    "parameter_styles",
     "parameters_and_responses",
     "query_arrays",
     "repairs",
@@ -83,8 +84,8 @@ fn unsupported_shapes_are_refused_with_a_reason() {
     };
     let cases = [
         (
-            "  /x:\n    get:\n      operationId: getX\n      parameters:\n        - {name: session, in: cookie, schema: {type: string}}\n      responses:\n        '200': {description: ok}\n",
-            "#/paths/~1x/get/parameters/0: cookie parameters (session) are not supported",
+            "  /x:\n    get:\n      operationId: getX\n      parameters:\n        - {name: q, in: query, style: deepObject, schema: {type: string}}\n      responses:\n        '200': {description: ok}\n",
+            "#/paths/~1x/get/parameters/0: parameter q is deepObject but not an object of scalars",
         ),
         (
             "  /x:\n    post:\n      operationId: postX\n      requestBody:\n        content:\n          application/json:\n            schema: {type: string}\n          multipart/form-data:\n            schema: {type: object}\n      responses:\n        '200': {description: ok}\n",
@@ -95,8 +96,8 @@ fn unsupported_shapes_are_refused_with_a_reason() {
             "getX (GET /x) at #/paths/~1x/get asks for it: #/components/securitySchemes/digest: the http scheme \"digest\" is not supported",
         ),
         (
-            "  /x:\n    get:\n      operationId: getX\n      parameters:\n        - {name: ids, in: query, explode: false, schema: {type: array, items: {type: string}}}\n      responses:\n        '200': {description: ok}\n",
-            "#/paths/~1x/get/parameters/0: query parameter ids is an array with `explode: false`",
+            "  /x:\n    get:\n      operationId: getX\n      parameters:\n        - {name: ids, in: query, explode: false, schema: {type: array, items: {type: object}}}\n      responses:\n        '200': {description: ok}\n",
+            "#/paths/~1x/get/parameters/0: parameter ids: in this place and style only a scalar, an array of scalars or an object of scalar properties can be written",
         ),
         (
             "  /x:\n    get:\n      operationId: a-b\n      responses:\n        '200': {description: ok}\n  /y:\n    get:\n      operationId: a_b\n      responses:\n        '200': {description: ok}\n",

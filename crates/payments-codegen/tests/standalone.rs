@@ -55,6 +55,13 @@ fn the_generality_sample_as_a_workspace_of_its_own() {
     check("generality", "crates/payments-codegen/tests/samples/generality.yaml");
 }
 
+/// Its client carries the styles runtime (and percent-encoding), its server the runtime's
+/// `styles` module.
+#[test]
+fn the_parameter_styles_sample_as_a_workspace_of_its_own() {
+    check("styles", "crates/payments-codegen/tests/samples/parameter_styles.yaml");
+}
+
 // Public documents (`tests/corpus`, progenitor's samples), as they are.
 #[test]
 fn keeper_as_a_workspace_of_its_own() {

@@ -11,6 +11,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub mod styles;
+
 /// The largest request body accepted; larger ones are refused with `413`.
 pub const BODY_LIMIT: usize = 64 * 1024;
 
@@ -243,6 +245,11 @@ pub fn header_param<T: DeserializeOwned>(headers: &HeaderMap, name: &str) -> Res
 /// `400` for a required header parameter the request lacks.
 pub fn missing_header(name: &str) -> ApiError {
     ApiError::bad_request(format!("header `{name}` is required"))
+}
+
+/// `400` for a required cookie parameter the request lacks.
+pub fn missing_cookie(name: &str) -> ApiError {
+    ApiError::bad_request(format!("cookie `{name}` is required"))
 }
 
 /// Text from a path or a header as the model `T`: as a string (ids, names, enums), or else as the

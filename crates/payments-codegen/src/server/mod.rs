@@ -19,6 +19,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use serde_json::{Value, json};
 
+use crate::styles::Place;
 use crate::{Config, Error, Result, spec::Spec};
 use model::{MediaKind, Op};
 
@@ -190,7 +191,7 @@ fn trait_method(op: &Op, rt: &syn::Path) -> TokenStream {
     let operation_id = &op.operation_id;
     let caller = if op.secured() { quote!(P) } else { quote!(()) };
     let mut unused = vec![quote!(context)];
-    let param_args = op.path_params.iter().chain(&op.header_params).map(|p| {
+    let param_args = op.path_params.iter().chain(&op.header_params).chain(&op.cookie_params).map(|p| {
         let (ident, ty) = (&p.ident, &p.ty);
         unused.push(ident.to_token_stream());
         let optional = !p.required && p.default.is_none();
@@ -524,11 +525,15 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
         }
         None => steps.push(quote!(let caller = ();)),
     }
+    let styles = quote!(#rt::styles);
     if !op.path_params.is_empty() {
         extractors.push(quote!(path: RawPathParams));
         for p in &op.path_params {
             let (ident, ty, pname) = (&p.ident, &p.ty, &p.name);
-            let parse = if p.ty.to_string() == quote!(::uuid::Uuid).to_string() {
+            let parse = if !p.wire.plain() {
+                let wire = p.wire.tokens(&styles);
+                quote!(#styles::path(&path, &#wire)?)
+            } else if p.ty.to_string() == quote!(::uuid::Uuid).to_string() {
                 quote!(#rt::path_uuid(&path, #pname)?)
             } else {
                 quote!(#rt::path_param(&path, #pname)?)
@@ -537,9 +542,18 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
             args.push(quote!(#ident));
         }
     }
-    for p in &op.header_params {
+    for p in op.header_params.iter().chain(&op.cookie_params) {
         let (ident, ty, pname) = (&p.ident, &p.ty, &p.name);
-        let parse = quote!(#rt::header_param::<#ty>(&headers, #pname)?);
+        let wire = p.wire.tokens(&styles);
+        let parse = match p.wire.place {
+            Place::Cookie => quote!(#styles::cookie_param::<#ty>(&headers, &#wire)?),
+            _ if !p.wire.plain() => quote!(#styles::header_param::<#ty>(&headers, &#wire)?),
+            _ => quote!(#rt::header_param::<#ty>(&headers, #pname)?),
+        };
+        let missing = match p.wire.place {
+            Place::Cookie => quote!(#rt::missing_cookie(#pname)),
+            _ => quote!(#rt::missing_header(#pname)),
+        };
         steps.push(match (&p.default, p.required) {
             (Some(default), _) => {
                 let value = match default {
@@ -552,7 +566,7 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
                 };
                 quote! { let #ident: #ty = #parse.unwrap_or_else(|| #value); }
             }
-            (None, true) => quote! { let #ident: #ty = #parse.ok_or_else(|| #rt::missing_header(#pname))?; },
+            (None, true) => quote! { let #ident: #ty = #parse.ok_or_else(|| #missing)?; },
             (None, false) => quote! { let #ident: Option<#ty> = #parse; },
         });
         args.push(quote!(#ident));
@@ -579,7 +593,13 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
             .filter(|p| p.schema.get("type").and_then(Value::as_str) == Some("array"))
             .map(|p| p.name.as_str())
             .collect();
-        steps.push(if !arrays.is_empty() {
+        steps.push(if op.query_params.iter().any(|p| !p.wire.plain()) {
+            // A parameter in a style the serde paths do not read: every parameter by its wire.
+            let wires = op.query_params.iter().map(|p| p.wire.tokens(&styles));
+            quote! {
+                let query: #ty = #styles::query(&uri, &shared.validators.#validator, &[#(#wires),*], &[#(#credentials),*])?;
+            }
+        } else if !arrays.is_empty() {
             quote! {
                 let query: #ty = #rt::query_arrays(&uri, &shared.validators.#validator, &[#(#arrays),*], &[#(#credentials),*])?;
             }

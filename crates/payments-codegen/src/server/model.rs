@@ -29,6 +29,7 @@ pub struct Op {
     pub requirement: Option<super::security::Requirement>,
     pub path_params: Vec<Param>,
     pub header_params: Vec<Param>,
+    pub cookie_params: Vec<Param>,
     pub query_params: Vec<Param>,
     pub body: Option<Body>,
     pub replies: Vec<Reply>,
@@ -48,6 +49,8 @@ pub struct Param {
     pub default: Option<Value>,
     pub doc: Option<String>,
     pub schema: Value,
+    /// How it is written (its style) and what its value is.
+    pub wire: crate::styles::Wire,
 }
 
 /// A request body: one media type, or several (the trait then receives an enum of them).
@@ -142,14 +145,17 @@ pub fn operations(spec: &Spec, type_names: &BTreeSet<String>, schemes: &[super::
                 .iter()
                 .map(|p| resolve(openapi, p, "parameters", |c, n| c.parameters.get(n)))
                 .collect::<Result<Vec<_>>>()?;
-            ops.push(operation_model(openapi, type_names, schemes, path, method, operation, &params)?);
+            let components = spec.raw.get("components").unwrap_or(&Value::Null);
+            ops.push(operation_model(openapi, components, type_names, schemes, path, method, operation, &params)?);
         }
     }
     Ok(ops)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn operation_model(
     openapi: &OpenAPI,
+    components: &Value,
     type_names: &BTreeSet<String>,
     schemes: &[super::security::Scheme],
     path: &str,
@@ -163,27 +169,33 @@ fn operation_model(
     let context = format!("{operation_id} ({} {path}) at {at}", method.to_uppercase());
     let mut path_params = Vec::new();
     let mut header_params = Vec::new();
+    let mut cookie_params = Vec::new();
     let mut query_params = Vec::new();
     for parameter in params {
+        let raw = serde_json::to_value(parameter).expect("parameters serialise");
+        let wire = crate::styles::Wire::of(&raw, components).map_err(|why| Error(format!("{context}: {why}")))?;
         match parameter {
             Parameter::Path { parameter_data, .. } => {
-                path_params.push(param_model(type_names, &context, parameter_data)?)
+                path_params.push(param_model(type_names, &context, parameter_data, wire)?)
             }
             Parameter::Query { parameter_data, .. } => {
-                query_params.push(param_model(type_names, &context, parameter_data)?)
+                query_params.push(param_model(type_names, &context, parameter_data, wire)?)
             }
             Parameter::Header { parameter_data, .. } => {
-                let mut param = param_model(type_names, &context, parameter_data)?;
+                let mut param = param_model(type_names, &context, parameter_data, wire)?;
                 param.name = param.name.to_ascii_lowercase();
+                param.wire.name = param.name.clone();
                 header_params.push(param)
             }
-            Parameter::Cookie { .. } => bail!("{context}: cookie parameters are not supported"),
+            Parameter::Cookie { parameter_data, .. } => {
+                cookie_params.push(param_model(type_names, &context, parameter_data, wire)?)
+            }
         }
     }
     // In the order the path names them, as the client's methods take them.
     path_params.sort_by_key(|p| path.find(&format!("{{{}}}", p.name)));
     let mut idents: Vec<String> = vec!["context".into(), "query".into(), "body".into()];
-    for param in path_params.iter().chain(&header_params) {
+    for param in path_params.iter().chain(&header_params).chain(&cookie_params) {
         let ident = param.ident.to_string();
         if idents.contains(&ident) {
             bail!("{context}: parameter {} would be a second argument named `{ident}`", param.name);
@@ -238,6 +250,7 @@ fn operation_model(
         requirement,
         path_params,
         header_params,
+        cookie_params,
         query_params,
         body,
         replies,
@@ -265,7 +278,12 @@ fn resolve<'a, T>(
     }
 }
 
-fn param_model(type_names: &BTreeSet<String>, context: &str, data: &openapiv3::ParameterData) -> Result<Param> {
+fn param_model(
+    type_names: &BTreeSet<String>,
+    context: &str,
+    data: &openapiv3::ParameterData,
+    wire: crate::styles::Wire,
+) -> Result<Param> {
     let ParameterSchemaOrContent::Schema(schema) = &data.format else {
         bail!("{context}: parameter {} must have a schema", data.name);
     };
@@ -283,6 +301,7 @@ fn param_model(type_names: &BTreeSet<String>, context: &str, data: &openapiv3::P
         default,
         doc: data.description.clone(),
         schema: to_json_schema(&raw),
+        wire,
     })
 }
 

@@ -21,6 +21,7 @@ sample!(bounds);
 sample!(generality);
 sample!(nullable_and_enums);
 sample!(openapi_3_1);
+sample!(parameter_styles);
 sample!(parameters_and_responses);
 sample!(query_arrays);
 sample!(repairs);

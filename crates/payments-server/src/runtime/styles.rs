@@ -1,0 +1,294 @@
+//! Parameters in every style OpenAPI gives them (`style` and `explode`, as the specification's
+//! style tables write them), read into the JSON value their schema describes and from there into
+//! their model: the query as one object, and each path, header or cookie parameter alone.
+//!
+//! Operations whose parameters are all in the default styles, with scalar or array values, are
+//! read by the runtime's faster serde paths instead; the generator sends here only what needs it.
+//!
+//! One rule for every delimited style: the text is percent-decoded, then split at the style's
+//! delimiter, so a value cannot hold its style's delimiter (`,` for `form` with `explode: false`,
+//! ` ` for `spaceDelimited`, `|` for `pipeDelimited`, `.` for exploded `label`, `;` for `matrix`).
+//! The generated client refuses to send one that does.
+
+use std::borrow::Cow;
+
+use axum::extract::RawPathParams;
+use axum::http::{HeaderMap, Uri, header};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::{ApiError, Validator};
+
+/// How a parameter is written: its `style`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    Form,
+    SpaceDelimited,
+    PipeDelimited,
+    DeepObject,
+    Simple,
+    Label,
+    Matrix,
+}
+
+/// The JSON type a piece of text is read as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leaf {
+    String,
+    Integer,
+    Number,
+    Boolean,
+}
+
+/// What a parameter's value is.
+#[derive(Clone, Copy, Debug)]
+pub enum Shape {
+    Scalar(Leaf),
+    Array(Leaf),
+    /// An object of scalar properties: their names and types.
+    Object(&'static [(&'static str, Leaf)]),
+}
+
+/// A parameter as the document writes it.
+#[derive(Clone, Copy, Debug)]
+pub struct Wire {
+    pub name: &'static str,
+    pub style: Style,
+    pub explode: bool,
+    pub shape: Shape,
+}
+
+/// The query string read by `wires` (every query parameter of the operation), validated as one
+/// object and converted into the operation's query model. The pairs named in `credentials` (api
+/// keys the router has read) are not the operation's.
+pub fn query<T: DeserializeOwned>(
+    uri: &Uri,
+    validator: &Validator,
+    wires: &[Wire],
+    credentials: &[&str],
+) -> Result<T, ApiError> {
+    let field = "query parameter ";
+    let pairs: Vec<(Cow<str>, Cow<str>)> = form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes())
+        .filter(|(key, _)| !credentials.contains(&key.as_ref()))
+        .collect();
+    let mut claimed = vec![false; pairs.len()];
+    let mut object = Map::new();
+    for wire in wires {
+        let mut named = |test: &dyn Fn(&str) -> bool| -> Vec<usize> {
+            let found: Vec<usize> = (0..pairs.len()).filter(|&i| test(&pairs[i].0)).collect();
+            found.iter().for_each(|&i| claimed[i] = true);
+            found
+        };
+        let once = |found: &[usize]| -> Result<Option<&str>, ApiError> {
+            match found {
+                [] => Ok(None),
+                [i] => Ok(Some(pairs[*i].1.as_ref())),
+                _ => {
+                    Err(ApiError::bad_request(format!("{field}`{}` is given more than once: give it once", wire.name)))
+                }
+            }
+        };
+        let bad = |e: String| ApiError::bad_request(format!("{field}`{}`: {e}", wire.name));
+        let delimiter = match wire.style {
+            Style::SpaceDelimited => ' ',
+            Style::PipeDelimited => '|',
+            _ => ',',
+        };
+        let value = match wire.shape {
+            Shape::Scalar(leaf) => once(&named(&|key| key == wire.name))?.map(|text| read(leaf, text)),
+            Shape::Array(leaf) if wire.explode => {
+                let found = named(&|key| key == wire.name);
+                (!found.is_empty()).then(|| Value::Array(found.iter().map(|&i| read(leaf, &pairs[i].1)).collect()))
+            }
+            Shape::Array(leaf) => {
+                once(&named(&|key| key == wire.name))?.map(|text| array(leaf, split(text, delimiter)))
+            }
+            Shape::Object(fields) if wire.style == Style::DeepObject => {
+                let prefix = format!("{}[", wire.name);
+                let found = named(&|key| key.starts_with(&prefix) && key.ends_with(']'));
+                let entries = found.iter().map(|&i| {
+                    let key = &pairs[i].0[prefix.len()..pairs[i].0.len() - 1];
+                    (key, pairs[i].1.as_ref())
+                });
+                let entries: Vec<(&str, &str)> = entries.collect();
+                (!entries.is_empty()).then(|| properties(fields, entries)).transpose().map_err(bad)?
+            }
+            Shape::Object(fields) if wire.explode => {
+                let found = named(&|key| fields.iter().any(|(name, _)| *name == key));
+                let entries: Vec<(&str, &str)> =
+                    found.iter().map(|&i| (pairs[i].0.as_ref(), pairs[i].1.as_ref())).collect();
+                (!entries.is_empty()).then(|| properties(fields, entries)).transpose().map_err(bad)?
+            }
+            Shape::Object(fields) => match once(&named(&|key| key == wire.name))? {
+                Some(text) => Some(properties(fields, alternating(split(text, delimiter)).map_err(bad)?).map_err(bad)?),
+                None => None,
+            },
+        };
+        if let Some(value) = value {
+            object.insert(wire.name.to_owned(), value);
+        }
+    }
+    if let Some(i) = claimed.iter().position(|claimed| !claimed) {
+        return Err(ApiError::bad_request(format!("{field}`{}` is not one this operation takes", pairs[i].0)));
+    }
+    let value = Value::Object(object);
+    validator.check(&value, field)?;
+    serde_json::from_value(value).map_err(|e| ApiError::bad_request(format!("query: {e}")))
+}
+
+/// A path parameter in its style (the route's segment, percent-decoded).
+pub fn path<T: DeserializeOwned>(path: &RawPathParams, wire: &Wire) -> Result<T, ApiError> {
+    let text = path
+        .iter()
+        .find_map(|(key, value)| (key == wire.name).then_some(value))
+        .ok_or_else(|| ApiError::bad_request(format!("path parameter `{}` is missing", wire.name)))?;
+    let bad = |e: String| ApiError::bad_request(format!("path parameter `{}`: {text:?} {e}", wire.name));
+    let value = match wire.style {
+        Style::Label => {
+            let rest = text.strip_prefix('.').ok_or_else(|| bad("does not start with `.` (label style)".into()))?;
+            delimited(wire, rest, if wire.explode { '.' } else { ',' })
+        }
+        Style::Matrix => matrix(wire, text),
+        _ => delimited(wire, text, ','),
+    }
+    .map_err(bad)?;
+    serde_json::from_value(value).map_err(|e| bad(e.to_string()))
+}
+
+/// A header parameter (`simple`: `a,b,c`, objects `k,v` or, exploded, `k=v`); `None` when absent.
+pub fn header_param<T: DeserializeOwned>(headers: &HeaderMap, wire: &Wire) -> Result<Option<T>, ApiError> {
+    let Some(value) = headers.get(wire.name) else { return Ok(None) };
+    let bad = |e: String| ApiError::bad_request(format!("header `{}`: {e}", wire.name));
+    let text = value.to_str().map_err(|_| bad("not visible ASCII text".into()))?;
+    // HTTP lists may have spaces after their commas (`1, 2`).
+    let text = text.split(',').map(str::trim).collect::<Vec<_>>().join(",");
+    let value = delimited(wire, &text, ',').map_err(|e| bad(format!("{text:?} {e}")))?;
+    serde_json::from_value(value).map(Some).map_err(|e| bad(format!("{text:?} {e}")))
+}
+
+/// A cookie parameter (`form`: values percent-encoded; arrays and objects `name=a,b` or, exploded,
+/// a cookie per value, `name=a; name=b`, or per property, `k=v; k2=v2`); `None` when absent.
+pub fn cookie_param<T: DeserializeOwned>(headers: &HeaderMap, wire: &Wire) -> Result<Option<T>, ApiError> {
+    let bad = |e: String| ApiError::bad_request(format!("cookie `{}`: {e}", wire.name));
+    let cookies: Vec<(&str, String)> = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|line| line.to_str().ok())
+        .flat_map(|line| line.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .map(|(key, value)| (key, decode(value.trim_matches('"'))))
+        .collect();
+    let named: Vec<&str> = cookies.iter().filter(|(key, _)| *key == wire.name).map(|(_, v)| v.as_str()).collect();
+    let value = match wire.shape {
+        Shape::Object(fields) if wire.explode => {
+            let entries: Vec<(&str, &str)> = cookies
+                .iter()
+                .filter(|(key, _)| fields.iter().any(|(name, _)| name == key))
+                .map(|(key, value)| (*key, value.as_str()))
+                .collect();
+            (!entries.is_empty()).then(|| properties(fields, entries)).transpose().map_err(bad)?
+        }
+        Shape::Array(leaf) if wire.explode => {
+            (!named.is_empty()).then(|| Value::Array(named.iter().map(|text| read(leaf, text)).collect()))
+        }
+        _ => match named.as_slice() {
+            [] => None,
+            [text] => Some(delimited(wire, text, ',').map_err(|e| bad(format!("{text:?} {e}")))?),
+            _ => return Err(bad("is given more than once: give it once".into())),
+        },
+    };
+    value.map(|value| serde_json::from_value(value).map_err(|e| bad(e.to_string()))).transpose()
+}
+
+/// `text` (one parameter's) split at `delimiter` and read as `wire`'s shape: a scalar whole, an
+/// array's items, an object's `k,v,…` or, exploded, `k=v,…`.
+fn delimited(wire: &Wire, text: &str, delimiter: char) -> Result<Value, String> {
+    match wire.shape {
+        Shape::Scalar(leaf) => Ok(read(leaf, text)),
+        Shape::Array(leaf) => Ok(array(leaf, split(text, delimiter))),
+        Shape::Object(fields) if wire.explode => properties(fields, assigned(split(text, delimiter))?),
+        Shape::Object(fields) => properties(fields, alternating(split(text, delimiter))?),
+    }
+}
+
+/// `matrix`: `;name=v`; arrays `;name=a,b` or, exploded, `;name=a;name=b`; objects `;name=k,v`
+/// or, exploded, `;k=v;k2=v2`.
+fn matrix(wire: &Wire, text: &str) -> Result<Value, String> {
+    let rest = text.strip_prefix(';').ok_or("does not start with `;` (matrix style)")?;
+    let prefixed = |part: &str| -> Result<String, String> {
+        match part.split_once('=') {
+            Some((key, value)) if key == wire.name => Ok(value.to_owned()),
+            // An empty value may be written without `=` (`;name`).
+            None if part == wire.name => Ok(String::new()),
+            _ => Err(format!("names {part:?} where `;{}=` belongs (matrix style)", wire.name)),
+        }
+    };
+    match wire.shape {
+        Shape::Array(leaf) if wire.explode => {
+            let items = rest.split(';').map(prefixed).collect::<Result<Vec<_>, _>>()?;
+            Ok(Value::Array(items.iter().map(|item| read(leaf, item)).collect()))
+        }
+        Shape::Object(fields) if wire.explode => properties(fields, assigned(rest.split(';').collect())?),
+        _ => delimited(wire, &prefixed(rest)?, ','),
+    }
+}
+
+/// The pieces of `text` between `delimiter`s; an empty text is no piece (an empty array).
+fn split(text: &str, delimiter: char) -> Vec<&str> {
+    if text.is_empty() { Vec::new() } else { text.split(delimiter).collect() }
+}
+
+fn array(leaf: Leaf, items: Vec<&str>) -> Value {
+    Value::Array(items.into_iter().map(|item| read(leaf, item)).collect())
+}
+
+/// `k=v` pieces as entries.
+fn assigned(pieces: Vec<&str>) -> Result<Vec<(&str, &str)>, String> {
+    pieces
+        .into_iter()
+        .map(|piece| piece.split_once('=').ok_or_else(|| format!("has {piece:?} where `key=value` belongs")))
+        .collect()
+}
+
+/// `k,v,k2,v2` pieces as entries.
+fn alternating(pieces: Vec<&str>) -> Result<Vec<(&str, &str)>, String> {
+    if pieces.len() % 2 == 1 {
+        return Err("has a key without its value (an object is written key,value,key,value)".into());
+    }
+    Ok(pieces.chunks(2).map(|pair| (pair[0], pair[1])).collect())
+}
+
+/// An object of `fields` from `entries`, each read as its field's type; a key that is not a field,
+/// or one given twice, is refused.
+fn properties(fields: &[(&str, Leaf)], entries: Vec<(&str, &str)>) -> Result<Value, String> {
+    let mut object = Map::new();
+    for (key, text) in entries {
+        let Some((_, leaf)) = fields.iter().find(|(name, _)| *name == key) else {
+            let known: Vec<&str> = fields.iter().map(|(name, _)| *name).collect();
+            return Err(format!("`{key}` is not one of its fields ({})", known.join(", ")));
+        };
+        if object.insert(key.to_owned(), read(*leaf, text)).is_some() {
+            return Err(format!("`{key}` is given more than once"));
+        }
+    }
+    Ok(Value::Object(object))
+}
+
+/// Text as the JSON value its type reads it as; text that is not one stays text, for the
+/// validator to name.
+fn read(leaf: Leaf, text: &str) -> Value {
+    let parsed = match leaf {
+        Leaf::String => None,
+        Leaf::Integer => {
+            text.parse::<i64>().ok().map(Value::from).or_else(|| text.parse::<u64>().ok().map(Value::from))
+        }
+        Leaf::Number => text.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number),
+        Leaf::Boolean => text.parse::<bool>().ok().map(Value::Bool),
+    };
+    parsed.unwrap_or_else(|| Value::String(text.to_owned()))
+}
+
+/// A cookie value, percent-decoded (`form` style encodes it).
+fn decode(text: &str) -> String {
+    percent_encoding::percent_decode_str(text).decode_utf8_lossy().into_owned()
+}
