@@ -145,6 +145,48 @@ pub fn markdown_reference(spec_text: &str, source: &str) -> Result<String> {
     Ok(markdown::reference(&Spec::parse(spec_text)?, source))
 }
 
+/// What an operation answers in the generated `mock_router` until it is implemented.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MockAnswer {
+    pub operation_id: String,
+    pub status: u16,
+    /// A JSON body, with the JSON Schema (2020-12, the document's components beside it) it meets.
+    pub json: Option<(serde_json::Value, serde_json::Value)>,
+}
+
+/// Each operation's mock answer (see `server::mock`), for checking it against the document.
+pub fn mock_answers(spec_text: &str) -> Result<Vec<MockAnswer>> {
+    let spec = Spec::parse(spec_text)?;
+    let components = spec.raw.get("components").cloned().unwrap_or_default();
+    let schemas: serde_json::Value =
+        serde_json::from_str(&json_schema::schema_document(&spec)?).expect("generated JSON");
+    let mut answers = Vec::new();
+    for (path, item) in spec.raw.get("paths").and_then(|p| p.as_object()).into_iter().flatten() {
+        for method in normalise::METHODS {
+            let Some(operation) = item.get(method) else { continue };
+            let Some(mock) = server::mock::mock(operation, &components) else { continue };
+            let json = match &mock.body {
+                Some((media_type, server::mock::Body::Json(value))) => {
+                    let response = server::mock::response(operation, &components, mock.status);
+                    let schema = response
+                        .and_then(|r| r.pointer(&format!("/content/{}/schema", normalise::escape(media_type))))
+                        .cloned()
+                        .unwrap_or_else(|| serde_json::json!({}));
+                    let mut schema = json_schema::to_json_schema(&schema);
+                    if let Some(object) = schema.as_object_mut() {
+                        object.insert("components".into(), schemas["components"].clone());
+                    }
+                    Some((value.clone(), schema))
+                }
+                _ => None,
+            };
+            let operation_id = operation["operationId"].as_str().unwrap_or(path).to_string();
+            answers.push(MockAnswer { operation_id, status: mock.status, json });
+        }
+    }
+    Ok(answers)
+}
+
 /// The header every generated Rust file starts with.
 pub fn header(config: &Config) -> String {
     format!(

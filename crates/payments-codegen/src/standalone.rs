@@ -80,6 +80,10 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
         ),
         rust(format!("{name}-server/src/lib.rs"), format!("{header}{SERVER_LIB}")),
         rust(format!("{name}-server/src/generated.rs"), generated.server),
+        rust(
+            format!("{name}-server/src/main.rs"),
+            format!("{header}{}", SERVER_MAIN.replace("{crate}", &name.replace('-', "_"))),
+        ),
         text(format!("{name}-server/src/schemas.json"), generated.server_schemas),
         rust(
             format!("{name}-server/src/runtime.rs"),
@@ -158,6 +162,7 @@ percent-encoding = "2"
 serde_html_form = {{ version = "0.4", default-features = false, features = ["de", "std"] }}
 tower = "0.5"
 base64 = "0.22"
+tokio = {{ version = "1", features = ["macros", "rt-multi-thread", "net"] }}
 "#
     )
 }
@@ -176,6 +181,23 @@ pub use generated::*;
 pub fn install_crypto_provider() {
     #[cfg(feature = "tls")]
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+"#;
+
+const SERVER_MAIN: &str = r#"//! `cargo run`: the API as a mock, at http://127.0.0.1:8080 (or the port in `PORT`). Every
+//! operation answers its first documented success with the document's example (or a value built
+//! from its schema), after authenticating (any credential of a kind it takes) and validating the
+//! request as the real router does. Serve your implementation with `{crate}_server::router`, or
+//! with `mock_router` while some operations are still to be written.
+
+use std::sync::Arc;
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let port = std::env::var("PORT").ok().and_then(|p| p.parse::<u16>().ok()).unwrap_or(8080);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    println!("mock at http://{}", listener.local_addr()?);
+    axum::serve(listener, {crate}_server::mock_router(Arc::new({crate}_server::MockApi))).await
 }
 "#;
 

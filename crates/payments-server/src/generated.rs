@@ -609,6 +609,15 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
         async { Err(crate::runtime::not_implemented("getWebhook")) }
     }
 }
+/// Implements no operation and lets every caller in (any credential of a kind the
+/// operation takes): served by [`mock_router`], every operation answers its mock.
+pub struct MockApi;
+impl Api for MockApi {
+    async fn authenticate(&self, credentials: &[Credential<'_>]) -> Result<(), ApiError> {
+        let _ = credentials;
+        Ok(())
+    }
+}
 /// A credential a request presented, named after the document's security scheme it came
 /// through; [`Api::authenticate`] receives those of the requirement the request meets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -4065,11 +4074,23 @@ impl Validators {
 struct Shared<A> {
     api: Arc<A>,
     validators: Validators,
+    /// Whether what `api` does not implement answers its mock.
+    mock: bool,
 }
 /// The axum router serving `api`: every operation of the document at its path and method,
 /// with `401`, `404`, `405`, `413` and `415` answered in the error object too.
 pub fn router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
-    let shared = Arc::new(Shared { api, validators: Validators::new() });
+    build_router(api, false)
+}
+/// [`router`], but an operation `api` does not implement answers, instead of `501`, its
+/// first success status with the document's example of that response (or a value built
+/// from its schema): a mock of the API until each operation is written. Requests are
+/// authenticated and validated as [`router`] does.
+pub fn mock_router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
+    build_router(api, true)
+}
+fn build_router<P: Send + 'static, A: Api<P>>(api: Arc<A>, mock: bool) -> axum::Router {
+    let shared = Arc::new(Shared { api, validators: Validators::new(), mock });
     let router = axum::Router::new()
         .route(
             "/balances",
@@ -4278,7 +4299,16 @@ async fn list_balances<P: Send + 'static, A: Api<P>>(
     };
     let query: ListBalancesQuery = crate::runtime::query(&uri, &shared.validators.list_balances_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::list_balances(&shared.api, context, query).await?;
+    let output = match <A as Api<P>>::list_balances(&shared.api, context, query).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}]",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /balances`
@@ -4313,7 +4343,16 @@ async fn create_balance<P: Send + 'static, A: Api<P>>(
     };
     let body: types::BalanceCreate = crate::runtime::json_body(&headers, body, &shared.validators.create_balance_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::create_balance(&shared.api, context, body).await?;
+    let output = match <A as Api<P>>::create_balance(&shared.api, context, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /balances/{id}`
@@ -4348,7 +4387,16 @@ async fn get_balance<P: Send + 'static, A: Api<P>>(
     };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::get_balance(&shared.api, context, id).await?;
+    let output = match <A as Api<P>>::get_balance(&shared.api, context, id).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `PATCH /balances/{id}`
@@ -4385,7 +4433,16 @@ async fn update_balance<P: Send + 'static, A: Api<P>>(
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let body: types::BalanceUpdate = crate::runtime::json_body(&headers, body, &shared.validators.update_balance_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::update_balance(&shared.api, context, id, body).await?;
+    let output = match <A as Api<P>>::update_balance(&shared.api, context, id, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /bankfields`
@@ -4420,7 +4477,16 @@ async fn list_bank_fields<P: Send + 'static, A: Api<P>>(
     };
     let query: ListBankFieldsQuery = crate::runtime::query(&uri, &shared.validators.list_bank_fields_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::list_bank_fields(&shared.api, context, query).await?;
+    let output = match <A as Api<P>>::list_bank_fields(&shared.api, context, query).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"label\":\"Sort code\",\"length\":6,\"name\":\"sort_code\",\"type\":\"number\"}]",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /countries`
@@ -4453,7 +4519,16 @@ async fn list_countries<P: Send + 'static, A: Api<P>>(
         }
     };
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::list_countries(&shared.api, context).await?;
+    let output = match <A as Api<P>>::list_countries(&shared.api, context).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"alpha2\":\"GB\",\"country_name\":\"United Kingdom\",\"currencies\":[\"GBP\"]}]",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /currencies`
@@ -4486,7 +4561,16 @@ async fn list_currencies<P: Send + 'static, A: Api<P>>(
         }
     };
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::list_currencies(&shared.api, context).await?;
+    let output = match <A as Api<P>>::list_currencies(&shared.api, context).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"currency_code\":\"NGN\",\"currency_name\":\"Nigerian Naira\",\"exchange_from\":true,\"minor_units\":2,\"supports_payment_requests\":true,\"supports_virtual_account\":true}]",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /paymentrequests`
@@ -4521,7 +4605,16 @@ async fn list_payment_requests<P: Send + 'static, A: Api<P>>(
     };
     let query: ListPaymentRequestsQuery = crate::runtime::query(&uri, &shared.validators.list_payment_requests_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::list_payment_requests(&shared.api, context, query).await?;
+    let output = match <A as Api<P>>::list_payment_requests(&shared.api, context, query).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}]",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /paymentrequests`
@@ -4557,7 +4650,16 @@ async fn create_payment_request<P: Send + 'static, A: Api<P>>(
     let body: types::PaymentRequestCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_payment_request_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::create_payment_request(&shared.api, context, body).await?;
+    let output = match <A as Api<P>>::create_payment_request(&shared.api, context, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /paymentrequests/{id}`
@@ -4592,7 +4694,16 @@ async fn get_payment_request<P: Send + 'static, A: Api<P>>(
     };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::get_payment_request(&shared.api, context, id).await?;
+    let output = match <A as Api<P>>::get_payment_request(&shared.api, context, id).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `DELETE /paymentrequests/{id}`
@@ -4627,7 +4738,12 @@ async fn cancel_payment_request<P: Send + 'static, A: Api<P>>(
     };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::cancel_payment_request(&shared.api, context, id).await?;
+    let output = match <A as Api<P>>::cancel_payment_request(&shared.api, context, id).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}"));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /recipients`
@@ -4662,7 +4778,16 @@ async fn list_recipients<P: Send + 'static, A: Api<P>>(
     };
     let query: ListRecipientsQuery = crate::runtime::query(&uri, &shared.validators.list_recipients_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::list_recipients(&shared.api, context, query).await?;
+    let output = match <A as Api<P>>::list_recipients(&shared.api, context, query).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}]",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /recipients`
@@ -4698,7 +4823,16 @@ async fn create_recipient<P: Send + 'static, A: Api<P>>(
     let body: types::RecipientCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_recipient_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::create_recipient(&shared.api, context, body).await?;
+    let output = match <A as Api<P>>::create_recipient(&shared.api, context, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /recipients/validate`
@@ -4734,7 +4868,16 @@ async fn validate_recipient<P: Send + 'static, A: Api<P>>(
     let body: types::RecipientValidate =
         crate::runtime::json_body(&headers, body, &shared.validators.validate_recipient_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::validate_recipient(&shared.api, context, body).await?;
+    let output = match <A as Api<P>>::validate_recipient(&shared.api, context, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_id\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\",\"name_check\":\"match\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /recipients/{id}`
@@ -4769,7 +4912,16 @@ async fn get_recipient<P: Send + 'static, A: Api<P>>(
     };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::get_recipient(&shared.api, context, id).await?;
+    let output = match <A as Api<P>>::get_recipient(&shared.api, context, id).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `DELETE /recipients/{id}`
@@ -4804,7 +4956,12 @@ async fn delete_recipient<P: Send + 'static, A: Api<P>>(
     };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::delete_recipient(&shared.api, context, id).await?;
+    let output = match <A as Api<P>>::delete_recipient(&shared.api, context, id).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}"));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `PATCH /recipients/{id}`
@@ -4842,7 +4999,16 @@ async fn update_recipient<P: Send + 'static, A: Api<P>>(
     let body: types::RecipientUpdate =
         crate::runtime::json_body(&headers, body, &shared.validators.update_recipient_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::update_recipient(&shared.api, context, id, body).await?;
+    let output = match <A as Api<P>>::update_recipient(&shared.api, context, id, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /sandbox/advance`
@@ -4875,7 +5041,16 @@ async fn advance_sandbox<P: Send + 'static, A: Api<P>>(
         }
     };
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::advance_sandbox(&shared.api, context).await?;
+    let output = match <A as Api<P>>::advance_sandbox(&shared.api, context).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"transactions_advanced\":2,\"virtual_accounts_activated\":1}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /sandbox/balances/{id}/transfers`
@@ -4913,7 +5088,16 @@ async fn simulate_balance_transfer<P: Send + 'static, A: Api<P>>(
     let body: types::SimulateBalanceTransfer =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_balance_transfer_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::simulate_balance_transfer(&shared.api, context, id, body).await?;
+    let output = match <A as Api<P>>::simulate_balance_transfer(&shared.api, context, id, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /sandbox/paymentrequests/{id}/pay`
@@ -4951,7 +5135,16 @@ async fn simulate_payment<P: Send + 'static, A: Api<P>>(
     let body: Option<types::SimulatePayment> =
         crate::runtime::optional_json_body(&headers, body, &shared.validators.simulate_payment_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::simulate_payment(&shared.api, context, id, body).await?;
+    let output = match <A as Api<P>>::simulate_payment(&shared.api, context, id, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /sandbox/transactions/{id}/status`
@@ -4989,7 +5182,16 @@ async fn simulate_transaction_status<P: Send + 'static, A: Api<P>>(
     let body: types::SimulateTransactionStatus =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_transaction_status_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::simulate_transaction_status(&shared.api, context, id, body).await?;
+    let output = match <A as Api<P>>::simulate_transaction_status(&shared.api, context, id, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /sandbox/virtualaccounts/{id}/status`
@@ -5027,7 +5229,16 @@ async fn simulate_virtual_account_status<P: Send + 'static, A: Api<P>>(
     let body: types::SimulateVirtualAccountStatus =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_virtual_account_status_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::simulate_virtual_account_status(&shared.api, context, id, body).await?;
+    let output = match <A as Api<P>>::simulate_virtual_account_status(&shared.api, context, id, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /sandbox/virtualaccounts/{id}/transfers`
@@ -5065,7 +5276,16 @@ async fn simulate_inbound_transfer<P: Send + 'static, A: Api<P>>(
     let body: types::SimulateInboundTransfer =
         crate::runtime::json_body(&headers, body, &shared.validators.simulate_inbound_transfer_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::simulate_inbound_transfer(&shared.api, context, id, body).await?;
+    let output = match <A as Api<P>>::simulate_inbound_transfer(&shared.api, context, id, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /transactions`
@@ -5100,7 +5320,16 @@ async fn list_transactions<P: Send + 'static, A: Api<P>>(
     };
     let query: ListTransactionsQuery = crate::runtime::query(&uri, &shared.validators.list_transactions_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::list_transactions(&shared.api, context, query).await?;
+    let output = match <A as Api<P>>::list_transactions(&shared.api, context, query).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}]",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /transactions`
@@ -5136,7 +5365,16 @@ async fn create_transaction<P: Send + 'static, A: Api<P>>(
     let body: types::TransactionCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_transaction_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::create_transaction(&shared.api, context, body).await?;
+    let output = match <A as Api<P>>::create_transaction(&shared.api, context, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /transactions/{id}`
@@ -5171,7 +5409,16 @@ async fn get_transaction<P: Send + 'static, A: Api<P>>(
     };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::get_transaction(&shared.api, context, id).await?;
+    let output = match <A as Api<P>>::get_transaction(&shared.api, context, id).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /virtualaccounts`
@@ -5206,7 +5453,16 @@ async fn list_virtual_accounts<P: Send + 'static, A: Api<P>>(
     };
     let query: ListVirtualAccountsQuery = crate::runtime::query(&uri, &shared.validators.list_virtual_accounts_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::list_virtual_accounts(&shared.api, context, query).await?;
+    let output = match <A as Api<P>>::list_virtual_accounts(&shared.api, context, query).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}]",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /virtualaccounts`
@@ -5242,7 +5498,16 @@ async fn create_virtual_account<P: Send + 'static, A: Api<P>>(
     let body: types::VirtualAccountCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_virtual_account_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::create_virtual_account(&shared.api, context, body).await?;
+    let output = match <A as Api<P>>::create_virtual_account(&shared.api, context, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /virtualaccounts/{id}`
@@ -5277,7 +5542,16 @@ async fn get_virtual_account<P: Send + 'static, A: Api<P>>(
     };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::get_virtual_account(&shared.api, context, id).await?;
+    let output = match <A as Api<P>>::get_virtual_account(&shared.api, context, id).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `DELETE /virtualaccounts/{id}`
@@ -5312,7 +5586,12 @@ async fn close_virtual_account<P: Send + 'static, A: Api<P>>(
     };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::close_virtual_account(&shared.api, context, id).await?;
+    let output = match <A as Api<P>>::close_virtual_account(&shared.api, context, id).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}"));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `PATCH /virtualaccounts/{id}`
@@ -5350,7 +5629,16 @@ async fn update_virtual_account<P: Send + 'static, A: Api<P>>(
     let body: types::VirtualAccountUpdate =
         crate::runtime::json_body(&headers, body, &shared.validators.update_virtual_account_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::update_virtual_account(&shared.api, context, id, body).await?;
+    let output = match <A as Api<P>>::update_virtual_account(&shared.api, context, id, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /webhook-endpoints`
@@ -5386,7 +5674,16 @@ async fn list_webhook_endpoints<P: Send + 'static, A: Api<P>>(
     let query: ListWebhookEndpointsQuery =
         crate::runtime::query(&uri, &shared.validators.list_webhook_endpoints_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::list_webhook_endpoints(&shared.api, context, query).await?;
+    let output = match <A as Api<P>>::list_webhook_endpoints(&shared.api, context, query).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":[\"transaction.processed\",\"transaction.failed\"],\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"url\":\"https://hooks.example/payments\"}]",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /webhook-endpoints`
@@ -5422,7 +5719,16 @@ async fn create_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     let body: types::WebhookEndpointCreate =
         crate::runtime::json_body(&headers, body, &shared.validators.create_webhook_endpoint_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::create_webhook_endpoint(&shared.api, context, body).await?;
+    let output = match <A as Api<P>>::create_webhook_endpoint(&shared.api, context, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":null,\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"secret\":\"whsec_4f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a\",\"url\":\"https://hooks.example/payments\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /webhook-endpoints/{id}`
@@ -5457,7 +5763,16 @@ async fn get_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::get_webhook_endpoint(&shared.api, context, id).await?;
+    let output = match <A as Api<P>>::get_webhook_endpoint(&shared.api, context, id).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":[\"transaction.processed\",\"transaction.failed\"],\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"url\":\"https://hooks.example/payments\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `DELETE /webhook-endpoints/{id}`
@@ -5492,7 +5807,12 @@ async fn delete_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::delete_webhook_endpoint(&shared.api, context, id).await?;
+    let output = match <A as Api<P>>::delete_webhook_endpoint(&shared.api, context, id).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}"));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /webhook-endpoints/{id}/rotate-secret`
@@ -5527,7 +5847,16 @@ async fn rotate_webhook_endpoint_secret<P: Send + 'static, A: Api<P>>(
     };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::rotate_webhook_endpoint_secret(&shared.api, context, id).await?;
+    let output = match <A as Api<P>>::rotate_webhook_endpoint_secret(&shared.api, context, id).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":null,\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"secret\":\"whsec_4f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a\",\"url\":\"https://hooks.example/payments\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /webhooks`
@@ -5562,7 +5891,16 @@ async fn list_webhooks<P: Send + 'static, A: Api<P>>(
     };
     let query: ListWebhooksQuery = crate::runtime::query(&uri, &shared.validators.list_webhooks_query)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::list_webhooks(&shared.api, context, query).await?;
+    let output = match <A as Api<P>>::list_webhooks(&shared.api, context, query).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}]",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `POST /webhooks`
@@ -5598,7 +5936,16 @@ async fn send_test_webhook<P: Send + 'static, A: Api<P>>(
     let body: types::WebhookPing =
         crate::runtime::json_body(&headers, body, &shared.validators.send_test_webhook_body)?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::send_test_webhook(&shared.api, context, body).await?;
+    let output = match <A as Api<P>>::send_test_webhook(&shared.api, context, body).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// `GET /webhooks/{id}`
@@ -5633,7 +5980,16 @@ async fn get_webhook<P: Send + 'static, A: Api<P>>(
     };
     let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
     let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = <A as Api<P>>::get_webhook(&shared.api, context, id).await?;
+    let output = match <A as Api<P>>::get_webhook(&shared.api, context, id).await {
+        Err(error) if shared.mock && error.is_not_implemented() => {
+            return Ok(crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}",
+            ));
+        }
+        output => output?,
+    };
     Ok(axum::response::IntoResponse::into_response(output))
 }
 /// The receiver of the document's webhooks: [`receiver::Api`] and [`receiver::router`].
@@ -5948,6 +6304,10 @@ pub mod receiver {
             async { Err(crate::runtime::not_implemented("webhook-virtualaccount-initiated")) }
         }
     }
+    /// Implements no operation and lets every caller in (any credential of a kind the
+    /// operation takes): served by [`mock_router`], every operation answers its mock.
+    pub struct MockApi;
+    impl Api for MockApi {}
     /// What [`Api::webhook_paymentrequest_cancelled`] answers: one variant per status the document lists.
     #[derive(Debug, Clone, PartialEq)]
     pub enum WebhookPaymentrequestCancelledResponse {
@@ -6264,11 +6624,23 @@ pub mod receiver {
     struct Shared<A> {
         api: Arc<A>,
         validators: Validators,
+        /// Whether what `api` does not implement answers its mock.
+        mock: bool,
     }
     /// The axum router serving `api`: every operation of the document at its path and method,
     /// with `401`, `404`, `405`, `413` and `415` answered in the error object too.
     pub fn router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
-        let shared = Arc::new(Shared { api, validators: Validators::new() });
+        build_router(api, false)
+    }
+    /// [`router`], but an operation `api` does not implement answers, instead of `501`, its
+    /// first success status with the document's example of that response (or a value built
+    /// from its schema): a mock of the API until each operation is written. Requests are
+    /// authenticated and validated as [`router`] does.
+    pub fn mock_router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
+        build_router(api, true)
+    }
+    fn build_router<P: Send + 'static, A: Api<P>>(api: Arc<A>, mock: bool) -> axum::Router {
+        let shared = Arc::new(Shared { api, validators: Validators::new(), mock });
         let router = axum::Router::new()
             .route(
                 "/paymentrequest.cancelled",
@@ -6398,14 +6770,20 @@ pub mod receiver {
         let body: types::PaymentRequestNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_cancelled_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_paymentrequest_cancelled(
+        let output = match <A as Api<P>>::webhook_paymentrequest_cancelled(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /paymentrequest.failed`
@@ -6423,14 +6801,20 @@ pub mod receiver {
         let body: types::PaymentRequestNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_failed_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_paymentrequest_failed(
+        let output = match <A as Api<P>>::webhook_paymentrequest_failed(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /paymentrequest.initiated`
@@ -6448,14 +6832,20 @@ pub mod receiver {
         let body: types::PaymentRequestNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_initiated_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_paymentrequest_initiated(
+        let output = match <A as Api<P>>::webhook_paymentrequest_initiated(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /paymentrequest.processed`
@@ -6473,14 +6863,20 @@ pub mod receiver {
         let body: types::PaymentRequestNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_processed_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_paymentrequest_processed(
+        let output = match <A as Api<P>>::webhook_paymentrequest_processed(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /paymentrequest.settled`
@@ -6498,14 +6894,20 @@ pub mod receiver {
         let body: types::PaymentRequestNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_settled_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_paymentrequest_settled(
+        let output = match <A as Api<P>>::webhook_paymentrequest_settled(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /ping`
@@ -6524,7 +6926,14 @@ pub mod receiver {
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_ping_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output =
-            <A as Api<P>>::webhook_ping(&shared.api, context, x_service_signature, x_service_retry_count, body).await?;
+            match <A as Api<P>>::webhook_ping(&shared.api, context, x_service_signature, x_service_retry_count, body)
+                .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, ""));
+                }
+                output => output?,
+            };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /recipient.created`
@@ -6542,14 +6951,20 @@ pub mod receiver {
         let body: types::RecipientNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_recipient_created_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_recipient_created(
+        let output = match <A as Api<P>>::webhook_recipient_created(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /recipient.deleted`
@@ -6567,14 +6982,20 @@ pub mod receiver {
         let body: types::RecipientNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_recipient_deleted_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_recipient_deleted(
+        let output = match <A as Api<P>>::webhook_recipient_deleted(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /transaction.cancelled`
@@ -6592,14 +7013,20 @@ pub mod receiver {
         let body: types::TransactionNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_cancelled_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_transaction_cancelled(
+        let output = match <A as Api<P>>::webhook_transaction_cancelled(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /transaction.failed`
@@ -6617,14 +7044,20 @@ pub mod receiver {
         let body: types::TransactionNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_failed_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_transaction_failed(
+        let output = match <A as Api<P>>::webhook_transaction_failed(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /transaction.initiated`
@@ -6642,14 +7075,20 @@ pub mod receiver {
         let body: types::TransactionNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_initiated_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_transaction_initiated(
+        let output = match <A as Api<P>>::webhook_transaction_initiated(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /transaction.pending`
@@ -6667,14 +7106,20 @@ pub mod receiver {
         let body: types::TransactionNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_pending_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_transaction_pending(
+        let output = match <A as Api<P>>::webhook_transaction_pending(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /transaction.processed`
@@ -6692,14 +7137,20 @@ pub mod receiver {
         let body: types::TransactionNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_processed_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_transaction_processed(
+        let output = match <A as Api<P>>::webhook_transaction_processed(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /transaction.processing`
@@ -6717,14 +7168,20 @@ pub mod receiver {
         let body: types::TransactionNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_processing_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_transaction_processing(
+        let output = match <A as Api<P>>::webhook_transaction_processing(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /transaction.refunded`
@@ -6742,14 +7199,20 @@ pub mod receiver {
         let body: types::TransactionNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_refunded_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_transaction_refunded(
+        let output = match <A as Api<P>>::webhook_transaction_refunded(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /virtualaccount.active`
@@ -6767,14 +7230,20 @@ pub mod receiver {
         let body: types::VirtualAccountNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_active_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_virtualaccount_active(
+        let output = match <A as Api<P>>::webhook_virtualaccount_active(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /virtualaccount.blocked`
@@ -6792,14 +7261,20 @@ pub mod receiver {
         let body: types::VirtualAccountNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_blocked_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_virtualaccount_blocked(
+        let output = match <A as Api<P>>::webhook_virtualaccount_blocked(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /virtualaccount.closed`
@@ -6817,14 +7292,20 @@ pub mod receiver {
         let body: types::VirtualAccountNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_closed_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_virtualaccount_closed(
+        let output = match <A as Api<P>>::webhook_virtualaccount_closed(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /virtualaccount.initiated`
@@ -6842,14 +7323,20 @@ pub mod receiver {
         let body: types::VirtualAccountNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_initiated_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = <A as Api<P>>::webhook_virtualaccount_initiated(
+        let output = match <A as Api<P>>::webhook_virtualaccount_initiated(
             &shared.api,
             context,
             x_service_signature,
             x_service_retry_count,
             body,
         )
-        .await?;
+        .await
+        {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, None, ""));
+            }
+            output => output?,
+        };
         Ok(axum::response::IntoResponse::into_response(output))
     }
     /// `POST /`: a notification posted to the receiver's own URL, handed to the webhook whose

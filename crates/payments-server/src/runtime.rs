@@ -82,6 +82,11 @@ impl ApiError {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal error")
     }
 
+    /// Whether this is the `501` an operation answers until it is implemented.
+    pub fn is_not_implemented(&self) -> bool {
+        self.status == StatusCode::NOT_IMPLEMENTED
+    }
+
     pub fn status(&self) -> StatusCode {
         self.status
     }
@@ -160,6 +165,18 @@ impl<P> RequestContext<P> {
 /// `501`: what an operation answers until it is implemented.
 pub fn not_implemented(operation_id: &str) -> ApiError {
     ApiError::new(StatusCode::NOT_IMPLEMENTED, format!("Not implemented: {operation_id}"))
+}
+
+/// A mock answer (the generated `mock_router`'s, for an operation not implemented): `status`,
+/// and `body` of `content_type` when there is one.
+pub fn mock_response(status: u16, content_type: Option<&'static str>, body: &'static str) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    let Some(content_type) = content_type else { return status.into_response() };
+    let mut response = (status, body).into_response();
+    if let Ok(value) = HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    response
 }
 
 /// Sets the header `name` (lower case) of `response` to `value`'s text, if there is a value. A

@@ -7,6 +7,7 @@
 //! media types and replies with their Rust types; `responses` writes each operation's response
 //! enum; this module writes the trait, the query structs, the handlers and the router.
 
+pub(crate) mod mock;
 mod model;
 
 pub(crate) use model::field_ident;
@@ -90,6 +91,14 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
             }
         }
     });
+    let accept_any = authenticate.is_some().then(|| {
+        quote! {
+            async fn authenticate(&self, credentials: &[Credential<'_>]) -> Result<(), ApiError> {
+                let _ = credentials;
+                Ok(())
+            }
+        }
+    });
     let raw_path_params = ops.iter().any(|op| !op.path_params.is_empty()).then(|| {
         quote!(
             use axum::extract::RawPathParams;
@@ -132,6 +141,14 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
             #(#trait_methods)*
         }
 
+        /// Implements no operation and lets every caller in (any credential of a kind the
+        /// operation takes): served by [`mock_router`], every operation answers its mock.
+        pub struct MockApi;
+
+        impl Api for MockApi {
+            #accept_any
+        }
+
         #credential
 
         #(#response_enums)*
@@ -156,12 +173,26 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
         struct Shared<A> {
             api: Arc<A>,
             validators: Validators,
+            /// Whether what `api` does not implement answers its mock.
+            mock: bool,
         }
 
         /// The axum router serving `api`: every operation of the document at its path and method,
         /// with `401`, `404`, `405`, `413` and `415` answered in the error object too.
         pub fn router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
-            let shared = Arc::new(Shared { api, validators: Validators::new() });
+            build_router(api, false)
+        }
+
+        /// [`router`], but an operation `api` does not implement answers, instead of `501`, its
+        /// first success status with the document's example of that response (or a value built
+        /// from its schema): a mock of the API until each operation is written. Requests are
+        /// authenticated and validated as [`router`] does.
+        pub fn mock_router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
+            build_router(api, true)
+        }
+
+        fn build_router<P: Send + 'static, A: Api<P>>(api: Arc<A>, mock: bool) -> axum::Router {
+            let shared = Arc::new(Shared { api, validators: Validators::new(), mock });
             let router = axum::Router::new()
                 #(#routes)*
                 .fallback(unknown_path::<P, A>)
@@ -626,12 +657,31 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
     } else {
         quote! { let context = #rt::RequestContext::new(caller, headers); }
     };
+    let call = quote!(<A as Api<P>>::#name(&shared.api, #(#args),*).await);
+    let output = match &op.mock {
+        Some(mock) => {
+            let status = mock.status;
+            let (content_type, body) = match &mock.body {
+                Some((content_type, body)) => (quote!(Some(#content_type)), body.text()),
+                None => (quote!(None), String::new()),
+            };
+            quote! {
+                let output = match #call {
+                    Err(error) if shared.mock && error.is_not_implemented() => {
+                        return Ok(#rt::mock_response(#status, #content_type, #body));
+                    }
+                    output => output?,
+                };
+            }
+        }
+        None => quote!(let output = #call?;),
+    };
     quote! {
         #[doc = #doc]
         async fn #name<P: Send + 'static, A: Api<P>>(#(#extractors),*) -> Result<Response, ApiError> {
             #(#steps)*
             #context
-            let output = <A as Api<P>>::#name(&shared.api, #(#args),*).await?;
+            #output
             Ok(axum::response::IntoResponse::into_response(output))
         }
     }

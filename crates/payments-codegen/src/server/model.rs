@@ -33,6 +33,8 @@ pub struct Op {
     pub query_params: Vec<Param>,
     pub body: Option<Body>,
     pub replies: Vec<Reply>,
+    /// What the mock answers until it is implemented.
+    pub mock: Option<super::mock::Mock>,
 }
 
 impl Op {
@@ -146,7 +148,12 @@ pub fn operations(spec: &Spec, type_names: &BTreeSet<String>, schemes: &[super::
                 .map(|p| resolve(openapi, p, "parameters", |c, n| c.parameters.get(n)))
                 .collect::<Result<Vec<_>>>()?;
             let components = spec.raw.get("components").unwrap_or(&Value::Null);
-            ops.push(operation_model(openapi, components, type_names, schemes, path, method, operation, &params)?);
+            let mut op = operation_model(openapi, components, type_names, schemes, path, method, operation, &params)?;
+            op.mock = spec
+                .raw
+                .pointer(&format!("/paths/{}/{method}", crate::normalise::escape(path)))
+                .and_then(|raw| super::mock::mock(raw, components));
+            ops.push(op);
         }
     }
     Ok(ops)
@@ -254,6 +261,7 @@ fn operation_model(
         query_params,
         body,
         replies,
+        mock: None,
     })
 }
 
