@@ -95,6 +95,12 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
             }
         });
     }
+    let type_space = generator.get_type_space();
+    let type_names: BTreeSet<String> = type_space.iter_types().map(|t| t.name()).collect();
+    if let Some(events) = crate::events::client(spec, &type_names)? {
+        client.extend(events);
+        uses.push("futures");
+    }
     if generator.uses_futures() {
         uses.push("futures");
     }
@@ -103,8 +109,6 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     }
     uses.sort_unstable();
     uses.dedup();
-    let type_space = generator.get_type_space();
-    let type_names = type_space.iter_types().map(|t| t.name()).collect();
     let mut types = type_space.to_stream();
     types.extend(component_registry(spec, &type_names)?);
     Ok(Models {

@@ -8,6 +8,7 @@
 mod client;
 mod credentials;
 mod doc_lines;
+mod events;
 mod json_schema;
 mod markdown;
 mod normalise;

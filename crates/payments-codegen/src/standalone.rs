@@ -20,8 +20,9 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The server's hand-written runtime, shared with our own server crate.
 const RUNTIME: &str = include_str!("../../payments-server/src/runtime.rs");
-/// Its parameter styles, a module of its own.
+/// Its parameter styles and server-sent events, modules of their own.
 const RUNTIME_STYLES: &str = include_str!("../../payments-server/src/runtime/styles.rs");
+const RUNTIME_EVENTS: &str = include_str!("../../payments-server/src/runtime/events.rs");
 
 /// The crates `<name>-types`, `<name>-client` and `<name>-server` generated from the document
 /// `spec_text` (whose path, for the headers, is `source`).
@@ -93,6 +94,10 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
             format!("{name}-server/src/runtime/styles.rs"),
             format!("// Copied by `cargo xtask codegen` from payments-server's runtime/styles.rs.\n\n{RUNTIME_STYLES}"),
         ),
+        rust(
+            format!("{name}-server/src/runtime/events.rs"),
+            format!("// Copied by `cargo xtask codegen` from payments-server's runtime/events.rs.\n\n{RUNTIME_EVENTS}"),
+        ),
     ];
     Ok(Standalone { files, notes })
 }
@@ -163,6 +168,7 @@ serde_html_form = {{ version = "0.4", default-features = false, features = ["de"
 tower = "0.5"
 base64 = "0.22"
 tokio = {{ version = "1", features = ["macros", "rt-multi-thread", "net"] }}
+futures-util = {{ version = "0.3", default-features = false, features = ["std"] }}
 "#
     )
 }

@@ -8,6 +8,7 @@ use payments_codegen::{Config, cli, generate, markdown_reference};
 
 const SAMPLES: &[&str] = &[
     "bounds",
+    "events",
     "generality",
     "nullable_and_enums",
     "openapi_3_1",

@@ -66,6 +66,12 @@ fn the_parameter_styles_sample_as_a_workspace_of_its_own() {
     check("styles", "crates/payments-codegen/tests/samples/parameter_styles.yaml");
 }
 
+/// Its client carries the events runtime (and `futures`), its server the runtime's `events`.
+#[test]
+fn the_events_sample_as_a_workspace_of_its_own() {
+    check("events", "crates/payments-codegen/tests/samples/events.yaml");
+}
+
 /// `cargo run` in the workspace generated from a real 3.1 document (utoipa's, crates.io's) serves
 /// its mock: asked over HTTP, an operation answers its documented success, a body of its schema,
 /// and what the real router refuses is still refused.

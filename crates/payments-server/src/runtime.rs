@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub mod events;
 pub mod styles;
 
 /// The largest request body accepted; larger ones are refused with `413`.

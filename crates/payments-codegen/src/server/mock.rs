@@ -44,12 +44,16 @@ pub fn mock(operation: &Value, components: &Value) -> Option<Mock> {
         return Some(Mock { status, body: None });
     };
     let example = media_example(media, components);
-    let body = if is_json(media_type) {
-        let value = example.unwrap_or_else(|| {
-            let schema = media.get("schema").cloned().unwrap_or_else(|| json!({}));
-            Builder { components, depth: 0 }.build(&schema)
-        });
-        Body::Json(value)
+    let built = |media: &Value| {
+        let schema = media.get("schema").cloned().unwrap_or_else(|| json!({}));
+        Builder { components, depth: 0 }.build(&schema)
+    };
+    let body = if essence(media_type) == "text/event-stream" {
+        // One event, its data the example of the event type.
+        let data = example.unwrap_or_else(|| built(media));
+        Body::Text(format!("id: 1\ndata: {data}\n\n"))
+    } else if is_json(media_type) {
+        Body::Json(example.unwrap_or_else(|| built(media)))
     } else {
         let text = match example {
             Some(Value::String(text)) => text,

@@ -8,7 +8,7 @@
 //! enum; this module writes the trait, the query structs, the handlers and the router.
 
 pub(crate) mod mock;
-mod model;
+pub(crate) mod model;
 
 pub(crate) use model::field_ident;
 pub mod responses;

@@ -116,6 +116,8 @@ pub enum ReplyBody {
     },
     /// `101` with content: the protocol switch, answered with a response the implementer builds.
     Upgrade,
+    /// `text/event-stream`: a stream of events whose data is of this type.
+    Events(TokenStream),
 }
 
 /// A response header the document declares, as a field of its variant.
@@ -145,7 +147,11 @@ pub fn operations(spec: &Spec, type_names: &BTreeSet<String>, schemes: &[super::
             let params = operation
                 .parameters
                 .iter()
-                .map(|p| resolve(openapi, p, "parameters", |c, n| c.parameters.get(n)))
+                .enumerate()
+                .map(|(i, p)| {
+                    resolve(openapi, p, "parameters", |c, n| c.parameters.get(n))
+                        .map_err(|e| Error(format!("{}/parameters/{i}: {e}", pointer(&["paths", path, method]))))
+                })
                 .collect::<Result<Vec<_>>>()?;
             let components = spec.raw.get("components").unwrap_or(&Value::Null);
             let mut op = operation_model(openapi, components, type_names, schemes, path, method, operation, &params)?;
@@ -234,7 +240,8 @@ fn operation_model(
             Status::Range(class) if !(1..=5).contains(&class) => bail!("{context}: not a status class"),
             _ => {}
         }
-        let response = resolve(openapi, response, "responses", |c, n| c.responses.get(n))?;
+        let response = resolve(openapi, response, "responses", |c, n| c.responses.get(n))
+            .map_err(|e| Error(format!("{context}: {e}")))?;
         replies.push(reply(openapi, type_names, &context, status, response)?);
     }
     // Every operation has a success response: `normalise` gives one (`2XX`) to those without.
@@ -319,7 +326,8 @@ fn body_model(
     context: &str,
     body: &ReferenceOr<RequestBody>,
 ) -> Result<Body> {
-    let body = resolve(openapi, body, "requestBodies", |c, n| c.request_bodies.get(n))?;
+    let body = resolve(openapi, body, "requestBodies", |c, n| c.request_bodies.get(n))
+        .map_err(|e| Error(format!("{context}: {e}")))?;
     if body.content.is_empty() {
         bail!("{context}: a request body needs at least one media type");
     }
@@ -380,7 +388,8 @@ fn reply(
         .headers
         .iter()
         .map(|(name, header)| {
-            let header = resolve(openapi, header, "headers", |c, n| c.headers.get(n))?;
+            let header = resolve(openapi, header, "headers", |c, n| c.headers.get(n))
+                .map_err(|e| Error(format!("{context}: {e}")))?;
             let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
             if name.is_empty() || !name.bytes().all(token) {
                 bail!("{context}: {name:?} is not a header name");
@@ -429,6 +438,16 @@ fn response_body(
             match &content.schema {
                 Some(schema) => Ok(Some(ReplyBody::Json(rust_type(type_names, &context, schema)?))),
                 None => Ok(Some(ReplyBody::Json(quote!(::serde_json::Value)))),
+            }
+        }
+        None if response.content.len() == 1
+            && response.content.keys().all(|media| essence(media) == "text/event-stream") =>
+        {
+            let (media, content) = response.content.iter().next().expect("one media type");
+            let context = format!("{context}/content/{}", media.replace('/', "~1"));
+            match &content.schema {
+                Some(schema) => Ok(Some(ReplyBody::Events(rust_type(type_names, &context, schema)?))),
+                None => Ok(Some(ReplyBody::Events(quote!(::serde_json::Value)))),
             }
         }
         None => {

@@ -96,6 +96,7 @@ pub fn response_enum(op: &Op, rt: &syn::Path) -> TokenStream {
             Some(ReplyBody::Json(_)) => quote!(#rt::json_response(#status, &body)),
             Some(ReplyBody::Raw { media_type }) => quote!(#rt::raw_response(#status, body, #media_type)),
             Some(ReplyBody::Upgrade) => quote!(body),
+            Some(ReplyBody::Events(_)) => quote!(#rt::events::response(#status, body)),
             None => quote!(#rt::empty_response(#status)),
         };
         let body_field = reply.body.as_ref().map(|_| quote!(body,));
@@ -145,8 +146,11 @@ pub fn response_enum(op: &Op, rt: &syn::Path) -> TokenStream {
             }
         })
     });
-    // Raw bodies and upgrades hold a stream, which can be neither cloned nor compared.
-    let streams = op.replies.iter().any(|r| matches!(r.body, Some(ReplyBody::Raw { .. } | ReplyBody::Upgrade)));
+    // Raw bodies, upgrades and events hold a stream, which can be neither cloned nor compared.
+    let streams = op
+        .replies
+        .iter()
+        .any(|r| matches!(r.body, Some(ReplyBody::Raw { .. } | ReplyBody::Upgrade | ReplyBody::Events(_))));
     let derives = if streams { quote!(#[derive(Debug)]) } else { quote!(#[derive(Debug, Clone, PartialEq)]) };
     quote! {
         #[doc = #doc]
@@ -172,6 +176,7 @@ fn body_type(body: &ReplyBody, rt: &syn::Path) -> TokenStream {
         ReplyBody::Json(ty) => ty.clone(),
         ReplyBody::Raw { .. } => quote!(#rt::Raw),
         ReplyBody::Upgrade => quote!(Response),
+        ReplyBody::Events(item) => quote!(#rt::events::EventStream<#item>),
     }
 }
 

@@ -18,6 +18,7 @@ macro_rules! sample {
 }
 
 sample!(bounds);
+sample!(events);
 sample!(generality);
 sample!(nullable_and_enums);
 sample!(openapi_3_1);

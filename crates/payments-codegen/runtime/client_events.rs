@@ -1,0 +1,143 @@
+// The client's half of server-sent events, copied by the generator into a client whose document
+// has an operation answering `text/event-stream` (see the generator's `events.rs`). progenitor
+// answers such an operation with the response's bytes; `events::stream` reads them as events of
+// the document's type, and reconnects as an EventSource does.
+
+/// Server-sent events, read.
+pub mod events {
+    use futures::StreamExt;
+
+    /// One event: its data (the document's event type), its id and its type.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct Event<T> {
+        pub data: T,
+        pub id: Option<String>,
+        /// `event:`; none is a `message`.
+        pub event: Option<String>,
+    }
+
+    struct State<F, T> {
+        connect: F,
+        resumable: bool,
+        last_id: Option<String>,
+        body: Option<progenitor_client::ByteStream>,
+        buffer: String,
+        ready: std::collections::VecDeque<Event<T>>,
+        /// Connections in a row that ended before any event.
+        fruitless: u32,
+        done: bool,
+    }
+
+    /// The events answered to the requests `connect` makes. When the connection ends (cleanly
+    /// or not) and the operation is `resumable` (it takes `Last-Event-ID`), `connect` is called
+    /// again with the last event id seen, until the server answers `204 No Content` (the
+    /// format's "no more events"), a connection fails, or three in a row end before an event.
+    /// Otherwise the stream ends with the response, with an error if it broke off.
+    pub fn stream<'a, T, E, F, Fut>(
+        connect: F,
+        resumable: bool,
+    ) -> impl futures::Stream<Item = Result<Event<T>, progenitor_client::Error<E>>> + 'a
+    where
+        T: serde::de::DeserializeOwned + 'a,
+        E: 'a,
+        F: FnMut(Option<String>) -> Fut + 'a,
+        Fut: std::future::Future<
+                Output = Result<progenitor_client::ResponseValue<progenitor_client::ByteStream>, progenitor_client::Error<E>>,
+            > + 'a,
+    {
+        let state = State {
+            connect,
+            resumable,
+            last_id: None,
+            body: None,
+            buffer: String::new(),
+            ready: std::collections::VecDeque::new(),
+            fruitless: 0,
+            done: false,
+        };
+        futures::stream::unfold(state, |mut state| async move {
+            loop {
+                if let Some(event) = state.ready.pop_front() {
+                    return Some((Ok(event), state));
+                }
+                if state.done {
+                    return None;
+                }
+                let Some(body) = state.body.as_mut() else {
+                    if state.fruitless >= 3 {
+                        return None;
+                    }
+                    match (state.connect)(state.last_id.clone()).await {
+                        Ok(response) if response.status() == reqwest::StatusCode::NO_CONTENT => state.done = true,
+                        Ok(response) => {
+                            state.body = Some(response.into_inner());
+                            state.buffer.clear();
+                            state.fruitless += 1;
+                        }
+                        Err(error) => {
+                            state.done = true;
+                            return Some((Err(error), state));
+                        }
+                    }
+                    continue;
+                };
+                match body.next().await {
+                    Some(Ok(bytes)) => {
+                        // The format allows CRLF, LF and CR line ends: read them all as LF.
+                        let text = String::from_utf8_lossy(&bytes).replace("\r\n", "\n").replace('\r', "\n");
+                        state.buffer.push_str(&text);
+                        if let Err(error) = dispatch(&mut state) {
+                            state.done = true;
+                            return Some((Err(error), state));
+                        }
+                    }
+                    Some(Err(error)) if !state.resumable => {
+                        state.done = true;
+                        return Some((Err(progenitor_client::Error::CommunicationError(error)), state));
+                    }
+                    // Broken off, or ended: what was half read is dropped, as the format says.
+                    Some(Err(_)) | None => {
+                        state.body = None;
+                        state.done = !state.resumable;
+                    }
+                }
+            }
+        })
+    }
+
+    /// Moves every whole event (ended by a blank line) of the buffer into `ready`.
+    fn dispatch<F, T: serde::de::DeserializeOwned, E>(state: &mut State<F, T>) -> Result<(), progenitor_client::Error<E>> {
+        while let Some(end) = state.buffer.find("\n\n") {
+            let block: String = state.buffer.drain(..end + 2).collect();
+            let (mut data, mut event, mut id) = (None::<String>, None, None);
+            for line in block.lines() {
+                if line.starts_with(':') {
+                    continue; // A comment: the server's keep-alive.
+                }
+                let (field, value) = line.split_once(':').unwrap_or((line, ""));
+                let value = value.strip_prefix(' ').unwrap_or(value);
+                match field {
+                    "data" => match &mut data {
+                        Some(data) => {
+                            data.push('\n');
+                            data.push_str(value);
+                        }
+                        None => data = Some(value.to_owned()),
+                    },
+                    "event" => event = Some(value.to_owned()),
+                    "id" if !value.contains('\0') => id = Some(value.to_owned()),
+                    _ => {}
+                }
+            }
+            if id.is_some() {
+                state.last_id = id.clone();
+            }
+            let Some(data) = data else { continue };
+            let parsed = serde_json::from_str(&data)
+                .map_err(|error| progenitor_client::Error::InvalidResponsePayload(data.into_bytes().into(), error))?;
+            state.fruitless = 0;
+            state.ready.push_back(Event { data: parsed, id: id.or_else(|| state.last_id.clone()), event });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,113 @@
+//! Server-sent events: what an operation whose response is `text/event-stream` answers — a
+//! stream of the document's event type, each event's `data` its JSON, written by axum's SSE
+//! support with a keep-alive comment every 15 seconds of silence.
+//!
+//! An event with an `id` lets a client that loses the connection come back with
+//! `Last-Event-ID` (the generated client does, when the operation takes that header) and go on
+//! from the event after it; the operation reads the header and resumes there. A stream item
+//! that is an error ends the response abruptly, as a lost connection does: clients reconnect.
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use axum::response::sse::{self, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::{Stream, StreamExt};
+use serde::Serialize;
+
+use super::ApiError;
+
+/// One event: its data (the document's event type) and the optional fields of the format.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event<T> {
+    pub data: T,
+    /// The event's id: what a client reconnecting sends as `Last-Event-ID`.
+    pub id: Option<String>,
+    /// The event's type (`event:`); none is a `message`.
+    pub event: Option<String>,
+    /// How long a client should wait before reconnecting (`retry:`).
+    pub retry: Option<Duration>,
+}
+
+impl<T> Event<T> {
+    pub fn new(data: T) -> Self {
+        Self { data, id: None, event: None, retry: None }
+    }
+
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    pub fn event(mut self, event: impl Into<String>) -> Self {
+        self.event = Some(event.into());
+        self
+    }
+
+    pub fn retry(mut self, retry: Duration) -> Self {
+        self.retry = Some(retry);
+        self
+    }
+}
+
+type Items<T> = Pin<Box<dyn Stream<Item = Result<Event<T>, ApiError>> + Send>>;
+
+/// The events an operation answers.
+pub struct EventStream<T> {
+    items: Items<T>,
+}
+
+impl<T> std::fmt::Debug for EventStream<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EventStream")
+    }
+}
+
+impl<T: Send + 'static> EventStream<T> {
+    /// The events of `stream`, in order; the response ends when it does.
+    pub fn new(stream: impl Stream<Item = Event<T>> + Send + 'static) -> Self {
+        Self { items: Box::pin(stream.map(Ok)) }
+    }
+
+    /// [`EventStream::new`] for a stream that can fail: an error ends the response abruptly (it is
+    /// logged by no one here, and the client sees a lost connection).
+    pub fn try_new(stream: impl Stream<Item = Result<Event<T>, ApiError>> + Send + 'static) -> Self {
+        Self { items: Box::pin(stream) }
+    }
+}
+
+/// The response: `status`, `text/event-stream`, each event as the format writes it.
+pub fn response<T: Serialize + Send + 'static>(status: StatusCode, stream: EventStream<T>) -> Response {
+    let events = stream.items.map(|item| -> Result<sse::Event, ApiError> {
+        let event = item?;
+        let mut written = sse::Event::default().json_data(&event.data).map_err(|_| ApiError::internal())?;
+        if let Some(id) = event.id {
+            written = written.id(id);
+        }
+        if let Some(name) = event.event {
+            written = written.event(name);
+        }
+        if let Some(retry) = event.retry {
+            written = written.retry(retry);
+        }
+        Ok(written)
+    });
+    let mut response = Sse::new(events.map(|item| item.map_err(Aborted)))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response();
+    *response.status_mut() = status;
+    response
+}
+
+/// A stream's error, which ends the body (and with it the connection) without a last event.
+#[derive(Debug)]
+struct Aborted(#[allow(dead_code)] ApiError);
+
+impl std::fmt::Display for Aborted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the event stream ended with an error")
+    }
+}
+
+impl std::error::Error for Aborted {}
