@@ -402,6 +402,7 @@ fn response_kind(status: &str, response: &Value) -> Kind {
 /// replacements progenitor is to make (`styles::for_client`).
 pub fn for_client(doc: &mut Value) -> Result<Vec<(String, String)>> {
     let replacements = crate::styles::for_client(doc)?;
+    crate::events::for_client(doc)?;
     let components = doc.get("components").cloned().unwrap_or_else(|| json!({}));
     let mut schemas = components.get("schemas").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut names = Names::new(&schemas);

@@ -409,8 +409,12 @@ pub fn client(spec: &crate::spec::Spec) -> Result<Option<TokenStream>> {
                 continue;
             }
             let id = operation["operationId"].as_str().expect("normalise gives every operation an id");
-            // progenitor names the operation in its hook by its method's name.
-            let id = heck::ToSnakeCase::to_snake_case(id);
+            // progenitor names the operation in its hook by its method's name; a negotiated
+            // operation's twin (`events`) carries the same parameters.
+            let twin = crate::events::negotiated(operation, &components)
+                .then(|| crate::normalise::rust_name(&crate::events::twin_id(id), false))
+                .map(|twin| quote!(| #twin));
+            let id = crate::normalise::rust_name(id, false);
             let carriers = carried.iter().map(|(i, wire, key)| {
                 let place = match wire.place {
                     Place::Path => {
@@ -428,7 +432,7 @@ pub fn client(spec: &crate::spec::Spec) -> Result<Option<TokenStream>> {
                 let wire = wire.tokens(&module);
                 quote!(styles::Carrier { key: #key, place: #place, wire: #wire })
             });
-            arms.push(quote!(#id => &[#(#carriers),*],));
+            arms.push(quote!(#id #twin => &[#(#carriers),*],));
         }
     }
     if arms.is_empty() {

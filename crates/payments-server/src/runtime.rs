@@ -154,6 +154,12 @@ pub struct RequestContext<P> {
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 impl<P> RequestContext<P> {
+    /// Whether the request's `Accept` prefers server-sent events to JSON (an operation offering
+    /// both answers [`events::Negotiated::Events`] then).
+    pub fn wants_events(&self) -> bool {
+        events::wants_events(&self.headers)
+    }
+
     pub fn new(caller: P, headers: HeaderMap) -> Self {
         let request_id = match headers.get(&REQUEST_ID).and_then(|v| v.to_str().ok()) {
             Some(id) => id.to_owned(),

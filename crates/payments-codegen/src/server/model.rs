@@ -118,6 +118,11 @@ pub enum ReplyBody {
     Upgrade,
     /// `text/event-stream`: a stream of events whose data is of this type.
     Events(TokenStream),
+    /// JSON of `json` or events of `item`, as the request's `Accept` asks.
+    Negotiated {
+        json: TokenStream,
+        item: TokenStream,
+    },
 }
 
 /// A response header the document declares, as a field of its variant.
@@ -431,26 +436,23 @@ fn response_body(
     if status == Status::Code(101) {
         return Ok(Some(ReplyBody::Upgrade));
     }
+    let typed = |(media, content): (&String, &openapiv3::MediaType)| -> Result<TokenStream> {
+        let context = format!("{context}/content/{}", media.replace('/', "~1"));
+        match &content.schema {
+            Some(schema) => rust_type(type_names, &context, schema),
+            None => Ok(quote!(::serde_json::Value)),
+        }
+    };
     let json = response.content.iter().find(|(media, _)| crate::normalise::is_json(media));
-    match json {
-        Some((media, content)) => {
-            let context = format!("{context}/content/{}", media.replace('/', "~1"));
-            match &content.schema {
-                Some(schema) => Ok(Some(ReplyBody::Json(rust_type(type_names, &context, schema)?))),
-                None => Ok(Some(ReplyBody::Json(quote!(::serde_json::Value)))),
-            }
+    let events = response.content.iter().find(|(media, _)| essence(media) == "text/event-stream");
+    match (json, events) {
+        // JSON or events, as the request's `Accept` asks: the implementer chooses.
+        (Some(json), Some(events)) if response.content.len() == 2 => {
+            Ok(Some(ReplyBody::Negotiated { json: typed(json)?, item: typed(events)? }))
         }
-        None if response.content.len() == 1
-            && response.content.keys().all(|media| essence(media) == "text/event-stream") =>
-        {
-            let (media, content) = response.content.iter().next().expect("one media type");
-            let context = format!("{context}/content/{}", media.replace('/', "~1"));
-            match &content.schema {
-                Some(schema) => Ok(Some(ReplyBody::Events(rust_type(type_names, &context, schema)?))),
-                None => Ok(Some(ReplyBody::Events(quote!(::serde_json::Value)))),
-            }
-        }
-        None => {
+        (Some(json), _) => Ok(Some(ReplyBody::Json(typed(json)?))),
+        (None, Some(events)) if response.content.len() == 1 => Ok(Some(ReplyBody::Events(typed(events)?))),
+        _ => {
             let media: Vec<&str> = response.content.keys().map(String::as_str).collect();
             let media_type = if media.len() == 1 { media[0].to_string() } else { "*/*".to_string() };
             Ok(Some(ReplyBody::Raw { media_type }))

@@ -10,7 +10,7 @@
 use std::pin::Pin;
 use std::time::Duration;
 
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{self, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::{Stream, StreamExt};
@@ -98,6 +98,47 @@ pub fn response<T: Serialize + Send + 'static>(status: StatusCode, stream: Event
         .into_response();
     *response.status_mut() = status;
     response
+}
+
+/// What an operation offering JSON and events for the same status answers: the request's
+/// `Accept` says which it wants ([`wants_events`]).
+#[derive(Debug)]
+pub enum Negotiated<T, E> {
+    Json(T),
+    Events(EventStream<E>),
+}
+
+/// Whether a request's `Accept` prefers `text/event-stream` to JSON: it names the former, with
+/// a quality no lower than any JSON type it names.
+pub fn wants_events(headers: &HeaderMap) -> bool {
+    let mut best = (None::<f32>, None::<f32>);
+    for item in headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')) {
+        let mut parts = item.split(';');
+        let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+        let quality =
+            parts.filter_map(|p| p.trim().strip_prefix("q=")).find_map(|q| q.parse::<f32>().ok()).unwrap_or(1.0);
+        let slot = match media.as_str() {
+            "text/event-stream" => &mut best.0,
+            "application/json" => &mut best.1,
+            _ => continue,
+        };
+        *slot = Some(slot.map_or(quality, |q: f32| q.max(quality)));
+    }
+    match best {
+        (Some(events), json) => events > 0.0 && events >= json.unwrap_or(0.0),
+        (None, _) => false,
+    }
+}
+
+/// The response of a [`Negotiated`] answer.
+pub fn negotiated_response<T: Serialize, E: Serialize + Send + 'static>(
+    status: StatusCode,
+    answer: Negotiated<T, E>,
+) -> Response {
+    match answer {
+        Negotiated::Json(body) => super::json_response(status, &body),
+        Negotiated::Events(stream) => response(status, stream),
+    }
 }
 
 /// A stream's error, which ends the body (and with it the connection) without a last event.

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::StreamExt;
 use payments_codegen_output::events::{client, server, types};
-use payments_server::runtime::events::{Event, EventStream};
+use payments_server::runtime::events::{Event, EventStream, Negotiated};
 use payments_server::runtime::{ApiError, RequestContext};
 
 #[derive(Default)]
@@ -43,6 +43,22 @@ impl server::Api for Ticker {
             Ok(Event::new(types::Tick { n, at }).id(n.to_string()))
         });
         Ok(server::TicksResponse::Ok(EventStream::try_new(ticks)))
+    }
+
+    async fn feed(
+        &self,
+        context: RequestContext<()>,
+        query: server::FeedQuery,
+    ) -> Result<server::FeedResponse, ApiError> {
+        // The kinds, sent `a,b` by the client's styles, become the ticks' numbers' count.
+        let extra = query.kinds.map_or(0, |kinds| kinds.len() as i64);
+        let at = chrono::Utc::now();
+        let ticks: Vec<types::Tick> = (0..query.count + extra).map(|n| types::Tick { n, at }).collect();
+        Ok(server::FeedResponse::Ok(if context.wants_events() {
+            Negotiated::Events(EventStream::new(futures::stream::iter(ticks.into_iter().map(Event::new))))
+        } else {
+            Negotiated::Json(ticks)
+        }))
     }
 
     async fn news(&self, _: RequestContext<()>) -> Result<server::NewsResponse, ApiError> {
@@ -92,6 +108,36 @@ async fn events_are_written_as_the_format_says_and_unresumable_streams_end_with_
     // Bad parameters are refused before any stream starts.
     let refused = reqwest::get(format!("{url}/ticks?count=-1")).await.unwrap();
     assert_eq!(refused.status().as_u16(), 400);
+}
+
+#[tokio::test]
+async fn an_operation_offering_json_and_events_answers_what_accept_asks_for() {
+    let url = support::serve(server::router(Arc::new(Ticker::default()))).await;
+    let client = client::Client::new(&url);
+
+    // The client: typed JSON from the operation, typed events from its stream.
+    let json = client.feed().count(2).kinds(vec!["a".to_owned(), "b".to_owned()]).send().await.unwrap();
+    assert_eq!(json.into_inner().iter().map(|t| t.n).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    let events: Vec<_> =
+        client.feed_events(|b| b.count(2).kinds(vec!["a".to_owned()])).map(|e| e.unwrap().data.n).collect().await;
+    assert_eq!(events, [0, 1, 2]);
+
+    // By hand: as `Accept` asks, JSON when it names nothing or prefers JSON.
+    let http = reqwest::Client::new();
+    for (accept, media) in [
+        (None, "application/json"),
+        (Some("application/json"), "application/json"),
+        (Some("text/event-stream"), "text/event-stream"),
+        (Some("application/json;q=0.5, text/event-stream"), "text/event-stream"),
+        (Some("text/event-stream;q=0.1, application/json"), "application/json"),
+    ] {
+        let mut request = http.get(format!("{url}/feed?count=1"));
+        if let Some(accept) = accept {
+            request = request.header("accept", accept);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.headers()["content-type"], media, "{accept:?}");
+    }
 }
 
 #[tokio::test]
