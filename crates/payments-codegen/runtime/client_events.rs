@@ -19,6 +19,8 @@ pub mod events {
     struct State<F, T> {
         connect: F,
         resumable: bool,
+        /// Whether the event type is a string: each event's data is then the text itself.
+        text: bool,
         last_id: Option<String>,
         body: Option<progenitor_client::ByteStream>,
         buffer: String,
@@ -28,7 +30,8 @@ pub mod events {
         done: bool,
     }
 
-    /// The events answered to the requests `connect` makes. When the connection ends (cleanly
+    /// The events answered to the requests `connect` makes, each one's data the JSON of `T` (or,
+    /// when `text`, the text itself). When the connection ends (cleanly
     /// or not) and the operation is `resumable` (it takes `Last-Event-ID`), `connect` is called
     /// again with the last event id seen, until the server answers `204 No Content` (the
     /// format's "no more events"), a connection fails, or three in a row end before an event.
@@ -36,6 +39,7 @@ pub mod events {
     pub fn stream<'a, T, E, F, Fut>(
         connect: F,
         resumable: bool,
+        text: bool,
     ) -> impl futures::Stream<Item = Result<Event<T>, progenitor_client::Error<E>>> + 'a
     where
         T: serde::de::DeserializeOwned + 'a,
@@ -48,6 +52,7 @@ pub mod events {
         let state = State {
             connect,
             resumable,
+            text,
             last_id: None,
             body: None,
             buffer: String::new(),
@@ -133,8 +138,13 @@ pub mod events {
                 state.last_id = id.clone();
             }
             let Some(data) = data else { continue };
-            let parsed = serde_json::from_str(&data)
-                .map_err(|error| progenitor_client::Error::InvalidResponsePayload(data.into_bytes().into(), error))?;
+            let parsed = if state.text {
+                serde_json::from_value(serde_json::Value::String(data.clone()))
+            } else {
+                serde_json::from_str(&data)
+            };
+            let parsed =
+                parsed.map_err(|error| progenitor_client::Error::InvalidResponsePayload(data.into_bytes().into(), error))?;
             state.fruitless = 0;
             state.ready.push_back(Event { data: parsed, id: id.or_else(|| state.last_id.clone()), event });
         }

@@ -82,6 +82,31 @@ pub fn for_client(doc: &mut Value) -> Result<()> {
     Ok(())
 }
 
+/// Whether the events of the operation at `path` and `method` are of a string type (their data
+/// is then the text itself, not its JSON).
+fn text_events(spec: &Spec, path: &str, method: &str) -> bool {
+    let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
+    let Some(responses) = spec.raw.pointer(&format!("/paths/{}/{method}/responses", crate::normalise::escape(path)))
+    else {
+        return false;
+    };
+    let schema = responses.as_object().into_iter().flatten().filter(|(status, _)| status.starts_with('2')).find_map(
+        |(_, response)| {
+            let content = resolve(response, &components, "responses")?.get("content")?.as_object()?;
+            let (_, media) = content.iter().find(|(media, _)| essence(media) == "text/event-stream")?;
+            media.get("schema").cloned()
+        },
+    );
+    let mut schema = schema.unwrap_or_default();
+    for _ in 0..16 {
+        match resolve(&schema, &components, "schemas") {
+            Some(next) if next != &schema => schema = next.clone(),
+            _ => break,
+        }
+    }
+    schema.get("type").and_then(Value::as_str) == Some("string")
+}
+
 /// The request hook's part for the twins: `None` when the document has none.
 pub fn hook(spec: &Spec) -> Option<TokenStream> {
     let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
@@ -149,6 +174,7 @@ pub fn client(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Option<Token
             }
         });
         let unused = resume.is_none().then(|| quote!(let _ = last_event_id;));
+        let text = text_events(spec, &op.path, &op.method);
         let doc = format!(
             " The events of [`Client::{method}`], each read as the document's event type. `request` sets the\n \
              operation's parameters, as on its builder.{}",
@@ -173,6 +199,7 @@ pub fn client(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Option<Token
                         builder.send()
                     },
                     #resumable,
+                    #text,
                 )
             }
         });

@@ -1,5 +1,6 @@
 //! Server-sent events: what an operation whose response is `text/event-stream` answers — a
-//! stream of the document's event type, each event's `data` its JSON, written by axum's SSE
+//! stream of the document's event type, each event's `data` its JSON (a string type's: the text
+//! itself, as documents that describe events as `type: string` mean), written by axum's SSE
 //! support with a keep-alive comment every 15 seconds of silence.
 //!
 //! An event with an `id` lets a client that loses the connection come back with
@@ -81,7 +82,11 @@ impl<T: Send + 'static> EventStream<T> {
 pub fn response<T: Serialize + Send + 'static>(status: StatusCode, stream: EventStream<T>) -> Response {
     let events = stream.items.map(|item| -> Result<sse::Event, ApiError> {
         let event = item?;
-        let mut written = sse::Event::default().json_data(&event.data).map_err(|_| ApiError::internal())?;
+        // Text is written as it is; anything else as its JSON.
+        let mut written = match serde_json::to_value(&event.data).map_err(|_| ApiError::internal())? {
+            serde_json::Value::String(text) => sse::Event::default().data(text),
+            value => sse::Event::default().data(value.to_string()),
+        };
         if let Some(id) = event.id {
             written = written.id(id);
         }

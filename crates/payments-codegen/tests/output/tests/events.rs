@@ -94,6 +94,10 @@ async fn events_are_written_as_the_format_says_and_unresumable_streams_end_with_
     assert!(body.starts_with("data: {\"at\":\""), "{body}");
     assert!(body.contains("\nid: 0\n\n") && body.contains("\nid: 1\n\n"), "{body}");
 
+    // A string type's events are the text itself, not its JSON.
+    let news = reqwest::get(format!("{url}/news")).await.unwrap().text().await.unwrap();
+    assert!(news.contains("data: Rates held\nevent: headline\n"), "{news}");
+
     let client = client::Client::new(&url);
     let news: Vec<_> = client.news_events(|b| b).map(Result::unwrap).collect().await;
     let read: Vec<(String, Option<String>)> = news.into_iter().map(|e| (e.data, e.event)).collect();
