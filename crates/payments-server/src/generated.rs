@@ -6627,8 +6627,10 @@ pub mod receiver {
         /// Whether what `api` does not implement answers its mock.
         mock: bool,
     }
-    /// The axum router serving `api`: every operation of the document at its path and method,
-    /// with `401`, `404`, `405`, `413` and `415` answered in the error object too.
+    /// The axum router serving `api`: each webhook at `/{its name}`, and every one at `/`, where
+    /// a notification goes to the webhook whose schema its body meets (the one whose name a field
+    /// of the body states, when several do); `401`, `404`, `405`, `413` and `415` answered in the
+    /// error object too.
     pub fn router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
         build_router(api, false)
     }

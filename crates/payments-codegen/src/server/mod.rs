@@ -119,6 +119,14 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
         )
     });
 
+    let router_doc = doc_lines(match surface {
+        Surface::Api => {
+            "The axum router serving `api`: every operation of the document at its path and method,\nwith `401`, `404`, `405`, `413` and `415` answered in the error object too."
+        }
+        Surface::Receiver => {
+            "The axum router serving `api`: each webhook at `/{its name}`, and every one at `/`, where\na notification goes to the webhook whose schema its body meets (the one whose name a field\nof the body states, when several do); `401`, `404`, `405`, `413` and `415` answered in the\nerror object too."
+        }
+    });
     Ok(quote! {
         use std::sync::Arc;
 
@@ -177,8 +185,7 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
             mock: bool,
         }
 
-        /// The axum router serving `api`: every operation of the document at its path and method,
-        /// with `401`, `404`, `405`, `413` and `415` answered in the error object too.
+        #(#router_doc)*
         pub fn router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
             build_router(api, false)
         }
