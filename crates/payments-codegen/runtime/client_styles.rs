@@ -98,6 +98,9 @@ pub mod styles {
             match carrier.place {
                 Place::Query => match wire.shape {
                     Shape::Scalar(_) => query.push((wire.name.to_owned(), entries[0].1.to_owned())),
+                    Shape::Array(_) if wire.style == Style::DeepObject => {
+                        query.extend(values().map(|v| (format!("{}[]", wire.name), v.to_owned())))
+                    }
                     Shape::Array(_) if wire.explode => query.extend(values().map(|v| (wire.name.to_owned(), v.to_owned()))),
                     Shape::Array(_) => query.push((wire.name.to_owned(), values().collect::<Vec<_>>().join(joined))),
                     Shape::Object(_) if wire.style == Style::DeepObject => {

@@ -117,9 +117,10 @@ impl Wire {
             (Style::SpaceDelimited | Style::PipeDelimited, _) => {
                 return Err(format!("parameter {name} is {:?} but not an array or an object of scalars", self.style));
             }
-            (Style::DeepObject, Shape::Object(_)) => {}
+            // An array in deepObject is Stripe's `expand[]=a&expand[]=b` (or `expand[0]=a`).
+            (Style::DeepObject, Shape::Object(_) | Shape::Array(_)) => {}
             (Style::DeepObject, _) => {
-                return Err(format!("parameter {name} is deepObject but not an object of scalars"));
+                return Err(format!("parameter {name} is deepObject but not an object of scalars or an array"));
             }
             _ => {}
         }

@@ -96,6 +96,24 @@ pub fn query<T: DeserializeOwned>(
         };
         let value = match wire.shape {
             Shape::Scalar(leaf) => once(&named(&|key| key == wire.name))?.map(|text| read(leaf, text)),
+            // Stripe's arrays in deepObject: `expand[]=a&expand[]=b`, or `expand[0]=a&expand[1]=b`.
+            Shape::Array(leaf) if wire.style == Style::DeepObject => {
+                let prefix = format!("{}[", wire.name);
+                let mut found: Vec<(usize, usize)> = named(&|key| {
+                    key.strip_prefix(&prefix)
+                        .and_then(|rest| rest.strip_suffix(']'))
+                        .is_some_and(|index| index.is_empty() || index.parse::<usize>().is_ok())
+                })
+                .into_iter()
+                .enumerate()
+                .map(|(order, i)| {
+                    let index = &pairs[i].0[prefix.len()..pairs[i].0.len() - 1];
+                    (index.parse().unwrap_or(order), i)
+                })
+                .collect();
+                found.sort();
+                (!found.is_empty()).then(|| Value::Array(found.iter().map(|&(_, i)| read(leaf, &pairs[i].1)).collect()))
+            }
             Shape::Array(leaf) if wire.explode => {
                 let found = named(&|key| key == wire.name);
                 (!found.is_empty()).then(|| Value::Array(found.iter().map(|&i| read(leaf, &pairs[i].1)).collect()))

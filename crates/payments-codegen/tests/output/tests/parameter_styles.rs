@@ -81,6 +81,7 @@ async fn the_client_writes_every_style_and_the_server_reads_it_back() {
         .spaced(vec![1, 2, 3])
         .piped(vec!["x".to_owned(), "y,z".to_owned()])
         .filter(types::Filter { name: Some("Ada & co".into()), min: Some(3), active: Some(true) })
+        .expand(vec!["customer".to_owned(), "invoice.lines".to_owned()])
         .point(types::Point { x: 1.5, y: -2.0 })
         .pair(pair("k", 7))
         .tags(vec!["t1".to_owned(), "t2".to_owned()])
@@ -94,6 +95,7 @@ async fn the_client_writes_every_style_and_the_server_reads_it_back() {
         json!({
             "csv": ["a b", "c"], "spaced": [1, 2, 3], "piped": ["x", "y,z"],
             "filter": {"name": "Ada & co", "min": 3, "active": true},
+            "expand": ["customer", "invoice.lines"],
             "point": {"x": 1.5, "y": -2.0}, "pair": {"a": "k", "b": 7},
             "tags": ["t1", "t2"], "limit": 5
         })
@@ -181,6 +183,7 @@ async fn the_client_writes_what_the_style_tables_say() {
         .spaced(vec![1, 2])
         .piped(vec!["x".to_owned(), "y".to_owned()])
         .filter(types::Filter { name: Some("n".into()), min: None, active: Some(false) })
+        .expand(vec!["a".to_owned()])
         .pair(pair("k", 7))
         .send()
         .await
@@ -189,7 +192,7 @@ async fn the_client_writes_what_the_style_tables_say() {
     // Delimiters percent-encoded, as `application/x-www-form-urlencoded` writes them.
     assert_eq!(
         sent(read)["uri"],
-        "/query?csv=a%2Cb&spaced=1+2&piped=x%7Cy&filter%5Bactive%5D=false&filter%5Bname%5D=n&pair=a%2Ck%2Cb%2C7"
+        "/query?csv=a%2Cb&spaced=1+2&piped=x%7Cy&filter%5Bactive%5D=false&filter%5Bname%5D=n&expand%5B%5D=a&pair=a%2Ck%2Cb%2C7"
     );
 
     let read = client
@@ -271,6 +274,12 @@ async fn requests_written_as_the_style_tables_write_them_are_read() {
             "filter": {"name": "n", "min": 1}, "point": {"x": 1.0, "y": 2.0}, "pair": {"a": "k", "b": 3}
         })
     );
+    // Stripe's arrays in deepObject, with or without indexes (in their order).
+    let (status, read) = body(get("/query?expand[]=a&expand[]=b").send().await.unwrap()).await;
+    assert_eq!((status, read), (200, json!({"expand": ["a", "b"]})));
+    let (status, read) = body(get("/query?expand[1]=b&expand[0]=a").send().await.unwrap()).await;
+    assert_eq!((status, read), (200, json!({"expand": ["a", "b"]})));
+
     // The delimiter percent-encoded reads the same (OpenAPI 3.1.1, appendix E), and an empty
     // value is an empty array.
     let (status, read) = body(get("/query?csv=blue%2Cblack&piped=").send().await.unwrap()).await;
