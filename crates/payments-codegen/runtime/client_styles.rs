@@ -14,6 +14,8 @@ pub mod styles {
         Simple,
         Label,
         Matrix,
+        /// OpenAPI 3.2's cookie style: as `form`, but values are not percent-encoded.
+        Cookie,
     }
 
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,7 +137,12 @@ pub mod styles {
                     request.headers_mut().insert(wire.name, value);
                 }
                 Place::Cookie => {
-                    let encode = |text: &str| percent_encoding::utf8_percent_encode(text, ENCODED).to_string();
+                    // `form` percent-encodes a cookie's values; 3.2's `cookie` style sends them as
+                    // they are (and a value that is no cookie text is refused by `check`).
+                    let encode = |text: &str| match wire.style {
+                        Style::Cookie => text.to_owned(),
+                        _ => percent_encoding::utf8_percent_encode(text, ENCODED).to_string(),
+                    };
                     match wire.shape {
                         Shape::Array(_) if wire.explode => {
                             cookies.extend(values().map(|v| format!("{}={}", wire.name, encode(v))))
@@ -196,10 +203,16 @@ pub mod styles {
             (Place::Query, Style::DeepObject) => reserved = vec![']'],
             (Place::Path(_), Style::Label) if wire.explode => reserved.push('.'),
             (Place::Path(_), Style::Matrix) => reserved.push(';'),
+            // Unencoded, a cookie's value ends at `;`.
+            (Place::Cookie, Style::Cookie) if matches!(wire.shape, Shape::Scalar(_)) => {
+                reserved = vec![';', ' ', '"', '\\']
+            }
+            (Place::Cookie, Style::Cookie) => reserved.extend([';', ' ', '"', '\\']),
             _ => {}
         }
-        // A scalar is read whole; an object's keys are its properties' names.
-        if matches!(wire.shape, Shape::Scalar(_)) {
+        // A scalar is read whole (but an unencoded cookie's); an object's keys are its
+        // properties' names.
+        if matches!(wire.shape, Shape::Scalar(_)) && wire.style != Style::Cookie {
             return Ok(());
         }
         for (_, text) in entries {

@@ -265,11 +265,6 @@ fn check_parameters(path: &str, operation: &Value, components: &Value, at: &[&st
         let here = format!("{}/parameters/{i}", pointer(at));
         let resolved = resolve(parameter, components, "parameters").expect("checked in own_parameters");
         let (place, name) = parameter_key(parameter, components).expect("checked in own_parameters");
-        if place == "cookie" && resolved.get("style").and_then(Value::as_str) == Some("cookie") {
-            bail!(
-                "{here}: cookie parameter {name} has style \"cookie\" (OpenAPI 3.2), which is not supported yet; \"form\" is"
-            );
-        }
         crate::styles::Wire::of(resolved, components).map_err(|why| crate::Error(format!("{here}: {why}")))?;
         if resolved.get("schema").is_none() {
             bail!("{here}: parameter {name} needs a `schema` (`content` is not supported)");

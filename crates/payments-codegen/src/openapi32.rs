@@ -11,7 +11,10 @@
 //! - `components.mediaTypes` and the media types that refer to one are inlined;
 //! - refused: the `QUERY` method (`query`) and `additionalOperations` (neither axum's method
 //!   router nor progenitor's client has other methods), `in: querystring` parameters, and
-//!   `itemSchema` (streamed media types, which wait for the event-stream work).
+//!   `itemSchema` but on `text/event-stream` (JSON Lines and JSON sequences are not streamed).
+//! - mapped: an event stream's `itemSchema` (each event) to the `schema` of its data, as 3.0 and
+//!   3.1 documents write an event stream; a cookie parameter's `style: cookie` to `form` with
+//!   an extension saying its values are not percent-encoded (`styles::COOKIE_STYLE`).
 
 use serde_json::{Map, Value};
 
@@ -67,6 +70,31 @@ pub fn to_31(document: &mut Value, notes: &mut Vec<Note>) -> Result<()> {
     walk(document, "", Within::Other, &media_types, notes)
 }
 
+/// A `text/event-stream` media type whose `itemSchema` describes each event (3.2): its
+/// `data` property's schema becomes the media type's `schema`, the event type as 3.0 and 3.1
+/// documents write it — `contentSchema` when the data is JSON (`contentMediaType:
+/// application/json`), else the data's own (a string: the text itself). Other fields of the
+/// event (`event`, `id`, `retry`) are the format's, which the generated code reads as such.
+fn event_items(media: &str, item: &mut Value, at: &str) -> Result<()> {
+    if crate::normalise::essence(media) != "text/event-stream" {
+        return Ok(());
+    }
+    let Some(items) = item.as_object_mut().and_then(|item| item.remove("itemSchema")) else { return Ok(()) };
+    let Some(data) = items.pointer("/properties/data") else {
+        return Err(Error(format!(
+            "{at}/itemSchema: an event stream's itemSchema needs a `data` property (the event's data) to be served"
+        )));
+    };
+    let json = data.get("contentMediaType").and_then(Value::as_str).is_some_and(crate::normalise::is_json);
+    let schema = match data.get("contentSchema") {
+        Some(schema) if json => schema.clone(),
+        _ if json => serde_json::json!({}),
+        _ => data.clone(),
+    };
+    item["schema"] = schema;
+    Ok(())
+}
+
 /// What the map being walked holds as values: path items, responses, or anything else.
 #[derive(Clone, Copy, PartialEq)]
 enum Within {
@@ -92,9 +120,17 @@ fn walk(value: &mut Value, at: &str, within: Within, media_types: &Value, notes:
                      supported; describe its fields as query parameters"
                 )));
             }
+            // openapiv3 (3.0's model) has no `cookie` style: it reads as `form`, with an
+            // extension that tells `styles::Wire` the values are not percent-encoded.
+            if map.get("in").and_then(Value::as_str) == Some("cookie")
+                && map.get("style").and_then(Value::as_str) == Some("cookie")
+            {
+                map.insert("style".into(), Value::String("form".into()));
+                map.insert(crate::styles::COOKIE_STYLE.into(), Value::Bool(true));
+            }
             if map.contains_key("itemSchema") {
                 return Err(Error(format!(
-                    "{at}/itemSchema: streamed media types (OpenAPI 3.2's itemSchema) are not supported yet"
+                    "{at}/itemSchema: streamed media types (OpenAPI 3.2's itemSchema) other than text/event-stream are not supported yet"
                 )));
             }
             if let Some(Value::Object(discriminator)) = map.get_mut("discriminator")
@@ -107,6 +143,8 @@ fn walk(value: &mut Value, at: &str, within: Within, media_types: &Value, notes:
             }
             if let Some(content) = map.get_mut("content").and_then(Value::as_object_mut) {
                 for (media, item) in content.iter_mut() {
+                    let here = format!("{at}/content/{}", escape(media));
+                    event_items(media, item, &here)?;
                     let Some(name) = item
                         .get("$ref")
                         .and_then(Value::as_str)
@@ -121,6 +159,7 @@ fn walk(value: &mut Value, at: &str, within: Within, media_types: &Value, notes:
                             escape(media)
                         ))
                     })?;
+                    event_items(media, item, &here)?;
                 }
             }
             for (key, child) in map.iter_mut() {

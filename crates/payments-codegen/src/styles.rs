@@ -14,6 +14,10 @@ use serde_json::{Value, json};
 use crate::normalise::{pointer, resolve};
 use crate::{Result, bail};
 
+/// The extension `openapi32` marks a 3.2 `style: cookie` parameter with (3.0's model has no such
+/// style, so the parameter reads as `form`).
+pub const COOKIE_STYLE: &str = "x-openapi-style-cookie";
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
     Path,
@@ -31,6 +35,8 @@ pub enum Style {
     Simple,
     Label,
     Matrix,
+    /// OpenAPI 3.2's cookie style: as `form`, but values are not percent-encoded.
+    Cookie,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,15 +92,20 @@ impl Wire {
             Some("simple") => Style::Simple,
             Some("label") => Style::Label,
             Some("matrix") => Style::Matrix,
+            Some("cookie") => Style::Cookie,
             Some(other) => {
-                return Err(format!("parameter {name} has style {other:?}, which OpenAPI 3.0 and 3.1 do not define"));
+                return Err(format!("parameter {name} has style {other:?}, which OpenAPI does not define"));
             }
+        };
+        let style = match parameter.get(COOKIE_STYLE) {
+            Some(Value::Bool(true)) if style == Style::Form => Style::Cookie,
+            _ => style,
         };
         let allowed: &[Style] = match place {
             Place::Path => &[Style::Simple, Style::Label, Style::Matrix],
             Place::Query => &[Style::Form, Style::SpaceDelimited, Style::PipeDelimited, Style::DeepObject],
             Place::Header => &[Style::Simple],
-            Place::Cookie => &[Style::Form],
+            Place::Cookie => &[Style::Form, Style::Cookie],
         };
         if !allowed.contains(&style) {
             let place = format!("{place:?}").to_lowercase();
@@ -103,7 +114,8 @@ impl Wire {
                 written.unwrap_or("")
             ));
         }
-        let explode = parameter.get("explode").and_then(Value::as_bool).unwrap_or(style == Style::Form);
+        let explode =
+            parameter.get("explode").and_then(Value::as_bool).unwrap_or(matches!(style, Style::Form | Style::Cookie));
         let shape = parameter.get("schema").map(|schema| shape(schema, components)).unwrap_or(Shape::Opaque);
         let wire = Wire { place, name, style, explode, shape };
         wire.check()?;

@@ -103,6 +103,7 @@ fn no_mutated_document_panics_the_generator() {
         "samples/generality.yaml",
         "samples/nullable_and_enums.yaml",
         "samples/openapi_3_1.yaml",
+        "samples/openapi_3_2.yaml",
         "samples/parameter_styles.yaml",
         "samples/parameters_and_responses.yaml",
         "samples/query_arrays.yaml",

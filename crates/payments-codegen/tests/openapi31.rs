@@ -122,7 +122,11 @@ fn what_3_2_adds_and_nothing_serves_is_refused_with_its_pointer() {
         ),
         (
             "    get:\n      operationId: stream\n      responses:\n        '200':\n          description: events\n          content:\n            text/event-stream: {itemSchema: {type: object}}\n".to_owned(),
-            "/paths/~1x/get/responses/200/content/text~1event-stream/itemSchema: streamed media types",
+            "/paths/~1x/get/responses/200/content/text~1event-stream/itemSchema: an event stream's itemSchema needs a `data` property",
+        ),
+        (
+            "    get:\n      operationId: stream\n      responses:\n        '200':\n          description: lines\n          content:\n            application/jsonl: {itemSchema: {type: object}}\n".to_owned(),
+            "/paths/~1x/get/responses/200/content/application~1jsonl/itemSchema: streamed media types (OpenAPI 3.2's itemSchema) other than text/event-stream",
         ),
     ] {
         let error = generate(&document(&path_item), &Config::sibling_modules("t.yaml")).unwrap_err().to_string();

@@ -12,6 +12,7 @@ const SAMPLES: &[&str] = &[
     "generality",
     "nullable_and_enums",
     "openapi_3_1",
+    "openapi_3_2",
     "parameter_styles",
     "parameters_and_responses",
     "query_arrays",

@@ -29,6 +29,8 @@ pub enum Style {
     Simple,
     Label,
     Matrix,
+    /// OpenAPI 3.2's cookie style: as `form`, but values are not percent-encoded.
+    Cookie,
 }
 
 /// The JSON type a piece of text is read as.
@@ -184,7 +186,7 @@ pub fn header_param<T: DeserializeOwned>(headers: &HeaderMap, wire: &Wire) -> Re
     serde_json::from_value(value).map(Some).map_err(|e| bad(format!("{text:?} {e}")))
 }
 
-/// A cookie parameter (`form`: values percent-encoded; arrays and objects `name=a,b` or, exploded,
+/// A cookie parameter (`form`: values percent-encoded; 3.2's `cookie` style: as they are; arrays and objects `name=a,b` or, exploded,
 /// a cookie per value, `name=a; name=b`, or per property, `k=v; k2=v2`); `None` when absent.
 pub fn cookie_param<T: DeserializeOwned>(headers: &HeaderMap, wire: &Wire) -> Result<Option<T>, ApiError> {
     let bad = |e: String| ApiError::bad_request(format!("cookie `{}`: {e}", wire.name));
@@ -194,7 +196,10 @@ pub fn cookie_param<T: DeserializeOwned>(headers: &HeaderMap, wire: &Wire) -> Re
         .filter_map(|line| line.to_str().ok())
         .flat_map(|line| line.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .map(|(key, value)| (key, decode(value.trim_matches('"'))))
+        .map(|(key, value)| {
+            let value = value.trim_matches('"');
+            (key, if wire.style == Style::Cookie { value.to_owned() } else { decode(value) })
+        })
         .collect();
     let named: Vec<&str> = cookies.iter().filter(|(key, _)| *key == wire.name).map(|(_, v)| v.as_str()).collect();
     let value = match wire.shape {

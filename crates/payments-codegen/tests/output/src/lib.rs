@@ -22,6 +22,7 @@ sample!(events);
 sample!(generality);
 sample!(nullable_and_enums);
 sample!(openapi_3_1);
+sample!(openapi_3_2);
 sample!(parameter_styles);
 sample!(parameters_and_responses);
 sample!(query_arrays);

@@ -1,0 +1,48 @@
+//! What OpenAPI 3.2 adds, served (`samples/openapi_3_2.yaml`): an event stream its `itemSchema`
+//! describes reaches the client as typed events, and cookies in 3.2's `cookie` style go as they
+//! are, not percent-encoded.
+
+mod support;
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use payments_codegen_output::openapi_3_2::{client, server, types};
+use payments_server::runtime::events::{Event, EventStream};
+use payments_server::runtime::{ApiError, RequestContext};
+
+struct Prices;
+
+impl server::Api for Prices {
+    async fn prices(
+        &self,
+        context: RequestContext<()>,
+        last_event_id: Option<String>,
+        region: String,
+        pairs: Option<Vec<String>>,
+    ) -> Result<server::PricesResponse, ApiError> {
+        if last_event_id.is_some() {
+            return Ok(server::PricesResponse::NoContent);
+        }
+        let cookie = context.headers.get("cookie").map(|c| c.to_str().unwrap().to_owned()).unwrap_or_default();
+        let prices = pairs.unwrap_or_default().into_iter().enumerate().map(move |(i, pair)| {
+            Event::new(types::Price { pair, price: 1.25, region: region.clone() }).id(i.to_string()).event(cookie.clone())
+        });
+        Ok(server::PricesResponse::Ok(EventStream::new(futures::stream::iter(prices.collect::<Vec<_>>()))))
+    }
+}
+
+#[tokio::test]
+async fn item_schema_events_and_cookie_style_cookies() {
+    let url = support::serve(server::router(Arc::new(Prices))).await;
+    let client = client::Client::new(&url);
+    let events: Vec<_> = client
+        .prices_events(|b| b.region("eu-west").pairs(vec!["GBP/EUR".to_owned(), "GBP/USD".to_owned()]))
+        .map(Result::unwrap)
+        .collect()
+        .await;
+    let read: Vec<(String, String)> = events.iter().map(|e| (e.data.pair.clone(), e.data.region.clone())).collect();
+    assert_eq!(read, [("GBP/EUR".into(), "eu-west".into()), ("GBP/USD".into(), "eu-west".into())]);
+    // The cookies as they went: not percent-encoded (`form` would have sent `GBP%2FEUR`).
+    assert_eq!(events[0].event.as_deref(), Some("region=eu-west; pairs=GBP/EUR,GBP/USD"));
+}
