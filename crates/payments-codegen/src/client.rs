@@ -106,6 +106,10 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         client.extend(events);
         uses.push("futures");
     }
+    if let Some(multipart) = crate::multipart::client(spec, &type_names)? {
+        client.extend(multipart);
+        uses.push("futures");
+    }
     if generator.uses_futures() {
         uses.push("futures");
     }

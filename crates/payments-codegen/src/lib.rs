@@ -11,6 +11,7 @@ mod doc_lines;
 mod events;
 mod json_schema;
 mod markdown;
+mod multipart;
 mod normalise;
 mod nullable;
 mod openapi31;

@@ -439,19 +439,25 @@ fn client_body(operation: &mut Value, components: &Value, at: &[&str]) -> Result
         "application/x-www-form-urlencoded" => Some(1),
         "application/octet-stream" => Some(2),
         "text/plain" | "text/x-markdown" => Some(3),
+        // progenitor has no multipart: its bytes are sent as a body of their own (`multipart`).
+        "multipart/form-data" => Some(4),
         _ => None,
     };
     let Some((media, chosen)) = content.iter().filter(|(m, _)| rank(m).is_some()).min_by_key(|(m, _)| rank(m)) else {
         let offered: Vec<&String> = content.keys().collect();
         bail!(
             "{}/requestBody: offered as {offered:?}; the client (progenitor) sends only application/json, \
-             application/x-www-form-urlencoded, application/octet-stream and text/plain",
+             application/x-www-form-urlencoded, application/octet-stream, text/plain and multipart/form-data",
             pointer(at)
         );
     };
     let mut chosen = chosen.clone();
     if let Some(chosen) = chosen.as_object_mut() {
         chosen.remove("encoding");
+    }
+    if essence(media) == "multipart/form-data" {
+        crate::multipart::for_client(operation, &mut body, chosen, at)?;
+        return Ok(());
     }
     match essence(media).as_str() {
         "application/octet-stream" => chosen["schema"] = json!({"type": "string", "format": "binary"}),

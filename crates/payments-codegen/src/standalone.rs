@@ -20,9 +20,10 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The server's hand-written runtime, shared with our own server crate.
 const RUNTIME: &str = include_str!("../../payments-server/src/runtime.rs");
-/// Its parameter styles and server-sent events, modules of their own.
+/// Its parameter styles, server-sent events and multipart bodies, modules of their own.
 const RUNTIME_STYLES: &str = include_str!("../../payments-server/src/runtime/styles.rs");
 const RUNTIME_EVENTS: &str = include_str!("../../payments-server/src/runtime/events.rs");
+const RUNTIME_MULTIPART: &str = include_str!("../../payments-server/src/runtime/multipart.rs");
 
 /// The crates `<name>-types`, `<name>-client` and `<name>-server` generated from the document
 /// `spec_text` (whose path, for the headers, is `source`).
@@ -98,6 +99,12 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
             format!("{name}-server/src/runtime/events.rs"),
             format!("// Copied by `cargo xtask codegen` from payments-server's runtime/events.rs.\n\n{RUNTIME_EVENTS}"),
         ),
+        rust(
+            format!("{name}-server/src/runtime/multipart.rs"),
+            format!(
+                "// Copied by `cargo xtask codegen` from payments-server's runtime/multipart.rs.\n\n{RUNTIME_MULTIPART}"
+            ),
+        ),
     ];
     Ok(Standalone { files, notes })
 }
@@ -167,7 +174,9 @@ percent-encoding = "2"
 serde_html_form = {{ version = "0.4", default-features = false, features = ["de", "std"] }}
 tower = "0.5"
 base64 = "0.22"
-tokio = {{ version = "1", features = ["macros", "rt-multi-thread", "net"] }}
+tokio = {{ version = "1", features = ["macros", "rt-multi-thread", "net", "fs", "io-util"] }}
+multer = "3"
+tempfile = "3"
 futures-util = {{ version = "0.3", default-features = false, features = ["std"] }}
 "#
     )

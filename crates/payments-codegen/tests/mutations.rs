@@ -101,6 +101,7 @@ fn no_mutated_document_panics_the_generator() {
         "samples/bounds.yaml",
         "samples/events.yaml",
         "samples/generality.yaml",
+        "samples/multipart.yaml",
         "samples/nullable_and_enums.yaml",
         "samples/openapi_3_1.yaml",
         "samples/openapi_3_2.yaml",

@@ -10,6 +10,7 @@ const SAMPLES: &[&str] = &[
     "bounds",
     "events",
     "generality",
+    "multipart",
     "nullable_and_enums",
     "openapi_3_1",
     "openapi_3_2",
@@ -91,7 +92,7 @@ fn unsupported_shapes_are_refused_with_a_reason() {
         ),
         (
             "  /x:\n    post:\n      operationId: postX\n      requestBody:\n        content:\n          application/json:\n            schema: {type: string}\n          multipart/form-data:\n            schema: {type: object}\n      responses:\n        '200': {description: ok}\n",
-            "postX at #/paths/~1x/post/requestBody/content/multipart~1form-data: multipart bodies are not supported",
+            "postX at #/paths/~1x/post/requestBody: a body offered as multipart/form-data and as other media types is not supported",
         ),
         (
             "  /x:\n    get:\n      operationId: getX\n      security: [{digest: []}]\n      responses:\n        '200': {description: ok}\n",

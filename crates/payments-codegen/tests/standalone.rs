@@ -72,6 +72,13 @@ fn the_events_sample_as_a_workspace_of_its_own() {
     check("events", "crates/payments-codegen/tests/samples/events.yaml");
 }
 
+/// Its client carries the multipart runtime, its server the runtime's `multipart` (multer,
+/// temporary files).
+#[test]
+fn the_multipart_sample_as_a_workspace_of_its_own() {
+    check("multipart", "crates/payments-codegen/tests/samples/multipart.yaml");
+}
+
 /// `cargo run` in the workspace generated from a real 3.1 document (utoipa's, crates.io's) serves
 /// its mock: asked over HTTP, an operation answers its documented success, a body of its schema,
 /// and what the real router refuses is still refused.

@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub mod events;
+pub mod multipart;
 pub mod styles;
 
 /// The largest request body accepted; larger ones are refused with `413`.
@@ -620,6 +621,11 @@ pub fn too_large() -> ApiError {
     ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, format!("Request body larger than {BODY_LIMIT} bytes"))
 }
 
+/// `413` saying which limit the request went over.
+pub fn too_large_because(message: impl Into<String>) -> ApiError {
+    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, message)
+}
+
 /// A success response with a JSON body. Written into a plain vector, which serde_json fills
 /// faster than axum's `Json` fills its growable buffer; 1 KiB holds most answers without growing.
 pub fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
@@ -820,6 +826,11 @@ where
 /// with the error object at once, instead of waiting for bytes that will be refused anyway. The
 /// connection is closed, since the body is left unread on it.
 fn declared_oversize(request: &axum::extract::Request) -> Option<Response> {
+    // A multipart body is read as it streams, under limits of its own (`multipart`).
+    let multipart = request.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    if multipart.is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("multipart/form-data")) {
+        return None;
+    }
     let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_none_or(|length| length <= BODY_LIMIT as u64) {
         return None;

@@ -42,6 +42,7 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
     let trait_methods = ops.iter().map(|op| trait_method(op, &rt));
     let response_enums = ops.iter().map(|op| responses::response_enum(op, &rt));
     let body_enums = ops.iter().filter_map(body_enum);
+    let parts_structs = ops.iter().filter_map(|op| parts_struct(op, &rt));
     let query_structs = ops.iter().filter_map(query_struct);
     let handlers = ops.iter().map(|op| handler(op, &schemes, &rt));
     let validators: Vec<(Ident, Value)> = ops.iter().flat_map(validator_names).collect();
@@ -163,6 +164,8 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
 
         #(#body_enums)*
 
+        #(#parts_structs)*
+
         #(#query_structs)*
 
         /// Request validators, compiled once from the document's schemas when the router is built.
@@ -268,6 +271,33 @@ fn body_type(op: &Op) -> TokenStream {
         Some([only]) => only.kind.ty(),
         _ => op.ident("Body").into_token_stream(),
     }
+}
+
+/// The struct of a multipart body: a field per part, files as the runtime's `multipart::File`.
+fn parts_struct(op: &Op, rt: &syn::Path) -> Option<TokenStream> {
+    let body = op.body.as_ref()?;
+    let [model::Media { kind: MediaKind::Multipart { ty, fields, .. }, .. }] = body.media.as_slice() else {
+        return None;
+    };
+    let doc = format!(" The parts of [`Api::{}`]'s `multipart/form-data` body.", op.fn_name);
+    let fields = fields.iter().map(|f| {
+        let ident = &f.ident;
+        let docs = f.doc.as_deref().map(doc_lines).unwrap_or_default();
+        let ty = match &f.kind {
+            model::PartKind::File { .. } => quote!(#rt::multipart::File),
+            model::PartKind::Files { .. } => quote!(::std::vec::Vec<#rt::multipart::File>),
+            model::PartKind::Value { ty, .. } => ty.clone(),
+        };
+        let ty = if f.required || matches!(f.kind, model::PartKind::Files { .. }) { ty } else { quote!(Option<#ty>) };
+        quote! { #(#docs)* pub #ident: #ty, }
+    });
+    Some(quote! {
+        #[doc = #doc]
+        #[derive(Debug)]
+        pub struct #ty {
+            #(#fields)*
+        }
+    })
 }
 
 /// The enum of a body offered in several media types: one variant per media type.
@@ -377,8 +407,14 @@ fn validator_names(op: &Op) -> Vec<(Ident, Value)> {
         ));
     }
     for (i, media) in op.body.iter().flat_map(|b| &b.media).enumerate() {
-        if let MediaKind::Json { schema, .. } | MediaKind::Form { schema, .. } = &media.kind {
-            out.push((body_validator(op, i), schema.clone()));
+        match &media.kind {
+            MediaKind::Json { schema, .. } | MediaKind::Form { schema, .. } => {
+                out.push((body_validator(op, i), schema.clone()))
+            }
+            MediaKind::Multipart { schema, .. } => {
+                out.push((body_validator(op, i), crate::json_schema::to_json_schema(schema)))
+            }
+            _ => {}
         }
     }
     out
@@ -649,7 +685,12 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
         args.push(quote!(query));
     }
     if let Some(body) = &op.body {
-        extractors.push(quote!(body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>));
+        if let [model::Media { kind: MediaKind::Multipart { .. }, .. }] = body.media.as_slice() {
+            // Read as it streams, under the multipart limits, not buffered.
+            extractors.push(quote!(request_body: axum::body::Body));
+        } else {
+            extractors.push(quote!(body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>));
+        }
         steps.push(body_step(op, body, rt));
         args.push(quote!(body));
     }
@@ -698,6 +739,55 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
 /// validated), anything else by the media type the request's `Content-Type` names.
 fn body_step(op: &Op, body: &model::Body, rt: &syn::Path) -> TokenStream {
     let ty = body_type(op);
+    if let [model::Media { kind: MediaKind::Multipart { ty, fields, .. }, .. }] = body.media.as_slice() {
+        let validator = body_validator(op, 0);
+        let multipart = quote!(#rt::multipart);
+        let leaf = |leaf: &crate::styles::Leaf| {
+            let leaf = format_ident!("{}", format!("{leaf:?}"));
+            quote!(#rt::styles::Leaf::#leaf)
+        };
+        let kinds = fields.iter().map(|f| {
+            let name = &f.name;
+            let kind = match &f.kind {
+                model::PartKind::File { accepted } | model::PartKind::Files { accepted } => {
+                    quote!(#multipart::Kind::File(&[#(#accepted),*]))
+                }
+                model::PartKind::Value { read: model::PartRead::Text(l), .. } => {
+                    let l = leaf(l);
+                    quote!(#multipart::Kind::Text(#l))
+                }
+                model::PartKind::Value { read: model::PartRead::Texts(l), .. } => {
+                    let l = leaf(l);
+                    quote!(#multipart::Kind::Texts(#l))
+                }
+                model::PartKind::Value { read: model::PartRead::Json, .. } => quote!(#multipart::Kind::Json),
+            };
+            quote!((#name, #kind))
+        });
+        let inits = fields.iter().map(|f| {
+            let (ident, name) = (&f.ident, &f.name);
+            let value = match (&f.kind, f.required) {
+                (model::PartKind::File { .. }, true) => quote!(received.file(#name)?),
+                (model::PartKind::File { .. }, false) => quote!(received.optional_file(#name)?),
+                (model::PartKind::Files { .. }, _) => quote!(received.files(#name)),
+                (model::PartKind::Value { .. }, true) => quote!(received.required(#name)?),
+                (model::PartKind::Value { .. }, false) => quote!(received.optional(#name)?),
+            };
+            quote!(#ident: #value,)
+        });
+        let read = quote! {{
+            let mut received = #multipart::read(&headers, request_body, &[#(#kinds),*]).await?;
+            received.validate(&shared.validators.#validator)?;
+            #ty { #(#inits)* }
+        }};
+        return if body.required {
+            quote! { let body: #ty = #read; }
+        } else {
+            quote! {
+                let body: Option<#ty> = if headers.contains_key(axum::http::header::CONTENT_TYPE) { Some(#read) } else { None };
+            }
+        };
+    }
     if let [model::Media { kind: MediaKind::Json { .. }, .. }] = body.media.as_slice() {
         let validator = body_validator(op, 0);
         return if body.required {
@@ -714,6 +804,7 @@ fn body_step(op: &Op, body: &model::Body, rt: &syn::Path) -> TokenStream {
             MediaKind::Form { .. } => quote!(#rt::form(&bytes, &shared.validators.#validator)?),
             MediaKind::Text => quote!(#rt::text(&bytes)?),
             MediaKind::Bytes => quote!(bytes.clone()),
+            MediaKind::Multipart { .. } => unreachable!("a multipart body is its operation's only media type"),
         }
     };
     let read = if let [only] = body.media.as_slice() {

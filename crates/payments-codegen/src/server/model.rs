@@ -74,16 +74,46 @@ pub enum MediaKind {
     Json { ty: TokenStream, schema: Value },
     /// `application/x-www-form-urlencoded` fields, parsed into `ty` and validated against `schema`.
     Form { ty: TokenStream, schema: Value },
+    /// `multipart/form-data`: the parts, as the struct `ty` (`{Op}Parts`) of `fields`; `schema`
+    /// is the document's for the fields (files aside), which they are validated against.
+    Multipart { ty: Ident, fields: Vec<PartField>, schema: Value },
     /// `text/*`: UTF-8 text.
     Text,
     /// Anything else: the bytes as they came.
     Bytes,
 }
 
+/// A part of a multipart body, as a field of its struct.
+pub struct PartField {
+    pub name: String,
+    pub ident: Ident,
+    pub kind: PartKind,
+    pub required: bool,
+    pub doc: Option<String>,
+}
+
+pub enum PartKind {
+    /// A file; its content type one of these when the document's `encoding` lists any.
+    File { accepted: Vec<String> },
+    /// Several files of one name.
+    Files { accepted: Vec<String> },
+    /// A field of type `ty`: text read as `leaf`, several parts making an array when `many`,
+    /// or JSON.
+    Value { ty: TokenStream, read: PartRead },
+}
+
+#[derive(Clone, Copy)]
+pub enum PartRead {
+    Text(crate::styles::Leaf),
+    Texts(crate::styles::Leaf),
+    Json,
+}
+
 impl MediaKind {
     pub fn ty(&self) -> TokenStream {
         match self {
             Self::Json { ty, .. } | Self::Form { ty, .. } => ty.clone(),
+            Self::Multipart { ty, .. } => quote!(#ty),
             Self::Text => quote!(::std::string::String),
             Self::Bytes => quote!(axum::body::Bytes),
         }
@@ -354,8 +384,10 @@ fn body_model(
                 bail!("{context}: a form body must be an object schema");
             }
             MediaKind::Form { ty: rust_type(type_names, &context, &schema)?, schema: raw }
+        } else if essence == "multipart/form-data" {
+            multipart(openapi, type_names, &context, &operation_type_name(&context), &schema, content)?
         } else if essence.starts_with("multipart/") {
-            bail!("{context}: multipart bodies are not supported");
+            bail!("{context}: {essence} bodies are not supported (multipart/form-data is)");
         } else if essence.starts_with("text/") {
             MediaKind::Text
         } else {
@@ -367,9 +399,13 @@ fn body_model(
     let kind_name = |kind: &MediaKind| match kind {
         MediaKind::Json { .. } => "Json",
         MediaKind::Form { .. } => "Form",
+        MediaKind::Multipart { .. } => "Multipart",
         MediaKind::Text => "Text",
         MediaKind::Bytes => "Bytes",
     };
+    if kinds.len() > 1 && kinds.iter().any(|(_, kind)| matches!(kind, MediaKind::Multipart { .. })) {
+        bail!("{context}: a body offered as multipart/form-data and as other media types is not supported");
+    }
     let unique = kinds.iter().map(|(_, kind)| kind_name(kind)).collect::<BTreeSet<_>>().len() == kinds.len();
     let media = kinds
         .into_iter()
@@ -531,4 +567,104 @@ pub fn field_ident(name: &str) -> Ident {
         Err(_) if ["crate", "self", "super", "Self"].contains(&snake.as_str()) => format_ident!("{snake}_"),
         Err(_) => Ident::new_raw(&snake, Span::call_site()),
     }
+}
+
+/// The operation's type name from a body context (`{operationId} at …`).
+fn operation_type_name(context: &str) -> String {
+    rust_name(context.split(' ').next().unwrap_or_default(), true)
+}
+
+/// A `multipart/form-data` body: its schema (an object, a `$ref` once normalised) read into
+/// parts — files (`format: binary`, alone or in an array), fields read as text (scalars, arrays
+/// of scalars as repeated parts) or as JSON (objects, or as the `encoding` says).
+fn multipart(
+    openapi: &OpenAPI,
+    type_names: &BTreeSet<String>,
+    context: &str,
+    operation: &str,
+    schema: &ReferenceOr<Schema>,
+    content: &openapiv3::MediaType,
+) -> Result<MediaKind> {
+    let ReferenceOr::Reference { reference } = schema else {
+        bail!("{context}: a multipart body must be an object schema");
+    };
+    let name = reference.strip_prefix("#/components/schemas/").unwrap_or_default();
+    let object = match openapi.components.as_ref().and_then(|c| c.schemas.get(name)) {
+        Some(ReferenceOr::Item(Schema { schema_kind: SchemaKind::Type(Type::Object(object)), .. })) => object,
+        _ => bail!("{context}: a multipart body must be an object schema (with properties: its parts)"),
+    };
+    let binary = |schema: &Schema| {
+        matches!(&schema.schema_kind, SchemaKind::Type(Type::String(s))
+            if s.format == VariantOrUnknownOrEmpty::Item(openapiv3::StringFormat::Binary))
+    };
+    let mut fields = Vec::new();
+    let mut files = Vec::new();
+    for (part, property) in &object.properties {
+        let here = format!("{context}, part {part}");
+        let accepted: Vec<String> = content
+            .encoding
+            .get(part)
+            .and_then(|e| e.content_type.as_deref())
+            .map(|types| {
+                types.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty() && !t.contains('*')).collect()
+            })
+            .unwrap_or_default();
+        let json =
+            content.encoding.get(part).and_then(|e| e.content_type.as_deref()).is_some_and(crate::normalise::is_json);
+        let property = property.clone().unbox();
+        let resolved = match &property {
+            ReferenceOr::Item(schema) => Some(schema.clone()),
+            ReferenceOr::Reference { reference } => reference
+                .strip_prefix("#/components/schemas/")
+                .and_then(|n| openapi.components.as_ref()?.schemas.get(n))
+                .and_then(|s| s.as_item().cloned()),
+        };
+        let kind = match resolved.as_ref().map(|s| &s.schema_kind) {
+            Some(_) if resolved.as_ref().is_some_and(binary) => {
+                files.push(part.clone());
+                PartKind::File { accepted }
+            }
+            Some(SchemaKind::Type(Type::Array(array)))
+                if array.items.as_ref().and_then(|i| i.as_item()).is_some_and(|i| binary(i)) =>
+            {
+                files.push(part.clone());
+                PartKind::Files { accepted }
+            }
+            _ => {
+                let ty = rust_type(type_names, &here, &property)?;
+                let raw = serde_json::to_value(&property).expect("schemas serialise");
+                let components = serde_json::json!({ "schemas": openapi.components.as_ref().map(|c| serde_json::to_value(&c.schemas).expect("schemas serialise")) });
+                let read = match crate::styles::Wire::of(
+                    &serde_json::json!({"name": part, "in": "query", "schema": raw}),
+                    &components,
+                ) {
+                    _ if json => PartRead::Json,
+                    Ok(crate::styles::Wire { shape: crate::styles::Shape::Scalar(leaf), .. }) => PartRead::Text(leaf),
+                    Ok(crate::styles::Wire { shape: crate::styles::Shape::Array(leaf), .. }) => PartRead::Texts(leaf),
+                    _ => PartRead::Json,
+                };
+                PartKind::Value { ty, read }
+            }
+        };
+        fields.push(PartField {
+            name: part.clone(),
+            ident: field_ident(part),
+            kind,
+            required: object.required.contains(part),
+            doc: resolved.and_then(|s| s.schema_data.description),
+        });
+    }
+    // The fields' schema: the body's, without its files.
+    let mut schema = serde_json::to_value(Schema {
+        schema_data: Default::default(),
+        schema_kind: SchemaKind::Type(Type::Object(object.clone())),
+    })
+    .expect("schemas serialise");
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.retain(|name, _| !files.contains(name));
+    }
+    if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+        required.retain(|name| !files.iter().any(|f| Some(f.as_str()) == name.as_str()));
+    }
+    Ok(MediaKind::Multipart { ty: format_ident!("{operation}Parts"), fields, schema })
 }

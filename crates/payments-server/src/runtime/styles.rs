@@ -299,7 +299,7 @@ fn properties(fields: &[(&str, Leaf)], entries: Vec<(&str, &str)>) -> Result<Val
 
 /// Text as the JSON value its type reads it as; text that is not one stays text, for the
 /// validator to name.
-fn read(leaf: Leaf, text: &str) -> Value {
+pub(crate) fn read(leaf: Leaf, text: &str) -> Value {
     let parsed = match leaf {
         Leaf::String => None,
         Leaf::Integer => {

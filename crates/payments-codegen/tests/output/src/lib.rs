@@ -20,6 +20,7 @@ macro_rules! sample {
 sample!(bounds);
 sample!(events);
 sample!(generality);
+sample!(multipart);
 sample!(nullable_and_enums);
 sample!(openapi_3_1);
 sample!(openapi_3_2);

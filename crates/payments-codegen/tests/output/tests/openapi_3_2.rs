@@ -26,7 +26,9 @@ impl server::Api for Prices {
         }
         let cookie = context.headers.get("cookie").map(|c| c.to_str().unwrap().to_owned()).unwrap_or_default();
         let prices = pairs.unwrap_or_default().into_iter().enumerate().map(move |(i, pair)| {
-            Event::new(types::Price { pair, price: 1.25, region: region.clone() }).id(i.to_string()).event(cookie.clone())
+            Event::new(types::Price { pair, price: 1.25, region: region.clone() })
+                .id(i.to_string())
+                .event(cookie.clone())
         });
         Ok(server::PricesResponse::Ok(EventStream::new(futures::stream::iter(prices.collect::<Vec<_>>()))))
     }
