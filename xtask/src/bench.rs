@@ -1,6 +1,6 @@
 //! `cargo xtask bench [--smoke]`: measures the sandbox, built for release, on this machine, on
 //! each backend (a SQLite file; a throwaway PostgreSQL server from `scripts/throwaway-postgres`),
-//! and rewrites `BENCHMARKS.md`. Load comes from wrk (Debian's package, installed when missing).
+//! and a 1 GiB upload through a generated server (`upload.rs`), and rewrites `BENCHMARKS.md`. Load comes from wrk (Debian's package, installed when missing).
 //! Figures are reported as ratios against a reference measured in the same run where one
 //! exists, since the machines here are shared and noisy; absolute numbers are context.
 //!
@@ -164,6 +164,20 @@ pub fn codegen_only(root: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `cargo xtask bench --upload`: the uploads section alone, measured now and put in place of the
+/// one in BENCHMARKS.md (before the toolchain's; the rest left as the last full run wrote it).
+pub fn upload_only(root: &Path) -> Result<(), String> {
+    let section = crate::upload::render(&crate::upload::measure(root, 1 << 30, true)?);
+    let path = root.join("BENCHMARKS.md");
+    let current = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (before, toolchain) = current.split_once("# The toolchain").unwrap_or((&current, ""));
+    let before = before.split("# Uploads").next().unwrap_or_default();
+    std::fs::write(&path, format!("{before}{section}# The toolchain{toolchain}"))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("{section}wrote the uploads section of {}", path.display());
+    Ok(())
+}
+
 /// Where a run keeps its data.
 enum Database {
     Sqlite(PathBuf),
@@ -253,6 +267,7 @@ pub fn run(root: &Path, smoke: bool) -> Result<(), String> {
     let (binary, reference) = build(root, scale.release)?;
     // First, so a build that fails stops the run before the long part.
     let limiter = auth_failures(root, scale)?;
+    let upload = crate::upload::measure(root, if smoke { 16 << 20 } else { 1 << 30 }, scale.release)?;
     let work = std::env::temp_dir().join(format!("payments-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
     let measured = (|| {
@@ -282,6 +297,7 @@ What a failed authentication costs the edge (the check that the \
             field(&line, "bytes") / 1024.0,
         ));
     }
+    report.push_str(&crate::upload::render(&upload));
     if let Some(toolchain) = toolchain? {
         report.push_str(&render_toolchain(&toolchain));
     }

@@ -10,13 +10,15 @@
 //! self-contained file (Swagger UI and the document inlined) that opens from disk.
 //!
 //! `cargo xtask bench [--smoke]`: measures the sandbox and rewrites `BENCHMARKS.md` (see
-//! `bench.rs`); `--codegen` measures the generator alone and rewrites only its section.
+//! `bench.rs`); `--codegen` measures the generator alone and rewrites only its section,
+//! `--upload` the upload through a generated server (`upload.rs`) and its section.
 //!
 //! `cargo xtask breaking --base <git-ref> [--head FILE]`: the breaking-change gate (see
 //! `breaking.rs`).
 
 mod bench;
 mod breaking;
+mod upload;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
         ["bench"] => bench::run(&workspace_root(), false),
         ["bench", "--smoke"] => bench::run(&workspace_root(), true),
         ["bench", "--codegen"] => bench::codegen_only(&workspace_root()),
+        ["bench", "--upload"] => bench::upload_only(&workspace_root()),
         ["breaking", "--base", base, rest @ ..] => {
             let head = match rest {
                 [] => None,
@@ -65,7 +68,7 @@ fn main() -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen] | \
+        "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen | --upload] | \
          cargo xtask breaking --base <git-ref> [--head FILE]"
     );
     ExitCode::from(2)

@@ -23,8 +23,8 @@ use super::{ApiError, Validator};
 pub const MAX_PARTS: usize = 128;
 /// The most bytes a field part (not a file) may have.
 pub const MAX_FIELD: usize = 64 * 1024;
-/// The most bytes a whole multipart body may have.
-pub const MAX_UPLOAD: u64 = 1 << 30;
+/// The most bytes a whole multipart body may have: 2 GiB.
+pub const MAX_UPLOAD: u64 = 2 << 30;
 
 /// What an operation takes in a part of its body.
 #[derive(Debug, Clone, Copy)]
