@@ -216,7 +216,7 @@ impl Wire {
 }
 
 /// What `schema` (a `$ref` resolved through `components`) is, as far as a parameter style cares.
-fn shape(schema: &Value, components: &Value) -> Shape {
+pub(crate) fn shape(schema: &Value, components: &Value) -> Shape {
     let schema = unwrap(schema, components);
     match schema.get("type").and_then(Value::as_str) {
         Some("array") => match schema.get("items").map(|items| leaf(items, components)) {

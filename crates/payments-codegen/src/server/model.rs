@@ -97,11 +97,11 @@ pub enum PartKind {
     File { accepted: Vec<String> },
     /// Several files of one name.
     Files { accepted: Vec<String> },
-    /// A field of type `ty`: text read as `leaf`, several parts making an array when `many`,
-    /// or JSON.
+    /// A field of type `ty`, read as `read` says.
     Value { ty: TokenStream, read: PartRead },
 }
 
+/// How a field's parts are read: one text of this type, several making an array, or JSON.
 #[derive(Clone, Copy)]
 pub enum PartRead {
     Text(crate::styles::Leaf),
@@ -597,6 +597,7 @@ fn multipart(
         matches!(&schema.schema_kind, SchemaKind::Type(Type::String(s))
             if s.format == VariantOrUnknownOrEmpty::Item(openapiv3::StringFormat::Binary))
     };
+    let components = serde_json::json!({ "schemas": openapi.components.as_ref().map(|c| &c.schemas) });
     let mut fields = Vec::new();
     let mut files = Vec::new();
     for (part, property) in &object.properties {
@@ -633,15 +634,16 @@ fn multipart(
             _ => {
                 let ty = rust_type(type_names, &here, &property)?;
                 let raw = serde_json::to_value(&property).expect("schemas serialise");
-                let components = serde_json::json!({ "schemas": openapi.components.as_ref().map(|c| serde_json::to_value(&c.schemas).expect("schemas serialise")) });
-                let read = match crate::styles::Wire::of(
-                    &serde_json::json!({"name": part, "in": "query", "schema": raw}),
-                    &components,
-                ) {
+                let read = match crate::styles::shape(&raw, &components) {
                     _ if json => PartRead::Json,
-                    Ok(crate::styles::Wire { shape: crate::styles::Shape::Scalar(leaf), .. }) => PartRead::Text(leaf),
-                    Ok(crate::styles::Wire { shape: crate::styles::Shape::Array(leaf), .. }) => PartRead::Texts(leaf),
-                    _ => PartRead::Json,
+                    crate::styles::Shape::Scalar(leaf) => PartRead::Text(leaf),
+                    crate::styles::Shape::Array(leaf) => PartRead::Texts(leaf),
+                    crate::styles::Shape::Object(_) => PartRead::Json,
+                    // Anything else: JSON when it is a structure, else its text as a string.
+                    crate::styles::Shape::Opaque => match resolved.as_ref().map(|s| &s.schema_kind) {
+                        Some(SchemaKind::Type(Type::Object(_) | Type::Array(_))) => PartRead::Json,
+                        _ => PartRead::Text(crate::styles::Leaf::String),
+                    },
                 };
                 PartKind::Value { ty, read }
             }
