@@ -4305,6 +4305,7 @@ async fn list_balances<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "[{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}]",
+                &[],
             ));
         }
         output => output?,
@@ -4349,6 +4350,7 @@ async fn create_balance<P: Send + 'static, A: Api<P>>(
                 201u16,
                 Some("application/json"),
                 "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
+                &[],
             ));
         }
         output => output?,
@@ -4393,6 +4395,7 @@ async fn get_balance<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
+                &[],
             ));
         }
         output => output?,
@@ -4439,6 +4442,7 @@ async fn update_balance<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
+                &[],
             ));
         }
         output => output?,
@@ -4483,6 +4487,7 @@ async fn list_bank_fields<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "[{\"label\":\"Sort code\",\"length\":6,\"name\":\"sort_code\",\"type\":\"number\"}]",
+                &[],
             ));
         }
         output => output?,
@@ -4525,6 +4530,7 @@ async fn list_countries<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "[{\"alpha2\":\"GB\",\"country_name\":\"United Kingdom\",\"currencies\":[\"GBP\"]}]",
+                &[],
             ));
         }
         output => output?,
@@ -4567,6 +4573,7 @@ async fn list_currencies<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "[{\"currency_code\":\"NGN\",\"currency_name\":\"Nigerian Naira\",\"exchange_from\":true,\"minor_units\":2,\"supports_payment_requests\":true,\"supports_virtual_account\":true}]",
+                &[],
             ));
         }
         output => output?,
@@ -4611,6 +4618,7 @@ async fn list_payment_requests<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "[{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}]",
+                &[],
             ));
         }
         output => output?,
@@ -4656,6 +4664,7 @@ async fn create_payment_request<P: Send + 'static, A: Api<P>>(
                 201u16,
                 Some("application/json"),
                 "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
+                &[],
             ));
         }
         output => output?,
@@ -4700,6 +4709,7 @@ async fn get_payment_request<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
+                &[],
             ));
         }
         output => output?,
@@ -4740,7 +4750,7 @@ async fn cancel_payment_request<P: Send + 'static, A: Api<P>>(
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = match <A as Api<P>>::cancel_payment_request(&shared.api, context, id).await {
         Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}"));
+            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}", &[]));
         }
         output => output?,
     };
@@ -4784,6 +4794,7 @@ async fn list_recipients<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "[{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}]",
+                &[],
             ));
         }
         output => output?,
@@ -4829,6 +4840,7 @@ async fn create_recipient<P: Send + 'static, A: Api<P>>(
                 201u16,
                 Some("application/json"),
                 "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+                &[],
             ));
         }
         output => output?,
@@ -4874,6 +4886,7 @@ async fn validate_recipient<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_id\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\",\"name_check\":\"match\"}",
+                &[],
             ));
         }
         output => output?,
@@ -4918,6 +4931,7 @@ async fn get_recipient<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+                &[],
             ));
         }
         output => output?,
@@ -4958,7 +4972,7 @@ async fn delete_recipient<P: Send + 'static, A: Api<P>>(
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = match <A as Api<P>>::delete_recipient(&shared.api, context, id).await {
         Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}"));
+            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}", &[]));
         }
         output => output?,
     };
@@ -5005,6 +5019,7 @@ async fn update_recipient<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+                &[],
             ));
         }
         output => output?,
@@ -5047,6 +5062,7 @@ async fn advance_sandbox<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"transactions_advanced\":2,\"virtual_accounts_activated\":1}",
+                &[],
             ));
         }
         output => output?,
@@ -5094,6 +5110,7 @@ async fn simulate_balance_transfer<P: Send + 'static, A: Api<P>>(
                 201u16,
                 Some("application/json"),
                 "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                &[],
             ));
         }
         output => output?,
@@ -5141,6 +5158,7 @@ async fn simulate_payment<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
+                &[],
             ));
         }
         output => output?,
@@ -5188,6 +5206,7 @@ async fn simulate_transaction_status<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                &[],
             ));
         }
         output => output?,
@@ -5235,6 +5254,7 @@ async fn simulate_virtual_account_status<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+                &[],
             ));
         }
         output => output?,
@@ -5282,6 +5302,7 @@ async fn simulate_inbound_transfer<P: Send + 'static, A: Api<P>>(
                 201u16,
                 Some("application/json"),
                 "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                &[],
             ));
         }
         output => output?,
@@ -5326,6 +5347,7 @@ async fn list_transactions<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "[{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}]",
+                &[],
             ));
         }
         output => output?,
@@ -5371,6 +5393,7 @@ async fn create_transaction<P: Send + 'static, A: Api<P>>(
                 201u16,
                 Some("application/json"),
                 "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                &[],
             ));
         }
         output => output?,
@@ -5415,6 +5438,7 @@ async fn get_transaction<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                &[],
             ));
         }
         output => output?,
@@ -5459,6 +5483,7 @@ async fn list_virtual_accounts<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "[{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}]",
+                &[],
             ));
         }
         output => output?,
@@ -5504,6 +5529,7 @@ async fn create_virtual_account<P: Send + 'static, A: Api<P>>(
                 201u16,
                 Some("application/json"),
                 "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+                &[],
             ));
         }
         output => output?,
@@ -5548,6 +5574,7 @@ async fn get_virtual_account<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+                &[],
             ));
         }
         output => output?,
@@ -5588,7 +5615,7 @@ async fn close_virtual_account<P: Send + 'static, A: Api<P>>(
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = match <A as Api<P>>::close_virtual_account(&shared.api, context, id).await {
         Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}"));
+            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}", &[]));
         }
         output => output?,
     };
@@ -5635,6 +5662,7 @@ async fn update_virtual_account<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+                &[],
             ));
         }
         output => output?,
@@ -5680,6 +5708,7 @@ async fn list_webhook_endpoints<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "[{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":[\"transaction.processed\",\"transaction.failed\"],\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"url\":\"https://hooks.example/payments\"}]",
+                &[],
             ));
         }
         output => output?,
@@ -5725,6 +5754,7 @@ async fn create_webhook_endpoint<P: Send + 'static, A: Api<P>>(
                 201u16,
                 Some("application/json"),
                 "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":null,\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"secret\":\"whsec_4f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a\",\"url\":\"https://hooks.example/payments\"}",
+                &[],
             ));
         }
         output => output?,
@@ -5769,6 +5799,7 @@ async fn get_webhook_endpoint<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":[\"transaction.processed\",\"transaction.failed\"],\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"url\":\"https://hooks.example/payments\"}",
+                &[],
             ));
         }
         output => output?,
@@ -5809,7 +5840,7 @@ async fn delete_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     let context = crate::runtime::RequestContext::new(caller, headers);
     let output = match <A as Api<P>>::delete_webhook_endpoint(&shared.api, context, id).await {
         Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}"));
+            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}", &[]));
         }
         output => output?,
     };
@@ -5853,6 +5884,7 @@ async fn rotate_webhook_endpoint_secret<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":null,\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"secret\":\"whsec_4f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a\",\"url\":\"https://hooks.example/payments\"}",
+                &[],
             ));
         }
         output => output?,
@@ -5897,6 +5929,7 @@ async fn list_webhooks<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "[{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}]",
+                &[],
             ));
         }
         output => output?,
@@ -5942,6 +5975,7 @@ async fn send_test_webhook<P: Send + 'static, A: Api<P>>(
                 201u16,
                 Some("application/json"),
                 "{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}",
+                &[],
             ));
         }
         output => output?,
@@ -5986,6 +6020,7 @@ async fn get_webhook<P: Send + 'static, A: Api<P>>(
                 200u16,
                 Some("application/json"),
                 "{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}",
+                &[],
             ));
         }
         output => output?,
@@ -6782,7 +6817,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -6813,7 +6848,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -6844,7 +6879,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -6875,7 +6910,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -6906,7 +6941,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -6932,7 +6967,7 @@ pub mod receiver {
                 .await
             {
                 Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, ""));
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
                 }
                 output => output?,
             };
@@ -6963,7 +6998,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -6994,7 +7029,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -7025,7 +7060,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -7056,7 +7091,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -7087,7 +7122,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -7118,7 +7153,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -7149,7 +7184,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -7180,7 +7215,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -7211,7 +7246,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -7242,7 +7277,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -7273,7 +7308,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -7304,7 +7339,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };
@@ -7335,7 +7370,7 @@ pub mod receiver {
         .await
         {
             Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, ""));
+                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
             }
             output => output?,
         };

@@ -176,13 +176,28 @@ pub fn not_implemented(operation_id: &str) -> ApiError {
 }
 
 /// A mock answer (the generated `mock_router`'s, for an operation not implemented): `status`,
-/// and `body` of `content_type` when there is one.
-pub fn mock_response(status: u16, content_type: Option<&'static str>, body: &'static str) -> Response {
+/// `body` of `content_type` when there is one, and the response's required `headers`.
+pub fn mock_response(
+    status: u16,
+    content_type: Option<&'static str>,
+    body: &'static str,
+    headers: &[(&'static str, &'static str)],
+) -> Response {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-    let Some(content_type) = content_type else { return status.into_response() };
-    let mut response = (status, body).into_response();
-    if let Ok(value) = HeaderValue::from_str(content_type) {
-        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    let mut response = match content_type {
+        Some(content_type) => {
+            let mut response = (status, body).into_response();
+            if let Ok(value) = HeaderValue::from_str(content_type) {
+                response.headers_mut().insert(header::CONTENT_TYPE, value);
+            }
+            response
+        }
+        None => status.into_response(),
+    };
+    for (name, value) in headers {
+        if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+            response.headers_mut().insert(name, value);
+        }
     }
     response
 }

@@ -14,6 +14,8 @@ pub struct Mock {
     pub status: u16,
     /// With the body: its media type, and the body as JSON or as text.
     pub body: Option<(String, Body)>,
+    /// The response's required headers, each with its example (or a value of its schema).
+    pub headers: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -37,11 +39,12 @@ pub fn mock(operation: &Value, components: &Value) -> Option<Mock> {
     let responses = operation.get("responses")?.as_object()?;
     let (status, response) = first_success(responses)?;
     let response = resolve(response, components, "responses")?;
+    let headers = required_headers(response, components);
     let Some((media_type, media)) = response.get("content").and_then(Value::as_object).and_then(|content| {
         // JSON first, as a client asks for it; else the first media type the document lists.
         content.iter().find(|(media, _)| is_json(media)).or_else(|| content.iter().next())
     }) else {
-        return Some(Mock { status, body: None });
+        return Some(Mock { status, body: None, headers });
     };
     let example = media_example(media, components);
     let built = |media: &Value| {
@@ -65,7 +68,29 @@ pub fn mock(operation: &Value, components: &Value) -> Option<Mock> {
     // A wildcard is no content type to answer with.
     let content_type =
         if media_type.contains('*') { "application/octet-stream".to_string() } else { media_type.clone() };
-    Some(Mock { status, body: Some((content_type, body)) })
+    Some(Mock { status, body: Some((content_type, body)), headers })
+}
+
+/// The headers `response` requires, with their example or a value built from their schema, as
+/// text (a string as it is, anything else as its JSON).
+fn required_headers(response: &Value, components: &Value) -> Vec<(String, String)> {
+    let mut headers = Vec::new();
+    for (name, header) in response.get("headers").and_then(Value::as_object).into_iter().flatten() {
+        let Some(header) = resolve(header, components, "headers") else { continue };
+        if header.get("required") != Some(&Value::Bool(true)) {
+            continue;
+        }
+        let value = header.get("example").cloned().unwrap_or_else(|| {
+            let schema = header.get("schema").cloned().unwrap_or_else(|| json!({"type": "string"}));
+            Builder { components, depth: 0 }.build(&schema)
+        });
+        let text = match value {
+            Value::String(text) => text,
+            value => value.to_string(),
+        };
+        headers.push((name.to_ascii_lowercase(), text));
+    }
+    headers
 }
 
 /// The response a mock of `status` answers with (as [`mock`] chose it).

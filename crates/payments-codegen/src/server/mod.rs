@@ -713,10 +713,11 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
                 Some((content_type, body)) => (quote!(Some(#content_type)), body.text()),
                 None => (quote!(None), String::new()),
             };
+            let headers = mock.headers.iter().map(|(name, value)| quote!((#name, #value)));
             quote! {
                 let output = match #call {
                     Err(error) if shared.mock && error.is_not_implemented() => {
-                        return Ok(#rt::mock_response(#status, #content_type, #body));
+                        return Ok(#rt::mock_response(#status, #content_type, #body, &[#(#headers),*]));
                     }
                     output => output?,
                 };

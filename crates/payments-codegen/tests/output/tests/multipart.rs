@@ -30,14 +30,15 @@ impl server::Api for Store {
         for file in body.attachments {
             attachments.push(received(file).await);
         }
-        Ok(server::UploadDocumentResponse::Created(types::Receipt {
+        let receipt = types::Receipt {
             title: body.title,
             pages: body.pages,
             tags: body.tags.unwrap_or_default(),
             meta: body.meta,
             file: received(body.file).await,
             attachments,
-        }))
+        };
+        Ok(server::UploadDocumentResponse::Created { body: receipt, location: "/documents/1".to_owned() })
     }
 }
 
@@ -147,4 +148,21 @@ async fn what_breaks_the_document_or_the_limits_is_refused() {
     cut.truncate(cut.len() - 12);
     let response = post((content_type, cut)).await.unwrap();
     assert_eq!(response.status().as_u16(), 400);
+}
+
+/// The mock answers an upload with its documented `201`, the required `Location` header set to the
+/// header's example.
+#[tokio::test]
+async fn the_mock_answers_with_the_required_headers() {
+    let url = support::serve(server::mock_router(Arc::new(server::MockApi))).await;
+    let (content_type, body) = body(&[("title", None, "t"), ("file", Some(("d.pdf", "application/pdf")), "%PDF")]);
+    let response = reqwest::Client::new()
+        .post(format!("{url}/documents"))
+        .header("content-type", content_type)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 201);
+    assert_eq!(response.headers()["location"], "/documents/1");
 }

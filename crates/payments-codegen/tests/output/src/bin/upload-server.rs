@@ -40,7 +40,7 @@ impl server::Api for Drain {
             file,
             attachments: Vec::new(),
         };
-        Ok(server::UploadDocumentResponse::Created(receipt))
+        Ok(server::UploadDocumentResponse::Created { body: receipt, location: "/documents/1".to_owned() })
     }
 }
 
