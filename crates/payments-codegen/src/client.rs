@@ -102,12 +102,11 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     }
     let type_space = generator.get_type_space();
     let type_names: BTreeSet<String> = type_space.iter_types().map(|t| t.name()).collect();
-    if let Some(events) = crate::events::client(spec, &type_names)? {
-        client.extend(events);
-        uses.push("futures");
-    }
-    if let Some(multipart) = crate::multipart::client(spec, &type_names)? {
-        client.extend(multipart);
+    // The server's model of the operations, which the client's event streams and multipart
+    // bodies are written from.
+    let ops = crate::server::model::operations(spec, &type_names, &crate::server::security::schemes(&spec.openapi)?)?;
+    for extra in [crate::events::client(spec, &ops), crate::multipart::client(&ops)].into_iter().flatten() {
+        client.extend(extra);
         uses.push("futures");
     }
     if generator.uses_futures() {

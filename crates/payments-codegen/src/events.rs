@@ -9,14 +9,12 @@
 //! adds a twin, `{operationId}EventStream` at `{path}~events`, answering the events; the request
 //! hook sends the twin to the operation's own path with `Accept: text/event-stream`.
 
-use std::collections::BTreeSet;
-
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use serde_json::{Value, json};
 
 use crate::normalise::{essence, is_json, pointer, resolve, rust_name};
-use crate::server::model::{ReplyBody, Status};
+use crate::server::model::{Op, ReplyBody, Status};
 use crate::spec::Spec;
 use crate::{Result, bail};
 
@@ -97,14 +95,9 @@ fn text_events(spec: &Spec, path: &str, method: &str) -> bool {
             media.get("schema").cloned()
         },
     );
-    let mut schema = schema.unwrap_or_default();
-    for _ in 0..16 {
-        match resolve(&schema, &components, "schemas") {
-            Some(next) if next != &schema => schema = next.clone(),
-            _ => break,
-        }
-    }
-    schema.get("type").and_then(Value::as_str) == Some("string")
+    let schema = schema.unwrap_or_default();
+    let schema = crate::normalise::resolve_schema(&schema, &components);
+    schema.and_then(|s| s.get("type")).and_then(Value::as_str) == Some("string")
 }
 
 /// The request hook's part for the twins: `None` when the document has none.
@@ -140,11 +133,9 @@ pub fn hook(spec: &Spec) -> Option<TokenStream> {
 }
 
 /// The client's event streams; `None` when no operation answers events.
-pub fn client(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Option<TokenStream>> {
-    let schemes = crate::server::security::schemes(&spec.openapi)?;
-    let ops = crate::server::model::operations(spec, type_names, &schemes)?;
+pub fn client(spec: &Spec, ops: &[Op]) -> Option<TokenStream> {
     let mut methods = Vec::new();
-    for op in &ops {
+    for op in ops {
         let item = op.replies.iter().find_map(|reply| match (&reply.body, reply.status) {
             (Some(ReplyBody::Events(item)), Status::Code(200..=299) | Status::Range(2)) => Some((item, false)),
             (Some(ReplyBody::Negotiated { item, .. }), Status::Code(200..=299) | Status::Range(2)) => {
@@ -205,14 +196,14 @@ pub fn client(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Option<Token
         });
     }
     if methods.is_empty() {
-        return Ok(None);
+        return None;
     }
     let runtime: TokenStream = include_str!("../runtime/client_events.rs").parse().expect("the client's events parse");
-    Ok(Some(quote! {
+    Some(quote! {
         #runtime
 
         impl Client {
             #(#methods)*
         }
-    }))
+    })
 }

@@ -6,14 +6,11 @@
 //! both. The server's side is the server model's `MediaKind::Multipart` and the runtime's
 //! `multipart`.
 
-use std::collections::BTreeSet;
-
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use serde_json::{Value, json};
 
-use crate::server::model::{MediaKind, PartKind, PartRead};
-use crate::spec::Spec;
+use crate::server::model::{MediaKind, Op, PartKind, PartRead};
 use crate::{Result, bail, normalise::pointer};
 
 /// progenitor's view of a multipart body (`body`, the operation's `requestBody`; `chosen`, its
@@ -45,11 +42,9 @@ pub fn for_client(operation: &mut Value, body: &mut Value, mut chosen: Value, at
 }
 
 /// The client's parts structs and builders' `.parts`; `None` when no operation takes multipart.
-pub fn client(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Option<TokenStream>> {
-    let schemes = crate::server::security::schemes(&spec.openapi)?;
-    let ops = crate::server::model::operations(spec, type_names, &schemes)?;
+pub fn client(ops: &[Op]) -> Option<TokenStream> {
     let mut items = Vec::new();
-    for op in &ops {
+    for op in ops {
         let Some(body) = &op.body else { continue };
         let [media] = body.media.as_slice() else { continue };
         let MediaKind::Multipart { ty, fields, .. } = &media.kind else { continue };
@@ -109,12 +104,12 @@ pub fn client(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Option<Token
         });
     }
     if items.is_empty() {
-        return Ok(None);
+        return None;
     }
     let runtime: TokenStream =
         include_str!("../runtime/client_multipart.rs").parse().expect("the client's multipart parses");
-    Ok(Some(quote! {
+    Some(quote! {
         #runtime
         #(#items)*
-    }))
+    })
 }

@@ -213,6 +213,19 @@ fn operation_ids(paths: &mut Map<String, Value>) -> Result<()> {
     Ok(())
 }
 
+/// `schema` through its chain of `$ref`s to `components/schemas`; `None` for one that leads
+/// nowhere (or round in a circle).
+pub fn resolve_schema<'a>(schema: &'a Value, components: &'a Value) -> Option<&'a Value> {
+    let mut schema = schema;
+    for _ in 0..16 {
+        if schema.get("$ref").is_none() {
+            return Some(schema);
+        }
+        schema = resolve(schema, components, "schemas")?;
+    }
+    None
+}
+
 /// A parameter's `(in, name)`, following a `$ref` to `components/parameters`.
 fn parameter_key(parameter: &Value, components: &Value) -> Option<(String, String)> {
     let resolved = resolve(parameter, components, "parameters")?;

@@ -841,13 +841,16 @@ where
 /// with the error object at once, instead of waiting for bytes that will be refused anyway. The
 /// connection is closed, since the body is left unread on it.
 fn declared_oversize(request: &axum::extract::Request) -> Option<Response> {
-    // A multipart body is read as it streams, under limits of its own (`multipart`).
-    let multipart = request.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-    if multipart.is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("multipart/form-data")) {
-        return None;
-    }
     let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_none_or(|length| length <= BODY_LIMIT as u64) {
+        return None;
+    }
+    // A multipart body is read as it streams, under limits of its own (`multipart`).
+    const MULTIPART: &str = "multipart/form-data";
+    let content_type = request.headers().get(header::CONTENT_TYPE).map(|v| v.as_bytes().trim_ascii_start());
+    if content_type
+        .is_some_and(|v| v.len() >= MULTIPART.len() && v[..MULTIPART.len()].eq_ignore_ascii_case(MULTIPART.as_bytes()))
+    {
         return None;
     }
     let mut response = too_large().into_response();

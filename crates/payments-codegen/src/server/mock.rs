@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::normalise::{essence, is_json, resolve};
+use crate::normalise::{essence, is_json, resolve, resolve_schema as resolved};
 
 /// A mock answer: status, content type and body.
 #[derive(Debug, Clone, PartialEq)]
@@ -232,18 +232,6 @@ impl Builder<'_> {
         }
         Value::Object(fields)
     }
-}
-
-/// `schema` through its chain of `$ref`s; `None` for one that leads nowhere.
-fn resolved<'a>(schema: &'a Value, components: &'a Value) -> Option<&'a Value> {
-    let mut schema = schema;
-    for _ in 0..16 {
-        if schema.get("$ref").is_none() {
-            return Some(schema);
-        }
-        schema = resolve(schema, components, "schemas")?;
-    }
-    None
 }
 
 fn is_null_only(schema: &Value, components: &Value) -> bool {
