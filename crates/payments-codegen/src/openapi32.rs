@@ -10,11 +10,14 @@
 //! - a response without `description` (3.2 made it optional) gets an empty one;
 //! - `components.mediaTypes` and the media types that refer to one are inlined;
 //! - refused: the `QUERY` method (`query`) and `additionalOperations` (neither axum's method
-//!   router nor progenitor's client has other methods), `in: querystring` parameters, and
-//!   `itemSchema` but on `text/event-stream` (JSON Lines and JSON sequences are not streamed).
+//!   router nor progenitor's client has other methods), `in: querystring` parameters but of
+//!   form-encoded objects, and `itemSchema` but on `text/event-stream` (JSON Lines and JSON
+//!   sequences are not streamed).
 //! - mapped: an event stream's `itemSchema` (each event) to the `schema` of its data, as 3.0 and
 //!   3.1 documents write an event stream; a cookie parameter's `style: cookie` to `form` with
-//!   an extension saying its values are not percent-encoded (`styles::COOKIE_STYLE`).
+//!   an extension saying its values are not percent-encoded (`styles::COOKIE_STYLE`); an
+//!   `in: querystring` parameter of a form-encoded object to the exploded `form` query
+//!   parameter it is on the wire.
 
 use serde_json::{Map, Value};
 
@@ -95,6 +98,38 @@ fn event_items(media: &str, item: &mut Value, at: &str) -> Result<()> {
     Ok(())
 }
 
+/// A `querystring` parameter (3.2: the whole query string as one value, described by its
+/// `content`) as the query parameter it is on the wire: a form-encoded query string of an
+/// object's fields is exactly an exploded `form` object (`a=x&b=2`), which the styles read and
+/// write. The whole query string as JSON or another media type is refused.
+fn querystring(parameter: &mut Map<String, Value>, at: &str) -> Result<()> {
+    let form = "application/x-www-form-urlencoded";
+    let media = parameter.get("content").and_then(Value::as_object).filter(|content| content.len() == 1);
+    let Some((name, media)) = media.and_then(|content| content.iter().next()) else {
+        return Err(Error(format!("{at}/content: a `querystring` parameter needs `content` with one media type")));
+    };
+    if crate::normalise::essence(name) != form {
+        return Err(Error(format!(
+            "{at}/content/{}: a `querystring` parameter of {name} (the whole query string as one value) is not \
+             supported; a {form} query string of an object's fields is",
+            escape(name)
+        )));
+    }
+    if media.get("encoding").is_some() {
+        return Err(Error(format!(
+            "{at}/content/{}/encoding: a `querystring` parameter's per-field encoding is not supported",
+            escape(name)
+        )));
+    }
+    let schema = media.get("schema").cloned().unwrap_or_else(|| serde_json::json!({"type": "object"}));
+    parameter.remove("content");
+    parameter.insert("in".into(), Value::String("query".into()));
+    parameter.insert("style".into(), Value::String("form".into()));
+    parameter.insert("explode".into(), Value::Bool(true));
+    parameter.insert("schema".into(), schema);
+    Ok(())
+}
+
 /// What the map being walked holds as values: path items, responses, or anything else.
 #[derive(Clone, Copy, PartialEq)]
 enum Within {
@@ -115,10 +150,7 @@ fn walk(value: &mut Value, at: &str, within: Within, media_types: &Value, notes:
                 }
             }
             if map.get("in").and_then(Value::as_str) == Some("querystring") {
-                return Err(Error(format!(
-                    "{at}/in: a `querystring` parameter (OpenAPI 3.2's whole query string as one value) is not \
-                     supported; describe its fields as query parameters"
-                )));
+                querystring(map, at)?;
             }
             // openapiv3 (3.0's model) has no `cookie` style: it reads as `form`, with an
             // extension that tells `styles::Wire` the values are not percent-encoded.

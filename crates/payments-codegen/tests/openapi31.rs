@@ -118,7 +118,7 @@ fn what_3_2_adds_and_nothing_serves_is_refused_with_its_pointer() {
             format!(
                 "    get:\n      operationId: find\n      parameters: [{{name: q, in: querystring, content: {{application/json: {{schema: {{type: object}}}}}}}}]\n      {ok}\n"
             ),
-            "/paths/~1x/get/parameters/0/in: a `querystring` parameter",
+            "/paths/~1x/get/parameters/0/content/application~1json: a `querystring` parameter of application/json",
         ),
         (
             "    get:\n      operationId: stream\n      responses:\n        '200':\n          description: events\n          content:\n            text/event-stream: {itemSchema: {type: object}}\n".to_owned(),

@@ -1,6 +1,6 @@
 //! What OpenAPI 3.2 adds, served (`samples/openapi_3_2.yaml`): an event stream its `itemSchema`
-//! describes reaches the client as typed events, and cookies in 3.2's `cookie` style go as they
-//! are, not percent-encoded.
+//! describes reaches the client as typed events, cookies in 3.2's `cookie` style go as they are,
+//! not percent-encoded, and a `querystring` parameter is the whole query string as one object.
 
 mod support;
 
@@ -14,6 +14,16 @@ use payments_server::runtime::{ApiError, RequestContext};
 struct Prices;
 
 impl server::Api for Prices {
+    async fn find_books(
+        &self,
+        _: RequestContext<()>,
+        query: server::FindBooksQuery,
+    ) -> Result<server::FindBooksResponse, ApiError> {
+        let search = query.search;
+        let title = format!("{} ({})", *search.title, search.available.map_or("any", |a| if a { "in" } else { "out" }));
+        Ok(vec![types::Book { title, year: search.year }].into())
+    }
+
     async fn prices(
         &self,
         context: RequestContext<()>,
@@ -47,4 +57,26 @@ async fn item_schema_events_and_cookie_style_cookies() {
     assert_eq!(read, [("GBP/EUR".into(), "eu-west".into()), ("GBP/USD".into(), "eu-west".into())]);
     // The cookies as they went: not percent-encoded (`form` would have sent `GBP%2FEUR`).
     assert_eq!(events[0].event.as_deref(), Some("region=eu-west; pairs=GBP/EUR,GBP/USD"));
+}
+
+#[tokio::test]
+async fn a_querystring_parameter_is_the_whole_query_string() {
+    let url = support::serve(server::router(Arc::new(Prices))).await;
+    let client = client::Client::new(&url);
+    let search = types::BookSearch { title: "Dune".parse().unwrap(), year: Some(1965), available: Some(true) };
+    let books = client.find_books().search(search).send().await.unwrap().into_inner();
+    assert_eq!(books, [types::Book { title: "Dune (in)".into(), year: Some(1965) }]);
+
+    // On the wire it is the object's fields, form-encoded, and nothing else.
+    let http = reqwest::Client::new();
+    let read = http.get(format!("{url}/books?title=Le%20Petit%20Prince&year=1943")).send().await.unwrap();
+    assert_eq!(read.status(), 200);
+    let books: Vec<types::Book> = read.json().await.unwrap();
+    assert_eq!(books, [types::Book { title: "Le Petit Prince (any)".into(), year: Some(1943) }]);
+    for refused in ["year=1943", "title=&year=1943", "title=x&year=1200", "title=x&year=soon", "title=x&colour=red"] {
+        let answer = http.get(format!("{url}/books?{refused}")).send().await.unwrap();
+        assert_eq!(answer.status(), 400, "{refused}");
+        let error: serde_json::Value = answer.json().await.unwrap();
+        assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{refused}: {error}");
+    }
 }
