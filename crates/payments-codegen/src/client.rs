@@ -59,7 +59,9 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let credentials = crate::credentials::client(spec)?;
     let styles = crate::styles::client(spec)?;
     let twins = crate::events::hook(spec);
-    let (inner, hooks) = (credentials.is_some(), credentials.is_some() || styles.is_some() || twins.is_some());
+    let methods = crate::methods::hook(spec);
+    let hooks = credentials.is_some() || styles.is_some() || twins.is_some() || methods.is_some();
+    let inner = credentials.is_some();
     let mut generator = Generator::new(&settings(spec, inner, hooks));
     let mut client = progenitor("a client", || generator.generate_tokens(&spec.client))
         .map_err(|error| locate(spec, inner, hooks, error))?;
@@ -75,6 +77,10 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     if let Some(twins) = twins {
         client.extend(twins);
         pre.push(quote::quote! { ask_for_events(info.operation_id, request); });
+    }
+    if let Some(methods) = methods {
+        client.extend(methods);
+        pre.push(quote::quote! { send_with_its_method(info.operation_id, request); });
     }
     if let Some(credentials) = credentials {
         client.extend(credentials.tokens);
@@ -376,7 +382,10 @@ fn replace_types_module(client: TokenStream, types_path: &str) -> Result<TokenSt
 /// into a `clap::Command` and runs it, reporting through a `CliConfig` the binary implements.
 pub fn cli(spec: &Spec, client_crate: &str) -> Result<TokenStream> {
     let credentials = crate::credentials::client(spec)?.is_some();
-    let hooks = credentials || crate::styles::client(spec)?.is_some() || crate::events::hook(spec).is_some();
+    let hooks = credentials
+        || crate::styles::client(spec)?.is_some()
+        || crate::events::hook(spec).is_some()
+        || crate::methods::hook(spec).is_some();
     let mut generator = Generator::new(&settings(spec, credentials, hooks));
     progenitor("a CLI", || generator.cli(&spec.client, client_crate))
 }

@@ -80,12 +80,11 @@ pub fn for_client(doc: &mut Value) -> Result<()> {
     Ok(())
 }
 
-/// Whether the events of the operation at `path` and `method` are of a string type (their data
-/// is then the text itself, not its JSON).
-fn text_events(spec: &Spec, path: &str, method: &str) -> bool {
+/// Whether the events of the operation at `at` (its pointer in the normalised document) are of
+/// a string type (their data is then the text itself, not its JSON).
+fn text_events(spec: &Spec, at: &str) -> bool {
     let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
-    let Some(responses) = spec.raw.pointer(&format!("/paths/{}/{method}/responses", crate::normalise::escape(path)))
-    else {
+    let Some(responses) = spec.raw.pointer(&format!("{at}/responses")) else {
         return false;
     };
     let schema = responses.as_object().into_iter().flatten().filter(|(status, _)| status.starts_with('2')).find_map(
@@ -165,7 +164,7 @@ pub fn client(spec: &Spec, ops: &[Op]) -> Option<TokenStream> {
             }
         });
         let unused = resume.is_none().then(|| quote!(let _ = last_event_id;));
-        let text = text_events(spec, &op.path, &op.method);
+        let text = text_events(spec, &op.raw);
         let doc = format!(
             " The events of [`Client::{method}`], each read as the document's event type. `request` sets the\n \
              operation's parameters, as on its builder.{}",

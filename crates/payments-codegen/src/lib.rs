@@ -11,6 +11,7 @@ mod doc_lines;
 mod events;
 mod json_schema;
 mod markdown;
+mod methods;
 mod multipart;
 mod normalise;
 mod nullable;
@@ -102,8 +103,12 @@ pub(crate) use bail;
 /// Generates all three crates' sources from the document's YAML (or JSON) text.
 pub fn generate(spec_text: &str, config: &Config) -> Result<Generated> {
     let spec = Spec::parse(spec_text)?;
-    let models = client::generate(&spec, config)?;
-    let mut server = server::generate(&spec, &models.type_names, config, server::Surface::Api)?;
+    generate_from(&spec, config).map_err(|error| spec.locate(error))
+}
+
+fn generate_from(spec: &Spec, config: &Config) -> Result<Generated> {
+    let models = client::generate(spec, config)?;
+    let mut server = server::generate(spec, &models.type_names, config, server::Surface::Api)?;
     if let Some(webhooks) = &spec.webhooks {
         // One module deeper: a path relative to the server's module gains a `super`.
         let types_path = match config.types_path.strip_prefix("super::") {
@@ -127,9 +132,9 @@ pub fn generate(spec_text: &str, config: &Config) -> Result<Generated> {
         types: format_file(config, models.types)?,
         // progenitor's usage examples are `ignore` doctests; as `text` they read the same and
         // don't show up as ignored tests in every run.
-        client: format_file(config, models.client)?.replace("```ignore", "```text"),
+        client: crate::methods::client_docs(spec, &format_file(config, models.client)?.replace("```ignore", "```text")),
         server: format_file(config, server)?,
-        server_schemas: json_schema::schema_document(&spec)?,
+        server_schemas: json_schema::schema_document(spec)?,
         client_uses: models.uses,
         notes: spec.notes.clone(),
     })
@@ -138,7 +143,8 @@ pub fn generate(spec_text: &str, config: &Config) -> Result<Generated> {
 /// progenitor's clap CLI (`Cli`, `CliCommand`, `CliConfig`) for the document, driving the
 /// client crate `client_crate` (a Rust path, `payments_client`).
 pub fn cli(spec_text: &str, client_crate: &str, config: &Config) -> Result<String> {
-    format_file(config, client::cli(&Spec::parse(spec_text)?, client_crate)?)
+    let spec = Spec::parse(spec_text)?;
+    format_file(config, client::cli(&spec, client_crate).map_err(|error| spec.locate(error))?)
 }
 
 /// The Markdown reference (`docs/api.md`) of the document; `source` is its path from the

@@ -76,7 +76,9 @@ pub fn reference(spec: &Spec, source: &str) -> String {
 
 fn operation_section(out: &mut String, raw: &Value, path: &str, method: &str, item: &Value, operation: &Value) {
     let _ = writeln!(out, "### {}\n", text(&operation["summary"]));
-    let _ = writeln!(out, "`{} {path}` · `{}`\n", method.to_uppercase(), text(&operation["operationId"]));
+    let marked = operation.get(crate::methods::EXTENSION).and_then(Value::as_str);
+    let (method, path) = crate::methods::route(path, method, marked);
+    let _ = writeln!(out, "`{} {path}` · `{}`\n", crate::methods::on_the_wire(method), text(&operation["operationId"]));
     let description = text(&operation["description"]);
     if !description.is_empty() {
         let _ = writeln!(out, "{}\n", demote(description));

@@ -9,15 +9,15 @@
 //!   scheme is a bearer token to the router), a discriminator's `defaultMapping` (noted);
 //! - a response without `description` (3.2 made it optional) gets an empty one;
 //! - `components.mediaTypes` and the media types that refer to one are inlined;
-//! - refused: the `QUERY` method (`query`) and `additionalOperations` (neither axum's method
-//!   router nor progenitor's client has other methods), `in: querystring` parameters but of
-//!   form-encoded objects, and `itemSchema` but on `text/event-stream` (JSON Lines and JSON
-//!   sequences are not streamed).
+//! - refused: `query` and `additionalOperations` in webhooks (a receiver is posted to), `in:
+//!   querystring` parameters but of form-encoded objects, and `itemSchema` but on
+//!   `text/event-stream` (JSON Lines and JSON sequences are not streamed).
 //! - mapped: an event stream's `itemSchema` (each event) to the `schema` of its data, as 3.0 and
 //!   3.1 documents write an event stream; a cookie parameter's `style: cookie` to `form` with
 //!   an extension saying its values are not percent-encoded (`styles::COOKIE_STYLE`); an
 //!   `in: querystring` parameter of a form-encoded object to the exploded `form` query
-//!   parameter it is on the wire.
+//!   parameter it is on the wire; a path's `query` and `additionalOperations` to operations of
+//!   the view (`methods`), whose pointers are the document's again in every message.
 
 use serde_json::{Map, Value};
 
@@ -32,8 +32,9 @@ pub fn is_32(version: &str) -> bool {
     version.starts_with("3.2.")
 }
 
-/// Turns the 3.2 `document` into its 3.1 view, in place.
-pub fn to_31(document: &mut Value, notes: &mut Vec<Note>) -> Result<()> {
+/// Turns the 3.2 `document` into its 3.1 view, in place. Answers where the view moved what:
+/// pairs of pointers, the view's and the document's.
+pub fn to_31(document: &mut Value, notes: &mut Vec<Note>) -> Result<Vec<(String, String)>> {
     let object = document.as_object_mut().ok_or_else(|| Error("the document is not an object".into()))?;
     object.insert("openapi".into(), Value::String("3.1.1".into()));
     object.remove("$self");
@@ -70,7 +71,88 @@ pub fn to_31(document: &mut Value, notes: &mut Vec<Note>) -> Result<()> {
             }
         }
     }
-    walk(document, "", Within::Other, &media_types, notes)
+    let moved = other_methods(document)?;
+    walk(document, "", Within::Other, &media_types, notes)?;
+    Ok(moved)
+}
+
+/// Moves each path's `query` and `additionalOperations` operations to the view's paths for them
+/// (`methods`), a path item each, with the path's parameters. A path item that refers to one of
+/// `components/pathItems` with such operations is inlined first (that component is then read
+/// through the paths that use it). Answers the moves, as `to_31` does.
+fn other_methods(document: &mut Value) -> Result<Vec<(String, String)>> {
+    let fields = |item: &Value| item.get("query").is_some() || item.get("additionalOperations").is_some();
+    let shared = document.pointer("/components/pathItems").cloned().unwrap_or_default();
+    let mut inlined = Vec::new();
+    let Some(paths) = document.get_mut("paths").and_then(Value::as_object_mut) else { return Ok(Vec::new()) };
+    let mut views = Vec::new();
+    for (path, item) in paths.iter_mut() {
+        let at = format!("/paths/{}", escape(path));
+        let name = item.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/components/pathItems/"));
+        if let Some(name) = name.map(str::to_owned)
+            && let Some(target) = shared.get(&name).filter(|target| fields(target))
+        {
+            let mut whole = target.clone();
+            for (key, value) in item.as_object().into_iter().flatten().filter(|(key, _)| *key != "$ref") {
+                whole[key] = value.clone();
+            }
+            *item = whole;
+            inlined.push(name);
+        }
+        let Some(item) = item.as_object_mut() else { continue };
+        let mut operations = Vec::new();
+        if let Some(operation) = item.remove("query") {
+            operations.push(("QUERY".to_owned(), operation, format!("{at}/query")));
+        }
+        match item.remove("additionalOperations") {
+            None => {}
+            Some(Value::Object(more)) => {
+                for (method, operation) in more {
+                    let here = format!("{at}/additionalOperations/{}", escape(&method));
+                    if !crate::methods::is_additional(&method) {
+                        return Err(Error(format!(
+                            "{here}: {method:?} is not an additional method: it must be an HTTP method name \
+                             (a token) that no fixed field of the path item (get, put, post, delete, options, \
+                             head, patch, trace, query) names"
+                        )));
+                    }
+                    operations.push((method, operation, here));
+                }
+            }
+            Some(_) => return Err(Error(format!("{at}/additionalOperations: must map methods to operations"))),
+        }
+        for (method, mut operation, real) in operations {
+            let Some(object) = operation.as_object_mut() else {
+                return Err(Error(format!("{real}: an operation must be an object")));
+            };
+            object.insert(crate::methods::EXTENSION.into(), Value::String(method.clone()));
+            let mut view = serde_json::json!({ "post": operation });
+            if let Some(parameters) = item.get("parameters") {
+                view["parameters"] = parameters.clone();
+            }
+            views.push((crate::methods::view_path(path, &method), view, real, at.clone()));
+        }
+    }
+    let mut moved = Vec::new();
+    for (path, view, real, item_at) in views {
+        let at = format!("/paths/{}", escape(&path));
+        if paths.contains_key(&path) {
+            return Err(Error(format!("{real}: the generator's path for this operation, {path:?}, is taken")));
+        }
+        paths.insert(path, view);
+        // The operation's pointer first: the item's would replace its prefix.
+        moved.push((format!("{at}/post"), real));
+        moved.push((at, item_at));
+    }
+    for name in inlined {
+        if let Some(item) =
+            document.pointer_mut(&format!("/components/pathItems/{}", escape(&name))).and_then(Value::as_object_mut)
+        {
+            item.remove("query");
+            item.remove("additionalOperations");
+        }
+    }
+    Ok(moved)
 }
 
 /// A `text/event-stream` media type whose `itemSchema` describes each event (3.2): its
@@ -217,11 +299,12 @@ fn walk(value: &mut Value, at: &str, within: Within, media_types: &Value, notes:
 fn path_item_or_response(item: &mut Map<String, Value>, at: &str, within: Within) -> Result<()> {
     match within {
         Within::PathItems => {
+            // The paths' were moved (`other_methods`): these are a webhook's or an unused component's.
             for (refused, what) in [("query", "the QUERY method"), ("additionalOperations", "additionalOperations")] {
                 if item.contains_key(refused) {
                     return Err(Error(format!(
-                        "{at}/{refused}: OpenAPI 3.2's {what} is not supported: the server's method router and \
-                         progenitor's client serve GET, PUT, POST, DELETE, OPTIONS, HEAD, PATCH and TRACE only"
+                        "{at}/{refused}: OpenAPI 3.2's {what} is served on paths only: a webhook's receiver is \
+                         posted to"
                     )));
                 }
             }

@@ -25,6 +25,14 @@ pub struct Spec {
     /// paths are `/{webhook name}`: what the receiver is generated from. Their inline payload
     /// schemas are named and moved into the components the models come from, like the paths'.
     pub webhooks: Option<Box<Spec>>,
+    /// Where the 3.1 view of a 3.2 document moved what (`openapi32::to_31`): the view's
+    /// pointer, the document's.
+    moved: Vec<(String, String)>,
+}
+
+/// `message` with its pointers into the view (`moved`'s) turned into the document's.
+fn locate(moved: &[(String, String)], message: String) -> String {
+    moved.iter().fold(message, |message, (view, document)| message.replace(view.as_str(), document))
 }
 
 /// The webhooks of `raw` as a document whose paths are `/{name}`, normalised as paths are (so
@@ -67,6 +75,7 @@ fn webhooks(raw: &mut serde_json::Value, written_as: &str, notes: &mut Vec<crate
         raw: doc,
         notes: Vec::new(),
         webhooks: None,
+        moved: Vec::new(),
     };
     Ok(Some(Box::new(spec)))
 }
@@ -124,10 +133,27 @@ impl Spec {
             serde_norway::from_str(text).map_err(|e| Error(format!("the document is not valid YAML: {e}")))?;
         let version = raw.get("openapi").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
         let mut notes = Vec::new();
-        if openapi32::is_32(&version) {
-            openapi32::to_31(&mut raw, &mut notes)?;
-            openapi31::to_30(&mut raw, &mut notes)?;
-        } else if openapi31::is_31(&version) {
+        let moved = match openapi32::is_32(&version) {
+            true => openapi32::to_31(&mut raw, &mut notes)?,
+            false => Vec::new(),
+        };
+        let mut spec = Self::read(raw, &version, notes).map_err(|error| Error(locate(&moved, error.0)))?;
+        for note in &mut spec.notes {
+            note.pointer = locate(&moved, std::mem::take(&mut note.pointer));
+        }
+        spec.moved = moved;
+        Ok(spec)
+    }
+
+    /// Says where in the document a message's pointers into the view (`openapi32`'s moves) are.
+    pub fn locate(&self, error: Error) -> Error {
+        Error(locate(&self.moved, error.0))
+    }
+
+    /// The document (a 3.2 one in its 3.1 view) read.
+    fn read(mut raw: serde_json::Value, version: &str, mut notes: Vec<crate::Note>) -> Result<Self> {
+        // A 3.2 document is in its 3.1 view already.
+        if openapi32::is_32(version) || openapi31::is_31(version) {
             openapi31::to_30(&mut raw, &mut notes)?;
         } else if !version.starts_with("3.0.") {
             bail!("/openapi: the document must be OpenAPI 3.0.x, 3.1.x or 3.2.x, found {version:?}");
@@ -150,6 +176,7 @@ impl Spec {
             original,
             notes,
             webhooks,
+            moved: Vec::new(),
         })
     }
 

@@ -107,12 +107,21 @@ fn what_3_2_adds_and_nothing_serves_is_refused_with_its_pointer() {
     let ok = "responses: {'200': {description: ok}}";
     for (path_item, expected) in [
         (
-            format!("    query:\n      operationId: search\n      {ok}\n"),
-            "/paths/~1x/query: OpenAPI 3.2's the QUERY method is not supported",
+            format!("    additionalOperations:\n      POST:\n        operationId: purge\n        {ok}\n"),
+            "/paths/~1x/additionalOperations/POST: \"POST\" is not an additional method",
         ),
         (
-            format!("    additionalOperations:\n      PURGE:\n        operationId: purge\n        {ok}\n"),
-            "/paths/~1x/additionalOperations: OpenAPI 3.2's additionalOperations is not supported",
+            format!("    additionalOperations:\n      'GET /':\n        operationId: purge\n        {ok}\n"),
+            "/paths/~1x/additionalOperations/GET ~1: \"GET /\" is not an additional method",
+        ),
+        // What is refused in an operation of another method points at it where the document has it.
+        (
+            format!("    query:\n      operationId: search\n      requestBody: {{$ref: '#/components/requestBodies/Gone'}}\n      {ok}\n"),
+            "/paths/~1x/query",
+        ),
+        (
+            format!("    additionalOperations:\n      PURGE:\n        operationId: purge\n        parameters: [{{name: q, in: query, schema: {{$ref: '#/components/schemas/Gone'}}}}]\n        {ok}\n"),
+            "/paths/~1x/additionalOperations/PURGE",
         ),
         (
             format!(
@@ -131,7 +140,16 @@ fn what_3_2_adds_and_nothing_serves_is_refused_with_its_pointer() {
     ] {
         let error = generate(&document(&path_item), &Config::sibling_modules("t.yaml")).unwrap_err().to_string();
         assert!(error.contains(expected), "expected {expected:?} in: {error}");
+        assert!(!error.contains("~0"), "a pointer into the generator's view, not the document: {error}");
     }
+}
+
+/// A webhook of the QUERY method or another is refused: a receiver is posted to.
+#[test]
+fn a_webhook_of_another_method_is_refused() {
+    let document = "openapi: 3.2.0\ninfo: {title: T, version: '1'}\nwebhooks:\n  seen:\n    query:\n      operationId: seen\n      responses: {'200': {description: ok}}\n";
+    let error = generate(document, &Config::sibling_modules("t.yaml")).unwrap_err().to_string();
+    assert!(error.contains("/webhooks/seen/query: OpenAPI 3.2's the QUERY method is served on paths only"), "{error}");
 }
 
 /// A webhook's refusal names it where the document has it: `webhooks` in 3.1, `x-webhooks` in 3.0.

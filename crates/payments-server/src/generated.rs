@@ -6592,67 +6592,199 @@ pub mod receiver {
     }
     /// Request validators, compiled once from the document's schemas when the router is built.
     struct Validators {
+        webhook_paymentrequest_cancelled_params: crate::runtime::Validator,
         webhook_paymentrequest_cancelled_body: crate::runtime::Validator,
+        webhook_paymentrequest_failed_params: crate::runtime::Validator,
         webhook_paymentrequest_failed_body: crate::runtime::Validator,
+        webhook_paymentrequest_initiated_params: crate::runtime::Validator,
         webhook_paymentrequest_initiated_body: crate::runtime::Validator,
+        webhook_paymentrequest_processed_params: crate::runtime::Validator,
         webhook_paymentrequest_processed_body: crate::runtime::Validator,
+        webhook_paymentrequest_settled_params: crate::runtime::Validator,
         webhook_paymentrequest_settled_body: crate::runtime::Validator,
+        webhook_ping_params: crate::runtime::Validator,
         webhook_ping_body: crate::runtime::Validator,
+        webhook_recipient_created_params: crate::runtime::Validator,
         webhook_recipient_created_body: crate::runtime::Validator,
+        webhook_recipient_deleted_params: crate::runtime::Validator,
         webhook_recipient_deleted_body: crate::runtime::Validator,
+        webhook_transaction_cancelled_params: crate::runtime::Validator,
         webhook_transaction_cancelled_body: crate::runtime::Validator,
+        webhook_transaction_failed_params: crate::runtime::Validator,
         webhook_transaction_failed_body: crate::runtime::Validator,
+        webhook_transaction_initiated_params: crate::runtime::Validator,
         webhook_transaction_initiated_body: crate::runtime::Validator,
+        webhook_transaction_pending_params: crate::runtime::Validator,
         webhook_transaction_pending_body: crate::runtime::Validator,
+        webhook_transaction_processed_params: crate::runtime::Validator,
         webhook_transaction_processed_body: crate::runtime::Validator,
+        webhook_transaction_processing_params: crate::runtime::Validator,
         webhook_transaction_processing_body: crate::runtime::Validator,
+        webhook_transaction_refunded_params: crate::runtime::Validator,
         webhook_transaction_refunded_body: crate::runtime::Validator,
+        webhook_virtualaccount_active_params: crate::runtime::Validator,
         webhook_virtualaccount_active_body: crate::runtime::Validator,
+        webhook_virtualaccount_blocked_params: crate::runtime::Validator,
         webhook_virtualaccount_blocked_body: crate::runtime::Validator,
+        webhook_virtualaccount_closed_params: crate::runtime::Validator,
         webhook_virtualaccount_closed_body: crate::runtime::Validator,
+        webhook_virtualaccount_initiated_params: crate::runtime::Validator,
         webhook_virtualaccount_initiated_body: crate::runtime::Validator,
     }
     impl Validators {
         fn new() -> Self {
             let schemas = crate::runtime::SchemaSet::parse(include_str!("schemas.json"));
             Self {
+                webhook_paymentrequest_cancelled_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_paymentrequest_cancelled_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}",
+                    ),
+                webhook_paymentrequest_failed_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_paymentrequest_failed_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}",
+                    ),
+                webhook_paymentrequest_initiated_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_paymentrequest_initiated_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}",
+                    ),
+                webhook_paymentrequest_processed_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_paymentrequest_processed_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}",
+                    ),
+                webhook_paymentrequest_settled_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_paymentrequest_settled_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}"),
-                webhook_ping_body: schemas.validator("{\"$ref\":\"#/components/schemas/PingNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/PaymentRequestNotification\"}",
+                    ),
+                webhook_ping_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
+                webhook_ping_body: schemas
+                    .validator("{\"$ref\":\"#/components/schemas/PingNotification\"}"),
+                webhook_recipient_created_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_recipient_created_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/RecipientNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/RecipientNotification\"}",
+                    ),
+                webhook_recipient_deleted_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_recipient_deleted_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/RecipientNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/RecipientNotification\"}",
+                    ),
+                webhook_transaction_cancelled_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_transaction_cancelled_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/TransactionNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/TransactionNotification\"}",
+                    ),
+                webhook_transaction_failed_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_transaction_failed_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/TransactionNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/TransactionNotification\"}",
+                    ),
+                webhook_transaction_initiated_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_transaction_initiated_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/TransactionNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/TransactionNotification\"}",
+                    ),
+                webhook_transaction_pending_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_transaction_pending_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/TransactionNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/TransactionNotification\"}",
+                    ),
+                webhook_transaction_processed_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_transaction_processed_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/TransactionNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/TransactionNotification\"}",
+                    ),
+                webhook_transaction_processing_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_transaction_processing_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/TransactionNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/TransactionNotification\"}",
+                    ),
+                webhook_transaction_refunded_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_transaction_refunded_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/TransactionNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/TransactionNotification\"}",
+                    ),
+                webhook_virtualaccount_active_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_virtualaccount_active_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/VirtualAccountNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/VirtualAccountNotification\"}",
+                    ),
+                webhook_virtualaccount_blocked_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_virtualaccount_blocked_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/VirtualAccountNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/VirtualAccountNotification\"}",
+                    ),
+                webhook_virtualaccount_closed_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_virtualaccount_closed_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/VirtualAccountNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/VirtualAccountNotification\"}",
+                    ),
+                webhook_virtualaccount_initiated_params: schemas
+                    .validator(
+                        "{\"properties\":{\"x-service-retry-count\":{\"maximum\":24,\"minimum\":0,\"type\":\"integer\"},\"x-service-signature\":{\"pattern\":\"^[0-9a-f]{128}$\",\"type\":\"string\"}},\"type\":\"object\"}",
+                    ),
                 webhook_virtualaccount_initiated_body: schemas
-                    .validator("{\"$ref\":\"#/components/schemas/VirtualAccountNotification\"}"),
+                    .validator(
+                        "{\"$ref\":\"#/components/schemas/VirtualAccountNotification\"}",
+                    ),
             }
         }
     }
@@ -6804,6 +6936,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_paymentrequest_cancelled_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::PaymentRequestNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_cancelled_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -6835,6 +6974,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_paymentrequest_failed_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::PaymentRequestNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_failed_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -6866,6 +7012,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_paymentrequest_initiated_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::PaymentRequestNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_initiated_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -6897,6 +7050,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_paymentrequest_processed_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::PaymentRequestNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_processed_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -6928,6 +7088,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_paymentrequest_settled_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::PaymentRequestNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_settled_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -6959,6 +7126,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_ping_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::PingNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_ping_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -6985,6 +7159,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_recipient_created_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::RecipientNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_recipient_created_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -7016,6 +7197,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_recipient_deleted_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::RecipientNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_recipient_deleted_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -7047,6 +7235,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_transaction_cancelled_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::TransactionNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_cancelled_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -7078,6 +7273,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_transaction_failed_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::TransactionNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_failed_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -7109,6 +7311,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_transaction_initiated_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::TransactionNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_initiated_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -7140,6 +7349,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_transaction_pending_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::TransactionNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_pending_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -7171,6 +7387,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_transaction_processed_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::TransactionNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_processed_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -7202,6 +7425,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_transaction_processing_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::TransactionNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_processing_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -7233,6 +7463,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_transaction_refunded_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::TransactionNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_refunded_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -7264,6 +7501,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_virtualaccount_active_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::VirtualAccountNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_active_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -7295,6 +7539,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_virtualaccount_blocked_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::VirtualAccountNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_blocked_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -7326,6 +7577,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_virtualaccount_closed_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::VirtualAccountNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_closed_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -7357,6 +7615,13 @@ pub mod receiver {
                 .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
         let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
             .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+        crate::runtime::check_params(
+            &shared.validators.webhook_virtualaccount_initiated_params,
+            [
+                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+            ],
+        )?;
         let body: types::VirtualAccountNotification =
             crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_initiated_body)?;
         let context = crate::runtime::RequestContext::new(caller, headers);

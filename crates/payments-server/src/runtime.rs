@@ -282,6 +282,21 @@ pub fn header_param<T: DeserializeOwned>(headers: &HeaderMap, name: &str) -> Res
     parse_text(raw).map(Some).map_err(|e| ApiError::bad_request(format!("header `{name}`: {raw:?} is not valid ({e})")))
 }
 
+/// Checks the path, header and cookie parameters a handler has read (name, value; `null` when
+/// absent) against what their schemas say beyond their types: `400` naming each problem's
+/// parameter, as the query's are named.
+pub fn check_params(
+    validator: &Validator,
+    params: impl IntoIterator<Item = (&'static str, Value)>,
+) -> Result<(), ApiError> {
+    let present: serde_json::Map<String, Value> = params
+        .into_iter()
+        .filter(|(_, value)| !value.is_null())
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect();
+    validator.check(&Value::Object(present), "parameter ")
+}
+
 /// `400` for a required header parameter the request lacks.
 pub fn missing_header(name: &str) -> ApiError {
     ApiError::bad_request(format!("header `{name}` is required"))

@@ -397,6 +397,12 @@ fn literal(value: &Value) -> TokenStream {
 /// The validators an operation needs: its query (as one object) and each JSON or form body.
 fn validator_names(op: &Op) -> Vec<(Ident, Value)> {
     let mut out = Vec::new();
+    let checked = checked_params(op);
+    if !checked.is_empty() {
+        let properties: serde_json::Map<String, Value> =
+            checked.iter().map(|p| (p.name.clone(), p.schema.clone())).collect();
+        out.push((format_ident!("{}_params", op.fn_name), json!({"type": "object", "properties": properties})));
+    }
     if !op.query_params.is_empty() {
         let properties: serde_json::Map<String, Value> =
             op.query_params.iter().map(|p| (p.name.clone(), p.schema.clone())).collect();
@@ -418,6 +424,38 @@ fn validator_names(op: &Op) -> Vec<(Ident, Value)> {
         }
     }
     out
+}
+
+/// The path, header and cookie parameters whose schemas say more than their Rust types hold (a
+/// bound, a length, a pattern), which the handler checks once it has read them (the query's are
+/// checked with the query).
+fn checked_params(op: &Op) -> Vec<&model::Param> {
+    fn constrained(schema: &Value) -> bool {
+        const WORDS: [&str; 16] = [
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+            "minLength",
+            "maxLength",
+            "pattern",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+            "minProperties",
+            "maxProperties",
+            "const",
+            "enum",
+            "$ref",
+        ];
+        match schema {
+            Value::Object(map) => WORDS.iter().any(|w| map.contains_key(*w)) || map.values().any(constrained),
+            Value::Array(items) => items.iter().any(constrained),
+            _ => false,
+        }
+    }
+    op.path_params.iter().chain(&op.header_params).chain(&op.cookie_params).filter(|p| constrained(&p.schema)).collect()
 }
 
 /// The validator of the body's `i`th media type (`_body` for the first, as ours have one).
@@ -491,27 +529,49 @@ fn routes(ops: &[Op], rt: &syn::Path) -> Vec<TokenStream> {
     paths
         .into_iter()
         .map(|path| {
-            let mut methods = ops.iter().filter(|op| op.path == path).map(|op| {
-                let method = format_ident!("{}", op.method);
-                let handler = &op.fn_name;
-                (method, handler)
-            });
-            let (first_method, first_handler) = methods.next().expect("a path has an operation");
-            let rest = methods.map(|(method, handler)| quote!(.#method(#handler::<P, A>)));
+            let here: Vec<&Op> = ops.iter().filter(|op| op.path == path).collect();
             // Another method answers 405 naming these, in the message and in `Allow` (axum
             // answers HEAD wherever GET is served).
-            let mut allowed: Vec<String> =
-                ops.iter().filter(|op| op.path == path).map(|op| op.method.to_uppercase()).collect();
+            let mut allowed: Vec<String> = here.iter().map(|op| op.http_method()).collect();
             if allowed.iter().any(|method| method == "GET") {
                 allowed.push("HEAD".into());
             }
             allowed.sort();
             let allowed = allowed.join(", ");
+            if here.iter().all(|op| crate::normalise::METHODS.contains(&op.method.as_str())) {
+                let mut methods = here.iter().map(|op| (format_ident!("{}", op.method), &op.fn_name));
+                let (first, first_handler) = methods.next().expect("a path has an operation");
+                let rest = methods.map(|(method, handler)| quote!(.#method(#handler::<P, A>)));
+                return quote! {
+                    .route(
+                        #path,
+                        axum::routing::#first(#first_handler::<P, A>) #(#rest)*
+                            .fallback(|| async { #rt::method_not_allowed(#allowed) }),
+                    )
+                };
+            }
+            // axum's method router knows 3.0's methods only, and would add its `Allow` to every
+            // answer of its fallback: a path with others (OpenAPI 3.2's QUERY and
+            // `additionalOperations`) tells every method apart itself. HEAD is GET's, whose
+            // body hyper does not send.
+            let arms = here.iter().map(|op| {
+                let handler = &op.fn_name;
+                let method = op.http_method();
+                let method = match method.as_str() {
+                    "GET" => quote!("GET" | "HEAD"),
+                    _ => quote!(#method),
+                };
+                quote!(#method => axum::handler::Handler::call(#handler::<P, A>, request, shared).await,)
+            });
             quote! {
                 .route(
                     #path,
-                    axum::routing::#first_method(#first_handler::<P, A>) #(#rest)*
-                        .fallback(|| async { #rt::method_not_allowed(#allowed) }),
+                    axum::routing::any(|State(shared): State<Arc<Shared<A>>>, request: axum::extract::Request| async move {
+                        match request.method().as_str() {
+                            #(#arms)*
+                            _ => #rt::method_not_allowed(#allowed),
+                        }
+                    }),
                 )
             }
         })
@@ -586,7 +646,7 @@ fn authentication(requirement: &security::Requirement, schemes: &[security::Sche
 
 fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream {
     let name = &op.fn_name;
-    let doc = format!(" `{} {}`", op.method.to_uppercase(), op.path);
+    let doc = format!(" `{} {}`", op.http_method(), op.path);
     let mut extractors = vec![quote!(State(shared): State<Arc<Shared<A>>>), quote!(headers: HeaderMap)];
     let mut steps = Vec::new();
     let mut args = vec![quote!(context)];
@@ -644,6 +704,15 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
             (None, false) => quote! { let #ident: Option<#ty> = #parse; },
         });
         args.push(quote!(#ident));
+    }
+    let checked = checked_params(op);
+    if !checked.is_empty() {
+        let validator = format_ident!("{}_params", op.fn_name);
+        let read = checked.iter().map(|p| {
+            let (name, ident) = (&p.name, &p.ident);
+            quote!((#name, serde_json::to_value(&#ident).unwrap_or_default()))
+        });
+        steps.push(quote! { #rt::check_params(&shared.validators.#validator, [#(#read),*])?; });
     }
     if !op.query_params.is_empty() || needs_uri {
         extractors.push(quote!(uri: Uri));

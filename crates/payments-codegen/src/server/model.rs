@@ -18,6 +18,9 @@ use crate::normalise::{essence, pointer, rust_name};
 use crate::{Error, Result, bail, json_schema::to_json_schema, spec::Spec};
 
 pub struct Op {
+    /// Its JSON pointer in the normalised document (`Spec::raw`).
+    pub raw: String,
+    /// Its method as sent: lower case for 3.0's eight, as the document spells it for others.
     pub method: String,
     pub path: String,
     pub operation_id: String,
@@ -38,6 +41,11 @@ pub struct Op {
 }
 
 impl Op {
+    /// Its method as the request line has it: 3.0's eight upper case, others as written.
+    pub fn http_method(&self) -> String {
+        crate::methods::on_the_wire(&self.method)
+    }
+
     pub fn ident(&self, suffix: &str) -> Ident {
         format_ident!("{}{}", self.type_name, suffix)
     }
@@ -190,10 +198,7 @@ pub fn operations(spec: &Spec, type_names: &BTreeSet<String>, schemes: &[super::
                 .collect::<Result<Vec<_>>>()?;
             let components = spec.raw.get("components").unwrap_or(&Value::Null);
             let mut op = operation_model(openapi, components, type_names, schemes, path, method, operation, &params)?;
-            op.mock = spec
-                .raw
-                .pointer(&format!("/paths/{}/{method}", crate::normalise::escape(path)))
-                .and_then(|raw| super::mock::mock(raw, components));
+            op.mock = spec.raw.pointer(&op.raw).and_then(|raw| super::mock::mock(raw, components));
             ops.push(op);
         }
     }
@@ -214,7 +219,10 @@ fn operation_model(
     let operation_id = operation.operation_id.clone().expect("normalise gives every operation an id");
     // Messages name the operation and where it is, as a JSON pointer into the document.
     let at = pointer(&["paths", path, method]);
-    let context = format!("{operation_id} ({} {path}) at {at}", method.to_uppercase());
+    let view = (path, method);
+    let marked = operation.extensions.get(crate::methods::EXTENSION).and_then(Value::as_str);
+    let (method, path) = crate::methods::route(path, method, marked);
+    let context = format!("{operation_id} ({} {path}) at {at}", crate::methods::on_the_wire(method));
     let mut path_params = Vec::new();
     let mut header_params = Vec::new();
     let mut cookie_params = Vec::new();
@@ -287,9 +295,10 @@ fn operation_model(
         doc.push_str("\n\n");
         doc.push_str(description.trim_end());
     }
-    doc.push_str(&format!("\n\n`{} {path}` ({operation_id})", method.to_uppercase()));
+    doc.push_str(&format!("\n\n`{} {path}` ({operation_id})", crate::methods::on_the_wire(method)));
 
     Ok(Op {
+        raw: format!("/paths/{}/{}", crate::normalise::escape(view.0), view.1),
         method: method.to_string(),
         path: path.to_string(),
         fn_name: format_ident!("{}", rust_name(&operation_id, false)),

@@ -1,6 +1,8 @@
 //! What OpenAPI 3.2 adds, served (`samples/openapi_3_2.yaml`): an event stream its `itemSchema`
 //! describes reaches the client as typed events, cookies in 3.2's `cookie` style go as they are,
-//! not percent-encoded, and a `querystring` parameter is the whole query string as one object.
+//! not percent-encoded, a `querystring` parameter is the whole query string as one object, and
+//! operations of the QUERY method and of other methods (`additionalOperations`) are routed and
+//! sent with their methods.
 
 mod support;
 
@@ -22,6 +24,31 @@ impl server::Api for Prices {
         let search = query.search;
         let title = format!("{} ({})", *search.title, search.available.map_or("any", |a| if a { "in" } else { "out" }));
         Ok(vec![types::Book { title, year: search.year }].into())
+    }
+
+    async fn query_books(
+        &self,
+        _: RequestContext<()>,
+        body: types::BookQuery,
+    ) -> Result<server::QueryBooksResponse, ApiError> {
+        let books = body.titles.into_iter().map(|title| types::Book { title, year: body.before });
+        Ok(books.collect::<Vec<_>>().into())
+    }
+
+    async fn purge_books(&self, _: RequestContext<()>) -> Result<server::PurgeBooksResponse, ApiError> {
+        Ok(server::PurgeBooksResponse::NoContent)
+    }
+
+    async fn link_book(
+        &self,
+        _: RequestContext<()>,
+        id: i64,
+        link: String,
+    ) -> Result<server::LinkBookResponse, ApiError> {
+        match link.starts_with("</books/") && id > 0 {
+            true => Ok(server::LinkBookResponse::NoContent),
+            false => Err(ApiError::new(axum::http::StatusCode::UNPROCESSABLE_ENTITY, "not a book's link")),
+        }
     }
 
     async fn prices(
@@ -79,4 +106,61 @@ async fn a_querystring_parameter_is_the_whole_query_string() {
         let error: serde_json::Value = answer.json().await.unwrap();
         assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{refused}: {error}");
     }
+}
+
+#[tokio::test]
+async fn the_query_method_and_other_methods_are_routed_and_sent_with_their_methods() {
+    let url = support::serve(server::router(Arc::new(Prices))).await;
+    let client = client::Client::new(&url);
+    let query = types::BookQuery { titles: vec!["Dune".into(), "Emma".into()], before: Some(1970) };
+    let books = client.query_books().body(query).send().await.unwrap().into_inner();
+    assert_eq!(books.iter().map(|b| b.title.as_str()).collect::<Vec<_>>(), ["Dune", "Emma"]);
+    client.purge_books().send().await.unwrap();
+    client.link_book().id(3).link("</books/4>; rel=next").send().await.unwrap();
+
+    // On the wire: the methods themselves, at the document's paths.
+    let http = reqwest::Client::new();
+    let method = |name: &str| reqwest::Method::from_bytes(name.as_bytes()).unwrap();
+    let sent = http
+        .request(method("QUERY"), format!("{url}/books"))
+        .json(&serde_json::json!({"titles": ["Kim"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sent.status(), 200);
+    assert_eq!(sent.json::<serde_json::Value>().await.unwrap(), serde_json::json!([{"title": "Kim"}]));
+    let purged = http.request(method("PURGE"), format!("{url}/books")).send().await.unwrap();
+    assert_eq!(purged.status(), 204);
+    let linked =
+        http.request(method("LINK"), format!("{url}/books/7")).header("link", "</books/8>").send().await.unwrap();
+    assert_eq!(linked.status(), 204);
+
+    // Refused as any operation's request is: a body or parameter the document refuses, a
+    // method the path does not serve (405, naming every one it does, custom methods too).
+    for (name, path, body, status, allow) in [
+        ("QUERY", "/books", Some(serde_json::json!({"titles": []})), 400, None),
+        ("QUERY", "/books", None, 400, None),
+        ("LINK", "/books/0", None, 400, None),
+        ("LINK", "/books/x", None, 400, None),
+        ("DELETE", "/books", None, 405, Some("GET, HEAD, PURGE, QUERY")),
+        ("LINKS", "/books/1", None, 405, Some("LINK")),
+        ("GET", "/books/1", None, 405, Some("LINK")),
+    ] {
+        let mut request = http.request(method(name), format!("{url}{path}")).header("link", "</books/1>");
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let answer = request.send().await.unwrap();
+        assert_eq!(answer.status(), status, "{name} {path}");
+        assert_eq!(
+            answer.headers().get("allow").map(|a| a.to_str().unwrap().to_owned()).as_deref(),
+            allow,
+            "{name} {path}"
+        );
+        let error: serde_json::Value = answer.json().await.unwrap();
+        assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{name} {path}: {error}");
+    }
+    // A LINK without its required header never reaches the operation.
+    let bare = http.request(method("LINK"), format!("{url}/books/7")).send().await.unwrap();
+    assert_eq!(bare.status(), 400);
 }

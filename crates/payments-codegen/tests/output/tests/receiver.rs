@@ -53,12 +53,19 @@ async fn a_receiver_takes_the_webhooks_the_document_describes_and_refuses_the_re
     assert_eq!(sent.status().as_u16(), 200);
     assert_eq!(inbox.0.lock().unwrap().len(), 2);
 
-    // Refused before the method: a payload off its schema, a missing header, an unknown webhook.
+    // Refused before the method: a payload off its schema, a missing or malformed header, an
+    // unknown webhook.
     let mut wrong = ping.clone();
     wrong["data"]["message"] = json!("pong");
     for (request, status, says) in [
         (http.post(format!("{url}/ping")).header("x-service-signature", &signature).json(&wrong), 400, "data.message"),
         (http.post(format!("{url}/ping")).json(&ping), 400, "x-service-signature"),
+        // A header off its schema's pattern (lowercase hex, 128 characters).
+        (
+            http.post(format!("{url}/ping")).header("x-service-signature", "AB".repeat(64)).json(&ping),
+            400,
+            "parameter x-service-signature",
+        ),
         (http.post(format!("{url}/pong")).json(&ping), 404, "/pong"),
         (http.get(format!("{url}/ping")), 405, "POST"),
         (http.post(format!("{url}/")).json(&wrong), 400, "none of the 1 notifications this receiver takes"),
