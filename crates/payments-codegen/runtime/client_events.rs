@@ -23,6 +23,9 @@ pub mod events {
         text: bool,
         last_id: Option<String>,
         body: Option<progenitor_client::ByteStream>,
+        /// Bytes not yet read as text: a chunk may end inside a character, or between a CR and
+        /// the LF that makes them one line end.
+        pending: Vec<u8>,
         buffer: String,
         ready: std::collections::VecDeque<Event<T>>,
         /// Connections in a row that ended before any event.
@@ -55,6 +58,7 @@ pub mod events {
             text,
             last_id: None,
             body: None,
+            pending: Vec::new(),
             buffer: String::new(),
             ready: std::collections::VecDeque::new(),
             fruitless: 0,
@@ -76,6 +80,7 @@ pub mod events {
                         Ok(response) if response.status() == reqwest::StatusCode::NO_CONTENT => state.done = true,
                         Ok(response) => {
                             state.body = Some(response.into_inner());
+                            state.pending.clear();
                             state.buffer.clear();
                             state.fruitless += 1;
                         }
@@ -88,8 +93,18 @@ pub mod events {
                 };
                 match body.next().await {
                     Some(Ok(bytes)) => {
+                        state.pending.extend_from_slice(&bytes);
+                        // Up to the last whole character; a CR at the end waits for what follows.
+                        let mut whole = match std::str::from_utf8(&state.pending) {
+                            Err(error) if error.error_len().is_none() => error.valid_up_to(),
+                            _ => state.pending.len(),
+                        };
+                        if state.pending[..whole].ends_with(b"\r") {
+                            whole -= 1;
+                        }
+                        let read: Vec<u8> = state.pending.drain(..whole).collect();
                         // The format allows CRLF, LF and CR line ends: read them all as LF.
-                        let text = String::from_utf8_lossy(&bytes).replace("\r\n", "\n").replace('\r', "\n");
+                        let text = String::from_utf8_lossy(&read).replace("\r\n", "\n").replace('\r', "\n");
                         state.buffer.push_str(&text);
                         if let Err(error) = dispatch(&mut state) {
                             state.done = true;

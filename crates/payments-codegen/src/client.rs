@@ -111,7 +111,8 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     // The server's model of the operations, which the client's event streams and multipart
     // bodies are written from.
     let ops = crate::server::model::operations(spec, &type_names, &crate::server::security::schemes(&spec.openapi)?)?;
-    for extra in [crate::events::client(spec, &ops), crate::multipart::client(&ops)].into_iter().flatten() {
+    let extras = [crate::events::client(spec, &ops), crate::items::client(&ops), crate::multipart::client(&ops)];
+    for extra in extras.into_iter().flatten() {
         client.extend(extra);
         uses.push("futures");
     }

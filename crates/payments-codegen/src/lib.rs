@@ -9,6 +9,7 @@ mod client;
 mod credentials;
 mod doc_lines;
 mod events;
+mod items;
 mod json_schema;
 mod markdown;
 mod methods;

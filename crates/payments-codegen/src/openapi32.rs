@@ -10,10 +10,11 @@
 //! - a response without `description` (3.2 made it optional) gets an empty one;
 //! - `components.mediaTypes` and the media types that refer to one are inlined;
 //! - refused: `query` and `additionalOperations` in webhooks (a receiver is posted to), `in:
-//!   querystring` parameters but of form-encoded objects, and `itemSchema` but on
-//!   `text/event-stream` (JSON Lines and JSON sequences are not streamed).
+//!   querystring` parameters but of form-encoded objects, and `itemSchema` but on event streams,
+//!   JSON Lines and JSON text sequences (`multipart/mixed`, say).
 //! - mapped: an event stream's `itemSchema` (each event) to the `schema` of its data, as 3.0 and
-//!   3.1 documents write an event stream; a cookie parameter's `style: cookie` to `form` with
+//!   3.1 documents write an event stream; a JSON Lines or JSON text sequence's `itemSchema` to
+//!   its `schema`, marked as the items' (`items`); a cookie parameter's `style: cookie` to `form` with
 //!   an extension saying its values are not percent-encoded (`styles::COOKIE_STYLE`); an
 //!   `in: querystring` parameter of a form-encoded object to the exploded `form` query
 //!   parameter it is on the wire; a path's `query` and `additionalOperations` to operations of
@@ -212,6 +213,28 @@ fn querystring(parameter: &mut Map<String, Value>, at: &str) -> Result<()> {
     Ok(())
 }
 
+/// A streamed media type (JSON Lines, a JSON text sequence: `items::streamed`) whose
+/// `itemSchema` describes each item (3.2): the item schema becomes its `schema`, marked as the
+/// items' (`items::EXTENSION`).
+/// `body`: whether the media type is a request body's, which is refused (requests are read
+/// whole).
+fn stream_items(media: &str, item: &mut Value, at: &str, body: bool) -> Result<()> {
+    if !crate::items::streamed(&crate::normalise::essence(media)) {
+        return Ok(());
+    }
+    let Some(object) = item.as_object_mut() else { return Ok(()) };
+    let Some(items) = object.remove("itemSchema") else { return Ok(()) };
+    if body {
+        return Err(Error(format!(
+            "{at}/itemSchema: a request body of streamed items (OpenAPI 3.2's itemSchema) is not supported: \
+             responses stream, requests are read whole"
+        )));
+    }
+    object.insert("schema".into(), items);
+    object.insert(crate::items::EXTENSION.into(), Value::Bool(true));
+    Ok(())
+}
+
 /// What the map being walked holds as values: path items, responses, or anything else.
 #[derive(Clone, Copy, PartialEq)]
 enum Within {
@@ -244,7 +267,8 @@ fn walk(value: &mut Value, at: &str, within: Within, media_types: &Value, notes:
             }
             if map.contains_key("itemSchema") {
                 return Err(Error(format!(
-                    "{at}/itemSchema: streamed media types (OpenAPI 3.2's itemSchema) other than text/event-stream are not supported yet"
+                    "{at}/itemSchema: OpenAPI 3.2's itemSchema is served on text/event-stream, application/jsonl, \
+                     application/x-ndjson, application/x-jsonlines and application/json-seq only"
                 )));
             }
             if let Some(Value::Object(discriminator)) = map.get_mut("discriminator")
@@ -255,10 +279,14 @@ fn walk(value: &mut Value, at: &str, within: Within, media_types: &Value, notes:
                     message: "dropped: a value naming no mapped schema is refused, as in 3.1".into(),
                 });
             }
+            // A request body's (an operation's, or one of `components/requestBodies`).
+            let body = at.ends_with("/requestBody")
+                || (at.starts_with("/components/requestBodies/") && at.matches('/').count() == 3);
             if let Some(content) = map.get_mut("content").and_then(Value::as_object_mut) {
                 for (media, item) in content.iter_mut() {
                     let here = format!("{at}/content/{}", escape(media));
                     event_items(media, item, &here)?;
+                    stream_items(media, item, &here, body)?;
                     let Some(name) = item
                         .get("$ref")
                         .and_then(Value::as_str)
@@ -274,6 +302,7 @@ fn walk(value: &mut Value, at: &str, within: Within, media_types: &Value, notes:
                         ))
                     })?;
                     event_items(media, item, &here)?;
+                    stream_items(media, item, &here, body)?;
                 }
             }
             for (key, child) in map.iter_mut() {

@@ -20,10 +20,14 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The server's hand-written runtime, shared with our own server crate.
 const RUNTIME: &str = include_str!("../../payments-server/src/runtime.rs");
-/// Its parameter styles, server-sent events and multipart bodies, modules of their own.
-const RUNTIME_STYLES: &str = include_str!("../../payments-server/src/runtime/styles.rs");
-const RUNTIME_EVENTS: &str = include_str!("../../payments-server/src/runtime/events.rs");
-const RUNTIME_MULTIPART: &str = include_str!("../../payments-server/src/runtime/multipart.rs");
+/// Its modules (parameter styles, server-sent events, streamed items, multipart bodies), copied
+/// beside it: name, text.
+const RUNTIME_MODULES: [(&str, &str); 4] = [
+    ("styles", include_str!("../../payments-server/src/runtime/styles.rs")),
+    ("events", include_str!("../../payments-server/src/runtime/events.rs")),
+    ("items", include_str!("../../payments-server/src/runtime/items.rs")),
+    ("multipart", include_str!("../../payments-server/src/runtime/multipart.rs")),
+];
 
 /// The crates `<name>-types`, `<name>-client` and `<name>-server` generated from the document
 /// `spec_text` (whose path, for the headers, is `source`).
@@ -52,7 +56,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     let text = |path: String, contents: String| File { path, contents, rust: false };
     let header = crate::header(&config);
     let notes = generated.notes.clone();
-    let files = vec![
+    let mut files = vec![
         text("Cargo.toml".into(), workspace_manifest(name)),
         text(format!("{name}-types/Cargo.toml"), crate_manifest(&types_crate, "The models", TYPES_DEPENDENCIES)),
         rust(
@@ -91,21 +95,13 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
             format!("{name}-server/src/runtime.rs"),
             format!("// Copied by `cargo xtask codegen` from payments-server's runtime.rs.\n\n{RUNTIME}"),
         ),
-        rust(
-            format!("{name}-server/src/runtime/styles.rs"),
-            format!("// Copied by `cargo xtask codegen` from payments-server's runtime/styles.rs.\n\n{RUNTIME_STYLES}"),
-        ),
-        rust(
-            format!("{name}-server/src/runtime/events.rs"),
-            format!("// Copied by `cargo xtask codegen` from payments-server's runtime/events.rs.\n\n{RUNTIME_EVENTS}"),
-        ),
-        rust(
-            format!("{name}-server/src/runtime/multipart.rs"),
-            format!(
-                "// Copied by `cargo xtask codegen` from payments-server's runtime/multipart.rs.\n\n{RUNTIME_MULTIPART}"
-            ),
-        ),
     ];
+    files.extend(RUNTIME_MODULES.iter().map(|(module, text)| {
+        rust(
+            format!("{name}-server/src/runtime/{module}.rs"),
+            format!("// Copied by `cargo xtask codegen` from payments-server's runtime/{module}.rs.\n\n{text}"),
+        )
+    }));
     Ok(Standalone { files, notes })
 }
 

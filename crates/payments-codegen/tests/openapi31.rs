@@ -134,8 +134,12 @@ fn what_3_2_adds_and_nothing_serves_is_refused_with_its_pointer() {
             "/paths/~1x/get/responses/200/content/text~1event-stream/itemSchema: an event stream's itemSchema needs a `data` property",
         ),
         (
-            "    get:\n      operationId: stream\n      responses:\n        '200':\n          description: lines\n          content:\n            application/jsonl: {itemSchema: {type: object}}\n".to_owned(),
-            "/paths/~1x/get/responses/200/content/application~1jsonl/itemSchema: streamed media types (OpenAPI 3.2's itemSchema) other than text/event-stream",
+            "    get:\n      operationId: stream\n      responses:\n        '200':\n          description: parts\n          content:\n            multipart/mixed: {itemSchema: {type: object}}\n".to_owned(),
+            "/paths/~1x/get/responses/200/content/multipart~1mixed/itemSchema: OpenAPI 3.2's itemSchema is served on text/event-stream",
+        ),
+        (
+            format!("    post:\n      operationId: upload\n      requestBody:\n        content:\n          application/x-ndjson: {{itemSchema: {{type: object}}}}\n      {ok}\n"),
+            "/paths/~1x/post/requestBody/content/application~1x-ndjson/itemSchema: a request body of streamed items",
         ),
     ] {
         let error = generate(&document(&path_item), &Config::sibling_modules("t.yaml")).unwrap_err().to_string();

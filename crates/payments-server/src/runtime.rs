@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub mod events;
+pub mod items;
 pub mod multipart;
 pub mod styles;
 

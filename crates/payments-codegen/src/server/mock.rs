@@ -55,6 +55,11 @@ pub fn mock(operation: &Value, components: &Value) -> Option<Mock> {
         // One event, its data the example of the event type.
         let data = example.unwrap_or_else(|| built(media));
         Body::Text(format!("id: 1\ndata: {data}\n\n"))
+    } else if media.get(crate::items::EXTENSION).is_some() {
+        // One item, the example of the item type, framed as the media type frames them.
+        let item = example.unwrap_or_else(|| built(media));
+        let separator = if essence(media_type) == "application/json-seq" { "\u{1e}" } else { "" };
+        Body::Text(format!("{separator}{item}\n"))
     } else if is_json(media_type) {
         Body::Json(example.unwrap_or_else(|| built(media)))
     } else {

@@ -156,6 +156,11 @@ pub enum ReplyBody {
     Upgrade,
     /// `text/event-stream`: a stream of events whose data is of this type.
     Events(TokenStream),
+    /// A stream of `item`s as `media_type` frames them (JSON Lines, a JSON text sequence).
+    Items {
+        item: TokenStream,
+        media_type: String,
+    },
     /// JSON of `json` or events of `item`, as the request's `Accept` asks.
     Negotiated {
         json: TokenStream,
@@ -488,6 +493,11 @@ fn response_body(
             None => Ok(quote!(::serde_json::Value)),
         }
     };
+    if let [(media_type, content)] = response.content.iter().collect::<Vec<_>>()[..]
+        && content.extensions.contains_key(crate::items::EXTENSION)
+    {
+        return Ok(Some(ReplyBody::Items { item: typed((media_type, content))?, media_type: media_type.clone() }));
+    }
     let json = response.content.iter().find(|(media, _)| crate::normalise::is_json(media));
     let events = response.content.iter().find(|(media, _)| essence(media) == "text/event-stream");
     match (json, events) {

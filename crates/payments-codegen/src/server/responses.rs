@@ -97,6 +97,7 @@ pub fn response_enum(op: &Op, rt: &syn::Path) -> TokenStream {
             Some(ReplyBody::Raw { media_type }) => quote!(#rt::raw_response(#status, body, #media_type)),
             Some(ReplyBody::Upgrade) => quote!(body),
             Some(ReplyBody::Events(_)) => quote!(#rt::events::response(#status, body)),
+            Some(ReplyBody::Items { media_type, .. }) => quote!(#rt::items::response(#status, #media_type, body)),
             Some(ReplyBody::Negotiated { .. }) => quote!(#rt::events::negotiated_response(#status, body)),
             None => quote!(#rt::empty_response(#status)),
         };
@@ -147,11 +148,17 @@ pub fn response_enum(op: &Op, rt: &syn::Path) -> TokenStream {
             }
         })
     });
-    // Raw bodies, upgrades and events hold a stream, which can be neither cloned nor compared.
+    // Raw bodies, upgrades, events and items hold a stream, which can be neither cloned nor compared.
     let streams = op.replies.iter().any(|r| {
         matches!(
             r.body,
-            Some(ReplyBody::Raw { .. } | ReplyBody::Upgrade | ReplyBody::Events(_) | ReplyBody::Negotiated { .. })
+            Some(
+                ReplyBody::Raw { .. }
+                    | ReplyBody::Upgrade
+                    | ReplyBody::Events(_)
+                    | ReplyBody::Items { .. }
+                    | ReplyBody::Negotiated { .. },
+            )
         )
     });
     let derives = if streams { quote!(#[derive(Debug)]) } else { quote!(#[derive(Debug, Clone, PartialEq)]) };
@@ -180,6 +187,7 @@ fn body_type(body: &ReplyBody, rt: &syn::Path) -> TokenStream {
         ReplyBody::Raw { .. } => quote!(#rt::Raw),
         ReplyBody::Upgrade => quote!(Response),
         ReplyBody::Events(item) => quote!(#rt::events::EventStream<#item>),
+        ReplyBody::Items { item, .. } => quote!(#rt::items::ItemStream<#item>),
         ReplyBody::Negotiated { json, item } => quote!(#rt::events::Negotiated<#json, #item>),
     }
 }

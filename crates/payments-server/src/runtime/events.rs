@@ -146,9 +146,10 @@ pub fn negotiated_response<T: Serialize, E: Serialize + Send + 'static>(
     }
 }
 
-/// A stream's error, which ends the body (and with it the connection) without a last event.
+/// A stream's error, which ends the body (and with it the connection) without a last event (or
+/// item: `items` ends its bodies so too).
 #[derive(Debug)]
-struct Aborted(#[allow(dead_code)] ApiError);
+pub(super) struct Aborted(#[allow(dead_code)] pub(super) ApiError);
 
 impl std::fmt::Display for Aborted {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -151,3 +151,26 @@ async fn the_mock_answers_one_event_of_the_documented_type() {
     let ticks: Vec<_> = client.ticks_events(|b| b.count(1)).take(1).collect().await;
     assert!(ticks[0].is_ok(), "{:?}", ticks[0]);
 }
+
+/// A response's chunks may end anywhere: inside a character, between a CR and its LF. The
+/// client reads the events as if the body had come in one piece.
+#[tokio::test]
+async fn events_split_anywhere_across_chunks_read_whole() {
+    let router = axum::Router::new().route(
+        "/news",
+        axum::routing::get(|| async {
+            let chunks: [&[u8]; 5] = [b"data: caf\xC3", b"\xA9\r", b"\nevent: x\r\n\r", b"\ndata: two\r\n", b"\r\n"];
+            let body = futures::stream::iter(chunks).then(|chunk| async move {
+                // Each its own write, as a slow network delivers them.
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                Ok::<_, std::convert::Infallible>(axum::body::Bytes::from_static(chunk))
+            });
+            ([("content-type", "text/event-stream")], axum::body::Body::from_stream(body))
+        }),
+    );
+    let url = support::serve(router).await;
+    let client = client::Client::new(&url);
+    let news: Vec<_> = client.news_events(|b| b).map(Result::unwrap).collect().await;
+    let read: Vec<(String, Option<String>)> = news.into_iter().map(|e| (e.data, e.event)).collect();
+    assert_eq!(read, [("café".to_owned(), Some("x".to_owned())), ("two".to_owned(), None)]);
+}

@@ -2,7 +2,8 @@
 //! describes reaches the client as typed events, cookies in 3.2's `cookie` style go as they are,
 //! not percent-encoded, a `querystring` parameter is the whole query string as one object, and
 //! operations of the QUERY method and of other methods (`additionalOperations`) are routed and
-//! sent with their methods.
+//! sent with their methods, and streams of items (`itemSchema` on JSON Lines and JSON text
+//! sequences) reach the client item by item.
 
 mod support;
 
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use payments_codegen_output::openapi_3_2::{client, server, types};
 use payments_server::runtime::events::{Event, EventStream};
+use payments_server::runtime::items::ItemStream;
 use payments_server::runtime::{ApiError, RequestContext};
 
 struct Prices;
@@ -33,6 +35,35 @@ impl server::Api for Prices {
     ) -> Result<server::QueryBooksResponse, ApiError> {
         let books = body.titles.into_iter().map(|title| types::Book { title, year: body.before });
         Ok(books.collect::<Vec<_>>().into())
+    }
+
+    async fn book_feed(
+        &self,
+        _: RequestContext<()>,
+        query: server::BookFeedQuery,
+    ) -> Result<server::BookFeedResponse, ApiError> {
+        let count = query.limit.unwrap_or(3);
+        // The 14th fails, once the 13 before it have gone: the response breaks off there, as a
+        // lost connection does.
+        let books = futures::stream::iter(0..count).then(|i| async move {
+            match i {
+                13 => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    Err(ApiError::internal())
+                }
+                i => Ok(types::Book {
+                    title: format!("Book {i} — «{}»", "é".repeat(i as usize % 5)),
+                    year: Some(1900 + i),
+                }),
+            }
+        });
+        Ok(server::BookFeedResponse::Ok(ItemStream::try_new(books)))
+    }
+
+    async fn book_log(&self, _: RequestContext<()>) -> Result<server::BookLogResponse, ApiError> {
+        let log =
+            ["Dune", "Emma"].map(|title| types::BookLogResponse { title: title.into(), shelved: title == "Dune" });
+        Ok(server::BookLogResponse::Ok(ItemStream::new(futures::stream::iter(log))))
     }
 
     async fn purge_books(&self, _: RequestContext<()>) -> Result<server::PurgeBooksResponse, ApiError> {
@@ -163,4 +194,75 @@ async fn the_query_method_and_other_methods_are_routed_and_sent_with_their_metho
     // A LINK without its required header never reaches the operation.
     let bare = http.request(method("LINK"), format!("{url}/books/7")).send().await.unwrap();
     assert_eq!(bare.status(), 400);
+}
+
+#[tokio::test]
+async fn streamed_items_arrive_one_by_one() {
+    let url = support::serve(server::router(Arc::new(Prices))).await;
+    let client = client::Client::new(&url);
+    let books: Vec<types::Book> = client.book_feed_items(|b| b.limit(5)).map(Result::unwrap).collect().await;
+    assert_eq!(books.len(), 5);
+    assert_eq!(books[4], types::Book { title: "Book 4 — «éééé»".into(), year: Some(1904) });
+    let log: Vec<_> = client.book_log_items(|b| b).map(Result::unwrap).collect().await;
+    assert_eq!(
+        log.iter().map(|l| (l.title.as_str(), l.shelved)).collect::<Vec<_>>(),
+        [("Dune", true), ("Emma", false)]
+    );
+
+    // On the wire: a line of JSON each, and a record separator before each of a sequence.
+    let http = reqwest::Client::new();
+    let lines = http.get(format!("{url}/books/feed?limit=2")).send().await.unwrap();
+    assert_eq!(lines.headers()["content-type"], "application/jsonl");
+    assert_eq!(
+        lines.text().await.unwrap(),
+        "{\"title\":\"Book 0 — «»\",\"year\":1900}\n{\"title\":\"Book 1 — «é»\",\"year\":1901}\n"
+    );
+    let sequence = http.get(format!("{url}/books/log")).send().await.unwrap();
+    assert_eq!(sequence.headers()["content-type"], "application/json-seq");
+    assert_eq!(
+        sequence.text().await.unwrap(),
+        "\u{1e}{\"shelved\":true,\"title\":\"Dune\"}\n\u{1e}{\"shelved\":false,\"title\":\"Emma\"}\n"
+    );
+
+    // A stream that fails on the server breaks off: the client reads what came, then an error.
+    let read: Vec<_> = client.book_feed_items(|b| b.limit(20)).collect().await;
+    assert_eq!(read.len(), 14, "13 items, then the error: {:?}", read.last());
+    assert!(read[..13].iter().all(Result::is_ok));
+    assert!(read[13].is_err());
+    // A request the document refuses is refused before any item.
+    let refused: Vec<_> = client.book_feed_items(|b| b.limit(-1)).collect().await;
+    assert!(
+        matches!(
+            refused[..],
+            [Err(client::Error::InvalidRequest(_)
+                | client::Error::ErrorResponse(_)
+                | client::Error::UnexpectedResponse(_))]
+        ),
+        "{refused:?}"
+    );
+}
+
+/// Items split anywhere across a response's chunks (inside a character, between a CR and its
+/// LF) are read as if the body had come in one piece; a last line without its end is read too.
+#[tokio::test]
+async fn items_split_anywhere_across_chunks_read_whole() {
+    let router = axum::Router::new().route(
+        "/books/feed",
+        axum::routing::get(|| async {
+            let chunks: [&[u8]; 4] =
+                [b"{\"title\":\"Caf\xC3", b"\xA9\"}\r", b"\n\n{\"title\":", b"\"Kim\",\"year\":1901}"];
+            let body = futures::stream::iter(chunks).then(|chunk| async move {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                Ok::<_, std::convert::Infallible>(axum::body::Bytes::from_static(chunk))
+            });
+            ([("content-type", "application/jsonl")], axum::body::Body::from_stream(body))
+        }),
+    );
+    let url = support::serve(router).await;
+    let client = client::Client::new(&url);
+    let books: Vec<_> = client.book_feed_items(|b| b).map(Result::unwrap).collect().await;
+    assert_eq!(
+        books,
+        [types::Book { title: "Café".into(), year: None }, types::Book { title: "Kim".into(), year: Some(1901) }]
+    );
 }
