@@ -148,6 +148,16 @@ fn render_toolchain(t: &Toolchain) -> String {
     out
 }
 
+/// The hand-written end of BENCHMARKS.md (from `# Why, measured`): the measurements behind
+/// decisions, which the bench does not take again and keeps as they are.
+const HAND_WRITTEN: &str = "\n# Why, measured\n";
+
+fn hand_written(root: &Path) -> Result<String, String> {
+    let path = root.join("BENCHMARKS.md");
+    let current = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(current.find(HAND_WRITTEN).map_or(String::new(), |at| current[at..].to_owned()))
+}
+
 /// `cargo xtask bench --codegen`: the toolchain section alone, measured now and put in place of
 /// the one in BENCHMARKS.md (the rest of the file is left as the last full run wrote it).
 pub fn codegen_only(root: &Path) -> Result<(), String> {
@@ -159,7 +169,8 @@ pub fn codegen_only(root: &Path) -> Result<(), String> {
     let path = root.join("BENCHMARKS.md");
     let current = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let kept = current.split("# The toolchain").next().unwrap_or_default();
-    std::fs::write(&path, format!("{kept}{section}")).map_err(|e| format!("{}: {e}", path.display()))?;
+    let tail = hand_written(root)?;
+    std::fs::write(&path, format!("{kept}{section}{tail}")).map_err(|e| format!("{}: {e}", path.display()))?;
     println!("{section}\nwrote the toolchain section of {}", path.display());
     Ok(())
 }
@@ -301,6 +312,7 @@ What a failed authentication costs the edge (the check that the \
     if let Some(toolchain) = toolchain? {
         report.push_str(&render_toolchain(&toolchain));
     }
+    report.push_str(&hand_written(root)?);
     let out = if smoke { root.join("target/bench/BENCHMARKS.md") } else { root.join("BENCHMARKS.md") };
     std::fs::create_dir_all(out.parent().expect("a parent")).map_err(|e| e.to_string())?;
     std::fs::write(&out, &report).map_err(|e| format!("{}: {e}", out.display()))?;

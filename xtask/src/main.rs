@@ -18,6 +18,8 @@
 
 mod bench;
 mod breaking;
+#[cfg(test)]
+mod tidy;
 mod upload;
 
 use std::path::{Path, PathBuf};
@@ -26,6 +28,17 @@ use std::process::ExitCode;
 use payments_codegen::Config;
 
 const SPEC: &str = "openapi/payments.yaml";
+
+/// What `codegen` writes from it, in the order it writes them.
+const GENERATED: [&str; 7] = [
+    "crates/payments-types/src/generated.rs",
+    "crates/payments-client/src/generated.rs",
+    "crates/payments-server/src/generated.rs",
+    "crates/payments-cli/src/generated.rs",
+    "crates/payments-server/src/schemas.json",
+    "docs/openapi-3.1.json",
+    "docs/api.md",
+];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -103,17 +116,9 @@ fn codegen(mode: Mode) -> Result<(), String> {
             .map(|source| s.spawn(|| rustfmt(&root, source, "2024")))
             .map(|formatting| formatting.join().expect("rustfmt"))
     });
-    let files = [
-        ("crates/payments-types/src/generated.rs", types?),
-        ("crates/payments-client/src/generated.rs", client?),
-        ("crates/payments-server/src/generated.rs", server?),
-        ("crates/payments-cli/src/generated.rs", cli?),
-        ("crates/payments-server/src/schemas.json", generated.server_schemas),
-        ("docs/openapi-3.1.json", rendition),
-        ("docs/api.md", markdown),
-    ];
+    let contents = [types?, client?, server?, cli?, generated.server_schemas, rendition, markdown];
     let mut stale = Vec::new();
-    for (path, contents) in &files {
+    for (path, contents) in GENERATED.iter().zip(&contents) {
         if ensure_file_contents(&root.join(path), path, contents, mode)? {
             stale.push(*path);
         }

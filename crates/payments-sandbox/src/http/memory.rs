@@ -2,15 +2,18 @@
 //!
 //! The binary allocates with mimalloc (`main.rs`). Under glibc's malloc, memory allocated by
 //! one runtime worker and freed by the other made the workers wait on each other's arena
-//! locks: a quarter of the context switches on the request path (`GET /currencies` served
-//! 62k/s where mimalloc serves 74k/s). mimalloc frees into the owning thread's pages without a
-//! lock.
+//! locks, on the request path; mimalloc frees into the owning thread's pages without a lock
+//! (BENCHMARKS.md, *Why, measured: The allocator*).
 //!
 //! What mimalloc frees stays with the thread that freed it until that thread collects. The
 //! connection layer asks for a collection ([`release_freed`]) a few seconds after connections
 //! closed; each runtime worker collects when it next goes idle ([`on_worker_park`]), and the
-//! asking thread collects what is not a worker's. After a thousand half-open connections closed,
-//! the process otherwise stayed 30 MiB larger than before they came.
+//! asking thread collects what is not a worker's. Otherwise the process stayed larger after
+//! half-open connections closed than before they came.
+//!
+//! Collecting and trimming are C calls (mimalloc's `mi_collect`, glibc's `malloc_trim`), which
+//! is why this module allows `unsafe` code.
+#![allow(unsafe_code)]
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -6,7 +6,7 @@
 //! receiver holds only its own slots, and none of this runs on the request path (the API only
 //! writes rows). The outbox is the database: a restart picks up whatever is due.
 //!
-//! The worker fills an endpoint's free slots from the outbox (on a wake, or every 100 ms); a
+//! The worker fills an endpoint's free slots from the outbox (on a wake, or every [`POLL`]); a
 //! slot then keeps itself busy: the write that records an attempt also claims the endpoint's
 //! next due notification, so a backlog costs one commit per delivery.
 
@@ -29,6 +29,8 @@ use crate::domain::webhook_targets::{TargetPolicy, check_url, forbidden_address}
 
 /// Deliveries under way per endpoint at most.
 pub const PER_ENDPOINT: usize = 8;
+/// How often the worker looks for due notifications when nothing woke it.
+const POLL: Duration = Duration::from_millis(100);
 /// Redeliveries after the first attempt, before a notification is discarded.
 pub const MAX_RETRIES: i64 = 24;
 /// How long a receiver has to answer (a promise of the domain's: `POST /webhooks` waits on it).
@@ -161,7 +163,7 @@ impl Deliverer {
             while tasks.try_join_next().is_some() {}
             tokio::select! {
                 _ = self.wake.notified() => {}
-                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+                _ = tokio::time::sleep(POLL) => {}
                 _ = shutdown.changed() => {}
             }
         }

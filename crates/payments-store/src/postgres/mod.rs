@@ -84,7 +84,8 @@ impl Dialect for Postgres {
     /// filter's rows were spread evenly: always for the generic plan of a prepared statement
     /// (which takes each value for 1/(the values seen) of the rows), and for a custom one when
     /// the rows were old (recent payments `initiated`, older ones `processing`). A filter
-    /// matching none or only old rows then read every row: 94 ms at 210,000 transactions.
+    /// matching none or only old rows then read every row (BENCHMARKS.md, *Why, measured:
+    /// PostgreSQL lists and searches*).
     /// The exact `created` bounds are not repeated beside the key bounds (see
     /// [`Selection::push_rest`]): taking each for a 200th of the rows, the planner expected a
     /// handful and sorted them rather than read the index in order.
@@ -115,13 +116,12 @@ impl Dialect for Postgres {
     ///
     /// Left to itself, the planner walked the key index backwards until a page of matches was
     /// found, assuming them spread evenly: when the matches were the oldest rows, that read the
-    /// whole table (85 ms on 100,000 transactions, against 1 ms through the trigram index). Step
+    /// whole table (BENCHMARKS.md, *Why, measured: PostgreSQL lists and searches*). Step
     /// 1 finds common needles at once; step 2 runs only when step 1 came up short (its
     /// conditions on step 1 are constants, which PostgreSQL checks before running it) and
     /// costs what the older matches number. Nothing in step 2 is in a form a b-tree index can
     /// serve (`seq + 0`), so its plan, even the generic plan of the prepared statement, is the
-    /// trigram index's: measured on 18,000 transactions, a needle whose 111 matches are the
-    /// oldest rows took 83 ms with `seq < …` (the key index's range, filtered) and 5–8 ms so.
+    /// trigram index's, not the key index's range, filtered.
     fn search_page(searched: Searched, columns: &str, needle: &str, selection: &Selection, limit: u32) -> Query<Self> {
         let (table, alias) = (searched.table(), searched.alias());
         let pattern = like_pattern(needle);
@@ -163,9 +163,8 @@ pub struct PostgresStore {
 
 /// Connections for point reads: one per core, at least two. The fewer, the more reads each
 /// system call carries when nothing else runs, but the smaller PostgreSQL's share of its CPU
-/// for reads when writes keep it busy (each connection is one server process). Measured on 2
-/// cores, `GET /balances/{id}` from 16 clients idle and beside 8 paying: one connection 35,000
-/// and 10,600/s, two 30,500 and 16,000/s (the payers faster too), four 27,000 and 15,500/s.
+/// for reads when writes keep it busy (each connection is one server process): BENCHMARKS.md,
+/// *Why, measured: PostgreSQL reads pipelined*.
 fn point_read_connections() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 16))
 }
@@ -213,9 +212,8 @@ impl PostgresStore {
         //
         // A list page costs PostgreSQL up to a few milliseconds and a payment a fraction of one;
         // written in batches, payments are CPU-bound, and clients listing back to back took
-        // their CPU: on 2 cores that PostgreSQL shares with the sandbox, payments beside two
-        // listing clients made 0.35–0.41× of payments alone with lists unbounded. So pages are
-        // read a few at once, like SQLite's (`sqlite/lists.rs`).
+        // their CPU (BENCHMARKS.md, *Why, measured: PostgreSQL lists and searches*). So pages
+        // are read a few at once, like SQLite's (`sqlite/lists.rs`).
         let pages = crate::list_pages_at_once();
         let reader = reader::Reader::start(url, &shown, point_read_connections(), pages, ACQUIRE_TIMEOUT).await?;
         let writer = writer::Writer::start(url, &shown).await?;

@@ -3,9 +3,8 @@
 //!
 //! Why not sqlx's pool, as before: for each read it took a connection from the pool, asked it
 //! whether it was still there (a round trip of its own), sent the statement, waited, and gave
-//! the connection back from a task spawned for that; one query at a time per connection.
-//! Measured on `GET /balances/{id}` (2 cores shared with PostgreSQL): 53 µs of the sandbox's CPU
-//! per request went to the read, and 43–56 µs of PostgreSQL's. A tokio-postgres client sends
+//! the connection back from a task spawned for that; one query at a time per connection
+//! (BENCHMARKS.md, *Why, measured: PostgreSQL reads pipelined*). A tokio-postgres client sends
 //! what every task asks at once on its connection, and PostgreSQL answers them back to back:
 //! many requests' reads share each system call on both sides.
 //!

@@ -6,9 +6,8 @@
 //! from the update to the commit, so payments from one balance, one transaction each, queue on
 //! the row: one at a time, each with its own flush and its own round trips, whatever the number
 //! of connections or instances. sqlx waits for each statement's answer before it sends the
-//! next, and a round trip between two processes costs about 200 µs on a busy 2-core machine:
-//! a payment's six statements held the row for over a millisecond (about 700 payments/s from
-//! one balance, with a third of the CPU idle). Here a batch takes the row once, its statements
+//! next, so a payment's six statements held the row for six round trips, with CPU left idle
+//! (BENCHMARKS.md, *Why, measured: PostgreSQL group commit*). Here a batch takes the row once, its statements
 //! go out back to back without waiting (tokio-postgres pipelines what is sent before it is
 //! answered), and it flushes once.
 //!

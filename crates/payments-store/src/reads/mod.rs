@@ -746,7 +746,8 @@ pub fn cursor<D: Dialect>(table: &str, visible: &str, tenant: i64, after: Uuid) 
 
 /// ` ORDER BY {order} LIMIT {limit}`. The limit is written, not bound: SQLite looks at a bound
 /// LIMIT while planning, so each execution with it bound compiled the statement again
-/// (measured: 14 % of an `order_id` list's time). A number, so nothing a caller sends reaches
+/// (BENCHMARKS.md, *Why, measured: SQLite's caches, checkpoints and bound values*). A number,
+/// so nothing a caller sends reaches
 /// the SQL text.
 pub fn order_and_limit<D>(query: &mut Query<D>, order: &str, limit: u32) {
     query.push(format!(" ORDER BY {order} LIMIT {limit}"));

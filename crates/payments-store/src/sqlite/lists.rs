@@ -2,11 +2,15 @@
 //!
 //! A filtered list or a search costs SQLite tenths of a millisecond to a few milliseconds; a
 //! payment costs microseconds on the runtime plus its share of the one writer thread. When the
-//! cores are busy, clients listing back to back took CPU from every tenant's payments: with the
-//! lists on the runtime's workers (bounded to one at a time) and payments CPU-bound on 2 cores,
-//! payments beside two listing clients made 0.43x of payments alone. Here lists run on a few
+//! cores are busy, clients listing back to back took CPU from every tenant's payments, even
+//! with lists on the runtime's workers bounded to one at a time (BENCHMARKS.md, *Why, measured:
+//! SQLite list pages on niced threads*). Here lists run on a few
 //! threads niced to 10: they get the CPU the payments leave, and all of it when nothing else
 //! runs. A task waits for its page without holding a worker.
+//!
+//! Lowering a thread's priority is a C call (`setpriority`) with no safe wrapper in the
+//! standard library, which is why this module allows `unsafe` code.
+#![allow(unsafe_code)]
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};

@@ -6,6 +6,7 @@ mod backup;
 mod changes;
 mod codec;
 mod lists;
+mod persist_wal;
 #[cfg(test)]
 mod query_plans;
 mod readers;
@@ -39,8 +40,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 const MMAP_SIZE: &str = "1073741824";
 /// Page caches, in KiB (SQLite's negative `cache_size`). The writer's holds the pages every
 /// write touches — a dozen indexes and the search tables — which with SQLite's default 2 MiB
-/// are read again on every write (measured: a search-table insert 3.4 ms with 2 MiB, 0.9 ms
-/// with 64 MiB, on 55,000 transactions).
+/// are read again on every write (BENCHMARKS.md, *Why, measured: SQLite's caches, checkpoints
+/// and bound values*).
 const WRITER_CACHE: &str = "-65536";
 const READER_CACHE: &str = "-16384";
 /// What the writer's connection sets (the journal mode, WAL, is the file's and set at start).
@@ -58,16 +59,14 @@ const PREPARED: usize = 256;
 /// What each read connection sets. Readers do not map the file: in WAL mode a connection whose
 /// read transaction finds a commit it has not seen unmaps the whole file, and the next read
 /// maps it again and faults in every page it touches. With payments committing all the time
-/// that was every read, and `munmap` stops every core running the process to flush its TLB:
-/// measured on 1,040,000 transactions, `GET /balances/{id}` beside 8 paying clients went from
-/// 0.60–0.65x of its idle rate to 0.70–0.71x without the map, and the payments from 3,200–3,400/s
-/// to 3,650/s; idle reads were no slower (45,000/s either way).
+/// that was every read, and `munmap` stops every core running the process to flush its TLB
+/// (BENCHMARKS.md, *Why, measured: SQLite readers without the file mapped*).
 const READER_PRAGMAS: &[(&str, &str)] = &[("mmap_size", "0"), ("cache_size", READER_CACHE)];
 /// WAL pages (4 KiB) after which the writer copies them into the database file (a checkpoint).
 /// SQLite's default, 1,000, meant a checkpoint every few commits, each copying again the pages
-/// every commit rewrites (the last leaf of each index, the balances): measured at 100,000
-/// transactions (with `temp_store` below), 10,000 more than halves the pages written per payment
-/// (24 to 10) and gives a fifth more payments per second. The WAL file stays below 40 MiB.
+/// every commit rewrites (the last leaf of each index, the balances); this many more than halves
+/// the pages written per payment (BENCHMARKS.md, *Why, measured: SQLite's caches, checkpoints
+/// and bound values*), and the WAL file stays small.
 const WAL_CHECKPOINT: &str = "10000";
 /// The database's `application_id`: "PAYS".
 const APPLICATION_ID: i64 = 0x5041_5953;
@@ -146,16 +145,17 @@ impl SqliteStore {
         // Fresh statistics for the query planner, cheap when nothing changed. Only the index
         // sizes (`sqlite_stat1`): given the value samples of `sqlite_stat4`, the planner looks at
         // a statement's parameters, so every execution with new values compiled the statement
-        // again (measured on 100,000 transactions: searches took 2.4 times the CPU). The plans
+        // again (BENCHMARKS.md, *Why, measured: SQLite's caches, checkpoints and bound
+        // values*). The plans
         // (see `query_plans`) need only the sizes.
         //
         // Nor any for FTS5's own tables (`*_search_data` and the like): FTS5 reads and deletes
         // their rows by key ranges, which a seek serves whatever their size, but statistics
         // gathered while a table was small (a new database's search table holds 2 rows) made
         // the planner scan instead, and they stay until the next start. FTS5 deletes the
-        // segments it merges by key range at nearly every commit: scanning the whole index
-        // each time cost 1.4 ms per commit and capped payments at ~1,900/s at 240,000
-        // transactions (70% of the writer's CPU); by a seek, the same commits take a tenth.
+        // segments it merges by key range at nearly every commit, and scanning the whole index
+        // each time capped payments (BENCHMARKS.md, *Why, measured: SQLite's planner and FTS5's
+        // segments*).
         let stat4 = "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_stat4')";
         async {
             sqlx::raw_sql("PRAGMA optimize = 0x10002").execute(&mut connection).await?;
@@ -258,29 +258,8 @@ fn open_writer(path: &Path) -> Result<rusqlite::Connection, String> {
         connection.pragma_update(None, name, value).map_err(|e| format!("cannot set {name}: {e}"))?;
     }
     connection.set_prepared_statement_cache_capacity(PREPARED);
-    persist_wal(&connection)?;
+    persist_wal::persist_wal(&connection)?;
     Ok(connection)
-}
-
-/// Keeps the WAL and its index (the `-wal` and `-shm` files) beside the database when the
-/// writer, the last connection, closes, instead of removing them. Opening a WAL database makes
-/// the index first if it is not there, and the index needs room on the disk: after a clean stop
-/// on a disk that then filled up, the sandbox could not start at all. Kept, they take no new
-/// room at the next start, which then serves reads on a full disk (and writes once there is
-/// room). The WAL is reset at each checkpoint, so it takes no more than it would while serving.
-fn persist_wal(connection: &rusqlite::Connection) -> Result<(), String> {
-    let mut on: std::ffi::c_int = 1;
-    // SAFETY: the handle is this open connection's, and SQLITE_FCNTL_PERSIST_WAL reads and
-    // writes the one int it is given, which lives until the call returns.
-    let code = unsafe {
-        rusqlite::ffi::sqlite3_file_control(
-            connection.handle(),
-            c"main".as_ptr(),
-            rusqlite::ffi::SQLITE_FCNTL_PERSIST_WAL,
-            (&raw mut on).cast(),
-        )
-    };
-    if code == rusqlite::ffi::SQLITE_OK { Ok(()) } else { Err(format!("cannot keep the WAL (SQLite code {code})")) }
 }
 
 /// Refuses a file that is not a sandbox database before anything touches it: read-only, so a

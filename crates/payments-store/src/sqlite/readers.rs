@@ -2,9 +2,8 @@
 //! runs).
 //!
 //! sqlx's SQLite driver steps every statement on a thread of its own and sends each row back
-//! over a channel: two thread hand-offs per query, which cost more than the query (measured: a
-//! `GET /balances/{id}` took 177 µs of CPU, a fifth of it in the driver's thread and most of the
-//! rest in the kernel switching between threads; SQLite's own work was under 1 %). A read here
+//! over a channel: two thread hand-offs per query, which cost more than the query
+//! (BENCHMARKS.md, *Why, measured: SQLite through rusqlite, not sqlx*). A read here
 //! takes an idle read-only connection, runs on the task's own thread, and puts it back. A
 //! request's reads are index range reads of at most a page (100 rows), so the thread is held
 //! for microseconds to a few milliseconds, like any other work a request does. WAL lets any
