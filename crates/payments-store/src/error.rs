@@ -2,13 +2,16 @@
 //! the machine or the database server (a full disk, a server that is down), not of the request,
 //! after which the same request may succeed and nothing of it was written.
 
+use std::sync::Arc;
+
 use uuid::Uuid;
 
 /// What can go wrong in the store. The first four are answers the domain expects and turns into
 /// its own refusals; [`StoreError::Unavailable`] and [`StoreError::OutcomeUnknown`] are outages
-/// (answered `503`/`507` and `504`, safe to retry); [`StoreError::Database`] is a failure
-/// (logged, answered `500`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// (answered `503`/`507` and `504`, safe to retry); the rest are failures (logged, answered
+/// `500`). A driver's error is kept whole as the source ([`DriverError`]), shared: a failed
+/// batch answers each of its writes with the same error.
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// `starting_after` names no item of this list (unknown, another tenant's, deleted).
     #[error("{0} is not an item of this list")]
@@ -23,16 +26,60 @@ pub enum StoreError {
     /// A debit the balance does not cover; nothing was changed.
     #[error("balance {balance} holds {available}, not enough")]
     InsufficientFunds { balance: Uuid, available: i64 },
-    /// The database cannot serve now; nothing of the request was written.
+    /// The database cannot serve now; nothing of the request was written. `detail` says what
+    /// was under way when it could not.
     #[error("{outage}: {detail}")]
-    Unavailable { outage: Outage, detail: String },
+    Unavailable {
+        outage: Outage,
+        detail: String,
+        #[source]
+        source: Option<Arc<DriverError>>,
+    },
     /// A commit was sent and its answer lost with the connection: the write may or may not have
     /// been made.
-    #[error("the outcome of a commit is unknown: {detail}")]
-    OutcomeUnknown { detail: String },
+    #[error("the outcome of a commit is unknown: the connection was lost")]
+    OutcomeUnknown {
+        #[source]
+        source: Arc<DriverError>,
+    },
     /// The database failed.
-    #[error("database: {0}")]
-    Database(String),
+    #[error("the database failed")]
+    Driver(#[source] Arc<DriverError>),
+    /// A stored value the store cannot read back: the database holds what no release wrote.
+    #[error("stored {what} {value} is not valid")]
+    Corrupt { what: String, value: String },
+    /// A value too large for its column.
+    #[error("{what} {value} is too large to store")]
+    TooLarge { what: &'static str, value: String },
+    /// A changeset that breaks a money invariant (a credit that takes, a zero entry): the
+    /// domain's mistake, refused before anything is written.
+    #[error("a change breaks an invariant: {0}")]
+    Invariant(String),
+    /// A value the store could not encode for its column.
+    #[error("{what} cannot be encoded")]
+    Encode {
+        what: &'static str,
+        #[source]
+        source: Arc<serde_json::Error>,
+    },
+    /// The database disagrees with itself (a check failed that the store's own checks make
+    /// impossible): nothing of the write was kept.
+    #[error("the database disagrees with the store's checks: {0}")]
+    Inconsistent(String),
+    /// A thread or task of the store's own is gone (stopped, or it panicked).
+    #[error("{0}")]
+    Stopped(&'static str),
+}
+
+/// A driver's own error.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error("SQLite")]
+    Sqlite(#[source] rusqlite::Error),
+    #[error("PostgreSQL")]
+    Postgres(#[source] tokio_postgres::Error),
+    #[error("PostgreSQL (sqlx)")]
+    Sqlx(#[source] sqlx::Error),
 }
 
 /// The unique keys a write can collide with.
@@ -72,14 +119,49 @@ pub enum Outage {
 }
 
 impl StoreError {
+    /// An outage no driver reported (a connection found gone before anything was sent).
     pub fn unavailable(outage: Outage, detail: impl std::fmt::Display) -> Self {
-        Self::Unavailable { outage, detail: detail.to_string() }
+        Self::Unavailable { outage, detail: detail.to_string(), source: None }
+    }
+
+    /// An outage a driver reported.
+    fn outage_of(outage: Outage, source: DriverError) -> Self {
+        Self::Unavailable { outage, detail: "a statement failed".into(), source: Some(Arc::new(source)) }
+    }
+
+    /// A driver's error that is not an outage.
+    fn driver(source: DriverError) -> Self {
+        Self::Driver(Arc::new(source))
+    }
+
+    /// A commit whose answer was lost with the connection.
+    pub(crate) fn outcome_unknown(source: tokio_postgres::Error) -> Self {
+        Self::OutcomeUnknown { source: Arc::new(DriverError::Postgres(source)) }
     }
 
     /// Whether a statement that failed with this may have left its transaction in doubt: the
     /// writer then rolls the whole transaction back.
     pub fn breaks_transaction(&self) -> bool {
-        matches!(self, Self::Database(_) | Self::Unavailable { .. } | Self::OutcomeUnknown { .. })
+        matches!(
+            self,
+            Self::Driver(_)
+                | Self::Unavailable { .. }
+                | Self::OutcomeUnknown { .. }
+                | Self::Inconsistent(_)
+                | Self::Stopped(_)
+        )
+    }
+
+    /// The whole chain of causes, for a log line: this error and each source under it.
+    pub fn chain(&self) -> String {
+        let mut text = self.to_string();
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        text
     }
 
     /// The outage this is, if it is one (an unknown outcome is one of the server being
@@ -127,37 +209,46 @@ pub(crate) fn postgres_outage(code: &str) -> Option<Outage> {
 
 /// A tokio-postgres error as the store's: the server's outage codes, and a connection that is
 /// gone or could not be made, are outages.
-pub(crate) fn from_postgres(error: &tokio_postgres::Error) -> StoreError {
-    if let Some(database) = error.as_db_error() {
-        return match postgres_outage(database.code().code()) {
-            Some(outage) => StoreError::unavailable(outage, database),
-            None => StoreError::Database(database.to_string()),
+impl From<tokio_postgres::Error> for StoreError {
+    fn from(error: tokio_postgres::Error) -> Self {
+        let outage = match error.as_db_error() {
+            Some(database) => postgres_outage(database.code().code()),
+            // No answer from the server: the connection is closed, or could not be made (the
+            // reason is in the source: "Connection refused").
+            None if error.is_closed()
+                || std::error::Error::source(&error).is_some_and(|s| s.is::<std::io::Error>()) =>
+            {
+                Some(Outage::Unreachable)
+            }
+            None => None,
         };
+        match outage {
+            Some(outage) => Self::outage_of(outage, DriverError::Postgres(error)),
+            None => Self::driver(DriverError::Postgres(error)),
+        }
     }
-    // No answer from the server: the connection is closed, or could not be made (the reason
-    // is in the source: "Connection refused").
-    let detail = match std::error::Error::source(error) {
-        Some(source) => format!("{error}: {source}"),
-        None => error.to_string(),
-    };
-    if error.is_closed() || std::error::Error::source(error).is_some_and(|s| s.is::<std::io::Error>()) {
-        return StoreError::unavailable(Outage::Unreachable, detail);
-    }
-    StoreError::Database(detail)
 }
 
 impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
-        match &error {
-            sqlx::Error::PoolTimedOut => Self::unavailable(Outage::Busy, error),
-            sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => {
-                Self::unavailable(Outage::Unreachable, error)
-            }
-            sqlx::Error::Database(database) => match database.code().as_deref().and_then(postgres_outage) {
-                Some(outage) => Self::unavailable(outage, error),
-                None => Self::Database(error.to_string()),
-            },
-            _ => Self::Database(error.to_string()),
+        let outage = match &error {
+            sqlx::Error::PoolTimedOut => Some(Outage::Busy),
+            sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => Some(Outage::Unreachable),
+            sqlx::Error::Database(database) => database.code().as_deref().and_then(postgres_outage),
+            _ => None,
+        };
+        match outage {
+            Some(outage) => Self::outage_of(outage, DriverError::Sqlx(error)),
+            None => Self::driver(DriverError::Sqlx(error)),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> Self {
+        match sqlite_outage(&error) {
+            Some(outage) => Self::outage_of(outage, DriverError::Sqlite(error)),
+            None => Self::driver(DriverError::Sqlite(error)),
         }
     }
 }

@@ -5,23 +5,36 @@
 pub use payments_store::Outage;
 use payments_store::StoreError;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
     /// The request breaks a rule (`400`); the message says which.
+    #[error("invalid: {0}")]
     Invalid(String),
     /// No such resource for this caller (`404`): another tenant's answers exactly like none.
+    #[error("not found: {0}")]
     NotFound(String),
     /// The resource's state forbids it, or an idempotency key was used by another request
     /// (`409`).
+    #[error("conflict: {0}")]
     Conflict(String),
     /// Something failed that the caller can do nothing about (`500`); the detail is for the log.
+    #[error("internal: {0}")]
     Internal(String),
+    /// The store failed in a way the operation did not expect (`500`); kept whole for the log.
+    #[error("the store failed")]
+    Store(#[source] StoreError),
     /// The database cannot serve now (`503`, a full disk `507`): nothing was changed, and the
-    /// same request may succeed later. The detail is for the log.
-    Unavailable { outage: Outage, detail: String },
+    /// same request may succeed later.
+    #[error("unavailable: {outage}")]
+    Unavailable {
+        outage: Outage,
+        #[source]
+        source: StoreError,
+    },
     /// A change's commit was sent and its answer lost with the database connection (`504`): it
-    /// may or may not have been made. The detail is for the log.
-    OutcomeUnknown(String),
+    /// may or may not have been made.
+    #[error("the outcome of a commit is unknown")]
+    OutcomeUnknown(#[source] StoreError),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -42,22 +55,27 @@ impl Error {
     pub fn internal(message: impl std::fmt::Display) -> Self {
         Self::Internal(message.to_string())
     }
-}
 
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Invalid(m) => write!(f, "invalid: {m}"),
-            Self::NotFound(m) => write!(f, "not found: {m}"),
-            Self::Conflict(m) => write!(f, "conflict: {m}"),
-            Self::Internal(m) => write!(f, "internal: {m}"),
-            Self::Unavailable { outage, detail } => write!(f, "unavailable: {outage}: {detail}"),
-            Self::OutcomeUnknown(detail) => write!(f, "outcome unknown: {detail}"),
+    /// The whole chain of causes, for a log line: this error and each source under it.
+    pub fn chain(&self) -> String {
+        let mut text = self.to_string();
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
         }
+        text
     }
 }
 
-impl std::error::Error for Error {}
+/// Two errors are equal when they are of one kind and say the same, causes included (the
+/// store's driver errors cannot be compared otherwise).
+impl PartialEq for Error {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other) && self.chain() == other.chain()
+    }
+}
 
 /// An outage is an outage whatever the operation; any other store answer the operation did not
 /// expect is a failure. The ones it expects (a cursor not in the list, a debit not covered, a
@@ -65,9 +83,9 @@ impl std::error::Error for Error {}
 impl From<StoreError> for Error {
     fn from(error: StoreError) -> Self {
         match error {
-            StoreError::Unavailable { outage, detail } => Self::Unavailable { outage, detail },
-            StoreError::OutcomeUnknown { detail } => Self::OutcomeUnknown(detail),
-            other => Self::Internal(other.to_string()),
+            StoreError::Unavailable { outage, .. } => Self::Unavailable { outage, source: error },
+            StoreError::OutcomeUnknown { .. } => Self::OutcomeUnknown(error),
+            other => Self::Store(other),
         }
     }
 }

@@ -30,10 +30,8 @@ static ANY: AtomicBool = AtomicBool::new(false);
 /// Logs `error` when it is an outage (rate-limited as the module says) and answers whether it
 /// was one; other errors are the caller's to log.
 pub fn report(error: &Error, what: &str) -> bool {
-    let (Some(outage), Error::Unavailable { detail, .. } | Error::OutcomeUnknown(detail)) = (error.outage(), error)
-    else {
-        return false;
-    };
+    let Some(outage) = error.outage() else { return false };
+    let detail = error.chain();
     let now = Instant::now();
     let mut going = GOING.lock().unwrap_or_else(|p| p.into_inner());
     let going = going.get_or_insert_with(HashMap::new);

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use payments_store::{Store, TenantId, TenantRecord, TokenHash, Unreconciled};
+use payments_store::{Store, StoreError, TenantId, TenantRecord, TokenHash, Unreconciled};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -101,7 +101,8 @@ impl Sandbox {
         self.store.ready().await?;
         match super::outages::recent(std::time::Duration::from_secs(30)) {
             Some(outage) => {
-                Err(Error::Unavailable { outage, detail: "writes failed for it in the last 30 seconds".into() })
+                let source = StoreError::unavailable(outage, "writes failed for it in the last 30 seconds");
+                Err(Error::Unavailable { outage, source })
             }
             None => Ok(()),
         }

@@ -43,20 +43,22 @@ impl Api {
 /// The domain's refusal as the error object; a failure is logged and answered `500`; an outage
 /// is reported (see `domain::outages`) and answered `503` (`507` for a full disk, `504` when a
 /// commit's outcome is unknown) with `Retry-After`.
-pub fn api_error(error: Error) -> ApiError {
-    outages::report(&error, "a request");
-    error_object(error)
+impl From<Error> for ApiError {
+    fn from(error: Error) -> Self {
+        outages::report(&error, "a request");
+        error_object(error)
+    }
 }
 
-/// The error object for `error`, as [`api_error`] answers it, without reporting an outage (for
+/// The error object for `error`, as `From<Error>` answers it, without reporting an outage (for
 /// `GET /readyz`, whose checks are not failures of their own).
 pub fn error_object(error: Error) -> ApiError {
     match error {
         Error::Invalid(message) => ApiError::bad_request(message),
         Error::NotFound(message) => ApiError::not_found(message),
         Error::Conflict(message) => ApiError::conflict(message),
-        Error::Internal(message) => {
-            tracing::error!(id = super::edge::request_id_answered(), error = %message, "internal error");
+        Error::Internal(_) | Error::Store(_) => {
+            tracing::error!(id = super::edge::request_id_answered(), error = %error.chain(), "internal error");
             ApiError::internal()
         }
         Error::Unavailable { outage, .. } => {
@@ -100,7 +102,8 @@ impl server::Api<Tenant> for Api {
     async fn authenticate(&self, credentials: &[server::Credential<'_>]) -> Result<Tenant, ApiError> {
         // The document's one scheme: a bearer token.
         let [server::Credential::BearerAuth(token)] = credentials else { return Err(ApiError::unauthorized()) };
-        let tenant = self.sandbox.authenticate(token).await.map_err(api_error)?.ok_or_else(ApiError::unauthorized)?;
+        let tenant =
+            self.sandbox.authenticate(token).await.map_err(ApiError::from)?.ok_or_else(ApiError::unauthorized)?;
         if let Some(limiter) = &self.limiter
             && let Err(not_until) = limiter.check_key(&tenant.id)
         {
@@ -123,7 +126,7 @@ impl server::Api<Tenant> for Api {
             .list_balances(context.caller, filter, page(query.limit, query.starting_after))
             .await
             .map(Into::into)
-            .map_err(api_error)
+            .map_err(ApiError::from)
     }
 
     async fn create_balance(
@@ -131,11 +134,11 @@ impl server::Api<Tenant> for Api {
         context: Context,
         body: types::BalanceCreate,
     ) -> Result<server::CreateBalanceResponse, ApiError> {
-        self.sandbox.create_balance(context.caller, body).await.map(Into::into).map_err(api_error)
+        self.sandbox.create_balance(context.caller, body).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn get_balance(&self, context: Context, id: Uuid) -> Result<server::GetBalanceResponse, ApiError> {
-        self.sandbox.get_balance(context.caller, id).await.map(Into::into).map_err(api_error)
+        self.sandbox.get_balance(context.caller, id).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn update_balance(
@@ -144,7 +147,7 @@ impl server::Api<Tenant> for Api {
         id: Uuid,
         body: types::BalanceUpdate,
     ) -> Result<server::UpdateBalanceResponse, ApiError> {
-        self.sandbox.update_balance(context.caller, id, body).await.map(Into::into).map_err(api_error)
+        self.sandbox.update_balance(context.caller, id, body).await.map(Into::into).map_err(ApiError::from)
     }
 
     // -- reference data ---------------------------------------------------------------------
@@ -154,7 +157,7 @@ impl server::Api<Tenant> for Api {
         _: Context,
         query: server::ListBankFieldsQuery,
     ) -> Result<server::ListBankFieldsResponse, ApiError> {
-        crate::domain::reference::bank_fields(&query.country, &query.currency).map(Into::into).map_err(api_error)
+        crate::domain::reference::bank_fields(&query.country, &query.currency).map(Into::into).map_err(ApiError::from)
     }
 
     async fn list_countries(&self, _: Context) -> Result<server::ListCountriesResponse, ApiError> {
@@ -182,7 +185,7 @@ impl server::Api<Tenant> for Api {
             .list_payment_requests(context.caller, filter, page(query.limit, query.starting_after))
             .await
             .map(Into::into)
-            .map_err(api_error)
+            .map_err(ApiError::from)
     }
 
     async fn create_payment_request(
@@ -190,7 +193,7 @@ impl server::Api<Tenant> for Api {
         context: Context,
         body: types::PaymentRequestCreate,
     ) -> Result<server::CreatePaymentRequestResponse, ApiError> {
-        self.sandbox.create_payment_request(context.caller, body).await.map(Into::into).map_err(api_error)
+        self.sandbox.create_payment_request(context.caller, body).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn get_payment_request(
@@ -198,7 +201,7 @@ impl server::Api<Tenant> for Api {
         context: Context,
         id: Uuid,
     ) -> Result<server::GetPaymentRequestResponse, ApiError> {
-        self.sandbox.get_payment_request(context.caller, id).await.map(Into::into).map_err(api_error)
+        self.sandbox.get_payment_request(context.caller, id).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn cancel_payment_request(
@@ -206,7 +209,7 @@ impl server::Api<Tenant> for Api {
         context: Context,
         id: Uuid,
     ) -> Result<server::CancelPaymentRequestResponse, ApiError> {
-        self.sandbox.cancel_payment_request(context.caller, id).await.map(Into::into).map_err(api_error)
+        self.sandbox.cancel_payment_request(context.caller, id).await.map(Into::into).map_err(ApiError::from)
     }
 
     // -- recipients -------------------------------------------------------------------------
@@ -220,7 +223,7 @@ impl server::Api<Tenant> for Api {
             .list_recipients(context.caller, page(query.limit, query.starting_after))
             .await
             .map(Into::into)
-            .map_err(api_error)
+            .map_err(ApiError::from)
     }
 
     async fn create_recipient(
@@ -228,7 +231,7 @@ impl server::Api<Tenant> for Api {
         context: Context,
         body: types::RecipientCreate,
     ) -> Result<server::CreateRecipientResponse, ApiError> {
-        self.sandbox.create_recipient(context.caller, body).await.map(Into::into).map_err(api_error)
+        self.sandbox.create_recipient(context.caller, body).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn validate_recipient(
@@ -236,15 +239,15 @@ impl server::Api<Tenant> for Api {
         _: Context,
         body: types::RecipientValidate,
     ) -> Result<server::ValidateRecipientResponse, ApiError> {
-        self.sandbox.validate_recipient(body).map(Into::into).map_err(api_error)
+        self.sandbox.validate_recipient(body).map(Into::into).map_err(ApiError::from)
     }
 
     async fn get_recipient(&self, context: Context, id: Uuid) -> Result<server::GetRecipientResponse, ApiError> {
-        self.sandbox.get_recipient(context.caller, id).await.map(Into::into).map_err(api_error)
+        self.sandbox.get_recipient(context.caller, id).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn delete_recipient(&self, context: Context, id: Uuid) -> Result<server::DeleteRecipientResponse, ApiError> {
-        self.sandbox.delete_recipient(context.caller, id).await.map(Into::into).map_err(api_error)
+        self.sandbox.delete_recipient(context.caller, id).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn update_recipient(
@@ -253,13 +256,13 @@ impl server::Api<Tenant> for Api {
         id: Uuid,
         body: types::RecipientUpdate,
     ) -> Result<server::UpdateRecipientResponse, ApiError> {
-        self.sandbox.update_recipient(context.caller, id, body).await.map(Into::into).map_err(api_error)
+        self.sandbox.update_recipient(context.caller, id, body).await.map(Into::into).map_err(ApiError::from)
     }
 
     // -- sandbox controls -------------------------------------------------------------------
 
     async fn advance_sandbox(&self, context: Context) -> Result<server::AdvanceSandboxResponse, ApiError> {
-        self.sandbox.advance_sandbox(context.caller).await.map(Into::into).map_err(api_error)
+        self.sandbox.advance_sandbox(context.caller).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn simulate_payment(
@@ -268,7 +271,7 @@ impl server::Api<Tenant> for Api {
         id: Uuid,
         body: Option<types::SimulatePayment>,
     ) -> Result<server::SimulatePaymentResponse, ApiError> {
-        self.sandbox.simulate_payment(context.caller, id, body).await.map(Into::into).map_err(api_error)
+        self.sandbox.simulate_payment(context.caller, id, body).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn simulate_transaction_status(
@@ -277,7 +280,7 @@ impl server::Api<Tenant> for Api {
         id: Uuid,
         body: types::SimulateTransactionStatus,
     ) -> Result<server::SimulateTransactionStatusResponse, ApiError> {
-        self.sandbox.simulate_transaction_status(context.caller, id, body).await.map(Into::into).map_err(api_error)
+        self.sandbox.simulate_transaction_status(context.caller, id, body).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn simulate_virtual_account_status(
@@ -286,7 +289,11 @@ impl server::Api<Tenant> for Api {
         id: Uuid,
         body: types::SimulateVirtualAccountStatus,
     ) -> Result<server::SimulateVirtualAccountStatusResponse, ApiError> {
-        self.sandbox.simulate_virtual_account_status(context.caller, id, body).await.map(Into::into).map_err(api_error)
+        self.sandbox
+            .simulate_virtual_account_status(context.caller, id, body)
+            .await
+            .map(Into::into)
+            .map_err(ApiError::from)
     }
 
     async fn simulate_balance_transfer(
@@ -295,7 +302,7 @@ impl server::Api<Tenant> for Api {
         id: Uuid,
         body: types::SimulateBalanceTransfer,
     ) -> Result<server::SimulateBalanceTransferResponse, ApiError> {
-        self.sandbox.simulate_balance_transfer(context.caller, id, body).await.map(Into::into).map_err(api_error)
+        self.sandbox.simulate_balance_transfer(context.caller, id, body).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn simulate_inbound_transfer(
@@ -304,7 +311,7 @@ impl server::Api<Tenant> for Api {
         id: Uuid,
         body: types::SimulateInboundTransfer,
     ) -> Result<server::SimulateInboundTransferResponse, ApiError> {
-        self.sandbox.simulate_inbound_transfer(context.caller, id, body).await.map(Into::into).map_err(api_error)
+        self.sandbox.simulate_inbound_transfer(context.caller, id, body).await.map(Into::into).map_err(ApiError::from)
     }
 
     // -- transactions -----------------------------------------------------------------------
@@ -333,7 +340,7 @@ impl server::Api<Tenant> for Api {
             .list_transactions(context.caller, filter, page(query.limit, query.starting_after))
             .await
             .map(Into::into)
-            .map_err(api_error)
+            .map_err(ApiError::from)
     }
 
     async fn create_transaction(
@@ -341,11 +348,11 @@ impl server::Api<Tenant> for Api {
         context: Context,
         body: types::TransactionCreate,
     ) -> Result<server::CreateTransactionResponse, ApiError> {
-        self.sandbox.create_transaction(context.caller, body).await.map(Into::into).map_err(api_error)
+        self.sandbox.create_transaction(context.caller, body).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn get_transaction(&self, context: Context, id: Uuid) -> Result<server::GetTransactionResponse, ApiError> {
-        self.sandbox.get_transaction(context.caller, id).await.map(Into::into).map_err(api_error)
+        self.sandbox.get_transaction(context.caller, id).await.map(Into::into).map_err(ApiError::from)
     }
 
     // -- virtual accounts -------------------------------------------------------------------
@@ -366,7 +373,7 @@ impl server::Api<Tenant> for Api {
             .list_virtual_accounts(context.caller, filter, page(query.limit, query.starting_after))
             .await
             .map(Into::into)
-            .map_err(api_error)
+            .map_err(ApiError::from)
     }
 
     async fn create_virtual_account(
@@ -374,7 +381,7 @@ impl server::Api<Tenant> for Api {
         context: Context,
         body: types::VirtualAccountCreate,
     ) -> Result<server::CreateVirtualAccountResponse, ApiError> {
-        self.sandbox.create_virtual_account(context.caller, body).await.map(Into::into).map_err(api_error)
+        self.sandbox.create_virtual_account(context.caller, body).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn get_virtual_account(
@@ -382,7 +389,7 @@ impl server::Api<Tenant> for Api {
         context: Context,
         id: Uuid,
     ) -> Result<server::GetVirtualAccountResponse, ApiError> {
-        self.sandbox.get_virtual_account(context.caller, id).await.map(Into::into).map_err(api_error)
+        self.sandbox.get_virtual_account(context.caller, id).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn close_virtual_account(
@@ -390,7 +397,7 @@ impl server::Api<Tenant> for Api {
         context: Context,
         id: Uuid,
     ) -> Result<server::CloseVirtualAccountResponse, ApiError> {
-        self.sandbox.close_virtual_account(context.caller, id).await.map(Into::into).map_err(api_error)
+        self.sandbox.close_virtual_account(context.caller, id).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn update_virtual_account(
@@ -399,7 +406,7 @@ impl server::Api<Tenant> for Api {
         id: Uuid,
         body: types::VirtualAccountUpdate,
     ) -> Result<server::UpdateVirtualAccountResponse, ApiError> {
-        self.sandbox.update_virtual_account(context.caller, id, body).await.map(Into::into).map_err(api_error)
+        self.sandbox.update_virtual_account(context.caller, id, body).await.map(Into::into).map_err(ApiError::from)
     }
 
     // -- webhook endpoints and notifications ------------------------------------------------
@@ -413,7 +420,7 @@ impl server::Api<Tenant> for Api {
             .list_webhook_endpoints(context.caller, page(query.limit, query.starting_after))
             .await
             .map(Into::into)
-            .map_err(api_error)
+            .map_err(ApiError::from)
     }
 
     async fn create_webhook_endpoint(
@@ -421,7 +428,7 @@ impl server::Api<Tenant> for Api {
         context: Context,
         body: types::WebhookEndpointCreate,
     ) -> Result<server::CreateWebhookEndpointResponse, ApiError> {
-        self.sandbox.create_webhook_endpoint(context.caller, body).await.map(Into::into).map_err(api_error)
+        self.sandbox.create_webhook_endpoint(context.caller, body).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn get_webhook_endpoint(
@@ -429,7 +436,7 @@ impl server::Api<Tenant> for Api {
         context: Context,
         id: Uuid,
     ) -> Result<server::GetWebhookEndpointResponse, ApiError> {
-        self.sandbox.get_webhook_endpoint(context.caller, id).await.map(Into::into).map_err(api_error)
+        self.sandbox.get_webhook_endpoint(context.caller, id).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn delete_webhook_endpoint(
@@ -437,7 +444,7 @@ impl server::Api<Tenant> for Api {
         context: Context,
         id: Uuid,
     ) -> Result<server::DeleteWebhookEndpointResponse, ApiError> {
-        self.sandbox.delete_webhook_endpoint(context.caller, id).await.map(Into::into).map_err(api_error)
+        self.sandbox.delete_webhook_endpoint(context.caller, id).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn rotate_webhook_endpoint_secret(
@@ -445,7 +452,7 @@ impl server::Api<Tenant> for Api {
         context: Context,
         id: Uuid,
     ) -> Result<server::RotateWebhookEndpointSecretResponse, ApiError> {
-        self.sandbox.rotate_webhook_endpoint_secret(context.caller, id).await.map(Into::into).map_err(api_error)
+        self.sandbox.rotate_webhook_endpoint_secret(context.caller, id).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn list_webhooks(
@@ -462,7 +469,7 @@ impl server::Api<Tenant> for Api {
             .list_webhooks(context.caller, filter, page(query.limit, query.starting_after))
             .await
             .map(Into::into)
-            .map_err(api_error)
+            .map_err(ApiError::from)
     }
 
     async fn send_test_webhook(
@@ -470,10 +477,10 @@ impl server::Api<Tenant> for Api {
         context: Context,
         body: types::WebhookPing,
     ) -> Result<server::SendTestWebhookResponse, ApiError> {
-        self.sandbox.send_test_webhook(context.caller, body).await.map(Into::into).map_err(api_error)
+        self.sandbox.send_test_webhook(context.caller, body).await.map(Into::into).map_err(ApiError::from)
     }
 
     async fn get_webhook(&self, context: Context, id: Uuid) -> Result<server::GetWebhookResponse, ApiError> {
-        self.sandbox.get_webhook(context.caller, id).await.map(Into::into).map_err(api_error)
+        self.sandbox.get_webhook(context.caller, id).await.map(Into::into).map_err(ApiError::from)
     }
 }

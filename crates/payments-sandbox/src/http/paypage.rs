@@ -71,7 +71,7 @@ async fn submit(
             secured(to.into_response(), Some(&request))
         }
         Err(error) => {
-            let error = super::api::api_error(error);
+            let error = payments_server::runtime::ApiError::from(error);
             let current = find(&sandbox, &id).await.unwrap_or(request);
             let page = (error.status(), Html(render(&current, Some(error.message())))).into_response();
             secured(page, Some(&current))

@@ -171,7 +171,7 @@ fn write_change(steps: &mut Vec<Step>, tenant: i64, at: DateTime<Utc>, change: &
         Change::Post { balance, transaction, kind, delta } => {
             // Invariant: credits add, debits take, and no entry is zero.
             if *delta == 0 || kind.is_credit() != (*delta > 0) {
-                return Err(StoreError::Database(format!("a {} ledger entry cannot be {delta}", kind.as_str())));
+                return Err(StoreError::Invariant(format!("a {} ledger entry cannot be {delta}", kind.as_str())));
             }
             // The balance itself moves once for the whole batch (see the module comment).
             let mut q = new("INSERT INTO ledger (balance_id, transaction_id, kind, delta, created) VALUES (");
@@ -351,7 +351,7 @@ fn insert_transaction(
     let (key, canonical) = key_and_request(idempotency);
     let recipient = transaction.recipient.as_ref();
     let rate = |value: std::num::NonZeroU64| {
-        i64::try_from(value.get()).map_err(|_| StoreError::Database(format!("rate {value} too large")))
+        i64::try_from(value.get()).map_err(|_| StoreError::TooLarge { what: "rate", value: value.to_string() })
     };
     let mut q = new(
         "INSERT INTO transactions (seq, id, tenant_id, order_id, request, transaction_type, payment_method, status, \

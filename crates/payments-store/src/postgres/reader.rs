@@ -97,7 +97,11 @@ impl Reader {
 
     /// The rows of a list page, read on a page connection (waiting for one to be free).
     pub async fn page(&self, query: Query<sqlx::Postgres>) -> Result<Vec<Row>> {
-        let permit = self.pages_at_once.acquire().await.map_err(|e| StoreError::Database(e.to_string()))?;
+        let permit = self
+            .pages_at_once
+            .acquire()
+            .await
+            .map_err(|_| StoreError::Stopped("the list page readers have stopped"))?;
         let taken = self.idle_pages.lock().unwrap_or_else(|p| p.into_inner()).pop().expect("one per permit");
         // Given back however the read ends: a client that hangs up drops it halfway.
         let taken = Taken { idle: &self.idle_pages, index: taken, _permit: permit };
@@ -178,12 +182,6 @@ fn lost(error: &tokio_postgres::Error) -> bool {
         || error.code().is_some_and(|code| {
             [SqlState::ADMIN_SHUTDOWN, SqlState::CRASH_SHUTDOWN, SqlState::CANNOT_CONNECT_NOW].contains(code)
         })
-}
-
-impl From<tokio_postgres::Error> for StoreError {
-    fn from(error: tokio_postgres::Error) -> Self {
-        crate::error::from_postgres(&error)
-    }
 }
 
 cells!(Row, Row::try_get);

@@ -82,7 +82,7 @@ impl Writer {
 }
 
 fn not_made() -> StoreError {
-    StoreError::Database("the write was not made: the writer has stopped".into())
+    StoreError::Stopped("the write was not made: the writer has stopped")
 }
 
 /// What a statement must find, else its changeset is refused.
@@ -172,16 +172,6 @@ impl From<tokio_postgres::Error> for Failure {
     }
 }
 
-impl Failure {
-    /// What to say of a connection lost mid-pipeline.
-    fn from_lost(error: &tokio_postgres::Error) -> String {
-        match std::error::Error::source(error) {
-            Some(source) => format!("{error}: {source}"),
-            None => error.to_string(),
-        }
-    }
-}
-
 type Sent<'a> = Pin<Box<dyn Future<Output = Result<u64, tokio_postgres::Error>> + Send + 'a>>;
 
 /// A statement in a pipeline: whose it is (`None` for the transaction's own) and what it must
@@ -267,11 +257,11 @@ impl Lane {
             }
             match failure {
                 Failure::Retry if attempt < ATTEMPTS => continue,
-                Failure::Retry => break StoreError::Database("a batch of writes kept losing deadlock races".into()),
+                Failure::Retry => break StoreError::Stopped("a batch of writes kept losing deadlock races"),
                 Failure::Database(error) => break error,
                 Failure::Refused(error) => break error,
                 Failure::Funds(balance) => {
-                    break StoreError::Database(format!(
+                    break StoreError::Inconsistent(format!(
                         "balance {balance} failed its funds check outside a changeset"
                     ));
                 }
@@ -414,10 +404,9 @@ impl Lane {
         for Answered { result, expects, .. } in pipeline(sent).await {
             // COMMIT went out in this pipeline: once the connection is lost, nobody can say
             // whether the server committed before it went.
-            if let Err(error) = &result
-                && (error.is_closed() || error.as_db_error().is_none())
-            {
-                return Err(Failure::Database(StoreError::OutcomeUnknown { detail: Failure::from_lost(error) }));
+            let lost = result.as_ref().is_err_and(|error| error.is_closed() || error.as_db_error().is_none());
+            if lost && let Err(error) = result {
+                return Err(Failure::Database(StoreError::outcome_unknown(error)));
             }
             match (result, expects) {
                 // The funds check of the changesets makes this impossible; should the constraint

@@ -710,15 +710,16 @@ fn amount_in(column: &str, value: i64) -> Result<types::Amount> {
 
 /// A stored value that does not parse: the database holds something this code never wrote.
 pub fn corrupt(what: &str, value: impl std::fmt::Debug) -> StoreError {
-    StoreError::Database(format!("stored {what} {value:?} is not valid"))
+    StoreError::Corrupt { what: what.to_owned(), value: format!("{value:?}") }
 }
 
 pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
-    serde_json::to_string(value).map_err(|e| StoreError::Database(e.to_string()))
+    serde_json::to_string(value)
+        .map_err(|source| StoreError::Encode { what: std::any::type_name::<T>(), source: std::sync::Arc::new(source) })
 }
 
 pub fn amount_value(amount: &types::Amount) -> Result<i64> {
-    i64::try_from(amount.get()).map_err(|_| StoreError::Database(format!("amount {} too large", amount.get())))
+    i64::try_from(amount.get()).map_err(|_| StoreError::TooLarge { what: "amount", value: amount.get().to_string() })
 }
 
 /// Rows created in one millisecond share the key range `[ms << 20, (ms + 1) << 20)`.

@@ -73,7 +73,7 @@ pub fn apply(connection: &Connection, changes: &Changeset) -> Result<Vec<Searcha
         Failure::Refused(error) | Failure::Database(error) => error,
         Failure::Funds => match uncovered(connection, changes) {
             Ok(Some((balance, available))) => StoreError::InsufficientFunds { balance, available },
-            Ok(None) => StoreError::Database("a debit failed the funds check, yet every balance covers it".into()),
+            Ok(None) => StoreError::Inconsistent("a debit failed the funds check, yet every balance covers it".into()),
             Err(error) => error,
         },
     })
@@ -159,7 +159,7 @@ fn write_change(
             // Invariant: credits add, debits take, and no entry is zero.
             if *delta == 0 || kind.is_credit() != (*delta > 0) {
                 let message = format!("a {} ledger entry cannot be {delta}", kind.as_str());
-                return Err(Failure::Database(StoreError::Database(message)));
+                return Err(Failure::Database(StoreError::Invariant(message)));
             }
             // A debit below zero fails the `funds` check; a balance that is not the tenant's,
             // the guard. The first posting of a run moves the balance for all of them.
@@ -404,7 +404,7 @@ fn insert_transaction(
     let (key, canonical) = key_and_request(idempotency);
     let recipient = transaction.recipient.as_ref();
     let rate = |value: std::num::NonZeroU64| {
-        i64::try_from(value.get()).map_err(|_| StoreError::Database(format!("rate {value} too large")))
+        i64::try_from(value.get()).map_err(|_| StoreError::TooLarge { what: "rate", value: value.to_string() })
     };
     let rates = transaction.exchange_rate.as_ref();
     let mut q = new(

@@ -64,7 +64,7 @@ impl Lists {
         let job: Job = Box::new(move |readers| {
             let _ = done.send(read(readers));
         });
-        let gone = || StoreError::Database("the list threads have stopped".into());
+        let gone = || StoreError::Stopped("the list threads have stopped");
         self.jobs.as_ref().ok_or_else(gone)?.send(job).map_err(|_| gone())?;
         result.await.map_err(|_| gone())?
     }

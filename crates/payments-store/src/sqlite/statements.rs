@@ -4,8 +4,8 @@
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ToSql};
 
+use crate::Result;
 use crate::reads::{Query, Value, cells};
-use crate::{Result, StoreError};
 
 /// The rows `query` finds on `connection` (the first `limit` of them, when given), each as
 /// `decode` reads it.
@@ -48,12 +48,3 @@ impl ToSql for Value {
 }
 
 cells!(rusqlite::Row<'_>, rusqlite::Row::get);
-
-impl From<rusqlite::Error> for StoreError {
-    fn from(error: rusqlite::Error) -> Self {
-        match crate::error::sqlite_outage(&error) {
-            Some(outage) => Self::unavailable(outage, error),
-            None => Self::Database(error.to_string()),
-        }
-    }
-}

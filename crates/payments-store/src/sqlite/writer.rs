@@ -102,7 +102,7 @@ impl Drop for Writer {
 }
 
 fn not_made() -> StoreError {
-    StoreError::Database("the write was not made: the database failed (see the log)".into())
+    StoreError::Stopped("the write was not made: the database failed (see the log)")
 }
 
 /// The writer thread: takes what is queued (up to a batch) and commits it, until every sender
@@ -148,7 +148,7 @@ fn commit(session: &mut Session, batch: Vec<Job>) {
             Ok(outcome) => outcome,
             Err(_) => {
                 tracing::error!("a write panicked; its transaction is rolled back");
-                (Some(StoreError::Database("a write panicked".into())), Box::new(|_| {}) as Reply)
+                (Some(StoreError::Stopped("a write panicked")), Box::new(|_| {}) as Reply)
             }
         };
         replies.push(reply);
