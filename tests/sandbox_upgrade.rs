@@ -176,7 +176,7 @@ async fn a_database_from_a_newer_release_is_refused_and_left_alone() {
     .unwrap();
     connection.close().await.unwrap();
     let before = digest(&database);
-    let refused = payments_sandbox::open_store(database.to_str().unwrap()).await.err().expect("refused");
+    let refused = said(payments_sandbox::open_store(database.to_str().unwrap()).await.err().expect("refused"));
     assert!(refused.contains("written by a newer payments-sandbox"), "{refused}");
     assert!(refused.contains("migration 99"), "{refused}");
     assert!(refused.contains("give --database a new file"), "says what to do: {refused}");
@@ -195,12 +195,17 @@ async fn a_database_of_something_else_is_refused_and_left_alone() {
         .unwrap();
     connection.close().await.unwrap();
     let before = digest(&database);
-    let refused = payments_sandbox::open_store(database.to_str().unwrap()).await.err().expect("refused");
+    let refused = said(payments_sandbox::open_store(database.to_str().unwrap()).await.err().expect("refused"));
     assert!(refused.contains("is not a payments-sandbox database (it has tables invoices)"), "{refused}");
     assert_eq!(digest(&database), before, "nothing in it was changed");
 
     let text = dir.path().join("notes.txt");
     std::fs::write(&text, "not a database at all, just some text that is long enough to be a header").unwrap();
-    let refused = payments_sandbox::open_store(text.to_str().unwrap()).await.err().expect("refused");
+    let refused = said(payments_sandbox::open_store(text.to_str().unwrap()).await.err().expect("refused"));
     assert!(refused.contains("notes.txt") && refused.contains("not a database"), "{refused}");
+}
+
+/// What the person starting the sandbox reads of `error`: it and its causes, on one line.
+fn said(error: payments_sandbox::OpenError) -> String {
+    payments_sandbox::chain(&error)
 }

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 pub use domain::{Sandbox, TargetPolicy};
 pub use http::serve::Limits;
-pub use payments_store::{Store, backup, open as open_store};
+pub use payments_store::{OpenError, Store, backup, chain, open as open_store};
 pub use workers::delivery::DeliveryOptions;
 
 /// How a sandbox behaves, besides where its database is.
@@ -53,8 +53,30 @@ pub struct Server {
     store: Arc<dyn Store>,
 }
 
+/// Why a server could not be made ready to serve.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A document compiled into the binary does not read (a broken build).
+    #[error("{what} does not read")]
+    Document {
+        what: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The webhooks' root CA bundle (`--webhook-root-ca`) cannot be read, or is not PEM.
+    #[error("cannot use {path} as the webhooks' root CA bundle")]
+    RootCa {
+        path: std::path::PathBuf,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The client that posts webhooks cannot be built.
+    #[error("cannot build the webhook client")]
+    WebhookClient(#[source] reqwest::Error),
+}
+
 impl Server {
-    pub fn new(store: Arc<dyn Store>, options: Options) -> Result<Self, String> {
+    pub fn new(store: Arc<dyn Store>, options: Options) -> Result<Self, StartError> {
         let sandbox = Sandbox::new(store.clone(), &options.public_url, options.webhooks.policy);
         let app = http::app(sandbox.clone(), options.rate_limit, &options.limits)?;
         let deliverer = workers::delivery::Deliverer::new(store.clone(), options.webhooks.clone())?;

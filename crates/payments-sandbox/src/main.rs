@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
+use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use payments_sandbox::http::client_address::{ForwardingHeader, TrustedProxies};
 use payments_sandbox::log_format::LogFormat;
@@ -151,28 +152,30 @@ fn main() -> std::process::ExitCode {
     match start(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("payments-sandbox: {error}");
+            // One line, with every cause (`{:#}`): what to do is in it.
+            let said = format!("{error:#}");
+            eprintln!("payments-sandbox: {}", said.split_whitespace().collect::<Vec<_>>().join(" "));
             std::process::ExitCode::FAILURE
         }
     }
 }
 
-fn start(cli: Cli) -> Result<(), String> {
+fn start(cli: Cli) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .on_thread_park(payments_sandbox::http::memory::on_worker_park)
         .build()
-        .map_err(|e| e.to_string())?;
+        .context("cannot start the runtime")?;
     runtime.block_on(serve(cli))
 }
 
-async fn serve(cli: Cli) -> Result<(), String> {
+async fn serve(cli: Cli) -> anyhow::Result<()> {
     if let Some(Command::Backup { to }) = &cli.command {
         // Not opened as a store: a backup reads, and migrates nothing.
         let (database, target) = (cli.database.clone(), to.clone());
         let made = tokio::task::spawn_blocking(move || payments_sandbox::backup(&database, &target))
             .await
-            .map_err(|e| e.to_string())??;
+            .context("the backup stopped")??;
         let (bytes, seconds) = (made.bytes, made.took.as_secs_f64());
         println!("Backed up {} to {}: {bytes} bytes in {seconds:.1} s", cli.database, to.display());
         return Ok(());
@@ -183,14 +186,14 @@ async fn serve(cli: Cli) -> Result<(), String> {
     let serve = cli.serve;
     let policy = TargetPolicy { allow_loopback: serve.webhook_allow_loopback };
     if let Some(Command::CreateTenant { name }) = cli.command {
-        let token = Sandbox::new(store, "", policy).create_tenant(&name).await.map_err(|e| e.to_string())?;
+        let token = Sandbox::new(store, "", policy).create_tenant(&name).await?;
         println!("{token}");
         return Ok(());
     }
     // Listen first: the public URL (pay links) may depend on the port the system picked.
     let listener = payments_sandbox::http::serve::listen(serve.listen)
-        .map_err(|e| format!("cannot listen on {}: {e}", serve.listen))?;
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
+        .with_context(|| format!("cannot listen on {}", serve.listen))?;
+    let address = listener.local_addr().context("cannot read the address listened on")?;
     let public_url = serve.public_url.unwrap_or_else(|| format!("http://{address}"));
     let options = Options {
         public_url: public_url.clone(),
@@ -217,20 +220,20 @@ async fn serve(cli: Cli) -> Result<(), String> {
     let server = Server::new(store, options)?;
     let sandbox = server.sandbox();
     for token in serve.tokens.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
-        sandbox.ensure_tenant(token, "Sandbox tenant").await.map_err(|e| e.to_string())?;
+        sandbox.ensure_tenant(token, "Sandbox tenant").await?;
     }
     let mut new_tokens = vec![];
-    if sandbox.tenant_count().await.map_err(|e| e.to_string())? == 0 {
-        new_tokens.push(sandbox.create_tenant("Sandbox tenant").await.map_err(|e| e.to_string())?);
+    if sandbox.tenant_count().await? == 0 {
+        new_tokens.push(sandbox.create_tenant("Sandbox tenant").await?);
     }
-    let unreconciled = sandbox.unreconciled_balances().await.map_err(|e| e.to_string())?;
+    let unreconciled = sandbox.unreconciled_balances().await?;
     if !unreconciled.is_empty() {
-        return Err(format!("balances disagree with their ledger entries: {unreconciled:?}"));
+        bail!("balances disagree with their ledger entries: {unreconciled:?}");
     }
     // Announced once ready: what connects from here on is served.
     announce(&public_url, &database, &new_tokens);
     tracing::info!(%address, %database, "listening");
-    server.run(listener, shutdown).await.map_err(|e| e.to_string())?;
+    server.run(listener, shutdown).await.context("serving failed")?;
     tracing::info!("stopped");
     Ok(())
 }
@@ -262,12 +265,12 @@ fn announce(url: &str, database: &str, new_tokens: &[String]) {
 /// Resolves on SIGINT or SIGTERM; the server then stops accepting and finishes what is in flight.
 /// The handlers are registered here, at once, so a signal that arrives while the server is still
 /// starting is not lost (nor left to the default action, which would kill the process).
-fn shutdown_signal() -> Result<impl Future<Output = ()>, String> {
+fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        let mut interrupt = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
-        let mut terminate = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+        let mut interrupt = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
+        let mut terminate = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
         Ok(async move {
             tokio::select! {
                 _ = interrupt.recv() => {}

@@ -82,6 +82,47 @@ pub enum DriverError {
     Sqlx(#[source] sqlx::Error),
 }
 
+/// `error` and each source under it, `: `-separated, on one line: what a log line or a person
+/// reads of an error.
+pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Why a database could not be opened, migrated or backed up, said to the person who asked: one
+/// line that names the database (never its password) and says what to do. Printed with its
+/// sources (the driver's or the system's error), as `anyhow`'s alternate form does.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// What was asked cannot be done with this database (not a sandbox database, a newer
+    /// release's, an in-memory one to back up); nothing in it was changed.
+    #[error("{0}")]
+    Refused(String),
+    /// Doing `what` failed.
+    #[error("{what}")]
+    Failed {
+        what: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl OpenError {
+    pub fn refused(message: impl Into<String>) -> Self {
+        Self::Refused(message.into())
+    }
+
+    pub fn failed(what: impl Into<String>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Failed { what: what.into(), source: source.into() }
+    }
+}
+
 /// The unique keys a write can collide with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UniqueKey {
@@ -152,16 +193,9 @@ impl StoreError {
         )
     }
 
-    /// The whole chain of causes, for a log line: this error and each source under it.
+    /// The whole chain of causes, for a log line ([`chain`]).
     pub fn chain(&self) -> String {
-        let mut text = self.to_string();
-        let mut source = std::error::Error::source(self);
-        while let Some(cause) = source {
-            text.push_str(": ");
-            text.push_str(&cause.to_string());
-            source = cause.source();
-        }
-        text
+        chain(self)
     }
 
     /// The outage this is, if it is one (an unknown outcome is one of the server being

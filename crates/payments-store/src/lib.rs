@@ -23,7 +23,7 @@ use chrono::{DateTime, Utc};
 use payments_types as types;
 use uuid::Uuid;
 
-pub use error::{Outage, StoreError, UniqueKey};
+pub use error::{DriverError, OpenError, Outage, StoreError, UniqueKey, chain};
 pub use model::*;
 pub use postgres::PostgresStore;
 pub use sqlite::{Backup, SqliteStore};
@@ -43,7 +43,7 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// the database to this release's schema. A database this release cannot read (written by a
 /// newer release, or not a sandbox database) is refused with a one-line message that names it
 /// (never its password) and says what to do; nothing in it is changed then.
-pub async fn open(location: &str) -> Result<std::sync::Arc<dyn Store>, String> {
+pub async fn open(location: &str) -> std::result::Result<std::sync::Arc<dyn Store>, OpenError> {
     if location.starts_with("postgres://") || location.starts_with("postgresql://") {
         Ok(std::sync::Arc::new(PostgresStore::open(location).await?))
     } else {
@@ -54,9 +54,11 @@ pub async fn open(location: &str) -> Result<std::sync::Arc<dyn Store>, String> {
 /// A consistent copy of the SQLite database at `location` in `to`, taken while sandboxes serve
 /// from it: it holds every commit made before it began. A PostgreSQL database is copied with
 /// PostgreSQL's own tools (`pg_dump`, `pg_restore`: see the README), and refused here.
-pub fn backup(location: &str, to: &std::path::Path) -> Result<Backup, String> {
+pub fn backup(location: &str, to: &std::path::Path) -> std::result::Result<Backup, OpenError> {
     if location.starts_with("postgres://") || location.starts_with("postgresql://") {
-        return Err("a PostgreSQL database is backed up with pg_dump (see the README, \"Backups\")".into());
+        return Err(OpenError::refused(
+            "a PostgreSQL database is backed up with pg_dump (see the README, \"Backups\")",
+        ));
     }
     sqlite::backup(location, to)
 }

@@ -5,6 +5,8 @@ use std::borrow::Cow;
 
 use sqlx::migrate::{MigrateError, Migration, MigrationType, Migrator};
 
+use crate::OpenError;
+
 /// A backend's migrations, in order: version, description, SQL.
 pub type Migrations = &'static [(i64, &'static str, &'static str)];
 
@@ -27,9 +29,9 @@ pub fn migrator(migrations: Migrations) -> Migrator {
 
 /// A failed migration of `database` as one line that says what to do (`fresh`: how to start
 /// over, e.g. "give --database a new file").
-pub fn explain(database: &str, migrations: Migrations, fresh: &str, error: MigrateError) -> String {
+pub fn explain(database: &str, migrations: Migrations, fresh: &str, error: MigrateError) -> OpenError {
     let latest = migrations.last().map_or(0, |(version, ..)| *version);
-    match error {
+    OpenError::refused(match error {
         MigrateError::VersionMissing(version) => format!(
             "{database} was written by a newer payments-sandbox (its schema has migration {version}; this release \
              knows 1 to {latest}): run that release, or {fresh}"
@@ -42,11 +44,6 @@ pub fn explain(database: &str, migrations: Migrations, fresh: &str, error: Migra
             "{database}: migration {version} was interrupted and left the database unusable: restore a backup, or \
              {fresh}"
         ),
-        other => format!("cannot migrate {database}: {}; it was left as it was", one_line(&other.to_string())),
-    }
-}
-
-/// A message on one line.
-pub fn one_line(message: &str) -> String {
-    message.split_whitespace().collect::<Vec<_>>().join(" ")
+        other => return OpenError::failed(format!("cannot migrate {database} (it was left as it was)"), other),
+    })
 }

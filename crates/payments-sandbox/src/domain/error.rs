@@ -56,16 +56,9 @@ impl Error {
         Self::Internal(message.to_string())
     }
 
-    /// The whole chain of causes, for a log line: this error and each source under it.
+    /// The whole chain of causes, for a log line (`payments_store::chain`).
     pub fn chain(&self) -> String {
-        let mut text = self.to_string();
-        let mut source = std::error::Error::source(self);
-        while let Some(cause) = source {
-            text.push_str(": ");
-            text.push_str(&cause.to_string());
-            source = cause.source();
-        }
-        text
+        payments_store::chain(self)
     }
 }
 

@@ -96,23 +96,42 @@ fn embedded_ipv4(v6: std::net::Ipv6Addr) -> Embedded {
     }
 }
 
+/// Why a URL cannot receive notifications; each says so to the caller, naming the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    #[error("url: has no host")]
+    NoHost,
+    #[error("url: {raw:?} is not a URL ({error})")]
+    NotAUrl { raw: String, error: url::ParseError },
+    #[error("url: write the host {0:?} without its trailing dot")]
+    TrailingDot(String),
+    #[error("url: must be an https:// URL")]
+    NotHttps,
+    #[error("url: must not carry credentials")]
+    Credentials,
+    #[error("url: {host} is {reason}, which cannot receive notifications")]
+    ForbiddenAddress { host: String, reason: &'static str },
+    #[error("url: {name} resolves to {reason}, which cannot receive notifications")]
+    ForbiddenName { name: String, reason: &'static str },
+}
+
 /// Checks an endpoint URL: `https://` (or `http://` to loopback when allowed), and a host that
 /// is not a forbidden literal address. Names are checked again when they are resolved, at each
 /// delivery.
-pub fn check_url(raw: &str, policy: TargetPolicy) -> Result<url::Url, String> {
+pub fn check_url(raw: &str, policy: TargetPolicy) -> Result<url::Url, Refused> {
     // The URL parser reads `https:///x` as the host `x`: a URL must name its host after `//`.
     let after_scheme = raw.split_once("://").map_or("", |(_, rest)| rest);
     if after_scheme.is_empty() || after_scheme.starts_with(['/', '\\', '?', '#']) {
-        return Err("url: has no host".into());
+        return Err(Refused::NoHost);
     }
-    let url = url::Url::parse(raw).map_err(|e| format!("url: {raw:?} is not a URL ({e})"))?;
-    let host = url.host().ok_or_else(|| "url: has no host".to_owned())?;
+    let url = url::Url::parse(raw).map_err(|error| Refused::NotAUrl { raw: raw.to_owned(), error })?;
+    let host = url.host().ok_or(Refused::NoHost)?;
     let literal: Option<IpAddr> = match host {
         url::Host::Ipv4(v4) => Some(v4.into()),
         url::Host::Ipv6(v6) => Some(v6.into()),
         // A trailing dot names the same host (`localhost.`) past a comparison of names.
         url::Host::Domain(name) if name.ends_with('.') => {
-            return Err(format!("url: write the host {name:?} without its trailing dot"));
+            return Err(Refused::TrailingDot(name.to_owned()));
         }
         // `localhost` and every name under it are loopback (RFC 6761).
         url::Host::Domain(name) => {
@@ -124,13 +143,13 @@ pub fn check_url(raw: &str, policy: TargetPolicy) -> Result<url::Url, String> {
     match url.scheme() {
         "https" => {}
         "http" if loopback && policy.allow_loopback => {}
-        _ => return Err("url: must be an https:// URL".into()),
+        _ => return Err(Refused::NotHttps),
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err("url: must not carry credentials".into());
+        return Err(Refused::Credentials);
     }
     if let Some(reason) = literal.and_then(|ip| forbidden_address(ip, policy)) {
-        return Err(format!("url: {host} is {reason}, which cannot receive notifications"));
+        return Err(Refused::ForbiddenAddress { host: host.to_string(), reason });
     }
     Ok(url)
 }
@@ -138,7 +157,7 @@ pub fn check_url(raw: &str, policy: TargetPolicy) -> Result<url::Url, String> {
 /// At registration, a name that resolves only to forbidden addresses is refused at once (the
 /// caller learns now, not from failed deliveries). A name that does not resolve (yet) is
 /// accepted: deliveries check again, on the address they connect to.
-pub async fn check_resolution(raw: &str, policy: TargetPolicy) -> Result<(), String> {
+pub async fn check_resolution(raw: &str, policy: TargetPolicy) -> Result<(), Refused> {
     let url = check_url(raw, policy)?;
     let Some(url::Host::Domain(name)) = url.host() else { return Ok(()) };
     let port = url.port_or_known_default().unwrap_or(443);
@@ -146,7 +165,7 @@ pub async fn check_resolution(raw: &str, policy: TargetPolicy) -> Result<(), Str
     let Ok(Ok(addresses)) = lookup else { return Ok(()) };
     let addresses: Vec<IpAddr> = addresses.map(|a| a.ip()).collect();
     match only_forbidden(&addresses, policy) {
-        Some(reason) => Err(format!("url: {name} resolves to {reason}, which cannot receive notifications")),
+        Some(reason) => Err(Refused::ForbiddenName { name: name.to_owned(), reason }),
         None => Ok(()),
     }
 }
@@ -212,14 +231,14 @@ mod tests {
     fn urls_must_name_a_host_without_a_trailing_dot() {
         let strict = TargetPolicy { allow_loopback: false };
         for url in ["https:///x", "https://", "https:///", "https://?x", "https://\\x/"] {
-            assert_eq!(check_url(url, strict).unwrap_err(), "url: has no host", "{url}");
+            assert_eq!(check_url(url, strict).unwrap_err(), Refused::NoHost, "{url}");
         }
-        assert!(check_url("https://localhost./x", strict).unwrap_err().contains("trailing dot"));
-        assert!(check_url("https://hooks.example./x", strict).unwrap_err().contains("trailing dot"));
-        assert!(check_url("https://api.localhost/x", strict).unwrap_err().contains("loopback"));
-        assert!(check_url("https://LOCALHOST/x", strict).unwrap_err().contains("loopback"));
-        assert!(check_url("https://[64:ff9b::7f00:1]/", strict).unwrap_err().contains("loopback"));
-        assert!(check_url("https://[::127.0.0.1]/", strict).unwrap_err().contains("loopback"));
+        assert!(check_url("https://localhost./x", strict).unwrap_err().to_string().contains("trailing dot"));
+        assert!(check_url("https://hooks.example./x", strict).unwrap_err().to_string().contains("trailing dot"));
+        assert!(check_url("https://api.localhost/x", strict).unwrap_err().to_string().contains("loopback"));
+        assert!(check_url("https://LOCALHOST/x", strict).unwrap_err().to_string().contains("loopback"));
+        assert!(check_url("https://[64:ff9b::7f00:1]/", strict).unwrap_err().to_string().contains("loopback"));
+        assert!(check_url("https://[::127.0.0.1]/", strict).unwrap_err().to_string().contains("loopback"));
         assert!(check_url("https://hooks.example/x", strict).is_ok());
     }
 

@@ -24,7 +24,11 @@ use crate::domain::Sandbox;
 
 /// The whole HTTP surface: the generated API router around `sandbox`, the hosted payment page
 /// and the documentation, behind the [`edge::Edge`] every request passes.
-pub fn app(sandbox: Sandbox, rate_limit: Option<NonZeroU32>, limits: &serve::Limits) -> Result<edge::Edge, String> {
+pub fn app(
+    sandbox: Sandbox,
+    rate_limit: Option<NonZeroU32>,
+    limits: &serve::Limits,
+) -> Result<edge::Edge, crate::StartError> {
     let docs = docs::routes(sandbox.public_url())?;
     let router = paypage::routes(sandbox.clone())
         .merge(docs)

@@ -24,6 +24,7 @@ use payments_client::webhooks as webhooks_kit;
 use payments_store::{Attempt, AttemptOutcome, NextClaim, Store};
 use uuid::Uuid;
 
+use crate::StartError;
 use crate::domain::outages;
 use crate::domain::webhook_targets::{TargetPolicy, check_url, forbidden_address};
 
@@ -102,7 +103,7 @@ fn special_use_invalid(host: &str) -> bool {
     host == "invalid" || host.ends_with(".invalid")
 }
 
-fn http_client(options: &DeliveryOptions) -> Result<reqwest::Client, String> {
+fn http_client(options: &DeliveryOptions) -> Result<reqwest::Client, StartError> {
     // reqwest is built without a crypto provider; ring is the workspace's.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut builder = reqwest::Client::builder()
@@ -113,12 +114,13 @@ fn http_client(options: &DeliveryOptions) -> Result<reqwest::Client, String> {
         .user_agent(concat!("payments-sandbox-webhooks/", env!("CARGO_PKG_VERSION")))
         .dns_resolver(Arc::new(GuardedResolver { policy: options.policy }));
     if let Some(path) = &options.root_ca {
-        let pem = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let certificates = reqwest::Certificate::from_pem_bundle(&pem)
-            .map_err(|e| format!("{} is not a PEM certificate bundle: {e}", path.display()))?;
+        let unusable =
+            |source: Box<dyn std::error::Error + Send + Sync>| StartError::RootCa { path: path.clone(), source };
+        let pem = std::fs::read(path).map_err(|e| unusable(e.into()))?;
+        let certificates = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| unusable(e.into()))?;
         builder = builder.tls_certs_merge(certificates);
     }
-    builder.build().map_err(|e| format!("cannot build the webhook client: {e}"))
+    builder.build().map_err(StartError::WebhookClient)
 }
 
 /// The delivery worker. [`Deliverer::run`] until the shutdown signal; it then stops claiming and
@@ -132,7 +134,7 @@ pub struct Deliverer {
 }
 
 impl Deliverer {
-    pub fn new(store: Arc<dyn Store>, options: DeliveryOptions) -> Result<Self, String> {
+    pub fn new(store: Arc<dyn Store>, options: DeliveryOptions) -> Result<Self, StartError> {
         Ok(Self {
             client: http_client(&options)?,
             store,

@@ -36,7 +36,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{ConnectOptions, Postgres};
 use uuid::Uuid;
 
-use crate::migrations::{Migrations, explain, migrator, one_line};
+use crate::migrations::{Migrations, explain, migrator};
 use crate::reads::{
     self, Dialect, Query, Searched, Selection, cells, impl_reads, like_pattern, order_and_limit, qualified,
 };
@@ -176,7 +176,7 @@ fn connections_per_instance() -> usize {
 }
 
 /// What to tell the person starting an instance that cannot connect.
-fn cannot_connect(shown: &str, error: &tokio_postgres::Error) -> String {
+fn cannot_connect(shown: &str, error: tokio_postgres::Error) -> OpenError {
     let full = error.code() == Some(&tokio_postgres::error::SqlState::TOO_MANY_CONNECTIONS);
     let hint = if full {
         format!(
@@ -186,22 +186,15 @@ fn cannot_connect(shown: &str, error: &tokio_postgres::Error) -> String {
     } else {
         String::new()
     };
-    // tokio-postgres shows a server's refusal as "db error" and a failed connection as "error
-    // connecting to server": the reason is in the error's source.
-    let reason = match std::error::Error::source(error) {
-        Some(source) => source.to_string(),
-        None => error.to_string(),
-    };
-    format!("cannot connect to {shown}: {}{hint}", one_line(&reason))
+    OpenError::failed(format!("cannot connect to {shown}{hint}"), error)
 }
 
 impl PostgresStore {
     /// See [`crate::open`].
-    pub async fn open(url: &str) -> Result<Self, String> {
+    pub async fn open(url: &str) -> std::result::Result<Self, OpenError> {
         let shown = without_password(url);
-        let options: PgConnectOptions = url
-            .parse()
-            .map_err(|e: sqlx::Error| format!("{shown} is not a PostgreSQL URL: {}", one_line(&e.to_string())))?;
+        let options: PgConnectOptions =
+            url.parse().map_err(|e: sqlx::Error| OpenError::failed(format!("{shown} is not a PostgreSQL URL"), e))?;
         let options = options
             .options([("idle_in_transaction_session_timeout", IDLE_IN_TRANSACTION)])
             .log_statements(tracing::log::LevelFilter::Trace);
@@ -293,17 +286,22 @@ async fn connect(
 /// Why a pool could not connect. sqlx's pool tries again until its timeout and then says only
 /// that it timed out, so the server is asked once more, directly, for its reason (a full one
 /// gets the hint of [`cannot_connect`]).
-async fn pool_failed(url: &str, shown: &str, error: sqlx::Error) -> String {
+async fn pool_failed(url: &str, shown: &str, error: sqlx::Error) -> OpenError {
     if let (sqlx::Error::PoolTimedOut, Ok(mut config)) = (&error, url.parse::<tokio_postgres::Config>())
         && let Err(refused) = connect(config.connect_timeout(ACQUIRE_TIMEOUT), "probe").await
     {
-        return cannot_connect(shown, &refused);
+        return cannot_connect(shown, refused);
     }
-    format!("cannot connect to {shown}: {}", one_line(&error.to_string()))
+    OpenError::failed(format!("cannot connect to {shown}"), error)
 }
 
 /// A sqlx pool of `size` connections made with `options`, or why not.
-async fn connect_pool(url: &str, shown: &str, options: PgConnectOptions, size: u32) -> Result<PgPool, String> {
+async fn connect_pool(
+    url: &str,
+    shown: &str,
+    options: PgConnectOptions,
+    size: u32,
+) -> std::result::Result<PgPool, OpenError> {
     let made = PgPoolOptions::new()
         .max_connections(size)
         .acquire_timeout(ACQUIRE_TIMEOUT)
@@ -348,21 +346,21 @@ fn without_password(url: &str) -> String {
 /// Refuses a database that holds something else before anything touches it: one with tables
 /// but no migration history is not a sandbox's (a history of another application's is refused
 /// by the migrator, which finds versions it does not know).
-async fn check_ours(pool: &PgPool, shown: &str) -> Result<(), String> {
+async fn check_ours(pool: &PgPool, shown: &str) -> std::result::Result<(), OpenError> {
     let tables: Vec<String> = sqlx::query_scalar(
         "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()
          ORDER BY table_name",
     )
     .fetch_all(pool)
     .await
-    .map_err(|e| format!("cannot read {shown}: {}", one_line(&e.to_string())))?;
+    .map_err(|e| OpenError::failed(format!("cannot read {shown}"), e))?;
     if tables.is_empty() || tables.iter().any(|t| t == "_sqlx_migrations") {
         return Ok(());
     }
-    Err(format!(
+    Err(OpenError::refused(format!(
         "{shown} is not a payments-sandbox database (it has tables {}): give --database an empty database",
         tables.join(", ")
-    ))
+    )))
 }
 
 impl_reads!(PostgresStore);

@@ -70,12 +70,19 @@ struct Connection {
 
 impl Reader {
     /// Connects `points` connections for point reads and `pages` for list pages.
-    pub async fn start(url: &str, shown: &str, points: usize, pages: usize, timeout: Duration) -> Result<Self, String> {
-        let mut config = Config::from_str(url).map_err(|e| format!("{shown} is not a PostgreSQL URL: {e}"))?;
+    pub async fn start(
+        url: &str,
+        shown: &str,
+        points: usize,
+        pages: usize,
+        timeout: Duration,
+    ) -> Result<Self, crate::OpenError> {
+        let mut config = Config::from_str(url)
+            .map_err(|e| crate::OpenError::failed(format!("{shown} is not a PostgreSQL URL"), e))?;
         config.connect_timeout(timeout);
         let mut slots = Vec::with_capacity(points + pages);
         for _ in 0..points + pages {
-            let connection = connect(&config).await.map_err(|e| super::cannot_connect(shown, &e))?;
+            let connection = connect(&config).await.map_err(|e| super::cannot_connect(shown, e))?;
             slots.push(Slot { connection: RwLock::new(connection), reconnecting: tokio::sync::Mutex::new(()) });
         }
         let pages = slots.split_off(points);

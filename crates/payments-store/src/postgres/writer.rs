@@ -57,13 +57,14 @@ pub struct Writer {
 impl Writer {
     /// Connects the lanes and starts them on the current runtime; each ends once the `Writer`
     /// is dropped and what it holds is written.
-    pub async fn start(url: &str, shown: &str) -> Result<Self, String> {
-        let mut config = Config::from_str(url).map_err(|e| format!("{shown} is not a PostgreSQL URL: {e}"))?;
+    pub async fn start(url: &str, shown: &str) -> Result<Self, crate::OpenError> {
+        let mut config = Config::from_str(url)
+            .map_err(|e| crate::OpenError::failed(format!("{shown} is not a PostgreSQL URL"), e))?;
         config.options(format!("-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION}"));
         let mut lanes = Vec::with_capacity(LANES);
         for _ in 0..LANES {
             let mut lane = Lane { config: config.clone(), client: None, prepared: HashMap::new() };
-            lane.client().await.map_err(|e| super::cannot_connect(shown, &e))?;
+            lane.client().await.map_err(|e| super::cannot_connect(shown, e))?;
             let (jobs, queue) = mpsc::channel(QUEUE);
             tokio::spawn(lane.run(queue));
             lanes.push(jobs);

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
 
+use crate::OpenError;
+
 /// What a backup made.
 #[derive(Debug, Clone)]
 pub struct Backup {
@@ -20,30 +22,31 @@ pub struct Backup {
 }
 
 /// Copies the database at `path` (a sandbox database, checked) to `to`.
-pub fn backup(path: &Path, to: &Path) -> Result<Backup, String> {
+pub fn backup(path: &Path, to: &Path) -> Result<Backup, OpenError> {
     let started = Instant::now();
     let shown = path.display();
     if !path.exists() {
-        return Err(format!("{shown} does not exist"));
+        return Err(OpenError::refused(format!("{shown} does not exist")));
     }
     let source = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(|e| format!("cannot open database {shown}: {e}"))?;
-    source.busy_timeout(super::BUSY_TIMEOUT).map_err(|e| e.to_string())?;
+        .map_err(|e| OpenError::failed(format!("cannot open database {shown}"), e))?;
+    source.busy_timeout(super::BUSY_TIMEOUT).map_err(|e| OpenError::failed("cannot set the busy timeout", e))?;
     let application_id: i64 = source
         .query_row("PRAGMA application_id", [], |row| row.get(0))
-        .map_err(|e| format!("cannot read database {shown}: {e}"))?;
+        .map_err(|e| OpenError::failed(format!("cannot read database {shown}"), e))?;
     if application_id != super::APPLICATION_ID {
-        return Err(format!("{shown} is not a payments-sandbox database"));
+        return Err(OpenError::refused(format!("{shown} is not a payments-sandbox database")));
     }
     let partial = partial_name(to);
     let _ = std::fs::remove_file(&partial);
     let written = copy(&source, &partial).and_then(|()| {
         check(&partial)?;
-        let file = std::fs::File::open(&partial).map_err(|e| e.to_string())?;
-        file.sync_all().map_err(|e| format!("cannot flush the copy to disk: {e}"))?;
-        std::fs::rename(&partial, to).map_err(|e| format!("cannot move the copy to {}: {e}", to.display()))?;
+        let file = std::fs::File::open(&partial).map_err(|e| OpenError::failed("cannot open the copy", e))?;
+        file.sync_all().map_err(|e| OpenError::failed("cannot flush the copy to disk", e))?;
+        std::fs::rename(&partial, to)
+            .map_err(|e| OpenError::failed(format!("cannot move the copy to {}", to.display()), e))?;
         sync_directory(to);
-        Ok(file.metadata().map_err(|e| e.to_string())?.len())
+        Ok(file.metadata().map_err(|e| OpenError::failed("cannot read the copy's size", e))?.len())
     });
     match written {
         Ok(bytes) => Ok(Backup { bytes, took: started.elapsed() }),
@@ -54,23 +57,23 @@ pub fn backup(path: &Path, to: &Path) -> Result<Backup, String> {
     }
 }
 
-fn copy(source: &Connection, partial: &Path) -> Result<(), String> {
-    let target = partial.to_str().ok_or("the backup's path is not UTF-8")?;
+fn copy(source: &Connection, partial: &Path) -> Result<(), OpenError> {
+    let target = partial.to_str().ok_or_else(|| OpenError::refused("the backup's path is not UTF-8"))?;
     source
         .execute("VACUUM INTO ?1", [target])
-        .map_err(|e| format!("cannot write the copy {}: {e}", partial.display()))?;
+        .map_err(|e| OpenError::failed(format!("cannot write the copy {}", partial.display()), e))?;
     Ok(())
 }
 
 /// The copy opens, is whole (SQLite's quick check of every page and index), and is ours.
-fn check(partial: &Path) -> Result<(), String> {
+fn check(partial: &Path) -> Result<(), OpenError> {
     let copy = Connection::open_with_flags(partial, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .map_err(|e| format!("cannot open the copy: {e}"))?;
+        .map_err(|e| OpenError::failed("cannot open the copy", e))?;
     let verdict: String = copy
         .query_row("PRAGMA quick_check", [], |row| row.get(0))
-        .map_err(|e| format!("cannot check the copy: {e}"))?;
+        .map_err(|e| OpenError::failed("cannot check the copy", e))?;
     if verdict != "ok" {
-        return Err(format!("the copy failed its check: {verdict}"));
+        return Err(OpenError::refused(format!("the copy failed its check: {verdict}")));
     }
     Ok(())
 }

@@ -32,7 +32,7 @@ pub struct Lists {
 
 impl Lists {
     /// `threads` threads reading lists through `readers`.
-    pub fn start(readers: Arc<Readers>, threads: usize) -> std::result::Result<Self, String> {
+    pub fn start(readers: Arc<Readers>, threads: usize) -> std::result::Result<Self, crate::OpenError> {
         let (sender, receiver) = mpsc::channel::<Job>();
         let receiver = Arc::new(Mutex::new(receiver));
         let threads = (0..threads)
@@ -51,7 +51,7 @@ impl Lists {
                 })
             })
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| format!("cannot start the list threads: {e}"))?;
+            .map_err(|e| crate::OpenError::failed("cannot start the list threads", e))?;
         Ok(Self { jobs: Some(sender), threads })
     }
 

@@ -113,13 +113,13 @@ pub struct SqliteStore {
 
 impl SqliteStore {
     /// See [`crate::open`].
-    pub async fn open(location: &str) -> Result<Self, String> {
+    pub async fn open(location: &str) -> std::result::Result<Self, OpenError> {
         let (path, temporary) = match location {
             "sqlite::memory:" | ":memory:" | "sqlite://:memory:" => {
                 let dir = tempfile::Builder::new()
                     .prefix("payments-sandbox-")
                     .tempdir()
-                    .map_err(|e| format!("cannot make a temporary directory for an in-memory database: {e}"))?;
+                    .map_err(|e| OpenError::failed("cannot make a temporary directory for an in-memory database", e))?;
                 (dir.path().join("memory.db"), Some(dir))
             }
             other => (file_of(other), None),
@@ -137,7 +137,7 @@ impl SqliteStore {
             .busy_timeout(BUSY_TIMEOUT)
             .connect()
             .await
-            .map_err(|e| format!("cannot open database {shown}: {e}"))?;
+            .map_err(|e| OpenError::failed(format!("cannot open database {shown}"), e))?;
         crate::migrations::migrator(MIGRATIONS)
             .run(&mut connection)
             .await
@@ -177,10 +177,12 @@ impl SqliteStore {
         // without it, serves reads, and refuses writes until there is room again.
         .unwrap_or_else(|error| tracing::warn!(database = %shown, %error, "cannot refresh the planner's statistics"));
         let writer = open_writer(&path)
-            .and_then(|connection| Writer::start(connection).map_err(|e| e.to_string()))
-            .map_err(|e| format!("cannot open database {shown} for writing: {e}"))?;
+            .and_then(|connection| {
+                Writer::start(connection).map_err(|e| OpenError::failed("cannot start the writer", e))
+            })
+            .map_err(|e| OpenError::failed(format!("cannot open database {shown} for writing"), e))?;
         let readers = Readers::open(&path, BUSY_TIMEOUT, READER_PRAGMAS)
-            .map_err(|e| format!("cannot open database {shown} for reading: {e}"))?;
+            .map_err(|e| OpenError::failed(format!("cannot open database {shown} for reading"), e))?;
         let readers = Arc::new(readers);
         let lists = Lists::start(readers.clone(), crate::list_pages_at_once())?;
         Ok(Self { path, readers, lists, writer, _temporary: temporary })
@@ -239,23 +241,23 @@ fn file_of(location: &str) -> PathBuf {
 }
 
 /// See [`crate::backup`].
-pub fn backup(location: &str, to: &Path) -> Result<Backup, String> {
+pub fn backup(location: &str, to: &Path) -> std::result::Result<Backup, OpenError> {
     if matches!(location, "sqlite::memory:" | ":memory:" | "sqlite://:memory:") {
-        return Err("an in-memory database has nothing to back up".into());
+        return Err(OpenError::refused("an in-memory database has nothing to back up"));
     }
     backup::backup(&file_of(location), to)
 }
 
 /// The writer's connection. `synchronous = FULL`: a commit is on disk before it returns.
-fn open_writer(path: &Path) -> Result<rusqlite::Connection, String> {
+fn open_writer(path: &Path) -> std::result::Result<rusqlite::Connection, OpenError> {
     let connection = rusqlite::Connection::open_with_flags(
         path,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(|e| e.to_string())?;
-    connection.busy_timeout(BUSY_TIMEOUT).map_err(|e| e.to_string())?;
+    .map_err(|e| OpenError::failed("cannot open the file", e))?;
+    connection.busy_timeout(BUSY_TIMEOUT).map_err(|e| OpenError::failed("cannot set the busy timeout", e))?;
     for (name, value) in WRITER_PRAGMAS {
-        connection.pragma_update(None, name, value).map_err(|e| format!("cannot set {name}: {e}"))?;
+        connection.pragma_update(None, name, value).map_err(|e| OpenError::failed(format!("cannot set {name}"), e))?;
     }
     connection.set_prepared_statement_cache_capacity(PREPARED);
     persist_wal::persist_wal(&connection)?;
@@ -264,14 +266,14 @@ fn open_writer(path: &Path) -> Result<rusqlite::Connection, String> {
 
 /// Refuses a file that is not a sandbox database before anything touches it: read-only, so a
 /// file that is refused is left exactly as it was.
-async fn check_ours(path: &Path, shown: &str) -> Result<(), String> {
+async fn check_ours(path: &Path, shown: &str) -> std::result::Result<(), OpenError> {
     let mut probe = SqliteConnectOptions::new()
         .filename(path)
         .read_only(true)
         .connect()
         .await
-        .map_err(|e| format!("cannot open database {shown}: {e}"))?;
-    let unreadable = |e: sqlx::Error| format!("cannot read database {shown}: {e}");
+        .map_err(|e| OpenError::failed(format!("cannot open database {shown}"), e))?;
+    let unreadable = |e: sqlx::Error| OpenError::failed(format!("cannot read database {shown}"), e);
     let tables: Vec<String> = sqlx::query_scalar("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
         .fetch_all(&mut probe)
         .await
@@ -283,10 +285,10 @@ async fn check_ours(path: &Path, shown: &str) -> Result<(), String> {
         return Ok(());
     }
     if !tables.iter().all(|t| RELEASE_0_1_TABLES.contains(&t.as_str())) {
-        return Err(format!(
+        return Err(OpenError::refused(format!(
             "{shown} is not a payments-sandbox database (it has tables {}): give --database a new file",
             tables.join(", ")
-        ));
+        )));
     }
     if tables.iter().any(|t| t == "resources") {
         tracing::info!(database = %shown, "upgrading a database of release 0.1 to the relational schema");

@@ -9,7 +9,7 @@
 /// on a disk that then filled up, the sandbox could not start at all. Kept, they take no new
 /// room at the next start, which then serves reads on a full disk (and writes once there is
 /// room). The WAL is reset at each checkpoint, so it takes no more than it would while serving.
-pub(super) fn persist_wal(connection: &rusqlite::Connection) -> Result<(), String> {
+pub(super) fn persist_wal(connection: &rusqlite::Connection) -> Result<(), crate::OpenError> {
     let mut on: std::ffi::c_int = 1;
     // SAFETY: the handle is this open connection's, and SQLITE_FCNTL_PERSIST_WAL reads and
     // writes the one int it is given, which lives until the call returns.
@@ -21,5 +21,8 @@ pub(super) fn persist_wal(connection: &rusqlite::Connection) -> Result<(), Strin
             (&raw mut on).cast(),
         )
     };
-    if code == rusqlite::ffi::SQLITE_OK { Ok(()) } else { Err(format!("cannot keep the WAL (SQLite code {code})")) }
+    match code {
+        rusqlite::ffi::SQLITE_OK => Ok(()),
+        code => Err(crate::OpenError::failed("cannot keep the WAL", rusqlite::ffi::Error::new(code))),
+    }
 }

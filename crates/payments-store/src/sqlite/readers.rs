@@ -38,9 +38,9 @@ impl Readers {
         path: &Path,
         busy_timeout: Duration,
         pragmas: &'static [(&'static str, &'static str)],
-    ) -> Result<Self, String> {
+    ) -> Result<Self, crate::OpenError> {
         let readers = Self { path: path.to_owned(), busy_timeout, pragmas, idle: Mutex::new(Vec::new()) };
-        let first = readers.connect().map_err(|e| e.to_string())?;
+        let first = readers.connect().map_err(|e| crate::OpenError::failed("cannot open a read connection", e))?;
         readers.idle.lock().unwrap_or_else(|e| e.into_inner()).push(first);
         Ok(readers)
     }
