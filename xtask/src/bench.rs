@@ -8,6 +8,7 @@
 //! `target/bench/BENCHMARKS.md`, and asserts nothing about speed: it is how CI keeps this
 //! command working.
 
+use anyhow::{Context, anyhow, bail};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -58,7 +59,7 @@ fn median(mut runs: Vec<f64>) -> f64 {
     runs[runs.len() / 2]
 }
 
-fn toolchain(root: &Path, work: &Path, cold: bool) -> Result<Toolchain, String> {
+fn toolchain(root: &Path, work: &Path, cold: bool) -> anyhow::Result<Toolchain> {
     eprintln!("== codegen time");
     let mut runs = Vec::new();
     for _ in 0..5 {
@@ -74,10 +75,9 @@ fn toolchain(root: &Path, work: &Path, cold: bool) -> Result<Toolchain, String> 
         let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
             .current_dir(root)
             .args(["xtask", "codegen", "--check"])
-            .status()
-            .map_err(|e| e.to_string())?;
+            .status()?;
         if !status.success() {
-            return Err("cargo xtask codegen --check failed".into());
+            bail!("cargo xtask codegen --check failed");
         }
         runs.push(start.elapsed().as_secs_f64());
     }
@@ -85,8 +85,8 @@ fn toolchain(root: &Path, work: &Path, cold: bool) -> Result<Toolchain, String> 
     let mut documents = Vec::new();
     for document in TIMED_DOCUMENTS {
         let spec = root.join(document);
-        let text = std::fs::read_to_string(&spec).map_err(|e| format!("{document}: {e}"))?;
-        let operations = serde_json::from_str::<Value>(&text).map_err(|e| format!("{document}: {e}"))?["paths"]
+        let text = std::fs::read_to_string(&spec).with_context(|| document.to_string())?;
+        let operations = serde_json::from_str::<Value>(&text).with_context(|| document.to_string())?["paths"]
             .as_object()
             .map_or(0, |paths| {
                 paths
@@ -99,7 +99,7 @@ fn toolchain(root: &Path, work: &Path, cold: bool) -> Result<Toolchain, String> 
         for i in 0..3 {
             let out = work.join(format!("codegen-{i}")).join("timed");
             let start = Instant::now();
-            payments_codegen::write_workspace(&spec, &out, false).map_err(|e| e.to_string())?;
+            payments_codegen::write_workspace(&spec, &out, false)?;
             runs.push(start.elapsed().as_secs_f64());
         }
         let name = Path::new(document).file_name().and_then(|n| n.to_str()).unwrap_or(document);
@@ -114,10 +114,9 @@ fn toolchain(root: &Path, work: &Path, cold: bool) -> Result<Toolchain, String> 
         .current_dir(root)
         .args(["build", "--quiet", "--package", "payments-client"])
         .env("CARGO_TARGET_DIR", work.join("cold-target"))
-        .status()
-        .map_err(|e| e.to_string())?;
+        .status()?;
     if !status.success() {
-        return Err("the cold build of payments-client failed".into());
+        bail!("the cold build of payments-client failed");
     }
     Ok(Toolchain { check, check_command, documents, cold_client: Some(start.elapsed().as_secs_f64()) })
 }
@@ -152,39 +151,39 @@ fn render_toolchain(t: &Toolchain) -> String {
 /// decisions, which the bench does not take again and keeps as they are.
 const HAND_WRITTEN: &str = "\n# Why, measured\n";
 
-fn hand_written(root: &Path) -> Result<String, String> {
+fn hand_written(root: &Path) -> anyhow::Result<String> {
     let path = root.join("BENCHMARKS.md");
-    let current = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let current = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
     Ok(current.find(HAND_WRITTEN).map_or(String::new(), |at| current[at..].to_owned()))
 }
 
 /// `cargo xtask bench --codegen`: the toolchain section alone, measured now and put in place of
 /// the one in BENCHMARKS.md (the rest of the file is left as the last full run wrote it).
-pub fn codegen_only(root: &Path) -> Result<(), String> {
+pub fn codegen_only(root: &Path) -> anyhow::Result<()> {
     let work = std::env::temp_dir().join(format!("payments-bench-codegen-{}", std::process::id()));
-    std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&work)?;
     let measured = toolchain(root, &work, true);
     let _ = std::fs::remove_dir_all(&work);
     let section = render_toolchain(&measured?);
     let path = root.join("BENCHMARKS.md");
-    let current = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let current = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
     let kept = current.split("# The toolchain").next().unwrap_or_default();
     let tail = hand_written(root)?;
-    std::fs::write(&path, format!("{kept}{section}{tail}")).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(&path, format!("{kept}{section}{tail}")).with_context(|| format!("{}", path.display()))?;
     println!("{section}\nwrote the toolchain section of {}", path.display());
     Ok(())
 }
 
 /// `cargo xtask bench --upload`: the uploads section alone, measured now and put in place of the
 /// one in BENCHMARKS.md (before the toolchain's; the rest left as the last full run wrote it).
-pub fn upload_only(root: &Path) -> Result<(), String> {
+pub fn upload_only(root: &Path) -> anyhow::Result<()> {
     let section = crate::upload::render(&crate::upload::measure(root, 1 << 30, true)?);
     let path = root.join("BENCHMARKS.md");
-    let current = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let current = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
     let (before, toolchain) = current.split_once("# The toolchain").unwrap_or((&current, ""));
     let before = before.split("# Uploads").next().unwrap_or_default();
     std::fs::write(&path, format!("{before}{section}# The toolchain{toolchain}"))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .with_context(|| format!("{}", path.display()))?;
     println!("{section}wrote the uploads section of {}", path.display());
     Ok(())
 }
@@ -215,7 +214,7 @@ impl Database {
     }
 
     /// Bytes the data takes: the SQLite file (and its WAL), or the PostgreSQL database.
-    fn bytes(&self) -> Result<u64, String> {
+    fn bytes(&self) -> anyhow::Result<u64> {
         match self {
             Self::Sqlite(path) => Ok(["", "-wal"]
                 .iter()
@@ -226,9 +225,9 @@ impl Database {
                 let out = Command::new(bin.join("psql"))
                     .args([url.as_str(), "-Atc", "CHECKPOINT; SELECT pg_database_size(current_database())"])
                     .output()
-                    .map_err(|e| format!("psql: {e}"))?;
+                    .context("psql")?;
                 let text = String::from_utf8_lossy(&out.stdout);
-                text.lines().last().and_then(|l| l.trim().parse().ok()).ok_or_else(|| format!("psql said {text:?}"))
+                text.lines().last().and_then(|l| l.trim().parse().ok()).with_context(|| format!("psql said {text:?}"))
             }
         }
     }
@@ -243,24 +242,24 @@ struct Postgres {
 }
 
 impl Postgres {
-    fn start(root: &Path) -> Result<Self, String> {
+    fn start(root: &Path) -> anyhow::Result<Self> {
         let script = root.join("scripts/throwaway-postgres");
         let mut child = Command::new(&script)
             .arg(free_port().to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+            .with_context(|| format!("cannot run {}", script.display()))?;
         let mut line = String::new();
-        let mut stdout = child.stdout.take().ok_or("the script's stdout")?;
+        let mut stdout = child.stdout.take().context("the script's stdout")?;
         let mut byte = [0u8; 1];
-        while stdout.read(&mut byte).map_err(|e| e.to_string())? == 1 && byte[0] != b'\n' {
+        while stdout.read(&mut byte)? == 1 && byte[0] != b'\n' {
             line.push(byte[0] as char);
         }
         let words: Vec<&str> = line.split_whitespace().collect();
         match words[..] {
             ["ready", url, bin, ..] => Ok(Self { url: url.to_owned(), bin: PathBuf::from(bin), script: child }),
-            _ => Err("PostgreSQL did not start (see above); install it (Debian: apt-get install postgresql)".into()),
+            _ => Err(anyhow!("PostgreSQL did not start (see above); install it (Debian: apt-get install postgresql)")),
         }
     }
 }
@@ -272,7 +271,7 @@ impl Drop for Postgres {
     }
 }
 
-pub fn run(root: &Path, smoke: bool) -> Result<(), String> {
+pub fn run(root: &Path, smoke: bool) -> anyhow::Result<()> {
     let scale = if smoke { &SMOKE } else { &FULL };
     let wrk = ensure_wrk()?;
     let (binary, reference) = build(root, scale.release)?;
@@ -280,13 +279,13 @@ pub fn run(root: &Path, smoke: bool) -> Result<(), String> {
     let limiter = auth_failures(root, scale)?;
     let upload = crate::upload::measure(root, if smoke { 16 << 20 } else { 1 << 30 }, scale.release)?;
     let work = std::env::temp_dir().join(format!("payments-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&work)?;
     let measured = (|| {
         let sqlite = measure(&wrk, &binary, &reference, &work, scale, &Database::Sqlite(work.join("bench.db")))?;
         let server = Postgres::start(root)?;
         let database = Database::Postgres { url: server.url.clone(), bin: server.bin.clone() };
         let postgres = measure(&wrk, &binary, &reference, &work, scale, &database)?;
-        Ok::<_, String>([sqlite, postgres])
+        Ok::<_, anyhow::Error>([sqlite, postgres])
     })();
     let toolchain = measured.as_ref().ok().map(|_| toolchain(root, &work, scale.release)).transpose();
     let _ = std::fs::remove_dir_all(&work);
@@ -314,13 +313,13 @@ What a failed authentication costs the edge (the check that the \
     }
     report.push_str(&hand_written(root)?);
     let out = if smoke { root.join("target/bench/BENCHMARKS.md") } else { root.join("BENCHMARKS.md") };
-    std::fs::create_dir_all(out.parent().expect("a parent")).map_err(|e| e.to_string())?;
-    std::fs::write(&out, &report).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::create_dir_all(out.parent().expect("a parent"))?;
+    std::fs::write(&out, &report).with_context(|| format!("{}", out.display()))?;
     println!("{report}\nwrote {}", out.display());
     Ok(())
 }
 
-fn ensure_wrk() -> Result<PathBuf, String> {
+fn ensure_wrk() -> anyhow::Result<PathBuf> {
     if let Some(path) = which("wrk") {
         return Ok(path);
     }
@@ -334,8 +333,8 @@ fn ensure_wrk() -> Result<PathBuf, String> {
         command.args(args).env("DEBIAN_FRONTEND", "noninteractive").status()
     };
     let _ = apt(&["update", "-qq"]);
-    apt(&["install", "-y", "-qq", "wrk"]).map_err(|e| format!("cannot install wrk: {e}"))?;
-    which("wrk").ok_or_else(|| "wrk is not installed and could not be installed (apt-get install wrk)".into())
+    apt(&["install", "-y", "-qq", "wrk"]).context("cannot install wrk")?;
+    which("wrk").context("wrk is not installed and could not be installed (apt-get install wrk)")
 }
 
 fn which(program: &str) -> Option<PathBuf> {
@@ -343,16 +342,16 @@ fn which(program: &str) -> Option<PathBuf> {
 }
 
 /// Builds the sandbox and the reference server (`crates/bench-reference`); their paths.
-fn build(root: &Path, release: bool) -> Result<(PathBuf, PathBuf), String> {
+fn build(root: &Path, release: bool) -> anyhow::Result<(PathBuf, PathBuf)> {
     eprintln!("== building payments-sandbox and bench-reference ({})", if release { "release" } else { "debug" });
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cargo.current_dir(root).args(["build", "--quiet", "--package", "payments-sandbox", "--package", "bench-reference"]);
     if release {
         cargo.arg("--release");
     }
-    let status = cargo.status().map_err(|e| e.to_string())?;
+    let status = cargo.status()?;
     if !status.success() {
-        return Err("cargo build failed".into());
+        bail!("cargo build failed");
     }
     let dir = root.join("target").join(if release { "release" } else { "debug" });
     Ok((dir.join("payments-sandbox"), dir.join("bench-reference")))
@@ -383,13 +382,13 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap_or(18080)
 }
 
-fn start(binary: &Path, work: &Path, database: &Database) -> Result<Sandbox, String> {
+fn start(binary: &Path, work: &Path, database: &Database) -> anyhow::Result<Sandbox> {
     start_with(binary, work, database, &[])
 }
 
-fn start_with(binary: &Path, work: &Path, database: &Database, extra: &[&str]) -> Result<Sandbox, String> {
+fn start_with(binary: &Path, work: &Path, database: &Database, extra: &[&str]) -> anyhow::Result<Sandbox> {
     let address = format!("127.0.0.1:{}", free_port());
-    let log = std::fs::File::create(work.join("sandbox.log")).map_err(|e| e.to_string())?;
+    let log = std::fs::File::create(work.join("sandbox.log"))?;
     // The bench is one address measuring the server, not a client among others: its half-open
     // connections (a thousand) are all its own.
     let child = Command::new(binary)
@@ -402,12 +401,12 @@ fn start_with(binary: &Path, work: &Path, database: &Database, extra: &[&str]) -
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+        .with_context(|| format!("cannot start {}", binary.display()))?;
     let sandbox = Sandbox { child, address };
     let deadline = Instant::now() + Duration::from_secs(30);
     while call(&sandbox.address, "GET", "/currencies", None).is_err() {
         if Instant::now() > deadline {
-            return Err("the sandbox did not start (see its log)".into());
+            bail!("the sandbox did not start (see its log)");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -415,40 +414,39 @@ fn start_with(binary: &Path, work: &Path, database: &Database, extra: &[&str]) -
 }
 
 /// One HTTP/1.1 request; the status and the JSON body.
-fn call(address: &str, method: &str, path: &str, body: Option<&Value>) -> Result<(u16, Value), String> {
-    let mut stream = TcpStream::connect(address).map_err(|e| e.to_string())?;
+fn call(address: &str, method: &str, path: &str, body: Option<&Value>) -> anyhow::Result<(u16, Value)> {
+    let mut stream = TcpStream::connect(address)?;
     let body = body.map(Value::to_string).unwrap_or_default();
     write!(
         stream,
         "{method} {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {TOKEN}\r\n\
          Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let mut response = String::new();
-    stream.read_to_string(&mut response).map_err(|e| e.to_string())?;
-    let status = response.get(9..12).and_then(|s| s.parse().ok()).ok_or("no HTTP status")?;
+    stream.read_to_string(&mut response)?;
+    let status = response.get(9..12).and_then(|s| s.parse().ok()).context("no HTTP status")?;
     let json = response.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or_default();
     Ok((status, serde_json::from_str(json).unwrap_or(Value::Null)))
 }
 
-fn created(address: &str, path: &str, body: Value) -> Result<Value, String> {
+fn created(address: &str, path: &str, body: Value) -> anyhow::Result<Value> {
     match call(address, "POST", path, Some(&body))? {
         (200 | 201, value) => Ok(value),
-        (status, value) => Err(format!("POST {path}: {status} {value}")),
+        (status, value) => Err(anyhow!("POST {path}: {status} {value}")),
     }
 }
 
 /// The body of a GET, as bytes.
-fn raw_body(address: &str, path: &str) -> Result<Vec<u8>, String> {
+fn raw_body(address: &str, path: &str) -> anyhow::Result<Vec<u8>> {
     match call(address, "GET", path, None)? {
-        (200, value) => serde_json::to_vec(&value).map_err(|e| e.to_string()),
-        (status, value) => Err(format!("GET {path}: {status} {value}")),
+        (200, value) => Ok(serde_json::to_vec(&value)?),
+        (status, value) => Err(anyhow!("GET {path}: {status} {value}")),
     }
 }
 
 /// The reference server on the bodies `measure` wrote into `work`.
-fn start_reference(binary: &Path, work: &Path) -> Result<Sandbox, String> {
+fn start_reference(binary: &Path, work: &Path) -> anyhow::Result<Sandbox> {
     let address = format!("127.0.0.1:{}", free_port());
     let child = Command::new(binary)
         .args(["--listen", &address, "--token", TOKEN, "--currencies"])
@@ -457,12 +455,12 @@ fn start_reference(binary: &Path, work: &Path) -> Result<Sandbox, String> {
         .arg(work.join("balance.json"))
         .stdout(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+        .with_context(|| format!("cannot start {}", binary.display()))?;
     let reference = Sandbox { child, address };
     let deadline = Instant::now() + Duration::from_secs(10);
     while call(&reference.address, "GET", "/currencies", None).is_err() {
         if Instant::now() > deadline {
-            return Err("the reference server did not start".into());
+            bail!("the reference server did not start");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -478,14 +476,14 @@ fn deliveries(
     address: &str,
     receiver: &str,
     scale: &Scale,
-) -> Result<(u64, f64), String> {
+) -> anyhow::Result<(u64, f64)> {
     eprintln!("== webhook deliveries to a loopback receiver");
     let endpoint = created(
         address,
         "/webhook-endpoints",
         json!({"url": format!("http://{receiver}/receive"), "events": ["ping"]}),
     )?;
-    let id = endpoint["id"].as_str().ok_or("an endpoint id")?.to_owned();
+    let id = endpoint["id"].as_str().context("an endpoint id")?.to_owned();
     let received = || received(receiver);
     let start = Instant::now();
     let pinged = wrk(wrk_path, work, address, PING, &[id], 8, scale.seconds.min(5))?;
@@ -493,7 +491,7 @@ fn deliveries(
     let deadline = Instant::now() + Duration::from_secs(120);
     while received()? < sent {
         if Instant::now() > deadline {
-            return Err(format!("{} of {sent} pings delivered in 120 s", received()?));
+            bail!("{} of {sent} pings delivered in 120 s", received()?);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -502,15 +500,15 @@ fn deliveries(
 
 /// How many 4 KiB appends, each followed by `fdatasync`, the disk under `dir` takes per second
 /// (one after another): what a durable commit costs here at the least.
-fn fdatasync_rate(dir: &Path, seconds: u64) -> Result<f64, String> {
+fn fdatasync_rate(dir: &Path, seconds: u64) -> anyhow::Result<f64> {
     let path = dir.join("fdatasync-probe");
-    let mut file = std::fs::File::create(&path).map_err(|e| e.to_string())?;
+    let mut file = std::fs::File::create(&path)?;
     let block = [0x5au8; 4096];
     let start = Instant::now();
     let mut count = 0u64;
     while start.elapsed() < Duration::from_secs(seconds.max(1)) {
-        file.write_all(&block).map_err(|e| e.to_string())?;
-        file.sync_data().map_err(|e| e.to_string())?;
+        file.write_all(&block)?;
+        file.sync_data()?;
         count += 1;
     }
     let rate = count as f64 / start.elapsed().as_secs_f64();
@@ -538,9 +536,9 @@ fn wrk(
     args: &[String],
     connections: u32,
     seconds: u64,
-) -> Result<Run, String> {
+) -> anyhow::Result<Run> {
     let file = work.join(format!("script-{}.lua", free_port()));
-    std::fs::write(&file, script).map_err(|e| e.to_string())?;
+    std::fs::write(&file, script)?;
     let threads = connections.clamp(1, 2);
     let output = Command::new(wrk)
         .args(["--latency", "-t", &threads.to_string(), "-c", &connections.to_string(), "-d", &format!("{seconds}s")])
@@ -550,12 +548,12 @@ fn wrk(
         .arg("--")
         .args(args)
         .output()
-        .map_err(|e| format!("wrk: {e}"))?;
+        .context("wrk")?;
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
     if !output.status.success() {
-        return Err(format!("wrk failed:\n{text}{}", String::from_utf8_lossy(&output.stderr)));
+        bail!("wrk failed:\n{text}{}", String::from_utf8_lossy(&output.stderr));
     }
-    parse_wrk(&text).ok_or_else(|| format!("cannot read wrk's output:\n{text}"))
+    parse_wrk(&text).with_context(|| format!("cannot read wrk's output:\n{text}"))
 }
 
 fn parse_wrk(text: &str) -> Option<Run> {
@@ -686,15 +684,14 @@ struct Memory {
 }
 
 impl Memory {
-    fn of(sandbox: &Sandbox) -> Result<Self, String> {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", sandbox.child.id())).map_err(|e| e.to_string())?;
-        let field = |name: &str| -> Result<f64, String> {
+    fn of(sandbox: &Sandbox) -> anyhow::Result<Self> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", sandbox.child.id()))?;
+        let field = |name: &str| -> anyhow::Result<f64> {
             let kib: f64 = status
                 .lines()
                 .find_map(|line| line.strip_prefix(name))
                 .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-                .ok_or_else(|| format!("{name} in /proc/<pid>/status"))?;
+                .with_context(|| format!("{name} in /proc/<pid>/status"))?;
             Ok(kib / 1024.0)
         };
         Ok(Self { anonymous: field("RssAnon:")?, files: field("RssFile:")? })
@@ -725,12 +722,12 @@ fn measure(
     work: &Path,
     scale: &Scale,
     database: &Database,
-) -> Result<Results, String> {
+) -> anyhow::Result<Results> {
     eprintln!("== on {}", database.name());
     let sandbox = start(binary, work, database)?;
     let address = sandbox.address.clone();
     let balance = created(&address, "/balances", json!({"currency": "GBP", "name": "Bench"}))?;
-    let balance_id = balance["id"].as_str().ok_or("a balance id")?.to_owned();
+    let balance_id = balance["id"].as_str().context("a balance id")?.to_owned();
     let request = created(
         &address,
         "/paymentrequests",
@@ -753,7 +750,7 @@ fn measure(
             "/recipients",
             json!({"type": "personal", "country": "GB", "alias": format!("Supplier {i}"), "bank_account": account}),
         )?;
-        recipients.push(recipient["id"].as_str().ok_or("a recipient id")?.to_owned());
+        recipients.push(recipient["id"].as_str().context("a recipient id")?.to_owned());
     }
 
     // Seed: payments through the API until there are enough; halfway, the rail moves the first
@@ -825,15 +822,15 @@ fn measure(
             std::thread::spawn(move || wrk(&wrk_path, &work, &address, READERS, &queries, 2, seconds))
         };
         pay_with_readers.push(wrk(wrk_path, work, &address, PAY, &pay(format!("beside{round}")), 16, scale.seconds)?);
-        readers.push(reading.join().map_err(|_| "the readers' wrk panicked")??);
+        readers.push(reading.join().map_err(|_| anyhow!("the readers' wrk panicked"))??);
     }
     eprintln!("== the disk's fdatasync rate");
     let fdatasync_per_second = fdatasync_rate(work, scale.seconds.min(3))?;
 
     eprintln!("== GETs: the sandbox against bare axum serving its bytes behind the same bearer check");
     let balance_path = format!("/balances/{balance_id}");
-    std::fs::write(work.join("currencies.json"), raw_body(&address, "/currencies")?).map_err(|e| e.to_string())?;
-    std::fs::write(work.join("balance.json"), raw_body(&address, &balance_path)?).map_err(|e| e.to_string())?;
+    std::fs::write(work.join("currencies.json"), raw_body(&address, "/currencies")?)?;
+    std::fs::write(work.join("balance.json"), raw_body(&address, &balance_path)?)?;
     let bare = start_reference(reference, work)?;
     let mut gets = vec![];
     for (name, path) in [("GET /currencies", "/currencies".to_owned()), ("GET /balances/{id}", balance_path.clone())] {
@@ -860,7 +857,7 @@ fn measure(
             std::thread::spawn(move || wrk(&wrk_path, &work, &address, PAY, &args, 8, seconds))
         };
         reads_beside_payers.push(wrk(wrk_path, work, &address, LIST, &get_balance, 16, scale.seconds)?);
-        made += paying.join().map_err(|_| "the payers' wrk panicked")??.requests;
+        made += paying.join().map_err(|_| anyhow!("the payers' wrk panicked"))??.requests;
     }
 
     let half_open = half_open(&sandbox, 1_000)?;
@@ -894,7 +891,7 @@ fn measure(
 /// Backs the database up while the sandbox serves it: `payments-sandbox backup` on SQLite,
 /// `pg_dump --format=custom` on PostgreSQL (the README's ways); then writes as many bytes to a
 /// new file and flushes it, for the ratio.
-fn backup(binary: &Path, work: &Path, database: &Database) -> Result<Backup, String> {
+fn backup(binary: &Path, work: &Path, database: &Database) -> anyhow::Result<Backup> {
     eprintln!("== a backup of the database as seeded, while the sandbox serves");
     let target = work.join("backup");
     let _ = std::fs::remove_file(&target);
@@ -909,24 +906,24 @@ fn backup(binary: &Path, work: &Path, database: &Database) -> Result<Backup, Str
             Command::new(bin.join("pg_dump")).args(["--format=custom", "--file"]).arg(&target).arg(url).output(),
         ),
     };
-    let output = output.map_err(|e| format!("the backup did not run: {e}"))?;
+    let output = output.context("the backup did not run")?;
     if !output.status.success() {
-        return Err(format!("the backup failed: {}", String::from_utf8_lossy(&output.stderr)));
+        bail!("the backup failed: {}", String::from_utf8_lossy(&output.stderr));
     }
     let seconds = started.elapsed().as_secs_f64();
-    let bytes = std::fs::metadata(&target).map_err(|e| e.to_string())?.len();
+    let bytes = std::fs::metadata(&target)?.len();
     let _ = std::fs::remove_file(&target);
     let started = Instant::now();
     {
-        let mut file = std::fs::File::create(&target).map_err(|e| e.to_string())?;
+        let mut file = std::fs::File::create(&target)?;
         let block = vec![0x5a_u8; 1 << 20];
         let mut left = bytes;
         while left > 0 {
             let n = left.min(block.len() as u64) as usize;
-            file.write_all(&block[..n]).map_err(|e| e.to_string())?;
+            file.write_all(&block[..n])?;
             left -= n as u64;
         }
-        file.sync_all().map_err(|e| e.to_string())?;
+        file.sync_all()?;
     }
     let write_seconds = started.elapsed().as_secs_f64();
     let _ = std::fs::remove_file(&target);
@@ -935,18 +932,18 @@ fn backup(binary: &Path, work: &Path, database: &Database) -> Result<Backup, Str
 
 /// The failed-authentication limit's cost per failed request, with one address failing and with
 /// a million (`crates/payments-sandbox/benches/auth_failures.rs`), as the line it prints.
-fn auth_failures(root: &Path, scale: &Scale) -> Result<String, String> {
+fn auth_failures(root: &Path, scale: &Scale) -> anyhow::Result<String> {
     eprintln!("== the failed-authentication limit, one address and a million");
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cargo.current_dir(root).args(["bench", "--quiet", "--package", "payments-sandbox", "--bench", "auth_failures"]);
     if !scale.release {
         cargo.args(["--profile", "dev", "--", "--smoke"]);
     }
-    let output = cargo.output().map_err(|e| format!("cargo bench: {e}"))?;
+    let output = cargo.output().context("cargo bench")?;
     let text = String::from_utf8_lossy(&output.stdout);
     match text.lines().find(|line| line.starts_with("auth_failures ")) {
         Some(line) if output.status.success() => Ok(line.to_owned()),
-        _ => Err(format!("the auth_failures bench failed: {}", String::from_utf8_lossy(&output.stderr))),
+        _ => Err(anyhow!("the auth_failures bench failed: {}", String::from_utf8_lossy(&output.stderr))),
     }
 }
 
@@ -961,7 +958,7 @@ fn field(line: &str, name: &str) -> f64 {
 /// Opens `count` connections that never finish a request (nothing sent, half a request line,
 /// half the headers, half a body, in turn), then closes them: the sandbox's resident memory
 /// before, while it holds them, and six seconds after they closed.
-fn half_open(sandbox: &Sandbox, count: usize) -> Result<HalfOpen, String> {
+fn half_open(sandbox: &Sandbox, count: usize) -> anyhow::Result<HalfOpen> {
     eprintln!("== {count} half-open connections");
     // The sandbox's own memory: on SQLite its resident total also counts the database's mapped
     // pages, which reads bring in and connections do not.
@@ -975,8 +972,8 @@ fn half_open(sandbox: &Sandbox, count: usize) -> Result<HalfOpen, String> {
     let idle = rss()?;
     let mut held = Vec::with_capacity(count);
     for i in 0..count {
-        let mut stream = TcpStream::connect(&sandbox.address).map_err(|e| e.to_string())?;
-        stream.write_all(partial[i % partial.len()]).map_err(|e| e.to_string())?;
+        let mut stream = TcpStream::connect(&sandbox.address)?;
+        stream.write_all(partial[i % partial.len()])?;
         held.push(stream);
     }
     // Well inside the 10 s header and body timeouts: all are still open.
@@ -1000,10 +997,10 @@ fn retention(
     scale: &Scale,
     database: &Database,
     pay: &dyn Fn(String) -> Vec<String>,
-) -> Result<Retention, String> {
+) -> anyhow::Result<Retention> {
     eprintln!("== payments with every event delivered: notifications kept, then pruned");
     let receiver = start_reference(reference, work)?;
-    let phase = |extra: &[&str], prefix: &str| -> Result<(u64, f64), String> {
+    let phase = |extra: &[&str], prefix: &str| -> anyhow::Result<(u64, f64)> {
         let before = database.bytes()?;
         let sandbox = start_with(binary, work, database, extra)?;
         // Whatever is past the retention is pruned at start; give it a moment.
@@ -1041,13 +1038,12 @@ fn retention(
 }
 
 /// How many notifications the reference server has received.
-fn received(receiver: &str) -> Result<u64, String> {
-    let mut stream = TcpStream::connect(receiver).map_err(|e| e.to_string())?;
-    write!(stream, "GET /received HTTP/1.1\r\nHost: {receiver}\r\nConnection: close\r\n\r\n")
-        .map_err(|e| e.to_string())?;
+fn received(receiver: &str) -> anyhow::Result<u64> {
+    let mut stream = TcpStream::connect(receiver)?;
+    write!(stream, "GET /received HTTP/1.1\r\nHost: {receiver}\r\nConnection: close\r\n\r\n")?;
     let mut response = String::new();
-    stream.read_to_string(&mut response).map_err(|e| e.to_string())?;
-    response.rsplit("\r\n\r\n").next().and_then(|n| n.trim().parse().ok()).ok_or("a count".into())
+    stream.read_to_string(&mut response)?;
+    response.rsplit("\r\n\r\n").next().and_then(|n| n.trim().parse().ok()).context("a count")
 }
 
 fn machine() -> String {

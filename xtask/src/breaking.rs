@@ -11,6 +11,7 @@
 //! and a request bound narrowed (`maxLength`, `minimum`, `pattern`, …). The versioning policy it
 //! enforces is in the README ("Versions").
 
+use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -33,18 +34,18 @@ pub enum Verdict {
     Breaking,
 }
 
-pub fn run(root: &Path, base: &str, head: Option<&Path>) -> Result<Verdict, String> {
+pub fn run(root: &Path, base: &str, head: Option<&Path>) -> anyhow::Result<Verdict> {
     let optic = install(root)?;
     let scratch = root.join("target/breaking");
-    std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    std::fs::create_dir_all(&scratch).with_context(|| format!("{}", scratch.display()))?;
     let base_text = git_show(root, base)?;
     let base_file = scratch.join("base.yaml");
-    std::fs::write(&base_file, &base_text).map_err(|e| format!("{}: {e}", base_file.display()))?;
+    std::fs::write(&base_file, &base_text).with_context(|| format!("{}", base_file.display()))?;
     let head_file = match head {
-        Some(file) => std::path::absolute(file).map_err(|e| format!("{}: {e}", file.display()))?,
+        Some(file) => std::path::absolute(file).with_context(|| format!("{}", file.display()))?,
         None => root.join(SPEC),
     };
-    let head_text = std::fs::read_to_string(&head_file).map_err(|e| format!("{}: {e}", head_file.display()))?;
+    let head_text = std::fs::read_to_string(&head_file).with_context(|| format!("{}", head_file.display()))?;
     let (base_doc, head_doc) = (parse(&base_text)?, parse(&head_text)?);
 
     let output = Command::new(&optic)
@@ -55,22 +56,22 @@ pub fn run(root: &Path, base: &str, head: Option<&Path>) -> Result<Verdict, Stri
         .env("NO_COLOR", "1")
         .current_dir(&scratch)
         .output()
-        .map_err(|e| format!("running {}: {e}", optic.display()))?;
+        .with_context(|| format!("running {}", optic.display()))?;
     let report = String::from_utf8_lossy(&output.stdout);
     let report = report.replace(&format!("{}", base_file.display()), &format!("{SPEC}@{base}"));
     print!("{report}");
-    let mut summary = Summary::read(&report).ok_or_else(|| {
+    let mut summary = Summary::read(&report).with_context(|| {
         format!("optic did not report (exit {:?}):\n{}", output.status.code(), String::from_utf8_lossy(&output.stderr))
     })?;
     // Optic's exit status must agree with what it printed, or something else went wrong.
     let optic_breaking = summary.breaking + summary.allowed;
     if (output.status.code() == Some(1)) != (optic_breaking > 0) || !matches!(output.status.code(), Some(0 | 1)) {
-        return Err(format!(
+        bail!(
             "optic exited {:?} after reporting {} breaking change(s):\n{}",
             output.status.code(),
             summary.breaking,
             String::from_utf8_lossy(&output.stderr)
-        ));
+        );
     }
 
     let own = own_rules(&base_doc, &head_doc);
@@ -120,61 +121,58 @@ pub fn run(root: &Path, base: &str, head: Option<&Path>) -> Result<Verdict, Stri
 }
 
 /// `target/tools/optic/node_modules/.bin/optic`, installed with npm if missing or out of date.
-fn install(root: &Path) -> Result<PathBuf, String> {
+fn install(root: &Path) -> anyhow::Result<PathBuf> {
     let dir = root.join("target/tools/optic");
     let bin = dir.join("node_modules/.bin/optic");
     let manifest = dir.join("package.json");
     if bin.exists() && std::fs::read_to_string(&manifest).is_ok_and(|m| m == PACKAGE_JSON) {
         return Ok(bin);
     }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    std::fs::write(&manifest, PACKAGE_JSON).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("{}", dir.display()))?;
+    std::fs::write(&manifest, PACKAGE_JSON).with_context(|| format!("{}", manifest.display()))?;
     eprintln!("== installing @useoptic/optic into {}", dir.display());
     // No install scripts: the only ones are telemetry.
     let status = Command::new("npm")
         .args(["install", "--no-audit", "--no-fund", "--no-package-lock", "--ignore-scripts", "--loglevel=error"])
         .current_dir(&dir)
         .status()
-        .map_err(|e| format!("npm (Node.js) is needed to install optic: {e}"))?;
+        .context("npm (Node.js) is needed to install optic")?;
     if !status.success() || !bin.exists() {
-        return Err(format!("npm install in {} failed ({status})", dir.display()));
+        bail!("npm install in {} failed ({status})", dir.display());
     }
     Ok(bin)
 }
 
-fn git_show(root: &Path, base: &str) -> Result<String, String> {
-    let output = Command::new("git")
-        .args(["show", &format!("{base}:{SPEC}")])
-        .current_dir(root)
-        .output()
-        .map_err(|e| format!("git: {e}"))?;
+fn git_show(root: &Path, base: &str) -> anyhow::Result<String> {
+    let output =
+        Command::new("git").args(["show", &format!("{base}:{SPEC}")]).current_dir(root).output().context("git")?;
     if !output.status.success() {
-        return Err(format!("{SPEC} at {base}: {}", String::from_utf8_lossy(&output.stderr).trim()));
+        bail!("{SPEC} at {base}: {}", String::from_utf8_lossy(&output.stderr).trim());
     }
-    String::from_utf8(output.stdout).map_err(|e| format!("{SPEC} at {base}: {e}"))
+    String::from_utf8(output.stdout).with_context(|| format!("{SPEC} at {base}"))
 }
 
-fn parse(text: &str) -> Result<Value, String> {
-    serde_norway::from_str(text).map_err(|e| format!("the document is not valid YAML: {e}"))
+fn parse(text: &str) -> anyhow::Result<Value> {
+    serde_norway::from_str(text).context("the document is not valid YAML")
 }
 
 /// `info.version` of a document.
-fn version(document: &Value) -> Result<String, String> {
+fn version(document: &Value) -> anyhow::Result<String> {
     document
         .pointer("/info/version")
         .and_then(serde_json::Value::as_str)
         .map(str::to_owned)
-        .ok_or_else(|| "the document has no info.version".to_owned())
+        .context("the document has no info.version")
 }
 
 /// The major number of a `MAJOR.MINOR.PATCH` version.
-fn major(version: &str) -> Result<u64, String> {
+fn major(version: &str) -> anyhow::Result<u64> {
     version
         .split('.')
         .next()
         .and_then(|major| major.parse().ok())
         .filter(|_| version.split('.').count() == 3)
-        .ok_or_else(|| format!("info.version {version:?} is not MAJOR.MINOR.PATCH"))
+        .with_context(|| format!("info.version {version:?} is not MAJOR.MINOR.PATCH"))
 }
 
 /// What the report says, counted.
@@ -599,8 +597,8 @@ components:
     #[test]
     fn versions_are_semantic() {
         let document = parse("openapi: 3.0.3\ninfo: {title: t, version: 2.1.0}\n").unwrap();
-        assert_eq!(version(&document), Ok("2.1.0".into()));
-        assert_eq!(major("2.1.0"), Ok(2));
+        assert_eq!(version(&document).unwrap(), "2.1.0");
+        assert_eq!(major("2.1.0").unwrap(), 2);
         assert!(major("2.1").is_err() && major("v2.0.0").is_err());
     }
 }

@@ -22,6 +22,7 @@ mod breaking;
 mod tidy;
 mod upload;
 
+use anyhow::{Context, anyhow, bail};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -63,7 +64,7 @@ fn main() -> ExitCode {
                 Ok(breaking::Verdict::Pass) => ExitCode::SUCCESS,
                 Ok(breaking::Verdict::Breaking) => ExitCode::FAILURE,
                 Err(message) => {
-                    eprintln!("{message}");
+                    eprintln!("{message:#}");
                     ExitCode::from(2)
                 }
             };
@@ -73,7 +74,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("{message}");
+            eprintln!("{message:#}");
             ExitCode::FAILURE
         }
     }
@@ -93,9 +94,9 @@ enum Mode {
     Check,
 }
 
-fn codegen(mode: Mode) -> Result<(), String> {
+fn codegen(mode: Mode) -> anyhow::Result<()> {
     let root = workspace_root();
-    let spec = std::fs::read_to_string(root.join(SPEC)).map_err(|e| format!("{SPEC}: {e}"))?;
+    let spec = std::fs::read_to_string(root.join(SPEC)).context(SPEC)?;
     let config = Config::workspace(SPEC);
     // The four generators and then the four rustfmt runs are independent: each set runs at once.
     let (generated, cli, rendition, markdown) = std::thread::scope(|s| {
@@ -103,8 +104,8 @@ fn codegen(mode: Mode) -> Result<(), String> {
         let cli = s.spawn(|| payments_codegen::cli(&spec, "payments_client", &config));
         let rendition = s.spawn(|| payments_codegen::openapi_31(&spec));
         let markdown = s.spawn(|| payments_codegen::markdown_reference(&spec, SPEC));
-        let join = |e: payments_codegen::Error| format!("{SPEC}: {e}");
-        Ok::<_, String>((
+        let join = |e: payments_codegen::Error| anyhow::Error::new(e).context(SPEC);
+        Ok::<_, anyhow::Error>((
             generated.join().expect("generate").map_err(join)?,
             cli.join().expect("cli").map_err(join)?,
             rendition.join().expect("openapi_31").map_err(join)?,
@@ -124,7 +125,7 @@ fn codegen(mode: Mode) -> Result<(), String> {
         }
     }
     match (mode, stale.is_empty()) {
-        (Mode::Check, false) => Err(format!(
+        (Mode::Check, false) => Err(anyhow!(
             "\n{} generated file(s) are stale: {}.\nRun `cargo xtask codegen` and commit the result.",
             stale.len(),
             stale.join(", ")
@@ -141,8 +142,8 @@ fn codegen(mode: Mode) -> Result<(), String> {
 
 /// Writes the standalone workspace for `spec` into `out` (`payments_codegen::write_workspace`, as
 /// the `openapi-workspace` binary does), with the notes on stderr.
-fn standalone(spec: &Path, out: &Path, strict: bool) -> Result<(), String> {
-    let written = payments_codegen::write_workspace(spec, out, strict).map_err(|e| e.to_string())?;
+fn standalone(spec: &Path, out: &Path, strict: bool) -> anyhow::Result<()> {
+    let written = payments_codegen::write_workspace(spec, out, strict)?;
     for note in &written.notes {
         eprintln!("warning: {}#{}: {}", spec.display(), note.pointer, note.message);
     }
@@ -157,13 +158,13 @@ fn standalone(spec: &Path, out: &Path, strict: bool) -> Result<(), String> {
 
 /// `source` in the workspace's style (`rustfmt.toml`), so generated files are what `cargo fmt`
 /// would make of them and its check holds for them too.
-fn rustfmt(root: &Path, source: &str, edition: &str) -> Result<String, String> {
-    payments_codegen::rustfmt(source, edition, &root.join("rustfmt.toml")).map_err(|e| e.to_string())
+fn rustfmt(root: &Path, source: &str, edition: &str) -> anyhow::Result<String> {
+    Ok(payments_codegen::rustfmt(source, edition, &root.join("rustfmt.toml"))?)
 }
 
 /// Makes `path` hold `contents` (or, checking, reports with a diff that it does not).
 /// Returns whether the file was stale.
-fn ensure_file_contents(path: &Path, display: &str, contents: &str, mode: Mode) -> Result<bool, String> {
+fn ensure_file_contents(path: &Path, display: &str, contents: &str, mode: Mode) -> anyhow::Result<bool> {
     let current = std::fs::read_to_string(path).unwrap_or_default();
     if current == contents {
         return Ok(false);
@@ -178,9 +179,9 @@ fn ensure_file_contents(path: &Path, display: &str, contents: &str, mode: Mode) 
         }
         Mode::Write => {
             if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| format!("{display}: {e}"))?;
+                std::fs::create_dir_all(dir).with_context(|| display.to_string())?;
             }
-            std::fs::write(path, contents).map_err(|e| format!("{display}: {e}"))?;
+            std::fs::write(path, contents).with_context(|| display.to_string())?;
         }
     }
     Ok(true)
@@ -188,26 +189,23 @@ fn ensure_file_contents(path: &Path, display: &str, contents: &str, mode: Mode) 
 
 /// Writes `target/api-docs/index.html`: Swagger UI's files (from the vendored
 /// `utoipa-swagger-ui`) and the 3.1 rendition, inlined into one page that needs no server.
-fn static_docs() -> Result<(), String> {
+fn static_docs() -> anyhow::Result<()> {
     let root = workspace_root();
-    let asset = |name: &str| -> Result<String, String> {
+    let asset = |name: &str| -> anyhow::Result<String> {
         let config = std::sync::Arc::new(utoipa_swagger_ui::Config::default());
         let file = utoipa_swagger_ui::serve(name, config)
-            .map_err(|e| format!("swagger-ui {name}: {e}"))?
-            .ok_or_else(|| format!("swagger-ui has no {name}"))?;
+            .map_err(|e| anyhow!("swagger-ui {name}: {e}"))?
+            .with_context(|| format!("swagger-ui has no {name}"))?;
         if file.gzpipped {
-            return Err(format!(
-                "swagger-ui {name} is stored gzipped; build utoipa-swagger-ui without its gzip feature"
-            ));
+            bail!("swagger-ui {name} is stored gzipped; build utoipa-swagger-ui without its gzip feature");
         }
         // Inline, a literal `</script` would end the element early.
         Ok(String::from_utf8_lossy(&file.bytes).replace("</script", "<\\/script"))
     };
-    let spec = std::fs::read_to_string(root.join("docs/openapi-3.1.json"))
-        .map_err(|e| format!("docs/openapi-3.1.json: {e}"))?;
-    let spec: serde_json::Value = serde_json::from_str(&spec).map_err(|e| format!("docs/openapi-3.1.json: {e}"))?;
+    let spec = std::fs::read_to_string(root.join("docs/openapi-3.1.json")).context("docs/openapi-3.1.json")?;
+    let spec: serde_json::Value = serde_json::from_str(&spec).context("docs/openapi-3.1.json")?;
     let title = spec.pointer("/info/title").and_then(|t| t.as_str()).unwrap_or("API").to_owned();
-    let spec = serde_json::to_string(&spec).map_err(|e| e.to_string())?.replace("</", "<\\/");
+    let spec = serde_json::to_string(&spec)?.replace("</", "<\\/");
     let page = format!(
         r##"<!doctype html>
 <html lang="en">
@@ -244,8 +242,8 @@ window.ui = SwaggerUIBundle({{
         bundle = asset("swagger-ui-bundle.js")?,
     );
     let out = root.join("target/api-docs/index.html");
-    std::fs::create_dir_all(out.parent().expect("a parent")).map_err(|e| e.to_string())?;
-    std::fs::write(&out, page).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::create_dir_all(out.parent().expect("a parent"))?;
+    std::fs::write(&out, page).with_context(|| format!("{}", out.display()))?;
     println!("wrote {} (open it in a browser; nothing is fetched)", out.display());
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! reads them back), with the server's resident memory sampled from `/proc` the whole time. The
 //! target: the peak within 32 MiB of where it started, whatever the upload's size.
 
+use anyhow::{Context, bail};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
@@ -19,7 +20,7 @@ pub struct Upload {
 }
 
 /// Builds and starts the upload server, uploads a file of `bytes` bytes, and measures.
-pub fn measure(root: &Path, bytes: u64, release: bool) -> Result<Upload, String> {
+pub fn measure(root: &Path, bytes: u64, release: bool) -> anyhow::Result<Upload> {
     eprintln!("== a {} MiB upload through a generated server", bytes >> 20);
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cargo.current_dir(root).args([
@@ -33,16 +34,16 @@ pub fn measure(root: &Path, bytes: u64, release: bool) -> Result<Upload, String>
     if release {
         cargo.arg("--release");
     }
-    if !cargo.status().map_err(|e| e.to_string())?.success() {
-        return Err("cargo build of upload-server failed".into());
+    if !cargo.status()?.success() {
+        bail!("cargo build of upload-server failed");
     }
     let binary = root.join("target").join(if release { "release" } else { "debug" }).join("upload-server");
     let mut server =
-        Command::new(&binary).stdout(Stdio::piped()).spawn().map_err(|e| format!("{}: {e}", binary.display()))?;
+        Command::new(&binary).stdout(Stdio::piped()).spawn().with_context(|| format!("{}", binary.display()))?;
     let mut address = String::new();
     let mut stdout = server.stdout.take().expect("piped");
     let mut byte = [0u8; 1];
-    while stdout.read(&mut byte).map_err(|e| e.to_string())? == 1 && byte[0] != b'\n' {
+    while stdout.read(&mut byte)? == 1 && byte[0] != b'\n' {
         address.push(byte[0] as char);
     }
     let pid = server.id();
@@ -66,7 +67,7 @@ pub fn measure(root: &Path, bytes: u64, release: bool) -> Result<Upload, String>
         });
         let answer = answer?;
         if !answer.starts_with("HTTP/1.1 201") || !answer.contains(&format!("\"size\":{bytes}")) {
-            return Err(format!("the upload was not received whole: {}", answer.lines().next().unwrap_or_default()));
+            bail!("the upload was not received whole: {}", answer.lines().next().unwrap_or_default());
         }
         Ok(Upload { bytes, seconds, before, peak: peak.max(before) })
     })();
@@ -77,7 +78,7 @@ pub fn measure(root: &Path, bytes: u64, release: bool) -> Result<Upload, String>
 
 /// Posts a multipart body with a title and a file of `bytes` zero bytes, written 256 KiB at a
 /// time; answers the response.
-fn send(address: &str, bytes: u64) -> Result<String, String> {
+fn send(address: &str, bytes: u64) -> anyhow::Result<String> {
     let boundary = "bench-upload-boundary";
     let head = format!(
         "--{boundary}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nbench\r\n--{boundary}\r\n\
@@ -85,34 +86,33 @@ fn send(address: &str, bytes: u64) -> Result<String, String> {
     );
     let tail = format!("\r\n--{boundary}--\r\n");
     let length = head.len() as u64 + bytes + tail.len() as u64;
-    let mut stream = TcpStream::connect(address).map_err(|e| e.to_string())?;
+    let mut stream = TcpStream::connect(address)?;
     write!(
         stream,
         "POST /documents HTTP/1.1\r\nHost: bench\r\nContent-Type: multipart/form-data; boundary={boundary}\r\n\
          Content-Length: {length}\r\nConnection: close\r\n\r\n{head}"
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let chunk = vec![0u8; 256 * 1024];
     let mut left = bytes;
     while left > 0 {
         let n = left.min(chunk.len() as u64) as usize;
-        stream.write_all(&chunk[..n]).map_err(|e| e.to_string())?;
+        stream.write_all(&chunk[..n])?;
         left -= n as u64;
     }
-    stream.write_all(tail.as_bytes()).map_err(|e| e.to_string())?;
+    stream.write_all(tail.as_bytes())?;
     let mut answer = String::new();
-    stream.read_to_string(&mut answer).map_err(|e| e.to_string())?;
+    stream.read_to_string(&mut answer)?;
     Ok(answer)
 }
 
 /// A process's resident memory (VmRSS), in MiB.
-fn resident(pid: u32) -> Result<f64, String> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| e.to_string())?;
+fn resident(pid: u32) -> anyhow::Result<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     let kib: f64 = status
         .lines()
         .find_map(|line| line.strip_prefix("VmRSS:"))
         .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or("VmRSS in /proc/<pid>/status")?;
+        .context("VmRSS in /proc/<pid>/status")?;
     Ok(kib / 1024.0)
 }
 
