@@ -46,9 +46,7 @@ async fn a_stopped_server_is_answered_as_an_outage_and_payments_resume_when_it_i
     let process = spawn_with(&database, Some(TOKEN), &[]);
     let url = process.url.clone();
     let client = payments_client::with_token(&url, TOKEN);
-    let gbp = open_balance(&client, "GBP").await;
-    fund(&client, &gbp, 100_000_000).await;
-    let recipient = gb_recipient(&client).await;
+    let (gbp, recipient) = funded_with_recipient(&client, "GBP", 100_000_000).await;
 
     let payers = Payers::start(&url, TOKEN, gbp.id, recipient.id, 4, "outage");
     answered(&payers, &[201], Instant::now(), Duration::from_secs(10)).await;
@@ -213,9 +211,7 @@ async fn a_change_whose_commit_answer_is_lost_is_looked_up_by_its_key_or_answere
     through.set_port(Some(proxy.addr.port())).unwrap();
     let process = spawn_with(through.as_str(), Some(TOKEN), &[]);
     let client = payments_client::with_token(&process.url, TOKEN);
-    let gbp = open_balance(&client, "GBP").await;
-    fund(&client, &gbp, 1_000_000).await;
-    let recipient = gb_recipient(&client).await;
+    let (gbp, recipient) = funded_with_recipient(&client, "GBP", 1_000_000).await;
     assert_eq!(payments_tests::payers::pay(&client, gbp.id, recipient.id, "before").await.status, 201);
 
     // With an order_id: the commit landed, its answer did not; the sandbox looks the payment up

@@ -14,13 +14,19 @@ use payments_tests::payers::{Outcome, Payers, stored};
 use payments_tests::process::{binary, spawn_with};
 use payments_tests::sandbox::*;
 
+payments_tests::on_both_backends! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)] a_backup_taken_under_payments_restores_every_payment_acknowledged_before_it,
+    #[tokio::test] a_backup_killed_at_any_moment_leaves_no_half_copy_and_the_sandbox_serving,
+}
+
 const TOKEN: &str = "tok_backup";
 
 /// Copies the database at `location` into a new database, as the README says (SQLite:
 /// `payments-sandbox backup`; PostgreSQL: `pg_dump -Fc`, then `pg_restore` into an empty
-/// database); returns the copy's location.
-fn back_up(location: &str, work: &Path) -> String {
-    match backend() {
+/// database); returns the copy's location. `backend`: the test's, taken before it moves to a
+/// blocking thread (the backend chosen is the test task's).
+fn back_up(backend: Backend, location: &str, work: &Path) -> String {
+    match backend {
         Backend::Sqlite => {
             let copy = work.join("copy.db");
             let made = Command::new(binary())
@@ -57,22 +63,24 @@ fn back_up(location: &str, work: &Path) -> String {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backup_taken_under_payments_restores_every_payment_acknowledged_before_it() {
     let work = tempfile::tempdir().unwrap();
     let database = TestDatabase::fresh();
     let process = spawn_with(&database.location, Some(TOKEN), &[]);
     let client = payments_client::with_token(&process.url, TOKEN);
-    let gbp = open_balance(&client, "GBP").await;
-    fund(&client, &gbp, 100_000_000).await;
-    let recipient = gb_recipient(&client).await;
+    let (gbp, recipient) = funded_with_recipient(&client, "GBP", 100_000_000).await;
     let payers = Payers::start(&process.url, TOKEN, gbp.id, recipient.id, 4, "backup");
     tokio::time::sleep(Duration::from_secs(1)).await;
 
     let began = Instant::now();
     let location = database.location.clone();
     let work_path = work.path().to_owned();
-    let copy = tokio::task::spawn_blocking(move || back_up(&location, &work_path)).await.unwrap();
+    let copy = tokio::task::spawn_blocking({
+        let backend = backend();
+        move || back_up(backend, &location, &work_path)
+    })
+    .await
+    .unwrap();
     let took = began.elapsed();
     let outcomes = payers.stop().await;
     let before: Vec<&Outcome> = outcomes.iter().filter(|o| o.status == 201 && o.at < began).collect();
@@ -90,15 +98,12 @@ async fn a_backup_taken_under_payments_restores_every_payment_acknowledged_befor
     assert_ledger_reconciles(&copy).await;
 }
 
-#[tokio::test]
 async fn a_backup_killed_at_any_moment_leaves_no_half_copy_and_the_sandbox_serving() {
     let work = tempfile::tempdir().unwrap();
     let database = TestDatabase::fresh();
     let process = spawn_with(&database.location, Some(TOKEN), &[]);
     let client = payments_client::with_token(&process.url, TOKEN);
-    let gbp = open_balance(&client, "GBP").await;
-    fund(&client, &gbp, 100_000_000).await;
-    let recipient = gb_recipient(&client).await;
+    let (gbp, recipient) = funded_with_recipient(&client, "GBP", 100_000_000).await;
     let payers = Payers::start(&process.url, TOKEN, gbp.id, recipient.id, 2, "killed");
     tokio::time::sleep(Duration::from_millis(500)).await;
 
@@ -143,14 +148,22 @@ async fn a_backup_killed_at_any_moment_leaves_no_half_copy_and_the_sandbox_servi
     // A backup after the killed ones is made whole, whatever they left.
     let location = database.location.clone();
     let work_path = work.path().to_owned();
-    let copy = tokio::task::spawn_blocking(move || back_up(&location, &work_path)).await.unwrap();
+    let copy = tokio::task::spawn_blocking({
+        let backend = backend();
+        move || back_up(backend, &location, &work_path)
+    })
+    .await
+    .unwrap();
 
     // A sandbox killed during a backup loses nothing it acknowledged.
     let outcomes_so_far = payers.outcomes();
     let location = database.location.clone();
     let work_path = work.path().join("during");
     std::fs::create_dir_all(&work_path).unwrap();
-    let backing_up = tokio::task::spawn_blocking(move || back_up(&location, &work_path));
+    let backing_up = tokio::task::spawn_blocking({
+        let backend = backend();
+        move || back_up(backend, &location, &work_path)
+    });
     tokio::time::sleep(Duration::from_millis(5)).await;
     let mut process = process;
     process.signal("-KILL");

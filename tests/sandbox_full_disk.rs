@@ -53,9 +53,7 @@ async fn a_full_disk_refuses_writes_as_such_serves_reads_and_recovers_by_itself(
     let mut process = start(&address, &database);
     let url = process.url.clone();
     let client = payments_client::with_token(&url, TOKEN);
-    let gbp = open_balance(&client, "GBP").await;
-    fund(&client, &gbp, 100_000_000).await;
-    let recipient = gb_recipient(&client).await;
+    let (gbp, recipient) = funded_with_recipient(&client, "GBP", 100_000_000).await;
 
     // Payments flow; then the disk fills up.
     let payers = Payers::start(&url, TOKEN, gbp.id, recipient.id, 4, "disk");

@@ -261,9 +261,7 @@ async fn an_instance_connects_again_when_the_server_ends_its_connections() {
     let database = postgres().fresh_database();
     let sandbox = start_sandbox_on(&database, test_options()).await;
     let client = sandbox.client(ALICE);
-    let balance = open_balance(&client, "GBP").await;
-    fund(&client, &balance, 1_000_000).await;
-    let recipient = gb_recipient(&client).await;
+    let (balance, recipient) = funded_with_recipient(&client, "GBP", 1_000_000).await;
     let pay = |order: String| {
         let client = client.clone();
         let body = payment(balance.id, recipient.id, 100).order_id(Some(order.parse().unwrap()));

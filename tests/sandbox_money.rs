@@ -4,7 +4,12 @@
 use payments_client::types;
 use payments_tests::sandbox::*;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+payments_tests::on_both_backends! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)] a_hundred_simultaneous_payments_against_a_balance_that_covers_thirty,
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)] concurrent_retries_with_one_order_id_make_one_payment,
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)] money_in_equals_money_out_plus_what_is_held,
+}
+
 async fn a_hundred_simultaneous_payments_against_a_balance_that_covers_thirty() {
     let sandbox = start_sandbox().await;
     let client = sandbox.client(ALICE);
@@ -53,7 +58,6 @@ async fn a_hundred_simultaneous_payments_against_a_balance_that_covers_thirty() 
     assert_ledger_reconciles(&sandbox.database).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_retries_with_one_order_id_make_one_payment() {
     let sandbox = start_sandbox().await;
     let client = sandbox.client(ALICE);
@@ -81,7 +85,6 @@ async fn concurrent_retries_with_one_order_id_make_one_payment() {
     assert_ledger_reconciles(&sandbox.database).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn money_in_equals_money_out_plus_what_is_held() {
     // Mixed traffic on one balance: payments, failures that refund, deposits that credit.
     let sandbox = start_sandbox().await;

@@ -13,7 +13,17 @@ use payments_tests::process::{binary, spawn, spawn_with};
 use payments_tests::receiver::{Receiver, start_receiver};
 use payments_tests::sandbox::*;
 
-#[tokio::test]
+payments_tests::on_both_backends! {
+    #[tokio::test] first_start_prints_a_token_and_create_tenant_adds_another,
+    #[tokio::test] every_request_is_logged_once_with_its_id_status_and_latency,
+    #[tokio::test] sigterm_finishes_the_request_in_flight,
+    #[tokio::test] sigterm_gives_up_on_clients_that_never_finish_after_the_grace_period,
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)] acknowledged_writes_survive_kill_9_and_restart,
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)] a_restart_in_the_middle_of_a_webhook_backlog_loses_nothing,
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)] delivery_throughput_to_a_local_receiver,
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)] clients_that_hang_up_mid_request_leave_nothing_half_done,
+}
+
 async fn first_start_prints_a_token_and_create_tenant_adds_another() {
     let database = TestDatabase::fresh();
     let mut process = spawn(&database.location, None);
@@ -50,7 +60,6 @@ async fn first_start_prints_a_token_and_create_tenant_adds_another() {
     assert_eq!(first.get_balance().id(balance.id).send().await.unwrap().into_inner().id, balance.id);
 }
 
-#[tokio::test]
 async fn every_request_is_logged_once_with_its_id_status_and_latency() {
     let database = TestDatabase::fresh();
     let process = spawn_with(&database.location, Some("tok_logged"), &["--log-format", "json"]);
@@ -94,7 +103,6 @@ async fn every_request_is_logged_once_with_its_id_status_and_latency() {
     }
 }
 
-#[tokio::test]
 async fn sigterm_finishes_the_request_in_flight() {
     let database = TestDatabase::fresh();
     let mut process = spawn(&database.location, Some("tok_graceful"));
@@ -124,7 +132,6 @@ async fn sigterm_finishes_the_request_in_flight() {
     assert!(std::net::TcpStream::connect(&address).is_err());
 }
 
-#[tokio::test]
 async fn sigterm_gives_up_on_clients_that_never_finish_after_the_grace_period() {
     let database = TestDatabase::fresh();
     // Timeouts far beyond the grace, so only the grace can end these connections.
@@ -159,7 +166,6 @@ async fn sigterm_gives_up_on_clients_that_never_finish_after_the_grace_period() 
     assert!(client.list_balances().send().await.unwrap().into_inner().is_empty());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn acknowledged_writes_survive_kill_9_and_restart() {
     let database = TestDatabase::fresh();
     let process = spawn(&database.location, Some("tok_durable"));
@@ -277,7 +283,6 @@ fn arrivals(receiver: &Receiver) -> std::collections::HashMap<String, usize> {
     counts
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_restart_in_the_middle_of_a_webhook_backlog_loses_nothing() {
     let receiver = start_receiver().await;
     let database = TestDatabase::fresh();
@@ -329,7 +334,6 @@ async fn a_restart_in_the_middle_of_a_webhook_backlog_loses_nothing() {
     drop(restarted);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn delivery_throughput_to_a_local_receiver() {
     let receiver = start_receiver().await;
     let database = TestDatabase::fresh();
@@ -357,7 +361,6 @@ async fn delivery_throughput_to_a_local_receiver() {
 /// inside a transaction (on PostgreSQL, a write abandoned with its request once left one, whose
 /// row locks then held webhook deliveries and a graceful stop for good: see the store's
 /// `to_the_end`), every notification delivered, a clean stop, a ledger that adds up.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn clients_that_hang_up_mid_request_leave_nothing_half_done() {
     let receiver = start_receiver().await;
     let database = TestDatabase::fresh();

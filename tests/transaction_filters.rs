@@ -7,13 +7,15 @@ use payments_tests::sandbox::*;
 use payments_tests::{assert_error, raw};
 use uuid::Uuid;
 
-#[tokio::test]
+payments_tests::on_both_backends! {
+    #[tokio::test] scheduled_payment_id_is_taken_matches_nothing_and_a_malformed_one_is_refused,
+    #[tokio::test] a_refused_parameter_says_what_is_missing_and_shows_the_form_expected,
+}
+
 async fn scheduled_payment_id_is_taken_matches_nothing_and_a_malformed_one_is_refused() {
     let sandbox = start_sandbox().await;
     let client = sandbox.client(ALICE);
-    let gbp = open_balance(&client, "GBP").await;
-    fund(&client, &gbp, 100_000).await;
-    let recipient = gb_recipient(&client).await;
+    let (gbp, recipient) = funded_with_recipient(&client, "GBP", 100_000).await;
     client.create_transaction().body(payment(gbp.id, recipient.id, 1_000)).send().await.unwrap();
     assert!(!client.list_transactions().send().await.unwrap().into_inner().is_empty());
 
@@ -41,7 +43,6 @@ async fn scheduled_payment_id_is_taken_matches_nothing_and_a_malformed_one_is_re
     );
 }
 
-#[tokio::test]
 async fn a_refused_parameter_says_what_is_missing_and_shows_the_form_expected() {
     let sandbox = start_sandbox().await;
     let url = |query: &str| format!("{}/transactions?{query}", sandbox.url);

@@ -13,6 +13,15 @@ use payments_sandbox::{DeliveryOptions, TargetPolicy};
 use payments_tests::receiver::{Receiver, start_receiver};
 use payments_tests::sandbox::*;
 
+payments_tests::on_both_backends! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)] every_event_arrives_signed_and_verifies_with_the_receiver_kit,
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)] a_receiver_that_fails_twice_sees_retry_counts_0_1_2_at_the_interval,
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)] a_ping_with_wait_answers_its_outcome_and_one_without_answers_at_once,
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)] a_receiver_that_hangs_past_ten_seconds_has_failed,
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)] a_dead_receiver_is_retried_24_times_then_discarded_and_slows_no_one,
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)] notifications_that_are_over_are_pruned_after_the_retention_and_retries_are_kept,
+}
+
 async fn sandbox_delivering_to(receiver: &Receiver) -> TestSandbox {
     let mut options = test_options();
     options.webhooks = DeliveryOptions {
@@ -24,7 +33,6 @@ async fn sandbox_delivering_to(receiver: &Receiver) -> TestSandbox {
     start_sandbox_with(options).await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_event_arrives_signed_and_verifies_with_the_receiver_kit() {
     let receiver = start_receiver().await;
     let sandbox = sandbox_delivering_to(&receiver).await;
@@ -114,7 +122,6 @@ async fn every_event_arrives_signed_and_verifies_with_the_receiver_kit() {
     assert!(webhooks::verify(&[&endpoint.secret], &last.body, &last.signature).is_err());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_receiver_that_fails_twice_sees_retry_counts_0_1_2_at_the_interval() {
     let receiver = start_receiver().await;
     let sandbox = sandbox_delivering_to(&receiver).await;
@@ -158,7 +165,6 @@ async fn a_receiver_that_fails_twice_sees_retry_counts_0_1_2_at_the_interval() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ping_with_wait_answers_its_outcome_and_one_without_answers_at_once() {
     let receiver = start_receiver().await;
     let sandbox = sandbox_delivering_to(&receiver).await;
@@ -205,7 +211,6 @@ async fn a_ping_with_wait_answers_its_outcome_and_one_without_answers_at_once() 
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_receiver_that_hangs_past_ten_seconds_has_failed() {
     let receiver = start_receiver().await;
     let sandbox = sandbox_delivering_to(&receiver).await;
@@ -237,7 +242,6 @@ async fn a_receiver_that_hangs_past_ten_seconds_has_failed() {
     assert!(gap >= Duration::from_secs(10) && gap < Duration::from_secs(14), "gave up after 10 s: {gap:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_receiver_is_retried_24_times_then_discarded_and_slows_no_one() {
     let receiver = start_receiver().await;
     let sandbox = sandbox_delivering_to(&receiver).await;
@@ -288,7 +292,6 @@ async fn a_dead_receiver_is_retried_24_times_then_discarded_and_slows_no_one() {
     assert!(stopped.retry_count <= 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn notifications_that_are_over_are_pruned_after_the_retention_and_retries_are_kept() {
     let receiver = start_receiver().await;
     let mut options = test_options();

@@ -1,7 +1,7 @@
 //! The database a test runs on. Every suite that runs against SQLite runs against PostgreSQL
-//! too: `tests/Cargo.toml` builds each such file twice, and a test binary whose name ends in
-//! `_postgres` ([`backend`]) gets a fresh database on a throwaway PostgreSQL server
-//! ([`postgres`]) where the others get a fresh SQLite file.
+//! too: [`on_both_backends!`](crate::on_both_backends) runs each of its tests twice, once within
+//! [`on`] each backend, and a test then gets a fresh database on a throwaway PostgreSQL server
+//! ([`postgres`]) or a fresh SQLite file. A test outside it runs on SQLite.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -17,16 +17,21 @@ pub enum Backend {
     Postgres,
 }
 
-/// The backend of this test binary: PostgreSQL when its name (the `[[test]]` target's, as
-/// cargo names the executable `<name>-<hash>`) ends in `_postgres`.
-pub fn backend() -> Backend {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let name = exe.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
-    let target = name.rsplit_once('-').map_or(name, |(target, _hash)| target);
-    if target.ends_with("_postgres") { Backend::Postgres } else { Backend::Sqlite }
+tokio::task_local! {
+    static CHOSEN: Backend;
 }
 
-/// A fresh, empty database of this binary's backend, removed with the test process (SQLite: a
+/// Runs `test` on `backend`: within it, [`backend`] answers `backend`.
+pub async fn on<T>(backend: Backend, test: impl Future<Output = T>) -> T {
+    CHOSEN.scope(backend, test).await
+}
+
+/// The backend of the test running: the one [`on`] chose, else SQLite.
+pub fn backend() -> Backend {
+    CHOSEN.try_with(|backend| *backend).unwrap_or(Backend::Sqlite)
+}
+
+/// A fresh, empty database of the test's backend, removed with the test process (SQLite: a
 /// file in a temporary directory, gone when this is dropped).
 pub struct TestDatabase {
     /// What `--database` takes: a file path or a `postgres://` URL.

@@ -10,6 +10,31 @@ pub mod tmpfs;
 
 use std::net::SocketAddr;
 
+/// Runs each listed test — an `async fn` of no arguments, listed with the `#[tokio::test]`
+/// attribute it would carry — once on a SQLite file (`sqlite::name`) and once on a throwaway
+/// PostgreSQL server (`postgres::name`): one suite, written once, on both backends.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($( #[$test:meta] $name:ident ),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[$test]
+                async fn $name() {
+                    $crate::database::on($crate::database::Backend::Sqlite, super::$name()).await
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[$test]
+                async fn $name() {
+                    $crate::database::on($crate::database::Backend::Postgres, super::$name()).await
+                }
+            )*
+        }
+    };
+}
+
 /// Serves `app` on an ephemeral loopback port for the rest of the test process.
 pub async fn serve(app: axum::Router) -> SocketAddr {
     payments_client::install_crypto_provider();

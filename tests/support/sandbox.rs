@@ -144,6 +144,14 @@ pub async fn fund(client: &Client, balance: &types::Balance, value: u64) {
     assert_eq!(paid.status, types::PaymentRequestStatus::Processed);
 }
 
+/// What most payments need first: a balance in `currency` holding `value`, and a recipient in
+/// Britain to pay.
+pub async fn funded_with_recipient(client: &Client, currency: &str, value: u64) -> (types::Balance, types::Recipient) {
+    let balance = open_balance(client, currency).await;
+    fund(client, &balance, value).await;
+    (balance, gb_recipient(client).await)
+}
+
 pub async fn balance_of(client: &Client, id: uuid::Uuid) -> i64 {
     client.get_balance().id(id).send().await.expect("the balance").into_inner().balance
 }

@@ -156,3 +156,16 @@ fn comments_quote_no_figures() {
         "figures in comments go stale: move them to BENCHMARKS.md and point to its section: {found:#?}"
     );
 }
+
+#[test]
+fn no_test_file_is_over_800_lines() {
+    let long: Vec<String> = hand_written_rust()
+        .into_iter()
+        .filter(|path| path.components().any(|c| c.as_os_str() == "tests"))
+        .filter_map(|path| {
+            let lines = read(&path).lines().count();
+            (lines > 800).then(|| format!("{} ({lines})", path.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "split these by what they test, set-up into fixtures: {long:?}");
+}

@@ -1,5 +1,0 @@
-//! `sandbox_money.rs`, run against PostgreSQL: a test binary whose name ends in `_postgres` gets its
-//! databases from a throwaway PostgreSQL server (see `support/database.rs`).
-
-#[path = "sandbox_money.rs"]
-mod suite;

@@ -1,5 +1,0 @@
-//! `sandbox_process.rs`, run against PostgreSQL: a test binary whose name ends in `_postgres` gets its
-//! databases from a throwaway PostgreSQL server (see `support/database.rs`).
-
-#[path = "sandbox_process.rs"]
-mod suite;

@@ -1,4 +1,0 @@
-//! `transaction_filters.rs`, run against PostgreSQL.
-
-#[path = "transaction_filters.rs"]
-mod suite;
