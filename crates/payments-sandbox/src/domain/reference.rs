@@ -276,29 +276,56 @@ fn digits(value: &str) -> bool {
     !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())
 }
 
-fn check_field(country: &str, field: &Field, value: &str) -> Result<(), String> {
+/// The rule a bank detail breaks, as the caller reads it after the field's name and value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Broken {
+    #[error("must not be blank")]
+    Blank,
+    #[error("must be digits only")]
+    NotDigits,
+    #[error("must be exactly {0} characters")]
+    Length(i32),
+    #[error("must be {0} to {1} digits")]
+    Digits(usize, usize),
+    #[error("fails the ABA routing-number checksum")]
+    AbaChecksum,
+    #[error("must be 4 letters, 0, then 6 letters or digits")]
+    Ifsc,
+    #[error("must be a BIC of 8 or 11 characters for a bank in {0}")]
+    Bic(String),
+    #[error("must be an IBAN of {0} (starting {0})")]
+    IbanCountry(String),
+    #[error("must be {length} characters for {country}")]
+    IbanLength { length: usize, country: String },
+    #[error("must be letters and digits with two check digits")]
+    IbanShape,
+    #[error("has wrong check digits")]
+    IbanCheckDigits,
+    #[error("bank code {0:?} is not a Nigerian bank")]
+    UnknownNigerianBank(String),
+}
+
+fn check_field(country: &str, field: &Field, value: &str) -> Result<(), Broken> {
     match field.name {
-        "account_name" if value.is_empty() => return Err("must not be blank".into()),
+        "account_name" if value.is_empty() => return Err(Broken::Blank),
         "account_name" => return Ok(()),
         _ => {}
     }
     if field.number && !digits(value) {
-        return Err("must be digits only".into());
+        return Err(Broken::NotDigits);
     }
     if let Some(length) = field.length
         && value.chars().count() != length as usize
     {
-        return Err(format!("must be exactly {length} characters"));
+        return Err(Broken::Length(length));
     }
     match (field.name, country) {
-        ("account_number", "IN") if !(9..=18).contains(&value.len()) => Err("must be 9 to 18 digits".into()),
-        ("account_number", "US") if !(4..=17).contains(&value.len()) => Err("must be 4 to 17 digits".into()),
-        ("routing_number", _) if !aba_checksum(value) => Err("fails the ABA routing-number checksum".into()),
-        ("ifsc", _) if !ifsc(value) => Err("must be 4 letters, 0, then 6 letters or digits".into()),
+        ("account_number", "IN") if !(9..=18).contains(&value.len()) => Err(Broken::Digits(9, 18)),
+        ("account_number", "US") if !(4..=17).contains(&value.len()) => Err(Broken::Digits(4, 17)),
+        ("routing_number", _) if !aba_checksum(value) => Err(Broken::AbaChecksum),
+        ("ifsc", _) if !ifsc(value) => Err(Broken::Ifsc),
         ("iban", _) => check_iban(country, value),
-        ("bic", _) if !bic(country, value) => {
-            Err(format!("must be a BIC of 8 or 11 characters for a bank in {country}"))
-        }
+        ("bic", _) if !bic(country, value) => Err(Broken::Bic(country.to_owned())),
         _ => Ok(()),
     }
 }
@@ -327,19 +354,19 @@ fn bic(country: &str, value: &str) -> bool {
 
 /// ISO 13616: the country's length, and the number formed by moving the first four characters
 /// to the end (letters as 10..35) is 1 modulo 97.
-fn check_iban(country: &str, iban: &str) -> Result<(), String> {
+fn check_iban(country: &str, iban: &str) -> Result<(), Broken> {
     let length = EURO_COUNTRIES.iter().find(|(c, ..)| *c == country).map(|(.., l)| *l).unwrap_or(0);
     if !iban.starts_with(country) {
-        return Err(format!("must be an IBAN of {country} (starting {country})"));
+        return Err(Broken::IbanCountry(country.to_owned()));
     }
     if iban.len() != length {
-        return Err(format!("must be {length} characters for {country}"));
+        return Err(Broken::IbanLength { length, country: country.to_owned() });
     }
     if !iban.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()) || !digits(&iban[2..4]) {
-        return Err("must be letters and digits with two check digits".into());
+        return Err(Broken::IbanShape);
     }
     if iban_remainder(iban) != 1 {
-        return Err("has wrong check digits".into());
+        return Err(Broken::IbanCheckDigits);
     }
     Ok(())
 }
@@ -377,13 +404,13 @@ const IN_BANKS: &[(&str, &str)] = &[
 ];
 
 /// The bank's name, from its identifier. Nigerian bank codes must be known ones.
-fn bank_name(country: &str, currency: &str, bank_id: &str) -> Result<String, String> {
+fn bank_name(country: &str, currency: &str, bank_id: &str) -> Result<String, Broken> {
     Ok(match currency {
         "NGN" => NG_BANKS
             .iter()
             .find(|(code, _)| *code == bank_id)
             .map(|(_, name)| (*name).to_owned())
-            .ok_or_else(|| format!("bank code {bank_id:?} is not a Nigerian bank"))?,
+            .ok_or_else(|| Broken::UnknownNigerianBank(bank_id.to_owned()))?,
         "INR" => IN_BANKS
             .iter()
             .find(|(prefix, _)| bank_id.starts_with(prefix))
