@@ -153,7 +153,7 @@ const HAND_WRITTEN: &str = "\n# Why, measured\n";
 
 fn hand_written(root: &Path) -> anyhow::Result<String> {
     let path = root.join("BENCHMARKS.md");
-    let current = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+    let current = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
     Ok(current.find(HAND_WRITTEN).map_or(String::new(), |at| current[at..].to_owned()))
 }
 
@@ -166,10 +166,10 @@ pub fn codegen_only(root: &Path) -> anyhow::Result<()> {
     let _ = std::fs::remove_dir_all(&work);
     let section = render_toolchain(&measured?);
     let path = root.join("BENCHMARKS.md");
-    let current = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+    let current = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
     let kept = current.split("# The toolchain").next().unwrap_or_default();
     let tail = hand_written(root)?;
-    std::fs::write(&path, format!("{kept}{section}{tail}")).with_context(|| format!("{}", path.display()))?;
+    std::fs::write(&path, format!("{kept}{section}{tail}")).with_context(|| path.display().to_string())?;
     println!("{section}\nwrote the toolchain section of {}", path.display());
     Ok(())
 }
@@ -179,11 +179,11 @@ pub fn codegen_only(root: &Path) -> anyhow::Result<()> {
 pub fn upload_only(root: &Path) -> anyhow::Result<()> {
     let section = crate::upload::render(&crate::upload::measure(root, 1 << 30, true)?);
     let path = root.join("BENCHMARKS.md");
-    let current = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+    let current = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
     let (before, toolchain) = current.split_once("# The toolchain").unwrap_or((&current, ""));
     let before = before.split("# Uploads").next().unwrap_or_default();
     std::fs::write(&path, format!("{before}{section}# The toolchain{toolchain}"))
-        .with_context(|| format!("{}", path.display()))?;
+        .with_context(|| path.display().to_string())?;
     println!("{section}wrote the uploads section of {}", path.display());
     Ok(())
 }
@@ -314,7 +314,7 @@ What a failed authentication costs the edge (the check that the \
     report.push_str(&hand_written(root)?);
     let out = if smoke { root.join("target/bench/BENCHMARKS.md") } else { root.join("BENCHMARKS.md") };
     std::fs::create_dir_all(out.parent().expect("a parent"))?;
-    std::fs::write(&out, &report).with_context(|| format!("{}", out.display()))?;
+    std::fs::write(&out, &report).with_context(|| out.display().to_string())?;
     println!("{report}\nwrote {}", out.display());
     Ok(())
 }

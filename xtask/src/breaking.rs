@@ -37,15 +37,15 @@ pub enum Verdict {
 pub fn run(root: &Path, base: &str, head: Option<&Path>) -> anyhow::Result<Verdict> {
     let optic = install(root)?;
     let scratch = root.join("target/breaking");
-    std::fs::create_dir_all(&scratch).with_context(|| format!("{}", scratch.display()))?;
+    std::fs::create_dir_all(&scratch).with_context(|| scratch.display().to_string())?;
     let base_text = git_show(root, base)?;
     let base_file = scratch.join("base.yaml");
-    std::fs::write(&base_file, &base_text).with_context(|| format!("{}", base_file.display()))?;
+    std::fs::write(&base_file, &base_text).with_context(|| base_file.display().to_string())?;
     let head_file = match head {
-        Some(file) => std::path::absolute(file).with_context(|| format!("{}", file.display()))?,
+        Some(file) => std::path::absolute(file).with_context(|| file.display().to_string())?,
         None => root.join(SPEC),
     };
-    let head_text = std::fs::read_to_string(&head_file).with_context(|| format!("{}", head_file.display()))?;
+    let head_text = std::fs::read_to_string(&head_file).with_context(|| head_file.display().to_string())?;
     let (base_doc, head_doc) = (parse(&base_text)?, parse(&head_text)?);
 
     let output = Command::new(&optic)
@@ -128,8 +128,8 @@ fn install(root: &Path) -> anyhow::Result<PathBuf> {
     if bin.exists() && std::fs::read_to_string(&manifest).is_ok_and(|m| m == PACKAGE_JSON) {
         return Ok(bin);
     }
-    std::fs::create_dir_all(&dir).with_context(|| format!("{}", dir.display()))?;
-    std::fs::write(&manifest, PACKAGE_JSON).with_context(|| format!("{}", manifest.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
+    std::fs::write(&manifest, PACKAGE_JSON).with_context(|| manifest.display().to_string())?;
     eprintln!("== installing @useoptic/optic into {}", dir.display());
     // No install scripts: the only ones are telemetry.
     let status = Command::new("npm")

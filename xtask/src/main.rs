@@ -243,7 +243,7 @@ window.ui = SwaggerUIBundle({{
     );
     let out = root.join("target/api-docs/index.html");
     std::fs::create_dir_all(out.parent().expect("a parent"))?;
-    std::fs::write(&out, page).with_context(|| format!("{}", out.display()))?;
+    std::fs::write(&out, page).with_context(|| out.display().to_string())?;
     println!("wrote {} (open it in a browser; nothing is fetched)", out.display());
     Ok(())
 }

@@ -39,7 +39,7 @@ pub fn measure(root: &Path, bytes: u64, release: bool) -> anyhow::Result<Upload>
     }
     let binary = root.join("target").join(if release { "release" } else { "debug" }).join("upload-server");
     let mut server =
-        Command::new(&binary).stdout(Stdio::piped()).spawn().with_context(|| format!("{}", binary.display()))?;
+        Command::new(&binary).stdout(Stdio::piped()).spawn().with_context(|| binary.display().to_string())?;
     let mut address = String::new();
     let mut stdout = server.stdout.take().expect("piped");
     let mut byte = [0u8; 1];

@@ -193,11 +193,6 @@ impl StoreError {
         )
     }
 
-    /// The whole chain of causes, for a log line ([`chain`]).
-    pub fn chain(&self) -> String {
-        chain(self)
-    }
-
     /// The outage this is, if it is one (an unknown outcome is one of the server being
     /// unreachable).
     pub fn outage(&self) -> Option<Outage> {

@@ -31,7 +31,6 @@ static ANY: AtomicBool = AtomicBool::new(false);
 /// was one; other errors are the caller's to log.
 pub fn report(error: &Error, what: &str) -> bool {
     let Some(outage) = error.outage() else { return false };
-    let detail = error.chain();
     let now = Instant::now();
     let mut going = GOING.lock().unwrap_or_else(|p| p.into_inner());
     let going = going.get_or_insert_with(HashMap::new);
@@ -39,12 +38,14 @@ pub fn report(error: &Error, what: &str) -> bool {
         None => {
             going.insert(outage, Going { since: now, last_line: now, last_failure: now, unsaid: 0 });
             ANY.store(true, Ordering::Relaxed);
+            let detail = error.chain();
             tracing::error!(%outage, %detail, "database outage: {what} failed; answering 503/507 until it is over");
         }
         Some(state) if now.duration_since(state.last_line) >= INTERVAL => {
             state.last_failure = now;
             let failures = state.unsaid + 1;
             let seconds = now.duration_since(state.since).as_secs();
+            let detail = error.chain();
             tracing::error!(%outage, %detail, failures, seconds, "database outage goes on: {failures} failures since the last line");
             state.last_line = now;
             state.unsaid = 0;
