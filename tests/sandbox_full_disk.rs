@@ -36,6 +36,43 @@ async fn answered(payers: &Payers, status: u16, since: Instant, within: Duration
     }
 }
 
+/// Creates balances in `currency` until one is refused: a write is made while it fits in WAL
+/// pages already on disk (those a refused batch claimed before the disk refused it, or a WAL
+/// the last run kept), so a full disk refuses the first write that needs a page more, not
+/// necessarily the next one. Answers the refusal and how many fitted.
+async fn until_refused(url: &str, currency: &str) -> (payments_tests::Raw, u32) {
+    let mut fitted = 0;
+    loop {
+        let raw = payments_tests::raw(
+            "POST",
+            &format!("{url}/balances"),
+            Some(TOKEN),
+            Some("application/json"),
+            format!("{{\"currency\":\"{currency}\"}}"),
+        )
+        .await;
+        if raw.status != 201 {
+            return (raw, fitted);
+        }
+        fitted += 1;
+        assert!(fitted < 10_000, "the disk is full, yet writes go on");
+    }
+}
+
+/// Waits until `GET /readyz` answers `status`, for at most five seconds: a write that fits
+/// ends an outage (the database commits again) until the next one is refused.
+async fn readiness(url: &str, status: u16) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let answered = status_of(format!("{url}/readyz"), None).await;
+        if answered == status {
+            return;
+        }
+        assert!(Instant::now() < deadline, "/readyz answers {answered}, not {status}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 async fn status_of(url: String, token: Option<&str>) -> u16 {
     let mut request = reqwest::Client::new().get(url);
     if let Some(token) = token {
@@ -66,19 +103,13 @@ async fn a_full_disk_refuses_writes_as_such_serves_reads_and_recovers_by_itself(
     // Refusals say what happened and when to come back; reads are served; not ready.
     let refused = payers.outcomes().into_iter().rfind(|o| o.status == 507).unwrap();
     assert!(refused.message.contains("the database's disk is full, so nothing was changed"), "{}", refused.message);
-    let raw = payments_tests::raw(
-        "POST",
-        &format!("{url}/balances"),
-        Some(TOKEN),
-        Some("application/json"),
-        "{\"currency\":\"GBP\"}",
-    )
-    .await;
+    let (raw, fitted) = until_refused(&url, "GBP").await;
     payments_tests::assert_error(&raw, 507, "Retry after 30 seconds");
     assert_eq!(raw.headers["retry-after"], "30");
+    eprintln!("full disk: {fitted} balances fitted in pages a refused batch had claimed, then 507");
     assert_eq!(status_of(format!("{url}/balances/{}", gbp.id), Some(TOKEN)).await, 200);
     assert_eq!(status_of(format!("{url}/transactions?limit=5"), Some(TOKEN)).await, 200);
-    assert_eq!(status_of(format!("{url}/readyz"), None).await, 507);
+    readiness(&url, 507).await;
     assert_eq!(status_of(format!("{url}/healthz"), None).await, 200);
 
     // Room again: payments are made again by themselves.
@@ -107,22 +138,7 @@ async fn a_full_disk_refuses_writes_as_such_serves_reads_and_recovers_by_itself(
     assert_eq!(status_of(format!("{url}/balances/{}", gbp.id), Some(TOKEN)).await, 200);
     // Writes fit while the WAL the last run kept has room for them (it is reused, not grown);
     // then they are refused.
-    let mut fitted = 0;
-    let refused = loop {
-        let raw = payments_tests::raw(
-            "POST",
-            &format!("{url}/balances"),
-            Some(TOKEN),
-            Some("application/json"),
-            "{\"currency\":\"EUR\"}",
-        )
-        .await;
-        if raw.status != 201 {
-            break raw;
-        }
-        fitted += 1;
-        assert!(fitted < 10_000, "the disk is full, yet writes go on");
-    };
+    let (refused, fitted) = until_refused(&url, "EUR").await;
     payments_tests::assert_error(&refused, 507, "disk is full");
     eprintln!("started on a full disk: {fitted} writes fitted in the kept WAL, then 507");
     std::fs::remove_file(&filler).unwrap();

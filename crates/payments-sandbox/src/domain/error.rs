@@ -25,7 +25,8 @@ pub enum Error {
     Store(#[source] StoreError),
     /// The database cannot serve now (`503`, a full disk `507`): nothing was changed, and the
     /// same request may succeed later.
-    #[error("unavailable: {outage}")]
+    /// (Its text leaves the outage to its source, which names it.)
+    #[error("the database cannot serve now")]
     Unavailable {
         outage: Outage,
         #[source]
