@@ -362,7 +362,7 @@ impl Api<String> for Probe {
 
     async fn get_balance(&self, context: Context, id: Uuid) -> Result<payments_server::GetBalanceResponse> {
         let echo = context.headers.get("x-echo").and_then(|v| v.to_str().ok()).unwrap_or("none");
-        let message = format!("{} asked for {id} as {} ({echo})", context.caller, context.request_id);
+        let message = format!("{} asked for {id} as {} ({echo})", context.caller, context.request_id());
         let body = model::<types::Error>(json!({"request": "error", "code": 429, "message": message}))?;
         Ok(payments_server::GetBalanceResponse::TooManyRequests { body, retry_after: Some(7) })
     }

@@ -54,7 +54,7 @@ const TIMED_DOCUMENTS: [&str; 2] = [
     "crates/payments-codegen/tests/corpus/openapi-3.1/prefect.json",
 ];
 
-fn median(mut runs: Vec<f64>) -> f64 {
+pub(crate) fn median(mut runs: Vec<f64>) -> f64 {
     runs.sort_by(f64::total_cmp);
     runs[runs.len() / 2]
 }
@@ -188,6 +188,26 @@ pub fn upload_only(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `cargo xtask bench --server`: the generated server's section alone, measured now and put in
+/// place of the one in BENCHMARKS.md (before the uploads'; the rest left as the last full run
+/// wrote it).
+pub fn server_only(root: &Path) -> anyhow::Result<()> {
+    let wrk = ensure_wrk()?;
+    let work = std::env::temp_dir().join(format!("payments-bench-server-{}", std::process::id()));
+    std::fs::create_dir_all(&work)?;
+    let measured = crate::server_bench::measure(root, &wrk, &work, true, 5);
+    let _ = std::fs::remove_dir_all(&work);
+    let section = crate::server_bench::render(&measured?);
+    let path = root.join("BENCHMARKS.md");
+    let current = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
+    let (before, uploads) = current.split_once("# Uploads").unwrap_or((&current, ""));
+    let before = before.split("# The generated server").next().unwrap_or_default();
+    std::fs::write(&path, format!("{before}{section}# Uploads{uploads}"))
+        .with_context(|| path.display().to_string())?;
+    println!("{section}wrote the generated server's section of {}", path.display());
+    Ok(())
+}
+
 /// Where a run keeps its data.
 enum Database {
     Sqlite(PathBuf),
@@ -280,6 +300,7 @@ pub fn run(root: &Path, smoke: bool) -> anyhow::Result<()> {
     let upload = crate::upload::measure(root, if smoke { 16 << 20 } else { 1 << 30 }, scale.release)?;
     let work = std::env::temp_dir().join(format!("payments-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
+    let servers = crate::server_bench::measure(root, &wrk, &work, scale.release, scale.seconds.min(5))?;
     let measured = (|| {
         let sqlite = measure(&wrk, &binary, &reference, &work, scale, &Database::Sqlite(work.join("bench.db")))?;
         let server = Postgres::start(root)?;
@@ -307,6 +328,7 @@ What a failed authentication costs the edge (the check that the \
             field(&line, "bytes") / 1024.0,
         ));
     }
+    report.push_str(&crate::server_bench::render(&servers));
     report.push_str(&crate::upload::render(&upload));
     if let Some(toolchain) = toolchain? {
         report.push_str(&render_toolchain(&toolchain));
@@ -519,16 +541,16 @@ fn fdatasync_rate(dir: &Path, seconds: u64) -> anyhow::Result<f64> {
 
 /// What one wrk run saw.
 #[derive(Debug, Default, Clone, Copy)]
-struct Run {
-    requests_per_second: f64,
+pub(crate) struct Run {
+    pub requests_per_second: f64,
     median_ms: f64,
     p99_ms: f64,
-    requests: u64,
-    failed: u64,
+    pub requests: u64,
+    pub failed: u64,
 }
 
 /// Runs wrk with `script` for `seconds` on `connections` connections.
-fn wrk(
+pub(crate) fn wrk(
     wrk: &Path,
     work: &Path,
     address: &str,

@@ -11,13 +11,15 @@
 //!
 //! `cargo xtask bench [--smoke]`: measures the sandbox and rewrites `BENCHMARKS.md` (see
 //! `bench.rs`); `--codegen` measures the generator alone and rewrites only its section,
-//! `--upload` the upload through a generated server (`upload.rs`) and its section.
+//! `--upload` the upload through a generated server (`upload.rs`) and its section, `--server` the
+//! generated server against a hand-written one (`server_bench.rs`) and its section.
 //!
 //! `cargo xtask breaking --base <git-ref> [--head FILE]`: the breaking-change gate (see
 //! `breaking.rs`).
 
 mod bench;
 mod breaking;
+mod server_bench;
 #[cfg(test)]
 mod tidy;
 mod upload;
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
         ["bench", "--smoke"] => bench::run(&workspace_root(), true),
         ["bench", "--codegen"] => bench::codegen_only(&workspace_root()),
         ["bench", "--upload"] => bench::upload_only(&workspace_root()),
+        ["bench", "--server"] => bench::server_only(&workspace_root()),
         ["breaking", "--base", base, rest @ ..] => {
             let head = match rest {
                 [] => None,
@@ -82,7 +85,7 @@ fn main() -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen | --upload] | \
+        "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen | --upload | --server] | \
          cargo xtask breaking --base <git-ref> [--head FILE]"
     );
     ExitCode::from(2)

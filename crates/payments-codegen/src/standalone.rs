@@ -162,6 +162,7 @@ fn server_dependencies(types_crate: &str) -> String {
     format!(
         r#"{types_crate} = {{ path = "../{types_crate}" }}
 axum = "0.8"
+http-body-util = "0.1"
 jsonschema = {{ version = "0.60", default-features = false }}
 serde_path_to_error = "0.1"
 serde_urlencoded = "0.7"

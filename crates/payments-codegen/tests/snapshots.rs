@@ -16,6 +16,7 @@ const SAMPLES: &[&str] = &[
     "openapi_3_2",
     "parameter_styles",
     "parameters_and_responses",
+    "pet_store",
     "query_arrays",
     "repairs",
     "security",

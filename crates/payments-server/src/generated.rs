@@ -6,7 +6,6 @@ use axum::extract::RawPathParams;
 use axum::extract::State;
 #[allow(unused_imports)]
 use axum::http::StatusCode;
-use axum::http::{HeaderMap, Uri};
 use axum::response::Response;
 #[allow(unused_imports)]
 use payments_types as types;
@@ -4238,9 +4237,10 @@ fn build_router<P: Send + 'static, A: Api<P>>(api: Arc<A>, mock: bool) -> axum::
 /// A path the document does not have.
 async fn unknown_path<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    uri: Uri,
+    request: axum::extract::Request,
 ) -> Result<Response, ApiError> {
+    let (parts, _) = request.into_parts();
+    let (headers, uri) = (parts.headers, parts.uri);
     let _caller: P = {
         let mut refused: Option<ApiError> = None;
         let caller: Option<P> = 'authenticated: {
@@ -4268,1764 +4268,1924 @@ async fn unknown_path<P: Send + 'static, A: Api<P>>(
     Err(crate::runtime::unknown_path(&uri))
 }
 /// `GET /balances`
-async fn list_balances<P: Send + 'static, A: Api<P>>(
+fn list_balances<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    let uri = parts.uri;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let query: ListBalancesQuery = crate::runtime::query(&uri, &shared.validators.list_balances_query)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::list_balances(&shared.api, context, query).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "[{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}]",
+                    &[],
+                ));
             }
-        }
-    };
-    let query: ListBalancesQuery = crate::runtime::query(&uri, &shared.validators.list_balances_query)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::list_balances(&shared.api, context, query).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "[{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}]",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /balances`
-async fn create_balance<P: Send + 'static, A: Api<P>>(
+fn create_balance<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::BalanceCreate =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.create_balance_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::create_balance(&shared.api, context, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    201u16,
+                    Some("application/json"),
+                    "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let body: types::BalanceCreate = crate::runtime::json_body(&headers, body, &shared.validators.create_balance_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::create_balance(&shared.api, context, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                201u16,
-                Some("application/json"),
-                "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /balances/{id}`
-async fn get_balance<P: Send + 'static, A: Api<P>>(
+fn get_balance<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::get_balance(&shared.api, context, id).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::get_balance(&shared.api, context, id).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `PATCH /balances/{id}`
-async fn update_balance<P: Send + 'static, A: Api<P>>(
+fn update_balance<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::BalanceUpdate =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.update_balance_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::update_balance(&shared.api, context, id, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let body: types::BalanceUpdate = crate::runtime::json_body(&headers, body, &shared.validators.update_balance_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::update_balance(&shared.api, context, id, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /bankfields`
-async fn list_bank_fields<P: Send + 'static, A: Api<P>>(
+fn list_bank_fields<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    let uri = parts.uri;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let query: ListBankFieldsQuery = crate::runtime::query(&uri, &shared.validators.list_bank_fields_query)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::list_bank_fields(&shared.api, context, query).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "[{\"label\":\"Sort code\",\"length\":6,\"name\":\"sort_code\",\"type\":\"number\"}]",
+                    &[],
+                ));
             }
-        }
-    };
-    let query: ListBankFieldsQuery = crate::runtime::query(&uri, &shared.validators.list_bank_fields_query)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::list_bank_fields(&shared.api, context, query).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "[{\"label\":\"Sort code\",\"length\":6,\"name\":\"sort_code\",\"type\":\"number\"}]",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /countries`
-async fn list_countries<P: Send + 'static, A: Api<P>>(
+fn list_countries<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::list_countries(&shared.api, context).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "[{\"alpha2\":\"GB\",\"country_name\":\"United Kingdom\",\"currencies\":[\"GBP\"]}]",
+                    &[],
+                ));
             }
-        }
-    };
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::list_countries(&shared.api, context).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "[{\"alpha2\":\"GB\",\"country_name\":\"United Kingdom\",\"currencies\":[\"GBP\"]}]",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /currencies`
-async fn list_currencies<P: Send + 'static, A: Api<P>>(
+fn list_currencies<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::list_currencies(&shared.api, context).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "[{\"currency_code\":\"NGN\",\"currency_name\":\"Nigerian Naira\",\"exchange_from\":true,\"minor_units\":2,\"supports_payment_requests\":true,\"supports_virtual_account\":true}]",
+                    &[],
+                ));
             }
-        }
-    };
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::list_currencies(&shared.api, context).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "[{\"currency_code\":\"NGN\",\"currency_name\":\"Nigerian Naira\",\"exchange_from\":true,\"minor_units\":2,\"supports_payment_requests\":true,\"supports_virtual_account\":true}]",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /paymentrequests`
-async fn list_payment_requests<P: Send + 'static, A: Api<P>>(
+fn list_payment_requests<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    let uri = parts.uri;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let query: ListPaymentRequestsQuery =
+            crate::runtime::query(&uri, &shared.validators.list_payment_requests_query)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::list_payment_requests(&shared.api, context, query).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "[{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}]",
+                    &[],
+                ));
             }
-        }
-    };
-    let query: ListPaymentRequestsQuery = crate::runtime::query(&uri, &shared.validators.list_payment_requests_query)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::list_payment_requests(&shared.api, context, query).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "[{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}]",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /paymentrequests`
-async fn create_payment_request<P: Send + 'static, A: Api<P>>(
+fn create_payment_request<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::PaymentRequestCreate =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.create_payment_request_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::create_payment_request(&shared.api, context, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    201u16,
+                    Some("application/json"),
+                    "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let body: types::PaymentRequestCreate =
-        crate::runtime::json_body(&headers, body, &shared.validators.create_payment_request_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::create_payment_request(&shared.api, context, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                201u16,
-                Some("application/json"),
-                "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /paymentrequests/{id}`
-async fn get_payment_request<P: Send + 'static, A: Api<P>>(
+fn get_payment_request<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::get_payment_request(&shared.api, context, id).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::get_payment_request(&shared.api, context, id).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `DELETE /paymentrequests/{id}`
-async fn cancel_payment_request<P: Send + 'static, A: Api<P>>(
+fn cancel_payment_request<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::cancel_payment_request(&shared.api, context, id).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}", &[]));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::cancel_payment_request(&shared.api, context, id).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}", &[]));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /recipients`
-async fn list_recipients<P: Send + 'static, A: Api<P>>(
+fn list_recipients<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    let uri = parts.uri;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let query: ListRecipientsQuery = crate::runtime::query(&uri, &shared.validators.list_recipients_query)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::list_recipients(&shared.api, context, query).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "[{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}]",
+                    &[],
+                ));
             }
-        }
-    };
-    let query: ListRecipientsQuery = crate::runtime::query(&uri, &shared.validators.list_recipients_query)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::list_recipients(&shared.api, context, query).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "[{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}]",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /recipients`
-async fn create_recipient<P: Send + 'static, A: Api<P>>(
+fn create_recipient<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::RecipientCreate =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.create_recipient_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::create_recipient(&shared.api, context, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    201u16,
+                    Some("application/json"),
+                    "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let body: types::RecipientCreate =
-        crate::runtime::json_body(&headers, body, &shared.validators.create_recipient_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::create_recipient(&shared.api, context, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                201u16,
-                Some("application/json"),
-                "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /recipients/validate`
-async fn validate_recipient<P: Send + 'static, A: Api<P>>(
+fn validate_recipient<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::RecipientValidate =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.validate_recipient_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::validate_recipient(&shared.api, context, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_id\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\",\"name_check\":\"match\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let body: types::RecipientValidate =
-        crate::runtime::json_body(&headers, body, &shared.validators.validate_recipient_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::validate_recipient(&shared.api, context, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_id\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\",\"name_check\":\"match\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /recipients/{id}`
-async fn get_recipient<P: Send + 'static, A: Api<P>>(
+fn get_recipient<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::get_recipient(&shared.api, context, id).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::get_recipient(&shared.api, context, id).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `DELETE /recipients/{id}`
-async fn delete_recipient<P: Send + 'static, A: Api<P>>(
+fn delete_recipient<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::delete_recipient(&shared.api, context, id).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}", &[]));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::delete_recipient(&shared.api, context, id).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}", &[]));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `PATCH /recipients/{id}`
-async fn update_recipient<P: Send + 'static, A: Api<P>>(
+fn update_recipient<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::RecipientUpdate =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.update_recipient_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::update_recipient(&shared.api, context, id, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let body: types::RecipientUpdate =
-        crate::runtime::json_body(&headers, body, &shared.validators.update_recipient_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::update_recipient(&shared.api, context, id, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /sandbox/advance`
-async fn advance_sandbox<P: Send + 'static, A: Api<P>>(
+fn advance_sandbox<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::advance_sandbox(&shared.api, context).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"transactions_advanced\":2,\"virtual_accounts_activated\":1}",
+                    &[],
+                ));
             }
-        }
-    };
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::advance_sandbox(&shared.api, context).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"transactions_advanced\":2,\"virtual_accounts_activated\":1}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /sandbox/balances/{id}/transfers`
-async fn simulate_balance_transfer<P: Send + 'static, A: Api<P>>(
+fn simulate_balance_transfer<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::SimulateBalanceTransfer =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.simulate_balance_transfer_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::simulate_balance_transfer(&shared.api, context, id, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    201u16,
+                    Some("application/json"),
+                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let body: types::SimulateBalanceTransfer =
-        crate::runtime::json_body(&headers, body, &shared.validators.simulate_balance_transfer_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::simulate_balance_transfer(&shared.api, context, id, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                201u16,
-                Some("application/json"),
-                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /sandbox/paymentrequests/{id}/pay`
-async fn simulate_payment<P: Send + 'static, A: Api<P>>(
+fn simulate_payment<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: Option<types::SimulatePayment> =
+            crate::runtime::optional_json_body(&headers, bytes, &shared.validators.simulate_payment_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::simulate_payment(&shared.api, context, id, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let body: Option<types::SimulatePayment> =
-        crate::runtime::optional_json_body(&headers, body, &shared.validators.simulate_payment_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::simulate_payment(&shared.api, context, id, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /sandbox/transactions/{id}/status`
-async fn simulate_transaction_status<P: Send + 'static, A: Api<P>>(
+fn simulate_transaction_status<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::SimulateTransactionStatus =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.simulate_transaction_status_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::simulate_transaction_status(&shared.api, context, id, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let body: types::SimulateTransactionStatus =
-        crate::runtime::json_body(&headers, body, &shared.validators.simulate_transaction_status_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::simulate_transaction_status(&shared.api, context, id, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /sandbox/virtualaccounts/{id}/status`
-async fn simulate_virtual_account_status<P: Send + 'static, A: Api<P>>(
+fn simulate_virtual_account_status<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::SimulateVirtualAccountStatus =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.simulate_virtual_account_status_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::simulate_virtual_account_status(&shared.api, context, id, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let body: types::SimulateVirtualAccountStatus =
-        crate::runtime::json_body(&headers, body, &shared.validators.simulate_virtual_account_status_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::simulate_virtual_account_status(&shared.api, context, id, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /sandbox/virtualaccounts/{id}/transfers`
-async fn simulate_inbound_transfer<P: Send + 'static, A: Api<P>>(
+fn simulate_inbound_transfer<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::SimulateInboundTransfer =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.simulate_inbound_transfer_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::simulate_inbound_transfer(&shared.api, context, id, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    201u16,
+                    Some("application/json"),
+                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let body: types::SimulateInboundTransfer =
-        crate::runtime::json_body(&headers, body, &shared.validators.simulate_inbound_transfer_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::simulate_inbound_transfer(&shared.api, context, id, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                201u16,
-                Some("application/json"),
-                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /transactions`
-async fn list_transactions<P: Send + 'static, A: Api<P>>(
+fn list_transactions<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    let uri = parts.uri;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let query: ListTransactionsQuery = crate::runtime::query(&uri, &shared.validators.list_transactions_query)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::list_transactions(&shared.api, context, query).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "[{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}]",
+                    &[],
+                ));
             }
-        }
-    };
-    let query: ListTransactionsQuery = crate::runtime::query(&uri, &shared.validators.list_transactions_query)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::list_transactions(&shared.api, context, query).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "[{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}]",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /transactions`
-async fn create_transaction<P: Send + 'static, A: Api<P>>(
+fn create_transaction<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::TransactionCreate =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.create_transaction_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::create_transaction(&shared.api, context, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    201u16,
+                    Some("application/json"),
+                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                    &[],
+                ));
             }
-        }
-    };
-    let body: types::TransactionCreate =
-        crate::runtime::json_body(&headers, body, &shared.validators.create_transaction_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::create_transaction(&shared.api, context, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                201u16,
-                Some("application/json"),
-                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /transactions/{id}`
-async fn get_transaction<P: Send + 'static, A: Api<P>>(
+fn get_transaction<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::get_transaction(&shared.api, context, id).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::get_transaction(&shared.api, context, id).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /virtualaccounts`
-async fn list_virtual_accounts<P: Send + 'static, A: Api<P>>(
+fn list_virtual_accounts<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    let uri = parts.uri;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let query: ListVirtualAccountsQuery =
+            crate::runtime::query(&uri, &shared.validators.list_virtual_accounts_query)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::list_virtual_accounts(&shared.api, context, query).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "[{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}]",
+                    &[],
+                ));
             }
-        }
-    };
-    let query: ListVirtualAccountsQuery = crate::runtime::query(&uri, &shared.validators.list_virtual_accounts_query)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::list_virtual_accounts(&shared.api, context, query).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "[{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}]",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /virtualaccounts`
-async fn create_virtual_account<P: Send + 'static, A: Api<P>>(
+fn create_virtual_account<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::VirtualAccountCreate =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.create_virtual_account_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::create_virtual_account(&shared.api, context, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    201u16,
+                    Some("application/json"),
+                    "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let body: types::VirtualAccountCreate =
-        crate::runtime::json_body(&headers, body, &shared.validators.create_virtual_account_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::create_virtual_account(&shared.api, context, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                201u16,
-                Some("application/json"),
-                "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /virtualaccounts/{id}`
-async fn get_virtual_account<P: Send + 'static, A: Api<P>>(
+fn get_virtual_account<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::get_virtual_account(&shared.api, context, id).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::get_virtual_account(&shared.api, context, id).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `DELETE /virtualaccounts/{id}`
-async fn close_virtual_account<P: Send + 'static, A: Api<P>>(
+fn close_virtual_account<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::close_virtual_account(&shared.api, context, id).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}", &[]));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::close_virtual_account(&shared.api, context, id).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}", &[]));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `PATCH /virtualaccounts/{id}`
-async fn update_virtual_account<P: Send + 'static, A: Api<P>>(
+fn update_virtual_account<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::VirtualAccountUpdate =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.update_virtual_account_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::update_virtual_account(&shared.api, context, id, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let body: types::VirtualAccountUpdate =
-        crate::runtime::json_body(&headers, body, &shared.validators.update_virtual_account_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::update_virtual_account(&shared.api, context, id, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /webhook-endpoints`
-async fn list_webhook_endpoints<P: Send + 'static, A: Api<P>>(
+fn list_webhook_endpoints<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    let uri = parts.uri;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let query: ListWebhookEndpointsQuery =
+            crate::runtime::query(&uri, &shared.validators.list_webhook_endpoints_query)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::list_webhook_endpoints(&shared.api, context, query).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "[{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":[\"transaction.processed\",\"transaction.failed\"],\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"url\":\"https://hooks.example/payments\"}]",
+                    &[],
+                ));
             }
-        }
-    };
-    let query: ListWebhookEndpointsQuery =
-        crate::runtime::query(&uri, &shared.validators.list_webhook_endpoints_query)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::list_webhook_endpoints(&shared.api, context, query).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "[{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":[\"transaction.processed\",\"transaction.failed\"],\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"url\":\"https://hooks.example/payments\"}]",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /webhook-endpoints`
-async fn create_webhook_endpoint<P: Send + 'static, A: Api<P>>(
+fn create_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::WebhookEndpointCreate =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.create_webhook_endpoint_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::create_webhook_endpoint(&shared.api, context, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    201u16,
+                    Some("application/json"),
+                    "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":null,\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"secret\":\"whsec_4f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a\",\"url\":\"https://hooks.example/payments\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let body: types::WebhookEndpointCreate =
-        crate::runtime::json_body(&headers, body, &shared.validators.create_webhook_endpoint_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::create_webhook_endpoint(&shared.api, context, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                201u16,
-                Some("application/json"),
-                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":null,\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"secret\":\"whsec_4f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a\",\"url\":\"https://hooks.example/payments\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /webhook-endpoints/{id}`
-async fn get_webhook_endpoint<P: Send + 'static, A: Api<P>>(
+fn get_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::get_webhook_endpoint(&shared.api, context, id).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":[\"transaction.processed\",\"transaction.failed\"],\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"url\":\"https://hooks.example/payments\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::get_webhook_endpoint(&shared.api, context, id).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":[\"transaction.processed\",\"transaction.failed\"],\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"url\":\"https://hooks.example/payments\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `DELETE /webhook-endpoints/{id}`
-async fn delete_webhook_endpoint<P: Send + 'static, A: Api<P>>(
+fn delete_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::delete_webhook_endpoint(&shared.api, context, id).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}", &[]));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::delete_webhook_endpoint(&shared.api, context, id).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(200u16, Some("application/json"), "{\"result\":\"ok\"}", &[]));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /webhook-endpoints/{id}/rotate-secret`
-async fn rotate_webhook_endpoint_secret<P: Send + 'static, A: Api<P>>(
+fn rotate_webhook_endpoint_secret<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::rotate_webhook_endpoint_secret(&shared.api, context, id).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":null,\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"secret\":\"whsec_4f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a\",\"url\":\"https://hooks.example/payments\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::rotate_webhook_endpoint_secret(&shared.api, context, id).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":null,\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"secret\":\"whsec_4f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a\",\"url\":\"https://hooks.example/payments\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /webhooks`
-async fn list_webhooks<P: Send + 'static, A: Api<P>>(
+fn list_webhooks<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    let uri = parts.uri;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let query: ListWebhooksQuery = crate::runtime::query(&uri, &shared.validators.list_webhooks_query)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::list_webhooks(&shared.api, context, query).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "[{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}]",
+                    &[],
+                ));
             }
-        }
-    };
-    let query: ListWebhooksQuery = crate::runtime::query(&uri, &shared.validators.list_webhooks_query)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::list_webhooks(&shared.api, context, query).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "[{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}]",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `POST /webhooks`
-async fn send_test_webhook<P: Send + 'static, A: Api<P>>(
+fn send_test_webhook<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, request_body) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let body: types::WebhookPing =
+            crate::runtime::json_body(&headers, bytes, &shared.validators.send_test_webhook_body)?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::send_test_webhook(&shared.api, context, body).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    201u16,
+                    Some("application/json"),
+                    "{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let body: types::WebhookPing =
-        crate::runtime::json_body(&headers, body, &shared.validators.send_test_webhook_body)?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::send_test_webhook(&shared.api, context, body).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                201u16,
-                Some("application/json"),
-                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// `GET /webhooks/{id}`
-async fn get_webhook<P: Send + 'static, A: Api<P>>(
+fn get_webhook<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    headers: HeaderMap,
     path: RawPathParams,
-) -> Result<Response, ApiError> {
-    let caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
+    request: axum::extract::Request,
+) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers;
+    async move {
+        let caller: P = {
+            let mut refused: Option<ApiError> = None;
+            let caller: Option<P> = 'authenticated: {
+                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
+                        Ok(caller) => break 'authenticated Some(caller),
+                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                            refused = Some(error);
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) => return Err(error),
+                }
+                None
+            };
+            match caller {
+                Some(caller) => caller,
+                None => {
+                    let refused = refused.unwrap_or_else(|| {
+                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+                    });
+                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
                 }
             }
-            None
         };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
+        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let context = crate::runtime::RequestContext::new(caller, headers);
+        let output = match <A as Api<P>>::get_webhook(&shared.api, context, id).await {
+            Err(error) if shared.mock && error.is_not_implemented() => {
+                return Ok(crate::runtime::mock_response(
+                    200u16,
+                    Some("application/json"),
+                    "{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}",
+                    &[],
+                ));
             }
-        }
-    };
-    let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
-    let context = crate::runtime::RequestContext::new(caller, headers);
-    let output = match <A as Api<P>>::get_webhook(&shared.api, context, id).await {
-        Err(error) if shared.mock && error.is_not_implemented() => {
-            return Ok(crate::runtime::mock_response(
-                200u16,
-                Some("application/json"),
-                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}",
-                &[],
-            ));
-        }
-        output => output?,
-    };
-    Ok(axum::response::IntoResponse::into_response(output))
+            output => output?,
+        };
+        Ok(axum::response::IntoResponse::into_response(output))
+    }
 }
 /// The receiver of the document's webhooks: [`receiver::Api`] and [`receiver::router`].
 pub mod receiver {
@@ -6033,7 +6193,6 @@ pub mod receiver {
     use axum::extract::State;
     #[allow(unused_imports)]
     use axum::http::StatusCode;
-    use axum::http::{HeaderMap, Uri};
     use axum::response::Response;
     #[allow(unused_imports)]
     use payments_types as types;
@@ -6918,738 +7077,821 @@ pub mod receiver {
     /// A path the document does not have.
     async fn unknown_path<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        uri: Uri,
+        request: axum::extract::Request,
     ) -> Result<Response, ApiError> {
+        let (parts, _) = request.into_parts();
+        let (headers, uri) = (parts.headers, parts.uri);
         let _ = (&shared, &headers);
         Err(crate::runtime::unknown_path(&uri))
     }
     /// `POST /paymentrequest.cancelled`
-    async fn webhook_paymentrequest_cancelled<P: Send + 'static, A: Api<P>>(
+    fn webhook_paymentrequest_cancelled<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_paymentrequest_cancelled_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::PaymentRequestNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_cancelled_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_paymentrequest_cancelled(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
-    }
-    /// `POST /paymentrequest.failed`
-    async fn webhook_paymentrequest_failed<P: Send + 'static, A: Api<P>>(
-        State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_paymentrequest_failed_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::PaymentRequestNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_failed_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_paymentrequest_failed(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
-    }
-    /// `POST /paymentrequest.initiated`
-    async fn webhook_paymentrequest_initiated<P: Send + 'static, A: Api<P>>(
-        State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_paymentrequest_initiated_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::PaymentRequestNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_initiated_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_paymentrequest_initiated(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
-    }
-    /// `POST /paymentrequest.processed`
-    async fn webhook_paymentrequest_processed<P: Send + 'static, A: Api<P>>(
-        State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_paymentrequest_processed_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::PaymentRequestNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_processed_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_paymentrequest_processed(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
-    }
-    /// `POST /paymentrequest.settled`
-    async fn webhook_paymentrequest_settled<P: Send + 'static, A: Api<P>>(
-        State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_paymentrequest_settled_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::PaymentRequestNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_paymentrequest_settled_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_paymentrequest_settled(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
-    }
-    /// `POST /ping`
-    async fn webhook_ping<P: Send + 'static, A: Api<P>>(
-        State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_ping_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::PingNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_ping_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output =
-            match <A as Api<P>>::webhook_ping(&shared.api, context, x_service_signature, x_service_retry_count, body)
-                .await
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_paymentrequest_cancelled_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::PaymentRequestNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_paymentrequest_cancelled_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_paymentrequest_cancelled(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
             {
                 Err(error) if shared.mock && error.is_not_implemented() => {
                     return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
                 }
                 output => output?,
             };
-        Ok(axum::response::IntoResponse::into_response(output))
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
+    }
+    /// `POST /paymentrequest.failed`
+    fn webhook_paymentrequest_failed<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_paymentrequest_failed_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::PaymentRequestNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_paymentrequest_failed_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_paymentrequest_failed(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
+    }
+    /// `POST /paymentrequest.initiated`
+    fn webhook_paymentrequest_initiated<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_paymentrequest_initiated_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::PaymentRequestNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_paymentrequest_initiated_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_paymentrequest_initiated(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
+    }
+    /// `POST /paymentrequest.processed`
+    fn webhook_paymentrequest_processed<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_paymentrequest_processed_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::PaymentRequestNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_paymentrequest_processed_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_paymentrequest_processed(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
+    }
+    /// `POST /paymentrequest.settled`
+    fn webhook_paymentrequest_settled<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_paymentrequest_settled_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::PaymentRequestNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_paymentrequest_settled_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_paymentrequest_settled(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
+    }
+    /// `POST /ping`
+    fn webhook_ping<P: Send + 'static, A: Api<P>>(
+        State(shared): State<Arc<Shared<A>>>,
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_ping_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::PingNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_ping_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_ping(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
     }
     /// `POST /recipient.created`
-    async fn webhook_recipient_created<P: Send + 'static, A: Api<P>>(
+    fn webhook_recipient_created<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_recipient_created_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::RecipientNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_recipient_created_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_recipient_created(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_recipient_created_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::RecipientNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_recipient_created_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_recipient_created(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
     }
     /// `POST /recipient.deleted`
-    async fn webhook_recipient_deleted<P: Send + 'static, A: Api<P>>(
+    fn webhook_recipient_deleted<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_recipient_deleted_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::RecipientNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_recipient_deleted_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_recipient_deleted(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_recipient_deleted_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::RecipientNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_recipient_deleted_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_recipient_deleted(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
     }
     /// `POST /transaction.cancelled`
-    async fn webhook_transaction_cancelled<P: Send + 'static, A: Api<P>>(
+    fn webhook_transaction_cancelled<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_transaction_cancelled_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::TransactionNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_cancelled_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_transaction_cancelled(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_transaction_cancelled_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::TransactionNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_transaction_cancelled_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_transaction_cancelled(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
     }
     /// `POST /transaction.failed`
-    async fn webhook_transaction_failed<P: Send + 'static, A: Api<P>>(
+    fn webhook_transaction_failed<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_transaction_failed_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::TransactionNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_failed_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_transaction_failed(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_transaction_failed_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::TransactionNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_transaction_failed_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_transaction_failed(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
     }
     /// `POST /transaction.initiated`
-    async fn webhook_transaction_initiated<P: Send + 'static, A: Api<P>>(
+    fn webhook_transaction_initiated<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_transaction_initiated_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::TransactionNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_initiated_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_transaction_initiated(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_transaction_initiated_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::TransactionNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_transaction_initiated_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_transaction_initiated(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
     }
     /// `POST /transaction.pending`
-    async fn webhook_transaction_pending<P: Send + 'static, A: Api<P>>(
+    fn webhook_transaction_pending<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_transaction_pending_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::TransactionNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_pending_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_transaction_pending(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_transaction_pending_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::TransactionNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_transaction_pending_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_transaction_pending(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
     }
     /// `POST /transaction.processed`
-    async fn webhook_transaction_processed<P: Send + 'static, A: Api<P>>(
+    fn webhook_transaction_processed<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_transaction_processed_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::TransactionNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_processed_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_transaction_processed(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_transaction_processed_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::TransactionNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_transaction_processed_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_transaction_processed(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
     }
     /// `POST /transaction.processing`
-    async fn webhook_transaction_processing<P: Send + 'static, A: Api<P>>(
+    fn webhook_transaction_processing<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_transaction_processing_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::TransactionNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_processing_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_transaction_processing(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_transaction_processing_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::TransactionNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_transaction_processing_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_transaction_processing(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
     }
     /// `POST /transaction.refunded`
-    async fn webhook_transaction_refunded<P: Send + 'static, A: Api<P>>(
+    fn webhook_transaction_refunded<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_transaction_refunded_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::TransactionNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_transaction_refunded_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_transaction_refunded(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_transaction_refunded_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::TransactionNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_transaction_refunded_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_transaction_refunded(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
     }
     /// `POST /virtualaccount.active`
-    async fn webhook_virtualaccount_active<P: Send + 'static, A: Api<P>>(
+    fn webhook_virtualaccount_active<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_virtualaccount_active_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::VirtualAccountNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_active_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_virtualaccount_active(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_virtualaccount_active_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::VirtualAccountNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_virtualaccount_active_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_virtualaccount_active(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
     }
     /// `POST /virtualaccount.blocked`
-    async fn webhook_virtualaccount_blocked<P: Send + 'static, A: Api<P>>(
+    fn webhook_virtualaccount_blocked<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_virtualaccount_blocked_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::VirtualAccountNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_blocked_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_virtualaccount_blocked(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_virtualaccount_blocked_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::VirtualAccountNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_virtualaccount_blocked_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_virtualaccount_blocked(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
     }
     /// `POST /virtualaccount.closed`
-    async fn webhook_virtualaccount_closed<P: Send + 'static, A: Api<P>>(
+    fn webhook_virtualaccount_closed<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_virtualaccount_closed_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::VirtualAccountNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_closed_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_virtualaccount_closed(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_virtualaccount_closed_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::VirtualAccountNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_virtualaccount_closed_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_virtualaccount_closed(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
     }
     /// `POST /virtualaccount.initiated`
-    async fn webhook_virtualaccount_initiated<P: Send + 'static, A: Api<P>>(
+    fn webhook_virtualaccount_initiated<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-    ) -> Result<Response, ApiError> {
-        let caller = ();
-        let x_service_signature: ::std::string::String =
-            crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
-                .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
-        let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
-            .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
-        crate::runtime::check_params(
-            &shared.validators.webhook_virtualaccount_initiated_params,
-            [
-                ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
-                ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
-            ],
-        )?;
-        let body: types::VirtualAccountNotification =
-            crate::runtime::json_body(&headers, body, &shared.validators.webhook_virtualaccount_initiated_body)?;
-        let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::webhook_virtualaccount_initiated(
-            &shared.api,
-            context,
-            x_service_signature,
-            x_service_retry_count,
-            body,
-        )
-        .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        request: axum::extract::Request,
+    ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        let (parts, request_body) = request.into_parts();
+        let headers = parts.headers;
+        async move {
+            let caller = ();
+            let x_service_signature: ::std::string::String =
+                crate::runtime::header_param::<::std::string::String>(&headers, "x-service-signature")?
+                    .ok_or_else(|| crate::runtime::missing_header("x-service-signature"))?;
+            let x_service_retry_count: i64 = crate::runtime::header_param::<i64>(&headers, "x-service-retry-count")?
+                .ok_or_else(|| crate::runtime::missing_header("x-service-retry-count"))?;
+            crate::runtime::check_params(
+                &shared.validators.webhook_virtualaccount_initiated_params,
+                [
+                    ("x-service-signature", serde_json::to_value(&x_service_signature).unwrap_or_default()),
+                    ("x-service-retry-count", serde_json::to_value(&x_service_retry_count).unwrap_or_default()),
+                ],
+            )?;
+            let bytes = crate::runtime::read_body(request_body).await?;
+            let body: types::VirtualAccountNotification =
+                crate::runtime::json_body(&headers, bytes, &shared.validators.webhook_virtualaccount_initiated_body)?;
+            let context = crate::runtime::RequestContext::new(caller, headers);
+            let output = match <A as Api<P>>::webhook_virtualaccount_initiated(
+                &shared.api,
+                context,
+                x_service_signature,
+                x_service_retry_count,
+                body,
+            )
+            .await
+            {
+                Err(error) if shared.mock && error.is_not_implemented() => {
+                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
+                }
+                output => output?,
+            };
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
     }
     /// `POST /`: a notification posted to the receiver's own URL, handed to the webhook whose
     /// body schema it meets (the one whose name the body states, when several do).
     async fn any_webhook<P: Send + 'static, A: Api<P>>(
         State(shared): State<Arc<Shared<A>>>,
-        headers: HeaderMap,
-        body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+        request: axum::extract::Request,
     ) -> Result<Response, ApiError> {
-        let (which, bytes) = crate::runtime::which_body(
-            body,
+        let (parts, request_body) = request.into_parts();
+        let bytes = crate::runtime::read_body(request_body).await?;
+        let which = crate::runtime::which_body(
+            &bytes,
             &[
                 ("paymentrequest.cancelled", &shared.validators.webhook_paymentrequest_cancelled_body),
                 ("paymentrequest.failed", &shared.validators.webhook_paymentrequest_failed_body),
@@ -7673,25 +7915,135 @@ pub mod receiver {
             ],
         )?;
         match which {
-            0usize => webhook_paymentrequest_cancelled::<P, A>(State(shared), headers, Ok(bytes)).await,
-            1usize => webhook_paymentrequest_failed::<P, A>(State(shared), headers, Ok(bytes)).await,
-            2usize => webhook_paymentrequest_initiated::<P, A>(State(shared), headers, Ok(bytes)).await,
-            3usize => webhook_paymentrequest_processed::<P, A>(State(shared), headers, Ok(bytes)).await,
-            4usize => webhook_paymentrequest_settled::<P, A>(State(shared), headers, Ok(bytes)).await,
-            5usize => webhook_ping::<P, A>(State(shared), headers, Ok(bytes)).await,
-            6usize => webhook_recipient_created::<P, A>(State(shared), headers, Ok(bytes)).await,
-            7usize => webhook_recipient_deleted::<P, A>(State(shared), headers, Ok(bytes)).await,
-            8usize => webhook_transaction_cancelled::<P, A>(State(shared), headers, Ok(bytes)).await,
-            9usize => webhook_transaction_failed::<P, A>(State(shared), headers, Ok(bytes)).await,
-            10usize => webhook_transaction_initiated::<P, A>(State(shared), headers, Ok(bytes)).await,
-            11usize => webhook_transaction_pending::<P, A>(State(shared), headers, Ok(bytes)).await,
-            12usize => webhook_transaction_processed::<P, A>(State(shared), headers, Ok(bytes)).await,
-            13usize => webhook_transaction_processing::<P, A>(State(shared), headers, Ok(bytes)).await,
-            14usize => webhook_transaction_refunded::<P, A>(State(shared), headers, Ok(bytes)).await,
-            15usize => webhook_virtualaccount_active::<P, A>(State(shared), headers, Ok(bytes)).await,
-            16usize => webhook_virtualaccount_blocked::<P, A>(State(shared), headers, Ok(bytes)).await,
-            17usize => webhook_virtualaccount_closed::<P, A>(State(shared), headers, Ok(bytes)).await,
-            18usize => webhook_virtualaccount_initiated::<P, A>(State(shared), headers, Ok(bytes)).await,
+            0usize => {
+                webhook_paymentrequest_cancelled::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            1usize => {
+                webhook_paymentrequest_failed::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            2usize => {
+                webhook_paymentrequest_initiated::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            3usize => {
+                webhook_paymentrequest_processed::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            4usize => {
+                webhook_paymentrequest_settled::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            5usize => {
+                webhook_ping::<P, A>(State(shared), axum::extract::Request::from_parts(parts, bytes.into())).await
+            }
+            6usize => {
+                webhook_recipient_created::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            7usize => {
+                webhook_recipient_deleted::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            8usize => {
+                webhook_transaction_cancelled::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            9usize => {
+                webhook_transaction_failed::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            10usize => {
+                webhook_transaction_initiated::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            11usize => {
+                webhook_transaction_pending::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            12usize => {
+                webhook_transaction_processed::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            13usize => {
+                webhook_transaction_processing::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            14usize => {
+                webhook_transaction_refunded::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            15usize => {
+                webhook_virtualaccount_active::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            16usize => {
+                webhook_virtualaccount_blocked::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            17usize => {
+                webhook_virtualaccount_closed::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
+            18usize => {
+                webhook_virtualaccount_initiated::<P, A>(
+                    State(shared),
+                    axum::extract::Request::from_parts(parts, bytes.into()),
+                )
+                .await
+            }
             _ => unreachable!("which_body answers the index of one of the validators"),
         }
     }

@@ -4,7 +4,6 @@
 
 use axum::body::Bytes;
 use axum::extract::RawPathParams;
-use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -144,12 +143,11 @@ pub struct RequestContext<P> {
     pub caller: P,
     /// Every header of the request, as received.
     pub headers: HeaderMap,
-    /// The request's id: its `x-request-id` header (which a layer in front, or the client, set),
-    /// or a new UUID when it has none; the same id a layer propagating it answers with.
-    pub request_id: String,
     /// The request's extensions, for an operation that answers `101` (a protocol switch): hyper's
     /// `OnUpgrade` is there. Empty for every other operation.
     pub extensions: axum::http::Extensions,
+    /// The id [`RequestContext::request_id`] made up, once asked.
+    made_up_id: std::sync::OnceLock<String>,
 }
 
 /// The header carrying a request's id: the one a layer in front should set and propagate.
@@ -163,11 +161,17 @@ impl<P> RequestContext<P> {
     }
 
     pub fn new(caller: P, headers: HeaderMap) -> Self {
-        let request_id = match headers.get(&REQUEST_ID).and_then(|v| v.to_str().ok()) {
-            Some(id) => id.to_owned(),
-            None => uuid::Uuid::new_v4().to_string(),
-        };
-        Self { caller, headers, request_id, extensions: axum::http::Extensions::new() }
+        Self { caller, headers, extensions: axum::http::Extensions::new(), made_up_id: std::sync::OnceLock::new() }
+    }
+
+    /// The request's id: its `x-request-id` header (which a layer in front, or the client, set;
+    /// the same id a layer propagating it answers with), or else a new UUID, made when first
+    /// asked for (a request nobody asks the id of makes none) and the same on every call.
+    pub fn request_id(&self) -> &str {
+        match self.headers.get(&REQUEST_ID).and_then(|v| v.to_str().ok()) {
+            Some(id) => id,
+            None => self.made_up_id.get_or_init(|| uuid::Uuid::new_v4().to_string()),
+        }
     }
 }
 
@@ -392,7 +396,7 @@ pub fn query_arrays<T: DeserializeOwned + Serialize>(
     }
     // serde_html_form reads repeated pairs into a sequence (serde_urlencoded reads none).
     let raw = kept.as_bytes();
-    checked(serde_html_form::Deserializer::new(form_urlencoded::parse(raw)), raw, validator, "query", field)
+    checked(|| serde_html_form::Deserializer::new(form_urlencoded::parse(raw)), raw, validator, "query", field)
 }
 
 /// A form (`application/x-www-form-urlencoded`) body, parsed into its model and validated.
@@ -408,14 +412,15 @@ fn urlencoded<T: DeserializeOwned + Serialize>(
     whole: &str,
     field: &str,
 ) -> Result<T, ApiError> {
-    checked(serde_urlencoded::Deserializer::new(form_urlencoded::parse(raw)), raw, validator, whole, field)
+    checked(|| serde_urlencoded::Deserializer::new(form_urlencoded::parse(raw)), raw, validator, whole, field)
 }
 
-/// `raw` read into `T` by `deserializer`, its refusals said as a person should read them, then
-/// checked against the schema in its JSON
-/// form, where numbers are numbers.
+/// `raw` read into `T` by a `deserializer`, its refusals said as a person should read them,
+/// then checked against the schema in its JSON form, where numbers are numbers. The paths that
+/// name a refused value are tracked only once one is refused: tracking them costs an
+/// allocation per field of every request.
 fn checked<'de, T, D>(
-    deserializer: D,
+    deserializer: impl Fn() -> D,
     raw: &[u8],
     validator: &Validator,
     whole: &str,
@@ -425,7 +430,8 @@ where
     T: DeserializeOwned + Serialize,
     D: serde::Deserializer<'de>,
 {
-    let parsed: T = serde_path_to_error::deserialize(deserializer).map_err(|e| {
+    let parsed = T::deserialize(deserializer()).or_else(|_| serde_path_to_error::deserialize(deserializer()));
+    let parsed: T = parsed.map_err(|e| {
         let path = e.path().to_string();
         let said = e.inner().to_string();
         if path == "." {
@@ -444,7 +450,9 @@ where
             ApiError::bad_request(format!("{field}`{path}`: {}", teach(&said, given.as_deref())))
         }
     })?;
-    let value = match serde_path_to_error::serialize(&parsed, serde_json::value::Serializer) {
+    let value = match serde_json::to_value(&parsed)
+        .or_else(|_| serde_path_to_error::serialize(&parsed, serde_json::value::Serializer))
+    {
         Ok(value) => value,
         // Only a value the document does not list (an enum's `Unknown`, which the models take
         // so that clients read what newer servers answer) cannot be written back: name it.
@@ -524,12 +532,7 @@ fn unlisted(raw: &[u8], validator: &Validator, field: &str, name: &str) -> ApiEr
 
 /// A required JSON body: checked for content type, parsed, validated against its schema, and
 /// converted into the model.
-pub fn json_body<T: DeserializeOwned>(
-    headers: &HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-    validator: &Validator,
-) -> Result<T, ApiError> {
-    let bytes = body_bytes(body)?;
+pub fn json_body<T: DeserializeOwned>(headers: &HeaderMap, bytes: Bytes, validator: &Validator) -> Result<T, ApiError> {
     if bytes.is_empty() && headers.get(header::CONTENT_TYPE).is_none() {
         return Err(ApiError::bad_request("a JSON request body is required"));
     }
@@ -542,17 +545,13 @@ pub fn json_body<T: DeserializeOwned>(
 /// payload schema and say which they are in the payload; this is how a receiver tells apart the
 /// notifications posted to its one URL. Answers the index and the body, to be read by that one;
 /// a body none of them takes is `400`, saying so.
-pub fn which_body(
-    body: Result<Bytes, BytesRejection>,
-    candidates: &[(&str, &Validator)],
-) -> Result<(usize, Bytes), ApiError> {
-    let bytes = body_bytes(body)?;
-    let value: Value = serde_json::from_slice(&bytes)
+pub fn which_body(bytes: &[u8], candidates: &[(&str, &Validator)]) -> Result<usize, ApiError> {
+    let value: Value = serde_json::from_slice(bytes)
         .map_err(|e| ApiError::bad_request(format!("the request body is not valid JSON: {e}")))?;
     let states = |name: &str| value.as_object().is_some_and(|fields| fields.values().any(|v| v.as_str() == Some(name)));
     let met: Vec<usize> = (0..candidates.len()).filter(|&i| candidates[i].1.inner.is_valid(&value)).collect();
     match met.iter().find(|&&i| states(candidates[i].0)).or(met.first()) {
-        Some(&which) => Ok((which, bytes)),
+        Some(&which) => Ok(which),
         None => Err(ApiError::bad_request(format!(
             "the body is none of the {} notifications this receiver takes (each is checked against its webhook's schema)",
             candidates.len()
@@ -563,10 +562,9 @@ pub fn which_body(
 /// An optional JSON body: an empty body is `None`, whatever the content type says.
 pub fn optional_json_body<T: DeserializeOwned>(
     headers: &HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    bytes: Bytes,
     validator: &Validator,
 ) -> Result<Option<T>, ApiError> {
-    let bytes = body_bytes(body)?;
     if bytes.is_empty() {
         return Ok(None);
     }
@@ -585,11 +583,23 @@ pub fn json_value<T: DeserializeOwned>(bytes: &[u8], validator: &Validator) -> R
     let value: Value =
         serde_json::from_slice(bytes).map_err(|e| ApiError::bad_request(format!("malformed JSON: {e}")))?;
     validator.check(&value, "")?;
-    serde_path_to_error::deserialize(value).map_err(|e| ApiError::bad_request(format!("{}: {}", e.path(), e.inner())))
+    // The path to a refused value tracked only once one is refused (as `checked` does).
+    T::deserialize(value).or_else(|_| {
+        let value: Value =
+            serde_json::from_slice(bytes).map_err(|e| ApiError::bad_request(format!("malformed JSON: {e}")))?;
+        serde_path_to_error::deserialize(value)
+            .map_err(|e| ApiError::bad_request(format!("{}: {}", e.path(), e.inner())))
+    })
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
-    content_type(headers).is_some_and(|essence| is_json_essence(&essence))
+    let Some(media_type) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else { return false };
+    let essence = media_type.split(';').next().unwrap_or_default().trim();
+    // Without lowering it into a new string: asked of every body and every error answered.
+    let (kind, subtype) = essence.split_once('/').unwrap_or_default();
+    kind.eq_ignore_ascii_case("application")
+        && (subtype.eq_ignore_ascii_case("json")
+            || subtype.len() > 5 && subtype[subtype.len() - 5..].eq_ignore_ascii_case("+json"))
 }
 
 /// The essence of the request's `Content-Type` (`application/json; charset=utf-8` →
@@ -630,21 +640,21 @@ pub fn media_type(headers: &HeaderMap, accepted: &[&str]) -> Result<usize, ApiEr
     })
 }
 
-/// The body's bytes, or the error object for a body that could not be read (too large, cut).
-pub fn body_bytes(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
-    body.map_err(body_rejection)
+/// The whole body, or the error object for one that could not be read: `413` past
+/// [`BODY_LIMIT`] (a body declaring more is refused before it is read: `finish_router`), `400`
+/// for one cut short.
+pub async fn read_body(body: axum::body::Body) -> Result<Bytes, ApiError> {
+    use http_body_util::BodyExt;
+    match http_body_util::Limited::new(body, BODY_LIMIT).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Err(error) => Err(ApiError::bad_request(format!("the request body could not be read: {error}"))),
+    }
 }
 
 /// A text body: UTF-8.
 pub fn text(bytes: &[u8]) -> Result<String, ApiError> {
     String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::bad_request("the body is not UTF-8 text"))
-}
-
-fn body_rejection(rejection: BytesRejection) -> ApiError {
-    match rejection.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => too_large(),
-        status => ApiError::new(status, rejection.body_text()),
-    }
 }
 
 /// `413`: the body is over [`BODY_LIMIT`].
@@ -658,9 +668,11 @@ pub fn too_large_because(message: impl Into<String>) -> ApiError {
 }
 
 /// A success response with a JSON body. Written into a plain vector, which serde_json fills
-/// faster than axum's `Json` fills its growable buffer; 1 KiB holds most answers without growing.
+/// faster than axum's `Json` fills its growable buffer. It starts under 1 KiB: glibc's malloc
+/// tidies all its small free blocks before every allocation of 1 KiB or more, which a buffer
+/// of 1 KiB for every answer made a cost of every request (`router-bench`, BENCHMARKS.md).
 pub fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
-    let mut bytes = Vec::with_capacity(1024);
+    let mut bytes = Vec::with_capacity(512);
     match serde_json::to_writer(&mut bytes, body) {
         Ok(()) => {
             (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], bytes).into_response()
@@ -762,16 +774,32 @@ impl Validator {
                 u32::from(found)
             )));
         }
-        let problems: Vec<String> = self
-            .inner
-            .iter_errors(value)
-            .take(3)
-            .map(|error| {
-                let path = error.instance_path().as_str().trim_start_matches('/').replace('/', ".");
-                if path.is_empty() { error.to_string() } else { format!("{prefix}{path}: {error}") }
-            })
-            .collect();
-        if problems.is_empty() { Ok(()) } else { Err(ApiError::bad_request(problems.join("; "))) }
+        // The common case answered without collecting errors (which allocates their paths).
+        if self.inner.is_valid(value) {
+            return Ok(());
+        }
+        // Written into the message as found, not collected and joined: a refusal is answered
+        // as often as a success can be, and must not cost much more.
+        use std::fmt::Write;
+        const HEAD: &str = "Invalid request: ";
+        let mut message = String::with_capacity(128);
+        message.push_str(HEAD);
+        for error in self.inner.iter_errors(value).take(3) {
+            if message.len() > HEAD.len() {
+                message.push_str("; ");
+            }
+            let path = error.instance_path().as_str().trim_start_matches('/');
+            if !path.is_empty() {
+                message.push_str(prefix);
+                for (i, segment) in path.split('/').enumerate() {
+                    message.push_str(if i == 0 { "" } else { "." });
+                    message.push_str(segment);
+                }
+                message.push_str(": ");
+            }
+            let _ = write!(message, "{error}");
+        }
+        if message.len() == HEAD.len() { Ok(()) } else { Err(ApiError::new(StatusCode::BAD_REQUEST, message)) }
     }
 }
 
@@ -801,12 +829,14 @@ fn join(head: &str, tail: String) -> String {
 }
 
 /// What the generated `router` adds around the operations (which include its fallback for
-/// unknown paths): the body limit, a body declared over it refused before any of it is read,
-/// and a last line of defence that turns any error response not already in the error object
-/// into it, keeping its status and headers (but for an error the document itself gives in
-/// another media type, answered through [`raw_response`]).
+/// unknown paths): a body declared over the limit refused before any of it is read, and a last
+/// line of defence that turns any error response not already in the error object into it,
+/// keeping its status and headers (but for an error the document itself gives in another media
+/// type, answered through [`raw_response`]). The limit itself is [`read_body`]'s (and the
+/// multipart reader's), not axum's `DefaultBodyLimit`, which would add an extension to every
+/// request for extractors the handlers do not use.
 pub fn finish_router(router: axum::Router) -> axum::Router {
-    router.layer(Finish).layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+    router.layer(Finish)
 }
 
 /// [`finish_router`]'s layer: one service of its own around each route rather than axum's
@@ -826,31 +856,69 @@ impl<S> tower::Layer<S> for Finish {
 #[derive(Debug, Clone)]
 struct Finished<S>(S);
 
-type Answer = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Response, std::convert::Infallible>> + Send>>;
-
 impl<S> tower::Service<axum::extract::Request> for Finished<S>
 where
     S: tower::Service<axum::extract::Request, Response = Response, Error = std::convert::Infallible>,
-    S::Future: Send + 'static,
+    S::Future: Send + Unpin + 'static,
 {
     type Response = Response;
     type Error = std::convert::Infallible;
-    type Future = Answer;
+    type Future = Answer<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
         self.0.poll_ready(cx)
     }
 
-    fn call(&mut self, request: axum::extract::Request) -> Answer {
-        if let Some(refused) = declared_oversize(&request) {
-            return Box::pin(std::future::ready(Ok(refused)));
+    fn call(&mut self, request: axum::extract::Request) -> Answer<S::Future> {
+        match declared_oversize(&request) {
+            Some(refused) => Answer::Refused(Some(refused)),
+            None => Answer::Answering(self.0.call(request)),
         }
-        let answered = self.0.call(request);
-        Box::pin(async move {
-            let Ok(response) = answered.await;
-            Ok(uniform_errors(response).await)
-        })
     }
+}
+
+/// [`Finished`]'s future: the route's answer, made uniform. Boxed only to rewrite an error
+/// whose body is not the error object (which must be read first: a rejection of axum's own),
+/// not for every request.
+enum Answer<F> {
+    Refused(Option<Response>),
+    Answering(F),
+    Rewriting(std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>),
+}
+
+impl<F> std::future::Future for Answer<F>
+where
+    F: std::future::Future<Output = Result<Response, std::convert::Infallible>> + Unpin,
+{
+    type Output = Result<Response, std::convert::Infallible>;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        use std::task::Poll;
+        loop {
+            match &mut *self {
+                Answer::Refused(refused) => return Poll::Ready(Ok(refused.take().expect("polled once answered"))),
+                Answer::Answering(answering) => {
+                    let Poll::Ready(Ok(response)) = std::pin::Pin::new(answering).poll(cx) else {
+                        return Poll::Pending;
+                    };
+                    if uniform(&response) {
+                        return Poll::Ready(Ok(response));
+                    }
+                    *self = Answer::Rewriting(Box::pin(uniform_errors(response)));
+                }
+                Answer::Rewriting(rewriting) => return rewriting.as_mut().poll(cx).map(Ok),
+            }
+        }
+    }
+}
+
+/// Whether `response` is as [`uniform_errors`] leaves it: a success, or an error in the error
+/// object (or in a media type the document gives it).
+fn uniform(response: &Response) -> bool {
+    let status = response.status();
+    !(status.is_client_error() || status.is_server_error())
+        || is_json(response.headers())
+        || response.extensions().get::<Documented>().is_some()
 }
 
 /// A body whose declared length is over the limit is refused before any of it is read: `413`
@@ -874,12 +942,9 @@ fn declared_oversize(request: &axum::extract::Request) -> Option<Response> {
     Some(response)
 }
 
+/// `response` (not [`uniform`]) as the error object.
 async fn uniform_errors(response: Response) -> Response {
     let status = response.status();
-    let documented = response.extensions().get::<Documented>().is_some();
-    if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) || documented {
-        return response;
-    }
     let (mut parts, body) = response.into_parts();
     let text = axum::body::to_bytes(body, BODY_LIMIT).await.unwrap_or_default();
     let text = String::from_utf8_lossy(&text).trim().to_string();

@@ -136,7 +136,6 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
         use #types_path as types;
         use axum::extract::State;
         #raw_path_params
-        use axum::http::{HeaderMap, Uri};
         // Unused by a document with no operation.
         #[allow(unused_imports)]
         use axum::http::StatusCode;
@@ -213,9 +212,10 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
         /// A path the document does not have.
         async fn unknown_path<P: Send + 'static, A: Api<P>>(
             State(shared): State<Arc<Shared<A>>>,
-            headers: HeaderMap,
-            uri: Uri,
+            request: axum::extract::Request,
         ) -> Result<Response, ApiError> {
+            let (parts, _) = request.into_parts();
+            let (headers, uri) = (parts.headers, parts.uri);
             #unknown_path_auth
             Err(#rt::unknown_path(&uri))
         }
@@ -491,7 +491,7 @@ fn one_url(ops: &[Op], schemes: &[security::Scheme], rt: &syn::Path) -> Option<(
     });
     let arms = candidates.iter().enumerate().map(|(i, op)| {
         let handler = &op.fn_name;
-        quote! { #i => #handler::<P, A>(State(shared), headers, Ok(bytes)).await, }
+        quote! { #i => #handler::<P, A>(State(shared), axum::extract::Request::from_parts(parts, bytes.into())).await, }
     });
     let route = quote! {
         .route("/", axum::routing::post(any_webhook::<P, A>).fallback(|| async { #rt::method_not_allowed("POST") }))
@@ -501,10 +501,11 @@ fn one_url(ops: &[Op], schemes: &[security::Scheme], rt: &syn::Path) -> Option<(
         /// body schema it meets (the one whose name the body states, when several do).
         async fn any_webhook<P: Send + 'static, A: Api<P>>(
             State(shared): State<Arc<Shared<A>>>,
-            headers: HeaderMap,
-            body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+            request: axum::extract::Request,
         ) -> Result<Response, ApiError> {
-            let (which, bytes) = #rt::which_body(body, &[#(#validators),*])?;
+            let (parts, request_body) = request.into_parts();
+            let bytes = #rt::read_body(request_body).await?;
+            let which = #rt::which_body(&bytes, &[#(#validators),*])?;
             match which {
                 #(#arms)*
                 _ => unreachable!("which_body answers the index of one of the validators"),
@@ -647,7 +648,9 @@ fn authentication(requirement: &security::Requirement, schemes: &[security::Sche
 fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream {
     let name = &op.fn_name;
     let doc = format!(" `{} {}`", op.http_method(), op.path);
-    let mut extractors = vec![quote!(State(shared): State<Arc<Shared<A>>>), quote!(headers: HeaderMap)];
+    // The request is taken whole and split, not read through axum's `HeaderMap`, `Uri` and
+    // `Extensions` extractors, each of which clones what it reads.
+    let mut extractors = vec![quote!(State(shared): State<Arc<Shared<A>>>)];
     let mut steps = Vec::new();
     let mut args = vec![quote!(context)];
 
@@ -714,9 +717,6 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
         });
         steps.push(quote! { #rt::check_params(&shared.validators.#validator, [#(#read),*])?; });
     }
-    if !op.query_params.is_empty() || needs_uri {
-        extractors.push(quote!(uri: Uri));
-    }
     if !op.query_params.is_empty() {
         let ty = op.ident("Query");
         let validator = format_ident!("{}_query", op.fn_name);
@@ -754,11 +754,9 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
         args.push(quote!(query));
     }
     if let Some(body) = &op.body {
-        if let [model::Media { kind: MediaKind::Multipart { .. }, .. }] = body.media.as_slice() {
-            // Read as it streams, under the multipart limits, not buffered.
-            extractors.push(quote!(request_body: axum::body::Body));
-        } else {
-            extractors.push(quote!(body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>));
+        // A multipart body is read as it streams, under the multipart limits, not buffered.
+        if !matches!(body.media.as_slice(), [model::Media { kind: MediaKind::Multipart { .. }, .. }]) {
+            steps.push(quote! { let bytes = #rt::read_body(request_body).await?; });
         }
         steps.push(body_step(op, body, rt));
         args.push(quote!(body));
@@ -766,13 +764,22 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
     let upgrade = op.replies.iter().any(|r| matches!(r.body, Some(model::ReplyBody::Upgrade)));
     let context = if upgrade {
         // A protocol switch needs the connection's upgrade, which hyper leaves in the extensions.
-        extractors.push(quote!(extensions: axum::http::Extensions));
         quote! {
             let mut context = #rt::RequestContext::new(caller, headers);
             context.extensions = extensions;
         }
     } else {
         quote! { let context = #rt::RequestContext::new(caller, headers); }
+    };
+    extractors.push(quote!(request: axum::extract::Request));
+    let body_part = if op.body.is_some() { quote!(request_body) } else { quote!(_) };
+    let uri = (!op.query_params.is_empty() || needs_uri).then(|| quote!(let uri = parts.uri;));
+    let extensions = upgrade.then(|| quote!(let extensions = parts.extensions;));
+    let split = quote! {
+        let (parts, #body_part) = request.into_parts();
+        let headers = parts.headers;
+        #uri
+        #extensions
     };
     let call = quote!(<A as Api<P>>::#name(&shared.api, #(#args),*).await);
     let output = match &op.mock {
@@ -796,11 +803,19 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
     };
     quote! {
         #[doc = #doc]
-        async fn #name<P: Send + 'static, A: Api<P>>(#(#extractors),*) -> Result<Response, ApiError> {
-            #(#steps)*
-            #context
-            #output
-            Ok(axum::response::IntoResponse::into_response(output))
+        // Not an `async fn`: the request is split before the future is made, which keeps only
+        // what the steps use. An `async fn` keeps its arguments for as long as it runs, and made
+        // the future (which axum boxes) over 1 KiB: an allocation glibc's malloc answers slowly.
+        fn #name<P: Send + 'static, A: Api<P>>(
+            #(#extractors),*
+        ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+            #split
+            async move {
+                #(#steps)*
+                #context
+                #output
+                Ok(axum::response::IntoResponse::into_response(output))
+            }
         }
     }
 }
@@ -861,9 +876,9 @@ fn body_step(op: &Op, body: &model::Body, rt: &syn::Path) -> TokenStream {
     if let [model::Media { kind: MediaKind::Json { .. }, .. }] = body.media.as_slice() {
         let validator = body_validator(op, 0);
         return if body.required {
-            quote! { let body: #ty = #rt::json_body(&headers, body, &shared.validators.#validator)?; }
+            quote! { let body: #ty = #rt::json_body(&headers, bytes, &shared.validators.#validator)?; }
         } else {
-            quote! { let body: Option<#ty> = #rt::optional_json_body(&headers, body, &shared.validators.#validator)?; }
+            quote! { let body: Option<#ty> = #rt::optional_json_body(&headers, bytes, &shared.validators.#validator)?; }
         };
     }
     let accepted = body.media.iter().map(|m| m.media_type.as_str());
@@ -900,13 +915,9 @@ fn body_step(op: &Op, body: &model::Body, rt: &syn::Path) -> TokenStream {
         }
     };
     if body.required {
-        quote! {
-            let bytes = #rt::body_bytes(body)?;
-            let body: #ty = #read;
-        }
+        quote! { let body: #ty = #read; }
     } else {
         quote! {
-            let bytes = #rt::body_bytes(body)?;
             let body: Option<#ty> = if bytes.is_empty() && !headers.contains_key(axum::http::header::CONTENT_TYPE) {
                 None
             } else {

@@ -26,6 +26,7 @@ sample!(openapi_3_1);
 sample!(openapi_3_2);
 sample!(parameter_styles);
 sample!(parameters_and_responses);
+sample!(pet_store);
 sample!(query_arrays);
 sample!(repairs);
 sample!(security);
