@@ -2,8 +2,8 @@
 //! `samples/pet_store.yaml` against a hand-written axum server doing the same work, both in
 //! `router-bench` (`crates/payments-codegen/tests/output/src/bin/router-bench.rs`), route by
 //! route, under the same load, alternating; and the heap allocations each makes per request,
-//! counted in-process by that binary. The target: every route at 0.9× of the hand-written
-//! server's rate or better, the refused-input routes included.
+//! counted in-process by that binary. The target ([`TARGET`]): every route at that share of the
+//! hand-written server's rate or better, the refused-input routes included.
 
 use anyhow::{Context, bail};
 use std::io::Read;

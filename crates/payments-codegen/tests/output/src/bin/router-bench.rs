@@ -127,8 +127,8 @@ impl server::Api for Fixed {
     ) -> Result<server::CreatePetResponse, ApiError> {
         let pet = types::Pet {
             id: uuid::Uuid::from_u128(7),
-            name: body.name.to_string(),
-            tag: body.tag.map(|tag| tag.to_string()),
+            name: body.name.into(),
+            tag: body.tag.map(Into::into),
             age: body.age,
             created: created(),
         };
