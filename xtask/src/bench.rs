@@ -164,28 +164,18 @@ pub fn codegen_only(root: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(&work)?;
     let measured = toolchain(root, &work, true);
     let _ = std::fs::remove_dir_all(&work);
-    let section = render_toolchain(&measured?);
-    let path = root.join("BENCHMARKS.md");
-    let current = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
-    let kept = current.split("# The toolchain").next().unwrap_or_default();
-    let tail = hand_written(root)?;
-    std::fs::write(&path, format!("{kept}{section}{tail}")).with_context(|| path.display().to_string())?;
-    println!("{section}\nwrote the toolchain section of {}", path.display());
-    Ok(())
+    put_section(root, "# The toolchain", HAND_WRITTEN, &render_toolchain(&measured?))
 }
 
 /// `cargo xtask bench --upload`: the uploads section alone, measured now and put in place of the
 /// one in BENCHMARKS.md (before the toolchain's; the rest left as the last full run wrote it).
 pub fn upload_only(root: &Path) -> anyhow::Result<()> {
-    let section = crate::upload::render(&crate::upload::measure(root, 1 << 30, true)?);
-    let path = root.join("BENCHMARKS.md");
-    let current = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
-    let (before, toolchain) = current.split_once("# The toolchain").unwrap_or((&current, ""));
-    let before = before.split("# Uploads").next().unwrap_or_default();
-    std::fs::write(&path, format!("{before}{section}# The toolchain{toolchain}"))
-        .with_context(|| path.display().to_string())?;
-    println!("{section}wrote the uploads section of {}", path.display());
-    Ok(())
+    put_section(
+        root,
+        "# Uploads",
+        "# The toolchain",
+        &crate::upload::render(&crate::upload::measure(root, 1 << 30, true)?),
+    )
 }
 
 /// `cargo xtask bench --server`: the generated server's section alone, measured now and put in
@@ -197,14 +187,22 @@ pub fn server_only(root: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(&work)?;
     let measured = crate::server_bench::measure(root, &wrk, &work, true, 5);
     let _ = std::fs::remove_dir_all(&work);
-    let section = crate::server_bench::render(&measured?);
+    put_section(root, "# The generated server", "# Uploads", &crate::server_bench::render(&measured?))
+}
+
+/// Puts `section` in BENCHMARKS.md in place of the one under `heading`, which ends where `next`
+/// begins (the rest of the file as the last full run wrote it; without a `next`, the section ends
+/// the file).
+fn put_section(root: &Path, heading: &str, next: &str, section: &str) -> anyhow::Result<()> {
     let path = root.join("BENCHMARKS.md");
     let current = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
-    let (before, uploads) = current.split_once("# Uploads").unwrap_or((&current, ""));
-    let before = before.split("# The generated server").next().unwrap_or_default();
-    std::fs::write(&path, format!("{before}{section}# Uploads{uploads}"))
-        .with_context(|| path.display().to_string())?;
-    println!("{section}wrote the generated server's section of {}", path.display());
+    let (before, after) = match current.split_once(next) {
+        Some((before, after)) => (before, format!("{next}{after}")),
+        None => (current.as_str(), String::new()),
+    };
+    let before = before.split(heading).next().unwrap_or_default();
+    std::fs::write(&path, format!("{before}{section}{after}")).with_context(|| path.display().to_string())?;
+    println!("{section}\nwrote the section {heading:?} of {}", path.display());
     Ok(())
 }
 

@@ -12,16 +12,6 @@ use std::process::{Child, Command, Stdio};
 
 use crate::bench::{Run, median, wrk};
 
-/// The routes measured: name, method, path and query, JSON body, whether it is refused (`400`).
-/// The same requests `router-bench allocations` counts.
-const ROUTES: [(&str, &str, &str, &str, bool); 5] = [
-    ("list", "GET", "/pets?limit=10&tag=dog", "", false),
-    ("get", "GET", "/pets/0b5c6a4e-7c43-4f4e-9a55-52f7a3d1c0de", "", false),
-    ("create", "POST", "/pets", r#"{"name":"Rex","tag":"dog","age":3}"#, false),
-    ("create refused", "POST", "/pets", r#"{"name":"","tag":"dog","age":300}"#, true),
-    ("list refused", "GET", "/pets?limit=500", "", true),
-];
-
 /// The least ratio of the generated server's rate to the hand-written one's, on every route.
 const TARGET: f64 = 0.9;
 
@@ -41,7 +31,7 @@ request = function() return request_text end
 "#;
 
 pub struct Route {
-    name: &'static str,
+    name: String,
     generated: f64,
     hand_written: f64,
     /// Heap allocations per request: generated, hand-written.
@@ -110,8 +100,11 @@ pub fn measure(root: &Path, wrk_path: &Path, work: &Path, release: bool, seconds
     let hand_written = serve(&binary, "hand-written")?;
     let (connections, rounds) = (16, if release { 3 } else { 1 });
     let mut routes = Vec::new();
-    for (name, method, target, body, refused) in ROUTES {
-        let args = [method.to_owned(), target.to_owned(), body.to_owned()];
+    // The routes are router-bench's, as it counted them.
+    for line in counted.lines() {
+        let counted = Counted::read(line)?;
+        let (name, refused) = (&counted.name, counted.status >= 400);
+        let args = [counted.method.clone(), counted.target.clone(), counted.body.clone()];
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
         for round in 0..rounds {
             // Alternating which goes first, so neither always meets a warmer or quieter machine.
@@ -123,9 +116,17 @@ pub fn measure(root: &Path, wrk_path: &Path, work: &Path, release: bool, seconds
                 if is_generated { &mut ours } else { &mut theirs }.push(run.requests_per_second);
             }
         }
-        let allocations = counted_pair(&counted, name, "")?;
-        let nanos = counted_pair(&counted, name, "_ns")?;
-        routes.push(Route { name, generated: median(ours), hand_written: median(theirs), allocations, nanos });
+        let (allocations, nanos) = (counted.allocations, counted.nanos);
+        routes.push(Route {
+            name: counted.name,
+            generated: median(ours),
+            hand_written: median(theirs),
+            allocations,
+            nanos,
+        });
+    }
+    if routes.is_empty() {
+        bail!("router-bench allocations printed no route");
     }
     Ok(Servers { routes, connections, seconds, rounds })
 }
@@ -140,21 +141,40 @@ fn check(run: &Run, refused: bool, name: &str, generated: bool) -> anyhow::Resul
     Ok(())
 }
 
-/// What `router-bench allocations` printed for `route` (`route="list" generated=62.0
-/// hand-written=55.0 generated_ns=4148 hand-written_ns=4761`): the two servers' figures whose
-/// names end in `suffix`.
-fn counted_pair(printed: &str, route: &str, suffix: &str) -> anyhow::Result<(f64, f64)> {
-    let line = printed
-        .lines()
-        .find(|line| line.starts_with(&format!("route={route:?} ")))
-        .with_context(|| format!("router-bench allocations printed nothing for {route}:\n{printed}"))?;
-    let field = |name: &str| -> anyhow::Result<f64> {
-        line.split_whitespace()
-            .find_map(|word| word.strip_prefix(name)?.strip_prefix('='))
-            .and_then(|value| value.parse().ok())
-            .with_context(|| format!("no {name} in {line:?}"))
-    };
-    Ok((field(&format!("generated{suffix}"))?, field(&format!("hand-written{suffix}"))?))
+/// A route as `router-bench allocations` prints it, a JSON object a line: the request, the
+/// status both servers answered it with, and each server's allocations and nanoseconds per
+/// request (generated, hand-written).
+struct Counted {
+    name: String,
+    method: String,
+    target: String,
+    body: String,
+    status: u16,
+    allocations: (f64, f64),
+    nanos: (f64, f64),
+}
+
+impl Counted {
+    fn read(line: &str) -> anyhow::Result<Self> {
+        let value: serde_json::Value =
+            serde_json::from_str(line).with_context(|| format!("router-bench allocations printed {line:?}"))?;
+        let text = |name: &str| value[name].as_str().map(str::to_owned).with_context(|| format!("no {name} in {line}"));
+        let pair = |name: &str| -> anyhow::Result<(f64, f64)> {
+            let number =
+                |server: &str| value[name][server].as_f64().with_context(|| format!("no {name}.{server} in {line}"));
+            Ok((number("generated")?, number("hand-written")?))
+        };
+        let status = value["status"].as_u64().and_then(|s| u16::try_from(s).ok());
+        Ok(Self {
+            name: text("route")?,
+            method: text("method")?,
+            target: text("target")?,
+            body: text("body")?,
+            status: status.with_context(|| format!("no status in {line}"))?,
+            allocations: pair("allocations")?,
+            nanos: pair("nanos")?,
+        })
+    }
 }
 
 /// The "# The generated server" section of BENCHMARKS.md.
@@ -197,12 +217,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_are_read_per_route() {
-        let printed = "route=\"list\" generated=62.0 hand-written=55.0 generated_ns=4148 hand-written_ns=4761\n\
-                       route=\"list refused\" generated=46.5 hand-written=33.0 generated_ns=1573 hand-written_ns=1433\n";
-        assert_eq!(counted_pair(printed, "list", "").unwrap(), (62.0, 55.0));
-        assert_eq!(counted_pair(printed, "list", "_ns").unwrap(), (4148.0, 4761.0));
-        assert_eq!(counted_pair(printed, "list refused", "").unwrap(), (46.5, 33.0));
-        assert!(counted_pair(printed, "get", "").is_err());
+    fn routes_are_read_as_router_bench_prints_them() {
+        let line = r#"{"route":"create refused","method":"POST","target":"/pets","body":"{\"name\":\"\"}","status":400,"allocations":{"generated":35.0,"hand-written":31.0},"nanos":{"generated":2140.0,"hand-written":1730.0}}"#;
+        let counted = Counted::read(line).unwrap();
+        assert_eq!(
+            (counted.name.as_str(), counted.method.as_str(), counted.target.as_str()),
+            ("create refused", "POST", "/pets")
+        );
+        assert_eq!((counted.body.as_str(), counted.status), (r#"{"name":""}"#, 400));
+        assert_eq!((counted.allocations, counted.nanos), ((35.0, 31.0), (2140.0, 1730.0)));
+        assert!(Counted::read(r#"{"route":"list"}"#).is_err());
     }
 }

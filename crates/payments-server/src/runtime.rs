@@ -593,13 +593,9 @@ pub fn json_value<T: DeserializeOwned>(bytes: &[u8], validator: &Validator) -> R
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
-    let Some(media_type) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else { return false };
-    let essence = media_type.split(';').next().unwrap_or_default().trim();
     // Without lowering it into a new string: asked of every body and every error answered.
-    let (kind, subtype) = essence.split_once('/').unwrap_or_default();
-    kind.eq_ignore_ascii_case("application")
-        && (subtype.eq_ignore_ascii_case("json")
-            || subtype.len() > 5 && subtype[subtype.len() - 5..].eq_ignore_ascii_case("+json"))
+    let media_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    media_type.is_some_and(|media_type| is_json_essence(bare(media_type)))
 }
 
 /// The essence of the request's `Content-Type` (`application/json; charset=utf-8` →
@@ -610,11 +606,21 @@ fn content_type(headers: &HeaderMap) -> Option<String> {
 
 /// A media type without its parameters, lower case.
 fn essence(media_type: &str) -> String {
-    media_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase()
+    bare(media_type).to_ascii_lowercase()
 }
 
+/// A media type without its parameters, as written.
+fn bare(media_type: &str) -> &str {
+    media_type.split(';').next().unwrap_or_default().trim()
+}
+
+/// Whether a media type's essence, in any case, is JSON: `application/json` or
+/// `application/…+json`.
 fn is_json_essence(essence: &str) -> bool {
-    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+    let (kind, subtype) = essence.split_once('/').unwrap_or_default();
+    let suffix = subtype.len().checked_sub(5).map(|at| &subtype.as_bytes()[at..]);
+    kind.eq_ignore_ascii_case("application")
+        && (subtype.eq_ignore_ascii_case("json") || suffix.is_some_and(|s| s.eq_ignore_ascii_case(b"+json")))
 }
 
 /// Which of the media types an operation accepts (as the document writes them) the request's

@@ -8,8 +8,9 @@
 //! - `router-bench serve generated|hand-written [PORT]` prints its address, then serves until
 //!   killed.
 //! - `router-bench allocations` sends each of [`ROUTES`] to both routers in this process (no
-//!   sockets) and prints, per route, the heap allocations one request costs each and the time
-//!   it takes, after checking that both answer it with the status the route expects.
+//!   sockets) and prints, per route, a JSON line: the request, the status both answered it with
+//!   (checked to be the route's), and the heap allocations and nanoseconds one request costs
+//!   each. `cargo xtask bench` measures the routes it reads there.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
@@ -318,7 +319,7 @@ async fn count() -> std::io::Result<()> {
     const RUNS: u64 = 1000;
     let servers = [("generated", generated()), ("hand-written", hand_written())];
     for (name, method, target, body, expected) in ROUTES {
-        let mut line = format!("route={name:?}");
+        let mut allocated = serde_json::Map::new();
         for (server, router) in &servers {
             let mut total = 0;
             for run in 0..=RUNS {
@@ -329,7 +330,7 @@ async fn count() -> std::io::Result<()> {
                     total += counted;
                 }
             }
-            line.push_str(&format!(" {server}={:.1}", total as f64 / RUNS as f64));
+            allocated.insert(server.to_string(), (total as f64 / RUNS as f64).into());
         }
         // The time a request takes in the router alone, without sockets: the median of five
         // rounds, each alternating the servers.
@@ -343,10 +344,15 @@ async fn count() -> std::io::Result<()> {
                 times[i].push(start.elapsed().as_nanos() as f64 / (RUNS * 10) as f64);
             }
         }
+        let mut nanos = serde_json::Map::new();
         for ((server, _), mut runs) in servers.iter().zip(times) {
             runs.sort_by(f64::total_cmp);
-            line.push_str(&format!(" {server}_ns={:.0}", runs[2]));
+            nanos.insert(server.to_string(), runs[2].round().into());
         }
+        let line = serde_json::json!({
+            "route": name, "method": method, "target": target, "body": body, "status": expected,
+            "allocations": allocated, "nanos": nanos,
+        });
         println!("{line}");
     }
     Ok(())
