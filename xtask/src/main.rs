@@ -33,11 +33,12 @@ use payments_codegen::Config;
 const SPEC: &str = "openapi/payments.yaml";
 
 /// What `codegen` writes from it, in the order it writes them.
-const GENERATED: [&str; 7] = [
+const GENERATED: [&str; 8] = [
     "crates/payments-types/src/generated.rs",
     "crates/payments-client/src/generated.rs",
     "crates/payments-server/src/generated.rs",
     "crates/payments-cli/src/generated.rs",
+    "tests/docs_samples/generated.rs",
     "crates/payments-server/src/schemas.json",
     "docs/openapi-3.1.json",
     "docs/api.md",
@@ -101,26 +102,42 @@ fn codegen(mode: Mode) -> anyhow::Result<()> {
     let root = workspace_root();
     let spec = std::fs::read_to_string(root.join(SPEC)).context(SPEC)?;
     let config = Config::workspace(SPEC);
-    // The four generators and then the four rustfmt runs are independent: each set runs at once.
-    let (generated, cli, rendition, markdown) = std::thread::scope(|s| {
+    // The client, the CLI and the document read for the references at once; the samples are
+    // written with all three; then the references (which show the samples) and the rustfmt
+    // runs, at once.
+    let join = |e: payments_codegen::Error| anyhow::Error::new(e).context(SPEC);
+    let (generated, cli, read) = std::thread::scope(|s| {
         let generated = s.spawn(|| payments_codegen::generate(&spec, &config));
         let cli = s.spawn(|| payments_codegen::cli(&spec, "payments_client", &config));
-        let rendition = s.spawn(|| payments_codegen::openapi_31(&spec));
-        let markdown = s.spawn(|| payments_codegen::markdown_reference(&spec, SPEC));
-        let join = |e: payments_codegen::Error| anyhow::Error::new(e).context(SPEC);
+        let read = s.spawn(|| payments_codegen::Spec::parse(&spec));
         Ok::<_, anyhow::Error>((
             generated.join().expect("generate").map_err(join)?,
             cli.join().expect("cli").map_err(join)?,
-            rendition.join().expect("openapi_31").map_err(join)?,
-            markdown.join().expect("markdown").map_err(join)?,
+            read.join().expect("parse").map_err(join)?,
         ))
     })?;
-    let [types, client, server, cli] = std::thread::scope(|s| {
-        [&generated.types, &generated.client, &generated.server, &cli]
+    let flavour = payments_codegen::Flavour {
+        client_crate: "payments_client".into(),
+        connect: "payments_client::with_token(&base_url, &token)".into(),
+        cli: Some("payments".into()),
+        base_url_variable: "PAYMENTS_BASE_URL".into(),
+        token_variable: "PAYMENTS_TOKEN".into(),
+    };
+    let samples = payments_codegen::samples(&read, &generated.client, Some(&cli), &flavour).map_err(join)?;
+    let samples_test = payments_codegen::samples_test_file(&samples, SPEC);
+    let (rendition, markdown, [types, client, server, cli, samples_test]) = std::thread::scope(|s| {
+        let rendition = s.spawn(|| payments_codegen::openapi_31(&read, &samples));
+        let markdown = s.spawn(|| payments_codegen::markdown_reference(&read, SPEC, &samples));
+        let formatted = [&generated.types, &generated.client, &generated.server, &cli, &samples_test]
             .map(|source| s.spawn(|| rustfmt(&root, source, "2024")))
-            .map(|formatting| formatting.join().expect("rustfmt"))
-    });
-    let contents = [types?, client?, server?, cli?, generated.server_schemas, rendition, markdown];
+            .map(|formatting| formatting.join().expect("rustfmt"));
+        Ok::<_, anyhow::Error>((
+            rendition.join().expect("openapi_31").map_err(join)?,
+            markdown.join().expect("markdown").map_err(join)?,
+            formatted,
+        ))
+    })?;
+    let contents = [types?, client?, server?, cli?, samples_test?, generated.server_schemas, rendition, markdown];
     let mut stale = Vec::new();
     for (path, contents) in GENERATED.iter().zip(&contents) {
         if ensure_file_contents(&root.join(path), path, contents, mode)? {

@@ -20,6 +20,7 @@ mod openapi31;
 mod openapi32;
 mod rendition;
 mod repair;
+mod samples;
 mod server;
 mod spec;
 mod standalone;
@@ -29,6 +30,7 @@ mod write;
 pub use nullable::is_null_only;
 pub use openapi31::Note;
 pub use rendition::openapi_31;
+pub use samples::{Flavour, Sample, test_file as samples_test_file};
 pub use spec::Spec;
 pub use standalone::{File, STANDALONE_EDITION, Standalone, standalone};
 pub use write::{Written, rustfmt, write_workspace};
@@ -149,9 +151,15 @@ pub fn cli(spec_text: &str, client_crate: &str, config: &Config) -> Result<Strin
 }
 
 /// The Markdown reference (`docs/api.md`) of the document; `source` is its path from the
-/// workspace root, for the header and links.
-pub fn markdown_reference(spec_text: &str, source: &str) -> Result<String> {
-    Ok(markdown::reference(&Spec::parse(spec_text)?, source))
+/// workspace root, for the header and links. Each operation shows its `samples`.
+pub fn markdown_reference(spec: &Spec, source: &str, samples: &[Sample]) -> Result<String> {
+    Ok(markdown::reference(spec, source, samples))
+}
+
+/// How to call each operation of the document, in Rust, with the CLI and with curl
+/// ([`Sample`]), written with the generated `client` and `cli` (their source) as `flavour` says.
+pub fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) -> Result<Vec<Sample>> {
+    samples::samples(spec, client, cli, flavour).map_err(|error| spec.locate(error))
 }
 
 /// What an operation answers in the generated `mock_router` until it is implemented.

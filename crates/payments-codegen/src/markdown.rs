@@ -5,11 +5,12 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
+use crate::samples::{self, Sample};
 use crate::spec::Spec;
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
-pub fn reference(spec: &Spec, source: &str) -> String {
+pub fn reference(spec: &Spec, source: &str, samples: &[Sample]) -> String {
     let raw = &spec.original;
     let mut out = String::new();
     let info = &raw["info"];
@@ -35,6 +36,10 @@ pub fn reference(spec: &Spec, source: &str) -> String {
                 let tagged = operation["tags"].as_array().is_some_and(|t| t.iter().any(|t| t == name));
                 if tagged {
                     operation_section(&mut out, raw, path, method, item, operation);
+                    let id = operation["operationId"].as_str();
+                    if let Some(sample) = samples.iter().find(|s| Some(s.operation_id.as_str()) == id) {
+                        let _ = writeln!(out, "{}", samples::markdown(sample));
+                    }
                 }
             }
         }

@@ -4,12 +4,15 @@
 
 use serde_json::{Map, Value};
 
+use crate::samples::{self, Sample};
 use crate::{Error, Result, json_schema::to_json_schema, spec::Spec};
 
-pub fn openapi_31(spec_text: &str) -> Result<String> {
-    let spec = Spec::parse(spec_text)?;
+/// The rendition, each operation with its `samples` (`x-codeSamples`, and after its
+/// description, which Swagger UI shows beside it).
+pub fn openapi_31(spec: &Spec, samples: &[Sample]) -> Result<String> {
     let mut doc = spec.original.clone();
     convert_schemas(&mut doc);
+    with_samples(&mut doc, samples);
     let object = doc.as_object_mut().expect("an OpenAPI document is an object");
     object.insert("openapi".into(), Value::String("3.1.0".into()));
     if let Some(webhooks) = object.remove("x-webhooks") {
@@ -22,6 +25,22 @@ pub fn openapi_31(spec_text: &str) -> Result<String> {
         serde_json::to_string_pretty(&typed).map_err(|e| Error(format!("serialising the 3.1 rendition: {e}")))?;
     text.push('\n');
     Ok(text)
+}
+
+/// Every operation of `doc` that has a sample gets it, found by its `operationId`.
+fn with_samples(doc: &mut Value, samples: &[Sample]) {
+    let paths = doc.get_mut("paths").and_then(Value::as_object_mut).into_iter().flat_map(|paths| paths.values_mut());
+    let operations = paths.filter_map(Value::as_object_mut).flat_map(|item| item.values_mut());
+    for operation in operations.filter_map(Value::as_object_mut) {
+        let id = operation.get("operationId").and_then(Value::as_str);
+        let Some(sample) = samples.iter().find(|s| Some(s.operation_id.as_str()) == id) else { continue };
+        let description = match operation.get("description").and_then(Value::as_str) {
+            Some(own) => format!("{own}\n\n{}", samples::markdown(sample)),
+            None => samples::markdown(sample),
+        };
+        operation.insert("description".into(), Value::String(description));
+        operation.insert("x-codeSamples".into(), samples::code_samples(sample));
+    }
 }
 
 /// 3.0's license is a name and a URL; 3.1 added the SPDX `identifier`, for licences (and

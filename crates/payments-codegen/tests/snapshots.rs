@@ -34,7 +34,8 @@ fn sample_outputs() {
         insta::assert_snapshot!(format!("{sample}__client"), out.client);
         insta::assert_snapshot!(format!("{sample}__server"), out.server);
         insta::assert_snapshot!(format!("{sample}__server_schemas"), out.server_schemas);
-        let markdown = markdown_reference(&text, &format!("tests/samples/{sample}.yaml")).unwrap();
+        let spec = payments_codegen::Spec::parse(&text).unwrap();
+        let markdown = markdown_reference(&spec, &format!("tests/samples/{sample}.yaml"), &[]).unwrap();
         insta::assert_snapshot!(format!("{sample}__markdown"), markdown);
     }
 }

@@ -4843,7 +4843,7 @@ fn list_recipients<P: Send + 'static, A: Api<P>>(
                 return Ok(crate::runtime::mock_response(
                     200u16,
                     Some("application/json"),
-                    "[{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}]",
+                    "[{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Isla Wilson\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}]",
                     &[],
                 ));
             }
@@ -4893,7 +4893,7 @@ fn create_recipient<P: Send + 'static, A: Api<P>>(
                 return Ok(crate::runtime::mock_response(
                     201u16,
                     Some("application/json"),
-                    "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+                    "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Isla Wilson\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
                     &[],
                 ));
             }
@@ -4943,7 +4943,7 @@ fn validate_recipient<P: Send + 'static, A: Api<P>>(
                 return Ok(crate::runtime::mock_response(
                     200u16,
                     Some("application/json"),
-                    "{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_id\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\",\"name_check\":\"match\"}",
+                    "{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_id\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\",\"name_check\":\"match\"}",
                     &[],
                 ));
             }
@@ -4992,7 +4992,7 @@ fn get_recipient<P: Send + 'static, A: Api<P>>(
                 return Ok(crate::runtime::mock_response(
                     200u16,
                     Some("application/json"),
-                    "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+                    "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Isla Wilson\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
                     &[],
                 ));
             }
@@ -5088,7 +5088,7 @@ fn update_recipient<P: Send + 'static, A: Api<P>>(
                 return Ok(crate::runtime::mock_response(
                     200u16,
                     Some("application/json"),
-                    "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Ada Lovelace\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+                    "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Isla Wilson\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
                     &[],
                 ));
             }
@@ -5187,7 +5187,7 @@ fn simulate_balance_transfer<P: Send + 'static, A: Api<P>>(
                 return Ok(crate::runtime::mock_response(
                     201u16,
                     Some("application/json"),
-                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
                     &[],
                 ));
             }
@@ -5291,7 +5291,7 @@ fn simulate_transaction_status<P: Send + 'static, A: Api<P>>(
                 return Ok(crate::runtime::mock_response(
                     200u16,
                     Some("application/json"),
-                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
                     &[],
                 ));
             }
@@ -5395,7 +5395,7 @@ fn simulate_inbound_transfer<P: Send + 'static, A: Api<P>>(
                 return Ok(crate::runtime::mock_response(
                     201u16,
                     Some("application/json"),
-                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
                     &[],
                 ));
             }
@@ -5444,7 +5444,7 @@ fn list_transactions<P: Send + 'static, A: Api<P>>(
                 return Ok(crate::runtime::mock_response(
                     200u16,
                     Some("application/json"),
-                    "[{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}]",
+                    "[{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}]",
                     &[],
                 ));
             }
@@ -5494,7 +5494,7 @@ fn create_transaction<P: Send + 'static, A: Api<P>>(
                 return Ok(crate::runtime::mock_response(
                     201u16,
                     Some("application/json"),
-                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
                     &[],
                 ));
             }
@@ -5543,7 +5543,7 @@ fn get_transaction<P: Send + 'static, A: Api<P>>(
                 return Ok(crate::runtime::mock_response(
                     200u16,
                     Some("application/json"),
-                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE OKAFOR\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                    "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
                     &[],
                 ));
             }

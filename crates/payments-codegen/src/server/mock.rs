@@ -131,6 +131,12 @@ fn media_example(media: &Value, components: &Value) -> Option<Value> {
     resolve(first, components, "examples")?.get("value").cloned()
 }
 
+/// A value `schema` accepts, built as a mock answer's is (an example or default where the
+/// schema has one): what the samples send where the document gives no example.
+pub fn value_for(schema: &Value, components: &Value) -> Value {
+    Builder { components, depth: 0 }.build(schema)
+}
+
 struct Builder<'a> {
     components: &'a Value,
     depth: usize,

@@ -1,0 +1,577 @@
+//! How to call each operation, written from the document: the generated Rust client's builder
+//! chain, the generated CLI's command line and curl, each with the document's example values
+//! (a parameter's or body's `example`, else a value built from its schema, as the mock builds
+//! one). They are shown beside each operation in the references (`x-codeSamples` and the
+//! description in the 3.1 rendition, `docs/api.md`), and the Rust ones are written into a test
+//! file too, so they are compiled, and run against a live sandbox, by `cargo test`.
+//!
+//! The Rust sample's types are the generated client's own: each parameter's is read from the
+//! builder progenitor wrote for its operation, so a literal is written that the builder's
+//! `TryInto` takes. The CLI's flags are read from the generated CLI the same way: a body whose
+//! fields all have a flag is given by flags, any other by `--json-body`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use heck::{ToKebabCase, ToSnakeCase, ToUpperCamelCase};
+use serde_json::Value;
+
+use crate::normalise::{self, resolve, resolve_schema};
+use crate::spec::Spec;
+use crate::{Error, Result};
+
+/// Where the samples call: the client crate's name and how a client is made, the CLI's binary
+/// (none for a document without one), and the environment variables holding the base URL and
+/// the credential.
+#[derive(Debug, Clone)]
+pub struct Flavour {
+    /// The client crate's Rust name (`payments_client`).
+    pub client_crate: String,
+    /// An expression making a client from `base_url` and `token` (both `String`s in scope):
+    /// `payments_client::with_token(&base_url, &token)`.
+    pub connect: String,
+    /// The CLI binary's name, when there is one.
+    pub cli: Option<String>,
+    /// The environment variable holding the base URL (`PAYMENTS_BASE_URL`).
+    pub base_url_variable: String,
+    /// The environment variable holding the token (`PAYMENTS_TOKEN`).
+    pub token_variable: String,
+}
+
+/// One operation's samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub operation_id: String,
+    /// The Rust name of its client method (`create_balance`).
+    pub function: String,
+    /// Upper case: `POST`.
+    pub method: String,
+    pub path: String,
+    /// The success status the document gives (its first).
+    pub status: u16,
+    /// The Rust sample as shown: statements of an async function returning a `Result` whose
+    /// error is a `Box<dyn std::error::Error>`.
+    pub rust: String,
+    /// [`Sample::rust`] with, after each value's binding, a line the test uses to put its own
+    /// value in (`let id = values.swap("id", id)?;`), and the answer returned.
+    pub rust_checked: String,
+    pub cli: Option<String>,
+    pub curl: String,
+    /// Each value the samples bind, with its example as the shell samples write it: the test
+    /// replaces that text with its own value.
+    pub values: Vec<(String, String)>,
+}
+
+/// The samples of every operation of `spec`, by path. `client` and `cli` are the
+/// generated client's and CLI's source (formatted).
+pub fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) -> Result<Vec<Sample>> {
+    let builders = builders(client)?;
+    let components = spec.raw.get("components").cloned().unwrap_or_default();
+    let mut samples = Vec::new();
+    for (path, item) in spec.raw.get("paths").and_then(Value::as_object).into_iter().flatten() {
+        for method in normalise::METHODS {
+            let Some(operation) = item.get(method) else { continue };
+            let Some(operation_id) = operation.get("operationId").and_then(Value::as_str) else { continue };
+            // An operation of a method 3.0 lacks (`QUERY`) is kept in the view at `{path}~METHOD`.
+            let (method, path) = match operation.get("x-codegen-method").and_then(Value::as_str) {
+                Some(own) => (own.to_owned(), path.split_once('~').map_or(path.as_str(), |(p, _)| p).to_owned()),
+                None => (method.to_ascii_uppercase(), path.clone()),
+            };
+            let Some(mock) = crate::server::mock::mock(operation, &components) else { continue };
+            let fields = builders
+                .get(&operation_id.to_upper_camel_case())
+                .ok_or_else(|| Error(format!("samples: the client has no builder for operation {operation_id}")))?;
+            let cli_flags = cli.map(|cli| flags(cli, &operation_id.to_snake_case()));
+            let call = Call::read(spec, operation, &components)?;
+            samples.push(call.write(operation_id, method, path, mock.status, fields, cli_flags.as_deref(), flavour)?);
+        }
+    }
+    Ok(samples)
+}
+
+/// A parameter or the body, with its example.
+struct Bound {
+    name: String,
+    place: Place,
+    example: Value,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Place {
+    Path,
+    Query,
+    Header,
+    Cookie,
+    Body,
+}
+
+/// What a sample sends: the required parameters (and those with an example of their own), the
+/// body, and the credential.
+struct Call {
+    values: Vec<Bound>,
+    /// The body's media type, when it has one.
+    media_type: Option<String>,
+    credential: Option<Credential>,
+}
+
+/// How the operation's credential is sent.
+enum Credential {
+    Bearer,
+    Basic,
+    ApiKey { place: Place, name: String },
+}
+
+impl Call {
+    fn read(spec: &Spec, operation: &Value, components: &Value) -> Result<Self> {
+        let mut values = Vec::new();
+        for parameter in operation.get("parameters").and_then(Value::as_array).into_iter().flatten() {
+            let Some(parameter) = resolve(parameter, components, "parameters") else { continue };
+            let name = parameter.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let place = match parameter.get("in").and_then(Value::as_str) {
+                Some("path") => Place::Path,
+                Some("query") => Place::Query,
+                Some("header") => Place::Header,
+                Some("cookie") => Place::Cookie,
+                _ => continue,
+            };
+            // The required ones, and those the document gives an example of their own (an
+            // optional filter's schema example, such as a currency code's, is no reason to show it).
+            let required = parameter.get("required") == Some(&Value::Bool(true));
+            if !required && parameter.get("example").is_none() && parameter.get("examples").is_none() {
+                continue;
+            }
+            let own = own_example(parameter, components);
+            let schema = parameter.get("schema").cloned().unwrap_or_default();
+            let example = own.unwrap_or_else(|| crate::server::mock::value_for(&schema, components));
+            values.push(Bound { name, place, example });
+        }
+        let body = operation.get("requestBody").and_then(|body| resolve(body, components, "requestBodies"));
+        let mut media_type = None;
+        if let Some((media, content)) =
+            body.and_then(|b| b.get("content")?.as_object()?.iter().find(|(media, _)| normalise::is_json(media)))
+        {
+            let schema = content.get("schema").cloned().unwrap_or_default();
+            let example = own_example(content, components)
+                .or_else(|| resolve_schema(&schema, components).and_then(|s| s.get("example")).cloned())
+                .unwrap_or_else(|| crate::server::mock::value_for(&schema, components));
+            values.push(Bound { name: "body".into(), place: Place::Body, example });
+            media_type = Some(media.clone());
+        } else if body.is_some() {
+            return Err(Error("samples are written for JSON bodies only".into()));
+        }
+        Ok(Self { values, media_type, credential: credential(spec, operation, components) })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write(
+        &self,
+        operation_id: &str,
+        method: String,
+        path: String,
+        status: u16,
+        fields: &BTreeMap<String, String>,
+        cli_flags: Option<&[String]>,
+        flavour: &Flavour,
+    ) -> Result<Sample> {
+        let function = operation_id.to_snake_case();
+        let (rust, rust_checked) = self.rust(&function, fields, flavour)?;
+        let cli = match (cli_flags, &flavour.cli) {
+            (Some(flags), Some(binary)) => Some(self.cli(binary, operation_id, flags)),
+            _ => None,
+        };
+        let values = self
+            .values
+            .iter()
+            .filter(|v| v.place != Place::Body)
+            .map(|v| (v.name.clone(), plain(&v.example)))
+            .chain(self.values.iter().filter(|v| v.place == Place::Body).flat_map(|v| {
+                v.example.as_object().into_iter().flatten().map(|(key, value)| (format!("body.{key}"), plain(value)))
+            }))
+            .collect();
+        Ok(Sample {
+            operation_id: operation_id.to_owned(),
+            function,
+            curl: self.curl(&method, &path, flavour),
+            method,
+            path,
+            status,
+            rust,
+            rust_checked,
+            cli,
+            values,
+        })
+    }
+
+    /// The Rust sample, and the same with the test's lines.
+    fn rust(&self, function: &str, fields: &BTreeMap<String, String>, flavour: &Flavour) -> Result<(String, String)> {
+        let krate = &flavour.client_crate;
+        let mut shown = String::new();
+        let mut checked = String::new();
+        let mut line = |text: &str, test: Option<String>| {
+            shown.push_str(text);
+            shown.push('\n');
+            checked.push_str(text);
+            checked.push('\n');
+            if let Some(test) = test {
+                checked.push_str(&test);
+                checked.push('\n');
+            }
+        };
+        line(
+            &format!(
+                "let (base_url, token) = (std::env::var(\"{}\")?, std::env::var(\"{}\")?);",
+                flavour.base_url_variable, flavour.token_variable
+            ),
+            None,
+        );
+        line(&format!("let client = {};", flavour.connect), None);
+        let mut chain = format!("let answer = client.{function}()");
+        for value in &self.values {
+            let field = rust_name(&value.name);
+            let ty = fields.get(&field).ok_or_else(|| {
+                Error(format!("samples: the client's builder for {function} has no `{field}` (of {})", value.name))
+            })?;
+            let (binding, literal) = if value.place == Place::Body {
+                let model = ty.replace("types::builder::", &format!("{krate}::types::"));
+                let json = indented(&value.example);
+                ("body".to_owned(), format!("serde_json::from_value::<{model}>(serde_json::json!({json}))?"))
+            } else {
+                (field.clone(), literal(ty, &value.example, krate))
+            };
+            // A string literal is a `&str`, which the test's value (owned) cannot be: it gets a
+            // `String`, which the builders take as well.
+            let test = if literal.starts_with('"') && literal.ends_with('"') {
+                format!("let {binding} = values.text({:?}, {binding});", value.name)
+            } else {
+                format!("let {binding} = values.swap({:?}, {binding})?;", value.name)
+            };
+            line(&format!("let {binding} = {literal};"), Some(test));
+            let _ = write!(chain, ".{field}({binding})");
+        }
+        chain.push_str(".send().await?;");
+        line(&chain, None);
+        line("println!(\"{} {:#?}\", answer.status(), *answer);", None);
+        checked.push_str("Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))\n");
+        Ok((shown, checked))
+    }
+
+    fn cli(&self, binary: &str, operation_id: &str, flags: &[String]) -> String {
+        let mut out = format!("{binary} {}", operation_id.to_kebab_case());
+        for value in self.values.iter().filter(|v| v.place != Place::Body) {
+            let _ = write!(out, " --{} {}", value.name.to_kebab_case(), shell_word(&plain(&value.example)));
+        }
+        let Some(body) = self.values.iter().find(|v| v.place == Place::Body) else { return out };
+        let fields = body.example.as_object();
+        // By flags when every field is a scalar with a flag of its own; by a JSON body otherwise.
+        let by_flags = fields.is_some_and(|fields| {
+            fields.iter().all(|(key, value)| {
+                !matches!(value, Value::Object(_) | Value::Array(_) | Value::Null)
+                    && flags.iter().any(|flag| *flag == key.to_kebab_case())
+            })
+        });
+        match fields {
+            Some(fields) if by_flags => {
+                for (key, value) in fields {
+                    let _ = write!(out, " --{} {}", key.to_kebab_case(), shell_word(&plain(value)));
+                }
+            }
+            _ => {
+                let json = serde_json::to_string_pretty(&body.example).expect("JSON");
+                let _ = write!(out, " --json-body /dev/stdin <<'JSON'\n{json}\nJSON");
+            }
+        }
+        out
+    }
+
+    fn curl(&self, method: &str, path: &str, flavour: &Flavour) -> String {
+        let mut target = path.to_owned();
+        let mut query = Vec::new();
+        let mut headers = Vec::new();
+        let mut cookies = Vec::new();
+        for value in &self.values {
+            let text = plain(&value.example);
+            match value.place {
+                Place::Path => target = target.replace(&format!("{{{}}}", value.name), &encode(&text)),
+                Place::Query => query.push(format!("{}={}", encode(&value.name), encode(&text))),
+                Place::Header => headers.push(double_quoted(&format!("{}: {text}", value.name))),
+                Place::Cookie => cookies.push(format!("{}={}", encode(&value.name), encode(&text))),
+                Place::Body => {}
+            }
+        }
+        let token = format!("${}", flavour.token_variable);
+        match &self.credential {
+            Some(Credential::Bearer) => headers.insert(0, format!("Authorization: Bearer {token}")),
+            Some(Credential::Basic) => {}
+            Some(Credential::ApiKey { place: Place::Query, name }) => query.push(format!("{}={token}", encode(name))),
+            Some(Credential::ApiKey { place: Place::Cookie, name }) => cookies.push(format!("{name}={token}")),
+            Some(Credential::ApiKey { name, .. }) => headers.insert(0, format!("{}: {token}", double_quoted(name))),
+            None => {}
+        }
+        if !query.is_empty() {
+            target = format!("{target}?{}", query.join("&"));
+        }
+        let mut lines = vec![match method {
+            "GET" => format!("curl \"${}{target}\"", flavour.base_url_variable),
+            _ => format!("curl -X {method} \"${}{target}\"", flavour.base_url_variable),
+        }];
+        if matches!(self.credential, Some(Credential::Basic)) {
+            lines.push(format!("-u \"{token}\""));
+        }
+        for header in headers {
+            lines.push(format!("-H \"{header}\""));
+        }
+        if !cookies.is_empty() {
+            lines.push(format!("-b \"{}\"", cookies.join("; ")));
+        }
+        if let Some(body) = self.values.iter().find(|v| v.place == Place::Body) {
+            lines.push(format!("-H \"Content-Type: {}\"", self.media_type.as_deref().unwrap_or("application/json")));
+            let json = serde_json::to_string(&body.example).expect("JSON");
+            lines.push(format!("-d '{}'", json.replace('\'', r"'\''")));
+        }
+        lines.join(" \\\n  ")
+    }
+}
+
+/// `value` as JSON indented by four spaces, as Rust is.
+fn indented(value: &Value) -> String {
+    use serde::Serialize;
+    let mut out = Vec::new();
+    let mut serializer =
+        serde_json::Serializer::with_formatter(&mut out, serde_json::ser::PrettyFormatter::with_indent(b"    "));
+    value.serialize(&mut serializer).expect("JSON");
+    String::from_utf8(out).expect("JSON is UTF-8")
+}
+
+/// A parameter's or media type's own example: `example`, the first of `examples`, or its
+/// schema's `example`.
+fn own_example(item: &Value, components: &Value) -> Option<Value> {
+    if let Some(example) = item.get("example") {
+        return Some(example.clone());
+    }
+    if let Some(first) = item.get("examples").and_then(Value::as_object).and_then(|e| e.values().next()) {
+        return resolve(first, components, "examples")?.get("value").cloned();
+    }
+    let schema = resolve_schema(item.get("schema")?, components)?;
+    schema.get("example").cloned()
+}
+
+/// The first security requirement's first scheme, as sent.
+fn credential(spec: &Spec, operation: &Value, components: &Value) -> Option<Credential> {
+    let requirements = operation.get("security").or_else(|| spec.raw.get("security"))?.as_array()?;
+    let name = requirements.iter().find_map(|r| r.as_object()?.keys().next().cloned())?;
+    let scheme = components.get("securitySchemes")?.get(&name)?;
+    match (scheme.get("type")?.as_str()?, scheme.get("scheme").and_then(Value::as_str)) {
+        ("http", Some(s)) if s.eq_ignore_ascii_case("basic") => Some(Credential::Basic),
+        ("http", _) | ("oauth2", _) | ("openIdConnect", _) => Some(Credential::Bearer),
+        ("apiKey", _) => {
+            let place = match scheme.get("in")?.as_str()? {
+                "query" => Place::Query,
+                "cookie" => Place::Cookie,
+                _ => Place::Header,
+            };
+            Some(Credential::ApiKey { place, name: scheme.get("name")?.as_str()?.to_owned() })
+        }
+        _ => None,
+    }
+}
+
+/// A value as it is written in a URL, a flag or a header: a string as it is, anything else as
+/// JSON.
+fn plain(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The Rust name progenitor gives a parameter's builder method.
+fn rust_name(name: &str) -> String {
+    let name = name.to_snake_case();
+    match name.as_str() {
+        "type" | "ref" | "self" | "match" | "fn" | "mod" | "use" | "where" | "move" | "async" | "await" => {
+            format!("{name}_")
+        }
+        _ => name,
+    }
+}
+
+/// A Rust expression of type `ty` (the builder's, as written in the client) for `value`, one the
+/// builder's `TryInto` takes.
+fn literal(ty: &str, value: &Value, krate: &str) -> String {
+    let text = plain(value);
+    let bare = ty.trim_start_matches("::");
+    let json = || {
+        let model = if bare.starts_with("types::") { format!("{krate}::{bare}") } else { ty.to_owned() };
+        format!("serde_json::from_value::<{model}>(serde_json::json!({value}))?")
+    };
+    match (bare, value) {
+        ("uuid::Uuid", Value::String(_)) => format!("uuid::uuid!({text:?})"),
+        (t, Value::String(_)) if t.starts_with("chrono::DateTime") => {
+            format!("{text:?}.parse::<chrono::DateTime<chrono::Utc>>()?")
+        }
+        ("chrono::NaiveDate", Value::String(_)) => format!("{text:?}.parse::<chrono::NaiveDate>()?"),
+        ("std::string::String" | "String", Value::String(_)) => format!("{text:?}"),
+        (t, Value::String(_)) if t.starts_with("types::") => format!("{text:?}"),
+        (t, Value::Number(_)) if t.starts_with("std::num::NonZero") => {
+            let primitive = t.trim_start_matches("std::num::NonZero").to_ascii_lowercase();
+            format!("{text}{primitive}")
+        }
+        ("i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "f32" | "f64", Value::Number(_)) => {
+            format!("{text}{bare}")
+        }
+        ("bool", Value::Bool(_)) => text,
+        _ => json(),
+    }
+}
+
+/// Every operation builder's fields (`pub mod builder { pub struct CreateBalance<'a> { … } }`)
+/// with their value types, without the `Result<_, String>` and `Option<_>` around them.
+fn builders(client: &str) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
+    let file = syn::parse_file(client).map_err(|e| Error(format!("samples: the client does not parse: {e}")))?;
+    let mut builders = BTreeMap::new();
+    for item in &file.items {
+        let syn::Item::Mod(module) = item else { continue };
+        if module.ident != "builder" {
+            continue;
+        }
+        for item in module.content.iter().flat_map(|(_, items)| items) {
+            let syn::Item::Struct(builder) = item else { continue };
+            let mut fields = BTreeMap::new();
+            for field in &builder.fields {
+                let Some(name) = &field.ident else { continue };
+                fields.insert(name.to_string().trim_start_matches("r#").to_owned(), inner(&field.ty));
+            }
+            builders.insert(builder.ident.to_string(), fields);
+        }
+    }
+    Ok(builders)
+}
+
+/// `ty` without the `Result<_, String>` and `Option<_>` a builder keeps it in, as text.
+fn inner(ty: &syn::Type) -> String {
+    if let syn::Type::Path(path) = ty
+        && let Some(last) = path.path.segments.last()
+        && (last.ident == "Result" || last.ident == "Option")
+        && let syn::PathArguments::AngleBracketed(arguments) = &last.arguments
+        && let Some(syn::GenericArgument::Type(first)) = arguments.args.first()
+    {
+        return inner(first);
+    }
+    quote::quote!(#ty).to_string().replace(' ', "")
+}
+
+/// The flags of the CLI's command for operation `function` (`cli_{function}`).
+fn flags(cli: &str, function: &str) -> Vec<String> {
+    let start = format!("pub fn cli_{function}()");
+    let Some(at) = cli.find(&start) else { return Vec::new() };
+    let rest = &cli[at + start.len()..];
+    let end = rest.find("pub fn cli_").unwrap_or(rest.len());
+    rest[..end]
+        .split("Arg::new(\"")
+        .skip(1)
+        .filter_map(|after| after.split_once('"').map(|(name, _)| name.to_owned()))
+        .collect()
+}
+
+/// `text` as one shell word: as it is when it holds nothing the shell reads, else single-quoted.
+fn shell_word(text: &str) -> String {
+    let safe = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':' | '@' | '+' | ',' | '='));
+    if safe { text.to_owned() } else { format!("'{}'", text.replace('\'', r"'\''")) }
+}
+
+/// `text` to be put inside double quotes: `\`, `"`, `$` and `` ` `` escaped.
+fn double_quoted(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        match c {
+            '\\' | '"' | '$' | '`' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` percent-encoded for a URL's path segment or query value: all but unreserved characters.
+fn encode(text: &str) -> String {
+    let mut out = String::new();
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(byte as char);
+        } else {
+            let _ = write!(out, "%{byte:02X}");
+        }
+    }
+    out
+}
+
+/// The test file of `samples` (`source`: the document's path, for its header): each Rust sample
+/// as a function taking the test's values (`Values`, which the file's parent module defines),
+/// a `run` calling one by its operation's id, and the shell samples (`SHELL`, of the parent's
+/// `Shell`) with the values they bind.
+pub fn test_file(samples: &[Sample], source: &str) -> String {
+    let mut out = format!(
+        "// @generated by `cargo xtask codegen` from {source}. Do not edit by hand.\n\n\
+         //! Every operation's samples as the references show them; the Rust ones with the lines by which the \
+         test puts its own values in.\n\n\
+         use super::{{Shell, Values}};\n\n\
+         /// What a Rust sample answered: its status and body, or why it failed.\n\
+         pub type Answer = Result<(u16, serde_json::Value), Box<dyn std::error::Error>>;\n\n"
+    );
+    for sample in samples {
+        let values = if sample.rust_checked.contains("values.") { "values" } else { "_values" };
+        let _ = write!(
+            out,
+            "/// `{} {}` ({}).\npub async fn {}({values}: &Values) -> Answer {{\n{}}}\n\n",
+            sample.method, sample.path, sample.operation_id, sample.function, sample.rust_checked
+        );
+    }
+    out.push_str("/// The Rust sample of the operation `operation_id`.\npub async fn run(operation_id: &str, values: &Values) -> Answer {\n    match operation_id {\n");
+    for sample in samples {
+        let _ = writeln!(out, "        {:?} => {}(values).await,", sample.operation_id, sample.function);
+    }
+    out.push_str("        other => Err(format!(\"no sample of {other}\").into()),\n    }\n}\n\n");
+    out.push_str("/// Every operation's shell samples, by path.\npub const SHELL: &[Shell] = &[\n");
+    for sample in samples {
+        let values: Vec<String> = sample.values.iter().map(|(name, value)| format!("({name:?}, {value:?})")).collect();
+        let _ = writeln!(
+            out,
+            "    Shell {{ operation_id: {:?}, method: {:?}, path: {:?}, status: {}, cli: {:?}, curl: {:?}, values: &[{}] }},",
+            sample.operation_id,
+            sample.method,
+            sample.path,
+            sample.status,
+            sample.cli,
+            sample.curl,
+            values.join(", ")
+        );
+    }
+    out.push_str("];\n");
+    out
+}
+
+/// The samples as Markdown: each labelled, in a fenced block (the references' descriptions and
+/// `docs/api.md`).
+pub fn markdown(sample: &Sample) -> String {
+    let mut out = format!("**Rust**\n\n```rust\n{}```\n\n", sample.rust);
+    if let Some(cli) = &sample.cli {
+        let _ = write!(out, "**CLI**\n\n```sh\n{cli}\n```\n\n");
+    }
+    let _ = write!(out, "**curl**\n\n```sh\n{}\n```\n", sample.curl);
+    out
+}
+
+/// The samples as an operation's `x-codeSamples` (read by Redoc, Scalar and others).
+pub fn code_samples(sample: &Sample) -> Value {
+    let mut samples = vec![serde_json::json!({ "lang": "Rust", "label": "Rust", "source": sample.rust })];
+    if let Some(cli) = &sample.cli {
+        samples.push(serde_json::json!({ "lang": "Shell", "label": "CLI", "source": cli }));
+    }
+    samples.push(serde_json::json!({ "lang": "Shell", "label": "curl", "source": sample.curl }));
+    Value::Array(samples)
+}
