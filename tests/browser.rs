@@ -191,6 +191,20 @@ async fn docs_render_the_whole_reference_offline_and_try_it_calls_the_sandbox() 
     for expected in ["201", "409", "413", "429", "Request body"] {
         assert!(operation.contains(expected), "createPaymentRequest shows {expected}");
     }
+    // Its samples, beside it: the Rust client's call, the CLI's line and curl's.
+    for sample in [
+        "client.create_payment_request().body(body).send().await?",
+        "payments create-payment-request \\\n  --amount 2500",
+        "curl -X POST \"$PAYMENTS_BASE_URL/paymentrequests\"",
+    ] {
+        assert!(operation.contains(sample), "createPaymentRequest shows the sample {sample:?}: {operation}");
+    }
+    let samples = number(
+        &page,
+        "[...document.querySelectorAll('#operations-Payment_requests-createPaymentRequest .opblock-description-wrapper pre')].length",
+    )
+    .await;
+    assert_eq!(samples, 3, "three samples, each in a code block");
 
     // Try it: authorize with a token, call GET /currencies, see the sandbox's answer.
     page.find_element(".auth-wrapper .authorize").await.unwrap().click().await.unwrap();

@@ -502,6 +502,766 @@ pub async fn get_webhook(values: &Values) -> Answer {
     Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
 }
 
+/// `POST paymentrequest.cancelled` (webhook-paymentrequest-cancelled).
+pub async fn webhook_paymentrequest_cancelled(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "amount": 2500,
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "GBP",
+    "id": "3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a",
+    "market": "GB",
+    "payment_url": "http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a",
+    "qr_code_url": "http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg",
+    "reference": "Invoice 42",
+    "reference_id": "invoice-2026-0042",
+    "return_url": "https://shop.example/thanks",
+    "settlement_balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "status": "initiated"
+  },
+  "event": "paymentrequest.cancelled",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST paymentrequest.failed` (webhook-paymentrequest-failed).
+pub async fn webhook_paymentrequest_failed(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "amount": 2500,
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "GBP",
+    "id": "3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a",
+    "market": "GB",
+    "payment_url": "http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a",
+    "qr_code_url": "http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg",
+    "reference": "Invoice 42",
+    "reference_id": "invoice-2026-0042",
+    "return_url": "https://shop.example/thanks",
+    "settlement_balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "status": "initiated"
+  },
+  "event": "paymentrequest.failed",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST paymentrequest.initiated` (webhook-paymentrequest-initiated).
+pub async fn webhook_paymentrequest_initiated(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "amount": 2500,
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "GBP",
+    "id": "3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a",
+    "market": "GB",
+    "payment_url": "http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a",
+    "qr_code_url": "http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg",
+    "reference": "Invoice 42",
+    "reference_id": "invoice-2026-0042",
+    "return_url": "https://shop.example/thanks",
+    "settlement_balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "status": "initiated"
+  },
+  "event": "paymentrequest.initiated",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST paymentrequest.processed` (webhook-paymentrequest-processed).
+pub async fn webhook_paymentrequest_processed(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "amount": 2500,
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "GBP",
+    "id": "3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a",
+    "market": "GB",
+    "payment_url": "http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a",
+    "qr_code_url": "http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg",
+    "reference": "Invoice 42",
+    "reference_id": "invoice-2026-0042",
+    "return_url": "https://shop.example/thanks",
+    "settlement_balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "status": "initiated"
+  },
+  "event": "paymentrequest.processed",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST paymentrequest.settled` (webhook-paymentrequest-settled).
+pub async fn webhook_paymentrequest_settled(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "amount": 2500,
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "GBP",
+    "id": "3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a",
+    "market": "GB",
+    "payment_url": "http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a",
+    "qr_code_url": "http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg",
+    "reference": "Invoice 42",
+    "reference_id": "invoice-2026-0042",
+    "return_url": "https://shop.example/thanks",
+    "settlement_balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "status": "initiated"
+  },
+  "event": "paymentrequest.settled",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST ping` (webhook-ping).
+pub async fn webhook_ping(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "endpoint_id": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
+    "message": "ping"
+  },
+  "event": "ping",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST recipient.created` (webhook-recipient-created).
+pub async fn webhook_recipient_created(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "alias": "Landlord",
+    "bank_account": {
+      "account_name": "Isla Wilson",
+      "account_number": "12345678",
+      "bank_name": "Sandbox Bank UK",
+      "currency": "GBP",
+      "sort_code": "040004"
+    },
+    "country": "GB",
+    "created": "2026-11-21T10:15:30.123Z",
+    "default_reference": "Rent",
+    "id": "1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21",
+    "type": "personal"
+  },
+  "event": "recipient.created",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST recipient.deleted` (webhook-recipient-deleted).
+pub async fn webhook_recipient_deleted(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "alias": "Landlord",
+    "bank_account": {
+      "account_name": "Isla Wilson",
+      "account_number": "12345678",
+      "bank_name": "Sandbox Bank UK",
+      "currency": "GBP",
+      "sort_code": "040004"
+    },
+    "country": "GB",
+    "created": "2026-11-21T10:15:30.123Z",
+    "default_reference": "Rent",
+    "id": "1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21",
+    "type": "personal"
+  },
+  "event": "recipient.deleted",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST transaction.cancelled` (webhook-transaction-cancelled).
+pub async fn webhook_transaction_cancelled(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "amount": 10000,
+    "balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "GBP",
+    "exchange_rate": {
+      "rate": 1952215190,
+      "rate_decimal": "1952.21518987",
+      "single_rate": 1962025316,
+      "single_rate_decimal": "1962.02531646"
+    },
+    "failure_reason": null,
+    "fees": 20,
+    "id": "0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f",
+    "order_id": "order-1001",
+    "payer_name": null,
+    "payment_method": "balance",
+    "payment_reference": "Rent November",
+    "recipient": {
+      "alias": "Landlord",
+      "bank_account": {
+        "account_name": "ADAEZE NWOSU",
+        "account_number": "0123456789",
+        "bank_code": "058",
+        "bank_name": "Sandbox Bank Nigeria",
+        "currency": "NGN"
+      },
+      "country": "NG",
+      "created": "2026-11-20T09:00:00Z",
+      "default_reference": "Rent",
+      "id": "1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21",
+      "type": "personal"
+    },
+    "reference": "Rent November",
+    "status": "processed",
+    "to_amount": 19522151,
+    "to_currency": "NGN",
+    "transaction_type": "payment",
+    "virtual_account_id": null
+  },
+  "event": "transaction.cancelled",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST transaction.failed` (webhook-transaction-failed).
+pub async fn webhook_transaction_failed(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "amount": 10000,
+    "balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "GBP",
+    "exchange_rate": {
+      "rate": 1952215190,
+      "rate_decimal": "1952.21518987",
+      "single_rate": 1962025316,
+      "single_rate_decimal": "1962.02531646"
+    },
+    "failure_reason": null,
+    "fees": 20,
+    "id": "0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f",
+    "order_id": "order-1001",
+    "payer_name": null,
+    "payment_method": "balance",
+    "payment_reference": "Rent November",
+    "recipient": {
+      "alias": "Landlord",
+      "bank_account": {
+        "account_name": "ADAEZE NWOSU",
+        "account_number": "0123456789",
+        "bank_code": "058",
+        "bank_name": "Sandbox Bank Nigeria",
+        "currency": "NGN"
+      },
+      "country": "NG",
+      "created": "2026-11-20T09:00:00Z",
+      "default_reference": "Rent",
+      "id": "1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21",
+      "type": "personal"
+    },
+    "reference": "Rent November",
+    "status": "processed",
+    "to_amount": 19522151,
+    "to_currency": "NGN",
+    "transaction_type": "payment",
+    "virtual_account_id": null
+  },
+  "event": "transaction.failed",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST transaction.initiated` (webhook-transaction-initiated).
+pub async fn webhook_transaction_initiated(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "amount": 10000,
+    "balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "GBP",
+    "exchange_rate": {
+      "rate": 1952215190,
+      "rate_decimal": "1952.21518987",
+      "single_rate": 1962025316,
+      "single_rate_decimal": "1962.02531646"
+    },
+    "failure_reason": null,
+    "fees": 20,
+    "id": "0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f",
+    "order_id": "order-1001",
+    "payer_name": null,
+    "payment_method": "balance",
+    "payment_reference": "Rent November",
+    "recipient": {
+      "alias": "Landlord",
+      "bank_account": {
+        "account_name": "ADAEZE NWOSU",
+        "account_number": "0123456789",
+        "bank_code": "058",
+        "bank_name": "Sandbox Bank Nigeria",
+        "currency": "NGN"
+      },
+      "country": "NG",
+      "created": "2026-11-20T09:00:00Z",
+      "default_reference": "Rent",
+      "id": "1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21",
+      "type": "personal"
+    },
+    "reference": "Rent November",
+    "status": "processed",
+    "to_amount": 19522151,
+    "to_currency": "NGN",
+    "transaction_type": "payment",
+    "virtual_account_id": null
+  },
+  "event": "transaction.initiated",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST transaction.pending` (webhook-transaction-pending).
+pub async fn webhook_transaction_pending(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "amount": 10000,
+    "balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "GBP",
+    "exchange_rate": {
+      "rate": 1952215190,
+      "rate_decimal": "1952.21518987",
+      "single_rate": 1962025316,
+      "single_rate_decimal": "1962.02531646"
+    },
+    "failure_reason": null,
+    "fees": 20,
+    "id": "0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f",
+    "order_id": "order-1001",
+    "payer_name": null,
+    "payment_method": "balance",
+    "payment_reference": "Rent November",
+    "recipient": {
+      "alias": "Landlord",
+      "bank_account": {
+        "account_name": "ADAEZE NWOSU",
+        "account_number": "0123456789",
+        "bank_code": "058",
+        "bank_name": "Sandbox Bank Nigeria",
+        "currency": "NGN"
+      },
+      "country": "NG",
+      "created": "2026-11-20T09:00:00Z",
+      "default_reference": "Rent",
+      "id": "1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21",
+      "type": "personal"
+    },
+    "reference": "Rent November",
+    "status": "processed",
+    "to_amount": 19522151,
+    "to_currency": "NGN",
+    "transaction_type": "payment",
+    "virtual_account_id": null
+  },
+  "event": "transaction.pending",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST transaction.processed` (webhook-transaction-processed).
+pub async fn webhook_transaction_processed(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "amount": 10000,
+    "balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "GBP",
+    "exchange_rate": {
+      "rate": 1952215190,
+      "rate_decimal": "1952.21518987",
+      "single_rate": 1962025316,
+      "single_rate_decimal": "1962.02531646"
+    },
+    "failure_reason": null,
+    "fees": 20,
+    "id": "0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f",
+    "order_id": "order-1001",
+    "payer_name": null,
+    "payment_method": "balance",
+    "payment_reference": "Rent November",
+    "recipient": {
+      "alias": "Landlord",
+      "bank_account": {
+        "account_name": "ADAEZE NWOSU",
+        "account_number": "0123456789",
+        "bank_code": "058",
+        "bank_name": "Sandbox Bank Nigeria",
+        "currency": "NGN"
+      },
+      "country": "NG",
+      "created": "2026-11-20T09:00:00Z",
+      "default_reference": "Rent",
+      "id": "1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21",
+      "type": "personal"
+    },
+    "reference": "Rent November",
+    "status": "processed",
+    "to_amount": 19522151,
+    "to_currency": "NGN",
+    "transaction_type": "payment",
+    "virtual_account_id": null
+  },
+  "event": "transaction.processed",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST transaction.processing` (webhook-transaction-processing).
+pub async fn webhook_transaction_processing(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "amount": 10000,
+    "balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "GBP",
+    "exchange_rate": {
+      "rate": 1952215190,
+      "rate_decimal": "1952.21518987",
+      "single_rate": 1962025316,
+      "single_rate_decimal": "1962.02531646"
+    },
+    "failure_reason": null,
+    "fees": 20,
+    "id": "0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f",
+    "order_id": "order-1001",
+    "payer_name": null,
+    "payment_method": "balance",
+    "payment_reference": "Rent November",
+    "recipient": {
+      "alias": "Landlord",
+      "bank_account": {
+        "account_name": "ADAEZE NWOSU",
+        "account_number": "0123456789",
+        "bank_code": "058",
+        "bank_name": "Sandbox Bank Nigeria",
+        "currency": "NGN"
+      },
+      "country": "NG",
+      "created": "2026-11-20T09:00:00Z",
+      "default_reference": "Rent",
+      "id": "1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21",
+      "type": "personal"
+    },
+    "reference": "Rent November",
+    "status": "processed",
+    "to_amount": 19522151,
+    "to_currency": "NGN",
+    "transaction_type": "payment",
+    "virtual_account_id": null
+  },
+  "event": "transaction.processing",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST transaction.refunded` (webhook-transaction-refunded).
+pub async fn webhook_transaction_refunded(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "amount": 10000,
+    "balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "GBP",
+    "exchange_rate": {
+      "rate": 1952215190,
+      "rate_decimal": "1952.21518987",
+      "single_rate": 1962025316,
+      "single_rate_decimal": "1962.02531646"
+    },
+    "failure_reason": null,
+    "fees": 20,
+    "id": "0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f",
+    "order_id": "order-1001",
+    "payer_name": null,
+    "payment_method": "balance",
+    "payment_reference": "Rent November",
+    "recipient": {
+      "alias": "Landlord",
+      "bank_account": {
+        "account_name": "ADAEZE NWOSU",
+        "account_number": "0123456789",
+        "bank_code": "058",
+        "bank_name": "Sandbox Bank Nigeria",
+        "currency": "NGN"
+      },
+      "country": "NG",
+      "created": "2026-11-20T09:00:00Z",
+      "default_reference": "Rent",
+      "id": "1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21",
+      "type": "personal"
+    },
+    "reference": "Rent November",
+    "status": "processed",
+    "to_amount": 19522151,
+    "to_currency": "NGN",
+    "transaction_type": "payment",
+    "virtual_account_id": null
+  },
+  "event": "transaction.refunded",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST virtualaccount.active` (webhook-virtualaccount-active).
+pub async fn webhook_virtualaccount_active(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "account_name": "Acme Ltd",
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "NGN",
+    "details": {
+      "account_name": "Acme Ltd",
+      "account_number": "9912345678",
+      "bank_name": "Sandbox Bank Nigeria"
+    },
+    "id": "6a1f2e3d-4c5b-4a69-8877-665544332211",
+    "reference_id": "customer-77",
+    "settlement_balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "status": "active",
+    "supported_channels": [
+      "NIP"
+    ],
+    "type": "local"
+  },
+  "event": "virtualaccount.active",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST virtualaccount.blocked` (webhook-virtualaccount-blocked).
+pub async fn webhook_virtualaccount_blocked(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "account_name": "Acme Ltd",
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "NGN",
+    "details": {
+      "account_name": "Acme Ltd",
+      "account_number": "9912345678",
+      "bank_name": "Sandbox Bank Nigeria"
+    },
+    "id": "6a1f2e3d-4c5b-4a69-8877-665544332211",
+    "reference_id": "customer-77",
+    "settlement_balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "status": "active",
+    "supported_channels": [
+      "NIP"
+    ],
+    "type": "local"
+  },
+  "event": "virtualaccount.blocked",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST virtualaccount.closed` (webhook-virtualaccount-closed).
+pub async fn webhook_virtualaccount_closed(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "account_name": "Acme Ltd",
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "NGN",
+    "details": {
+      "account_name": "Acme Ltd",
+      "account_number": "9912345678",
+      "bank_name": "Sandbox Bank Nigeria"
+    },
+    "id": "6a1f2e3d-4c5b-4a69-8877-665544332211",
+    "reference_id": "customer-77",
+    "settlement_balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "status": "active",
+    "supported_channels": [
+      "NIP"
+    ],
+    "type": "local"
+  },
+  "event": "virtualaccount.closed",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
+/// `POST virtualaccount.initiated` (webhook-virtualaccount-initiated).
+pub async fn webhook_virtualaccount_initiated(_values: &Values) -> Answer {
+    let secret = std::env::var("PAYMENTS_WEBHOOK_SECRET")?;
+    // The raw body as received, and its X-Service-Signature (made here as the service makes it).
+    let body = r#"{
+  "created": "2026-01-01T12:00:00Z",
+  "data": {
+    "account_name": "Acme Ltd",
+    "created": "2026-11-21T10:15:30.123Z",
+    "currency": "NGN",
+    "details": {
+      "account_name": "Acme Ltd",
+      "account_number": "9912345678",
+      "bank_name": "Sandbox Bank Nigeria"
+    },
+    "id": "6a1f2e3d-4c5b-4a69-8877-665544332211",
+    "reference_id": "customer-77",
+    "settlement_balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
+    "status": "active",
+    "supported_channels": [
+      "NIP"
+    ],
+    "type": "local"
+  },
+  "event": "virtualaccount.initiated",
+  "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+}"#
+    .as_bytes();
+    let signature = payments_client::webhooks::sign(&secret, body);
+    let notification = payments_client::webhooks::verify_and_parse(&[&secret], body, &signature)?;
+    println!("{} {:#?}", notification.event_name, notification.event);
+    Ok((0, serde_json::Value::String(notification.event_name)))
+}
+
 /// The Rust sample of the operation `operation_id`.
 pub async fn run(operation_id: &str, values: &Values) -> Answer {
     match operation_id {
@@ -544,6 +1304,25 @@ pub async fn run(operation_id: &str, values: &Values) -> Answer {
         "listWebhooks" => list_webhooks(values).await,
         "sendTestWebhook" => send_test_webhook(values).await,
         "getWebhook" => get_webhook(values).await,
+        "webhook-paymentrequest-cancelled" => webhook_paymentrequest_cancelled(values).await,
+        "webhook-paymentrequest-failed" => webhook_paymentrequest_failed(values).await,
+        "webhook-paymentrequest-initiated" => webhook_paymentrequest_initiated(values).await,
+        "webhook-paymentrequest-processed" => webhook_paymentrequest_processed(values).await,
+        "webhook-paymentrequest-settled" => webhook_paymentrequest_settled(values).await,
+        "webhook-ping" => webhook_ping(values).await,
+        "webhook-recipient-created" => webhook_recipient_created(values).await,
+        "webhook-recipient-deleted" => webhook_recipient_deleted(values).await,
+        "webhook-transaction-cancelled" => webhook_transaction_cancelled(values).await,
+        "webhook-transaction-failed" => webhook_transaction_failed(values).await,
+        "webhook-transaction-initiated" => webhook_transaction_initiated(values).await,
+        "webhook-transaction-pending" => webhook_transaction_pending(values).await,
+        "webhook-transaction-processed" => webhook_transaction_processed(values).await,
+        "webhook-transaction-processing" => webhook_transaction_processing(values).await,
+        "webhook-transaction-refunded" => webhook_transaction_refunded(values).await,
+        "webhook-virtualaccount-active" => webhook_virtualaccount_active(values).await,
+        "webhook-virtualaccount-blocked" => webhook_virtualaccount_blocked(values).await,
+        "webhook-virtualaccount-closed" => webhook_virtualaccount_closed(values).await,
+        "webhook-virtualaccount-initiated" => webhook_virtualaccount_initiated(values).await,
         other => Err(format!("no sample of {other}").into()),
     }
 }
@@ -554,6 +1333,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "listBalances",
         method: "GET",
         path: "/balances",
+        webhook: false,
         status: 200,
         cli: Some("payments list-balances"),
         curl: "curl \"$PAYMENTS_BASE_URL/balances\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -563,6 +1343,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "createBalance",
         method: "POST",
         path: "/balances",
+        webhook: false,
         status: 201,
         cli: Some("payments create-balance --currency GBP --name 'Main GBP'"),
         curl: "curl -X POST \"$PAYMENTS_BASE_URL/balances\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{\"currency\":\"GBP\",\"name\":\"Main GBP\"}'",
@@ -572,6 +1353,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "getBalance",
         method: "GET",
         path: "/balances/{id}",
+        webhook: false,
         status: 200,
         cli: Some("payments get-balance --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"),
         curl: "curl \"$PAYMENTS_BASE_URL/balances/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -581,6 +1363,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "updateBalance",
         method: "PATCH",
         path: "/balances/{id}",
+        webhook: false,
         status: 200,
         cli: Some("payments update-balance --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 --name Payroll"),
         curl: "curl -X PATCH \"$PAYMENTS_BASE_URL/balances/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{\"name\":\"Payroll\"}'",
@@ -590,6 +1373,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "listBankFields",
         method: "GET",
         path: "/bankfields",
+        webhook: false,
         status: 200,
         cli: Some("payments list-bank-fields --country GB --currency GBP"),
         curl: "curl \"$PAYMENTS_BASE_URL/bankfields?country=GB&currency=GBP\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -599,6 +1383,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "listCountries",
         method: "GET",
         path: "/countries",
+        webhook: false,
         status: 200,
         cli: Some("payments list-countries"),
         curl: "curl \"$PAYMENTS_BASE_URL/countries\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -608,6 +1393,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "listCurrencies",
         method: "GET",
         path: "/currencies",
+        webhook: false,
         status: 200,
         cli: Some("payments list-currencies"),
         curl: "curl \"$PAYMENTS_BASE_URL/currencies\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -617,6 +1403,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "listPaymentRequests",
         method: "GET",
         path: "/paymentrequests",
+        webhook: false,
         status: 200,
         cli: Some("payments list-payment-requests"),
         curl: "curl \"$PAYMENTS_BASE_URL/paymentrequests\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -626,9 +1413,10 @@ pub const SHELL: &[Shell] = &[
         operation_id: "createPaymentRequest",
         method: "POST",
         path: "/paymentrequests",
+        webhook: false,
         status: 201,
         cli: Some(
-            "payments create-payment-request --amount 2500 --currency GBP --reference 'Invoice 42' --reference-id invoice-2026-0042 --return-url https://shop.example/thanks",
+            "payments create-payment-request \\\n  --amount 2500 \\\n  --currency GBP \\\n  --reference 'Invoice 42' \\\n  --reference-id invoice-2026-0042 \\\n  --return-url https://shop.example/thanks",
         ),
         curl: "curl -X POST \"$PAYMENTS_BASE_URL/paymentrequests\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{\"amount\":2500,\"currency\":\"GBP\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\"}'",
         values: &[
@@ -643,6 +1431,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "getPaymentRequest",
         method: "GET",
         path: "/paymentrequests/{id}",
+        webhook: false,
         status: 200,
         cli: Some("payments get-payment-request --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"),
         curl: "curl \"$PAYMENTS_BASE_URL/paymentrequests/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -652,6 +1441,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "cancelPaymentRequest",
         method: "DELETE",
         path: "/paymentrequests/{id}",
+        webhook: false,
         status: 200,
         cli: Some("payments cancel-payment-request --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"),
         curl: "curl -X DELETE \"$PAYMENTS_BASE_URL/paymentrequests/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -661,6 +1451,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "listRecipients",
         method: "GET",
         path: "/recipients",
+        webhook: false,
         status: 200,
         cli: Some("payments list-recipients"),
         curl: "curl \"$PAYMENTS_BASE_URL/recipients\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -670,6 +1461,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "createRecipient",
         method: "POST",
         path: "/recipients",
+        webhook: false,
         status: 201,
         cli: Some(
             "payments create-recipient --json-body /dev/stdin <<'JSON'\n{\n  \"alias\": \"Landlord\",\n  \"bank_account\": {\n    \"account_name\": \"Isla Wilson\",\n    \"account_number\": \"12345678\",\n    \"currency\": \"GBP\",\n    \"sort_code\": \"04-00-04\"\n  },\n  \"country\": \"GB\",\n  \"type\": \"personal\"\n}\nJSON",
@@ -689,6 +1481,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "validateRecipient",
         method: "POST",
         path: "/recipients/validate",
+        webhook: false,
         status: 200,
         cli: Some(
             "payments validate-recipient --json-body /dev/stdin <<'JSON'\n{\n  \"bank_account\": {\n    \"account_number\": \"0123456789\",\n    \"bank_code\": \"058\",\n    \"currency\": \"NGN\"\n  },\n  \"country\": \"NG\"\n}\nJSON",
@@ -703,6 +1496,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "getRecipient",
         method: "GET",
         path: "/recipients/{id}",
+        webhook: false,
         status: 200,
         cli: Some("payments get-recipient --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"),
         curl: "curl \"$PAYMENTS_BASE_URL/recipients/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -712,6 +1506,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "deleteRecipient",
         method: "DELETE",
         path: "/recipients/{id}",
+        webhook: false,
         status: 200,
         cli: Some("payments delete-recipient --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"),
         curl: "curl -X DELETE \"$PAYMENTS_BASE_URL/recipients/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -721,8 +1516,11 @@ pub const SHELL: &[Shell] = &[
         operation_id: "updateRecipient",
         method: "PATCH",
         path: "/recipients/{id}",
+        webhook: false,
         status: 200,
-        cli: Some("payments update-recipient --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 --alias 'Landlord (flat 2)'"),
+        cli: Some(
+            "payments update-recipient \\\n  --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 \\\n  --alias 'Landlord (flat 2)'",
+        ),
         curl: "curl -X PATCH \"$PAYMENTS_BASE_URL/recipients/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{\"alias\":\"Landlord (flat 2)\"}'",
         values: &[("id", "9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"), ("body.alias", "Landlord (flat 2)")],
     },
@@ -730,6 +1528,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "advanceSandbox",
         method: "POST",
         path: "/sandbox/advance",
+        webhook: false,
         status: 200,
         cli: Some("payments advance-sandbox"),
         curl: "curl -X POST \"$PAYMENTS_BASE_URL/sandbox/advance\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -739,9 +1538,10 @@ pub const SHELL: &[Shell] = &[
         operation_id: "simulateBalanceTransfer",
         method: "POST",
         path: "/sandbox/balances/{id}/transfers",
+        webhook: false,
         status: 201,
         cli: Some(
-            "payments simulate-balance-transfer --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 --amount 250000 --reference 'Invoice 12' --sender-name 'Ada Lovelace'",
+            "payments simulate-balance-transfer \\\n  --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 \\\n  --amount 250000 \\\n  --reference 'Invoice 12' \\\n  --sender-name 'Ada Lovelace'",
         ),
         curl: "curl -X POST \"$PAYMENTS_BASE_URL/sandbox/balances/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10/transfers\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{\"amount\":250000,\"reference\":\"Invoice 12\",\"sender_name\":\"Ada Lovelace\"}'",
         values: &[
@@ -755,9 +1555,10 @@ pub const SHELL: &[Shell] = &[
         operation_id: "simulatePayment",
         method: "POST",
         path: "/sandbox/paymentrequests/{id}/pay",
+        webhook: false,
         status: 200,
         cli: Some(
-            "payments simulate-payment --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 --outcome processed --payer-name 'Grace Hopper'",
+            "payments simulate-payment \\\n  --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 \\\n  --outcome processed \\\n  --payer-name 'Grace Hopper'",
         ),
         curl: "curl -X POST \"$PAYMENTS_BASE_URL/sandbox/paymentrequests/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10/pay\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{\"outcome\":\"processed\",\"payer_name\":\"Grace Hopper\"}'",
         values: &[
@@ -770,9 +1571,10 @@ pub const SHELL: &[Shell] = &[
         operation_id: "simulateTransactionStatus",
         method: "POST",
         path: "/sandbox/transactions/{id}/status",
+        webhook: false,
         status: 200,
         cli: Some(
-            "payments simulate-transaction-status --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 --failure-reason 'Account closed by the recipient'\\''s bank' --status failed",
+            "payments simulate-transaction-status \\\n  --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 \\\n  --failure-reason 'Account closed by the recipient'\\''s bank' \\\n  --status failed",
         ),
         curl: "curl -X POST \"$PAYMENTS_BASE_URL/sandbox/transactions/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10/status\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{\"failure_reason\":\"Account closed by the recipient'\\''s bank\",\"status\":\"failed\"}'",
         values: &[
@@ -785,9 +1587,10 @@ pub const SHELL: &[Shell] = &[
         operation_id: "simulateVirtualAccountStatus",
         method: "POST",
         path: "/sandbox/virtualaccounts/{id}/status",
+        webhook: false,
         status: 200,
         cli: Some(
-            "payments simulate-virtual-account-status --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 --status blocked",
+            "payments simulate-virtual-account-status \\\n  --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 \\\n  --status blocked",
         ),
         curl: "curl -X POST \"$PAYMENTS_BASE_URL/sandbox/virtualaccounts/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10/status\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{\"status\":\"blocked\"}'",
         values: &[("id", "9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"), ("body.status", "blocked")],
@@ -796,9 +1599,10 @@ pub const SHELL: &[Shell] = &[
         operation_id: "simulateInboundTransfer",
         method: "POST",
         path: "/sandbox/virtualaccounts/{id}/transfers",
+        webhook: false,
         status: 201,
         cli: Some(
-            "payments simulate-inbound-transfer --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 --amount 500000 --payer-name 'Chinua Achebe' --reference 'Invoice 7'",
+            "payments simulate-inbound-transfer \\\n  --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 \\\n  --amount 500000 \\\n  --payer-name 'Chinua Achebe' \\\n  --reference 'Invoice 7'",
         ),
         curl: "curl -X POST \"$PAYMENTS_BASE_URL/sandbox/virtualaccounts/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10/transfers\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{\"amount\":500000,\"payer_name\":\"Chinua Achebe\",\"reference\":\"Invoice 7\"}'",
         values: &[
@@ -812,6 +1616,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "listTransactions",
         method: "GET",
         path: "/transactions",
+        webhook: false,
         status: 200,
         cli: Some("payments list-transactions"),
         curl: "curl \"$PAYMENTS_BASE_URL/transactions\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -821,9 +1626,10 @@ pub const SHELL: &[Shell] = &[
         operation_id: "createTransaction",
         method: "POST",
         path: "/transactions",
+        webhook: false,
         status: 201,
         cli: Some(
-            "payments create-transaction --amount 10000 --balance-id 5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11 --order-id order-1001 --recipient-id 1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21 --reference 'Rent November' --transaction-type payment",
+            "payments create-transaction \\\n  --amount 10000 \\\n  --balance-id 5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11 \\\n  --order-id order-1001 \\\n  --recipient-id 1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21 \\\n  --reference 'Rent November' \\\n  --transaction-type payment",
         ),
         curl: "curl -X POST \"$PAYMENTS_BASE_URL/transactions\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"order_id\":\"order-1001\",\"recipient_id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"reference\":\"Rent November\",\"transaction_type\":\"payment\"}'",
         values: &[
@@ -839,6 +1645,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "getTransaction",
         method: "GET",
         path: "/transactions/{id}",
+        webhook: false,
         status: 200,
         cli: Some("payments get-transaction --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"),
         curl: "curl \"$PAYMENTS_BASE_URL/transactions/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -848,6 +1655,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "listVirtualAccounts",
         method: "GET",
         path: "/virtualaccounts",
+        webhook: false,
         status: 200,
         cli: Some("payments list-virtual-accounts"),
         curl: "curl \"$PAYMENTS_BASE_URL/virtualaccounts\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -857,9 +1665,10 @@ pub const SHELL: &[Shell] = &[
         operation_id: "createVirtualAccount",
         method: "POST",
         path: "/virtualaccounts",
+        webhook: false,
         status: 201,
         cli: Some(
-            "payments create-virtual-account --account-name 'Acme Ltd' --currency NGN --reference-id customer-77",
+            "payments create-virtual-account \\\n  --account-name 'Acme Ltd' \\\n  --currency NGN \\\n  --reference-id customer-77",
         ),
         curl: "curl -X POST \"$PAYMENTS_BASE_URL/virtualaccounts\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{\"account_name\":\"Acme Ltd\",\"currency\":\"NGN\",\"reference_id\":\"customer-77\"}'",
         values: &[("body.account_name", "Acme Ltd"), ("body.currency", "NGN"), ("body.reference_id", "customer-77")],
@@ -868,6 +1677,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "getVirtualAccount",
         method: "GET",
         path: "/virtualaccounts/{id}",
+        webhook: false,
         status: 200,
         cli: Some("payments get-virtual-account --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"),
         curl: "curl \"$PAYMENTS_BASE_URL/virtualaccounts/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -877,6 +1687,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "closeVirtualAccount",
         method: "DELETE",
         path: "/virtualaccounts/{id}",
+        webhook: false,
         status: 200,
         cli: Some("payments close-virtual-account --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"),
         curl: "curl -X DELETE \"$PAYMENTS_BASE_URL/virtualaccounts/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -886,9 +1697,10 @@ pub const SHELL: &[Shell] = &[
         operation_id: "updateVirtualAccount",
         method: "PATCH",
         path: "/virtualaccounts/{id}",
+        webhook: false,
         status: 200,
         cli: Some(
-            "payments update-virtual-account --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 --account-name 'Acme Trading Ltd'",
+            "payments update-virtual-account \\\n  --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10 \\\n  --account-name 'Acme Trading Ltd'",
         ),
         curl: "curl -X PATCH \"$PAYMENTS_BASE_URL/virtualaccounts/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{\"account_name\":\"Acme Trading Ltd\"}'",
         values: &[("id", "9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"), ("body.account_name", "Acme Trading Ltd")],
@@ -897,6 +1709,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "listWebhookEndpoints",
         method: "GET",
         path: "/webhook-endpoints",
+        webhook: false,
         status: 200,
         cli: Some("payments list-webhook-endpoints"),
         curl: "curl \"$PAYMENTS_BASE_URL/webhook-endpoints\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -906,6 +1719,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "createWebhookEndpoint",
         method: "POST",
         path: "/webhook-endpoints",
+        webhook: false,
         status: 201,
         cli: Some(
             "payments create-webhook-endpoint --json-body /dev/stdin <<'JSON'\n{\n  \"events\": [\n    \"transaction.processed\",\n    \"transaction.failed\"\n  ],\n  \"url\": \"https://hooks.example/payments\"\n}\nJSON",
@@ -920,6 +1734,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "getWebhookEndpoint",
         method: "GET",
         path: "/webhook-endpoints/{id}",
+        webhook: false,
         status: 200,
         cli: Some("payments get-webhook-endpoint --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"),
         curl: "curl \"$PAYMENTS_BASE_URL/webhook-endpoints/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -929,6 +1744,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "deleteWebhookEndpoint",
         method: "DELETE",
         path: "/webhook-endpoints/{id}",
+        webhook: false,
         status: 200,
         cli: Some("payments delete-webhook-endpoint --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"),
         curl: "curl -X DELETE \"$PAYMENTS_BASE_URL/webhook-endpoints/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -938,8 +1754,9 @@ pub const SHELL: &[Shell] = &[
         operation_id: "rotateWebhookEndpointSecret",
         method: "POST",
         path: "/webhook-endpoints/{id}/rotate-secret",
+        webhook: false,
         status: 200,
-        cli: Some("payments rotate-webhook-endpoint-secret --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"),
+        cli: Some("payments rotate-webhook-endpoint-secret \\\n  --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"),
         curl: "curl -X POST \"$PAYMENTS_BASE_URL/webhook-endpoints/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10/rotate-secret\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
         values: &[("id", "9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10")],
     },
@@ -947,6 +1764,7 @@ pub const SHELL: &[Shell] = &[
         operation_id: "listWebhooks",
         method: "GET",
         path: "/webhooks",
+        webhook: false,
         status: 200,
         cli: Some("payments list-webhooks"),
         curl: "curl \"$PAYMENTS_BASE_URL/webhooks\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
@@ -956,8 +1774,11 @@ pub const SHELL: &[Shell] = &[
         operation_id: "sendTestWebhook",
         method: "POST",
         path: "/webhooks",
+        webhook: false,
         status: 201,
-        cli: Some("payments send-test-webhook --endpoint-id 2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7 --wait true"),
+        cli: Some(
+            "payments send-test-webhook \\\n  --endpoint-id 2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7 \\\n  --wait true",
+        ),
         curl: "curl -X POST \"$PAYMENTS_BASE_URL/webhooks\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"wait\":true}'",
         values: &[("body.endpoint_id", "2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7"), ("body.wait", "true")],
     },
@@ -965,9 +1786,200 @@ pub const SHELL: &[Shell] = &[
         operation_id: "getWebhook",
         method: "GET",
         path: "/webhooks/{id}",
+        webhook: false,
         status: 200,
         cli: Some("payments get-webhook --id 9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10"),
         curl: "curl \"$PAYMENTS_BASE_URL/webhooks/9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10\" \\\n  -H \"Authorization: Bearer $PAYMENTS_TOKEN\"",
         values: &[("id", "9f6c1a52-3c1e-4d59-9b7e-2f0b8c6f4a10")],
+    },
+    Shell {
+        operation_id: "webhook-paymentrequest-cancelled",
+        method: "POST",
+        path: "paymentrequest.cancelled",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"amount\": 2500,\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"GBP\",\n    \"id\": \"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\n    \"market\": \"GB\",\n    \"payment_url\": \"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\n    \"qr_code_url\": \"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\n    \"reference\": \"Invoice 42\",\n    \"reference_id\": \"invoice-2026-0042\",\n    \"return_url\": \"https://shop.example/thanks\",\n    \"settlement_balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"status\": \"initiated\"\n  },\n  \"event\": \"paymentrequest.cancelled\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-paymentrequest-failed",
+        method: "POST",
+        path: "paymentrequest.failed",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"amount\": 2500,\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"GBP\",\n    \"id\": \"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\n    \"market\": \"GB\",\n    \"payment_url\": \"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\n    \"qr_code_url\": \"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\n    \"reference\": \"Invoice 42\",\n    \"reference_id\": \"invoice-2026-0042\",\n    \"return_url\": \"https://shop.example/thanks\",\n    \"settlement_balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"status\": \"initiated\"\n  },\n  \"event\": \"paymentrequest.failed\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-paymentrequest-initiated",
+        method: "POST",
+        path: "paymentrequest.initiated",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"amount\": 2500,\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"GBP\",\n    \"id\": \"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\n    \"market\": \"GB\",\n    \"payment_url\": \"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\n    \"qr_code_url\": \"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\n    \"reference\": \"Invoice 42\",\n    \"reference_id\": \"invoice-2026-0042\",\n    \"return_url\": \"https://shop.example/thanks\",\n    \"settlement_balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"status\": \"initiated\"\n  },\n  \"event\": \"paymentrequest.initiated\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-paymentrequest-processed",
+        method: "POST",
+        path: "paymentrequest.processed",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"amount\": 2500,\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"GBP\",\n    \"id\": \"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\n    \"market\": \"GB\",\n    \"payment_url\": \"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\n    \"qr_code_url\": \"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\n    \"reference\": \"Invoice 42\",\n    \"reference_id\": \"invoice-2026-0042\",\n    \"return_url\": \"https://shop.example/thanks\",\n    \"settlement_balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"status\": \"initiated\"\n  },\n  \"event\": \"paymentrequest.processed\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-paymentrequest-settled",
+        method: "POST",
+        path: "paymentrequest.settled",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"amount\": 2500,\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"GBP\",\n    \"id\": \"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\n    \"market\": \"GB\",\n    \"payment_url\": \"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\n    \"qr_code_url\": \"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\n    \"reference\": \"Invoice 42\",\n    \"reference_id\": \"invoice-2026-0042\",\n    \"return_url\": \"https://shop.example/thanks\",\n    \"settlement_balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"status\": \"initiated\"\n  },\n  \"event\": \"paymentrequest.settled\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-ping",
+        method: "POST",
+        path: "ping",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"endpoint_id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\",\n    \"message\": \"ping\"\n  },\n  \"event\": \"ping\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-recipient-created",
+        method: "POST",
+        path: "recipient.created",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"alias\": \"Landlord\",\n    \"bank_account\": {\n      \"account_name\": \"Isla Wilson\",\n      \"account_number\": \"12345678\",\n      \"bank_name\": \"Sandbox Bank UK\",\n      \"currency\": \"GBP\",\n      \"sort_code\": \"040004\"\n    },\n    \"country\": \"GB\",\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"default_reference\": \"Rent\",\n    \"id\": \"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\n    \"type\": \"personal\"\n  },\n  \"event\": \"recipient.created\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-recipient-deleted",
+        method: "POST",
+        path: "recipient.deleted",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"alias\": \"Landlord\",\n    \"bank_account\": {\n      \"account_name\": \"Isla Wilson\",\n      \"account_number\": \"12345678\",\n      \"bank_name\": \"Sandbox Bank UK\",\n      \"currency\": \"GBP\",\n      \"sort_code\": \"040004\"\n    },\n    \"country\": \"GB\",\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"default_reference\": \"Rent\",\n    \"id\": \"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\n    \"type\": \"personal\"\n  },\n  \"event\": \"recipient.deleted\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-transaction-cancelled",
+        method: "POST",
+        path: "transaction.cancelled",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"amount\": 10000,\n    \"balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"GBP\",\n    \"exchange_rate\": {\n      \"rate\": 1952215190,\n      \"rate_decimal\": \"1952.21518987\",\n      \"single_rate\": 1962025316,\n      \"single_rate_decimal\": \"1962.02531646\"\n    },\n    \"failure_reason\": null,\n    \"fees\": 20,\n    \"id\": \"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\n    \"order_id\": \"order-1001\",\n    \"payer_name\": null,\n    \"payment_method\": \"balance\",\n    \"payment_reference\": \"Rent November\",\n    \"recipient\": {\n      \"alias\": \"Landlord\",\n      \"bank_account\": {\n        \"account_name\": \"ADAEZE NWOSU\",\n        \"account_number\": \"0123456789\",\n        \"bank_code\": \"058\",\n        \"bank_name\": \"Sandbox Bank Nigeria\",\n        \"currency\": \"NGN\"\n      },\n      \"country\": \"NG\",\n      \"created\": \"2026-11-20T09:00:00Z\",\n      \"default_reference\": \"Rent\",\n      \"id\": \"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\n      \"type\": \"personal\"\n    },\n    \"reference\": \"Rent November\",\n    \"status\": \"processed\",\n    \"to_amount\": 19522151,\n    \"to_currency\": \"NGN\",\n    \"transaction_type\": \"payment\",\n    \"virtual_account_id\": null\n  },\n  \"event\": \"transaction.cancelled\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-transaction-failed",
+        method: "POST",
+        path: "transaction.failed",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"amount\": 10000,\n    \"balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"GBP\",\n    \"exchange_rate\": {\n      \"rate\": 1952215190,\n      \"rate_decimal\": \"1952.21518987\",\n      \"single_rate\": 1962025316,\n      \"single_rate_decimal\": \"1962.02531646\"\n    },\n    \"failure_reason\": null,\n    \"fees\": 20,\n    \"id\": \"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\n    \"order_id\": \"order-1001\",\n    \"payer_name\": null,\n    \"payment_method\": \"balance\",\n    \"payment_reference\": \"Rent November\",\n    \"recipient\": {\n      \"alias\": \"Landlord\",\n      \"bank_account\": {\n        \"account_name\": \"ADAEZE NWOSU\",\n        \"account_number\": \"0123456789\",\n        \"bank_code\": \"058\",\n        \"bank_name\": \"Sandbox Bank Nigeria\",\n        \"currency\": \"NGN\"\n      },\n      \"country\": \"NG\",\n      \"created\": \"2026-11-20T09:00:00Z\",\n      \"default_reference\": \"Rent\",\n      \"id\": \"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\n      \"type\": \"personal\"\n    },\n    \"reference\": \"Rent November\",\n    \"status\": \"processed\",\n    \"to_amount\": 19522151,\n    \"to_currency\": \"NGN\",\n    \"transaction_type\": \"payment\",\n    \"virtual_account_id\": null\n  },\n  \"event\": \"transaction.failed\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-transaction-initiated",
+        method: "POST",
+        path: "transaction.initiated",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"amount\": 10000,\n    \"balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"GBP\",\n    \"exchange_rate\": {\n      \"rate\": 1952215190,\n      \"rate_decimal\": \"1952.21518987\",\n      \"single_rate\": 1962025316,\n      \"single_rate_decimal\": \"1962.02531646\"\n    },\n    \"failure_reason\": null,\n    \"fees\": 20,\n    \"id\": \"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\n    \"order_id\": \"order-1001\",\n    \"payer_name\": null,\n    \"payment_method\": \"balance\",\n    \"payment_reference\": \"Rent November\",\n    \"recipient\": {\n      \"alias\": \"Landlord\",\n      \"bank_account\": {\n        \"account_name\": \"ADAEZE NWOSU\",\n        \"account_number\": \"0123456789\",\n        \"bank_code\": \"058\",\n        \"bank_name\": \"Sandbox Bank Nigeria\",\n        \"currency\": \"NGN\"\n      },\n      \"country\": \"NG\",\n      \"created\": \"2026-11-20T09:00:00Z\",\n      \"default_reference\": \"Rent\",\n      \"id\": \"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\n      \"type\": \"personal\"\n    },\n    \"reference\": \"Rent November\",\n    \"status\": \"processed\",\n    \"to_amount\": 19522151,\n    \"to_currency\": \"NGN\",\n    \"transaction_type\": \"payment\",\n    \"virtual_account_id\": null\n  },\n  \"event\": \"transaction.initiated\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-transaction-pending",
+        method: "POST",
+        path: "transaction.pending",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"amount\": 10000,\n    \"balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"GBP\",\n    \"exchange_rate\": {\n      \"rate\": 1952215190,\n      \"rate_decimal\": \"1952.21518987\",\n      \"single_rate\": 1962025316,\n      \"single_rate_decimal\": \"1962.02531646\"\n    },\n    \"failure_reason\": null,\n    \"fees\": 20,\n    \"id\": \"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\n    \"order_id\": \"order-1001\",\n    \"payer_name\": null,\n    \"payment_method\": \"balance\",\n    \"payment_reference\": \"Rent November\",\n    \"recipient\": {\n      \"alias\": \"Landlord\",\n      \"bank_account\": {\n        \"account_name\": \"ADAEZE NWOSU\",\n        \"account_number\": \"0123456789\",\n        \"bank_code\": \"058\",\n        \"bank_name\": \"Sandbox Bank Nigeria\",\n        \"currency\": \"NGN\"\n      },\n      \"country\": \"NG\",\n      \"created\": \"2026-11-20T09:00:00Z\",\n      \"default_reference\": \"Rent\",\n      \"id\": \"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\n      \"type\": \"personal\"\n    },\n    \"reference\": \"Rent November\",\n    \"status\": \"processed\",\n    \"to_amount\": 19522151,\n    \"to_currency\": \"NGN\",\n    \"transaction_type\": \"payment\",\n    \"virtual_account_id\": null\n  },\n  \"event\": \"transaction.pending\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-transaction-processed",
+        method: "POST",
+        path: "transaction.processed",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"amount\": 10000,\n    \"balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"GBP\",\n    \"exchange_rate\": {\n      \"rate\": 1952215190,\n      \"rate_decimal\": \"1952.21518987\",\n      \"single_rate\": 1962025316,\n      \"single_rate_decimal\": \"1962.02531646\"\n    },\n    \"failure_reason\": null,\n    \"fees\": 20,\n    \"id\": \"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\n    \"order_id\": \"order-1001\",\n    \"payer_name\": null,\n    \"payment_method\": \"balance\",\n    \"payment_reference\": \"Rent November\",\n    \"recipient\": {\n      \"alias\": \"Landlord\",\n      \"bank_account\": {\n        \"account_name\": \"ADAEZE NWOSU\",\n        \"account_number\": \"0123456789\",\n        \"bank_code\": \"058\",\n        \"bank_name\": \"Sandbox Bank Nigeria\",\n        \"currency\": \"NGN\"\n      },\n      \"country\": \"NG\",\n      \"created\": \"2026-11-20T09:00:00Z\",\n      \"default_reference\": \"Rent\",\n      \"id\": \"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\n      \"type\": \"personal\"\n    },\n    \"reference\": \"Rent November\",\n    \"status\": \"processed\",\n    \"to_amount\": 19522151,\n    \"to_currency\": \"NGN\",\n    \"transaction_type\": \"payment\",\n    \"virtual_account_id\": null\n  },\n  \"event\": \"transaction.processed\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-transaction-processing",
+        method: "POST",
+        path: "transaction.processing",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"amount\": 10000,\n    \"balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"GBP\",\n    \"exchange_rate\": {\n      \"rate\": 1952215190,\n      \"rate_decimal\": \"1952.21518987\",\n      \"single_rate\": 1962025316,\n      \"single_rate_decimal\": \"1962.02531646\"\n    },\n    \"failure_reason\": null,\n    \"fees\": 20,\n    \"id\": \"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\n    \"order_id\": \"order-1001\",\n    \"payer_name\": null,\n    \"payment_method\": \"balance\",\n    \"payment_reference\": \"Rent November\",\n    \"recipient\": {\n      \"alias\": \"Landlord\",\n      \"bank_account\": {\n        \"account_name\": \"ADAEZE NWOSU\",\n        \"account_number\": \"0123456789\",\n        \"bank_code\": \"058\",\n        \"bank_name\": \"Sandbox Bank Nigeria\",\n        \"currency\": \"NGN\"\n      },\n      \"country\": \"NG\",\n      \"created\": \"2026-11-20T09:00:00Z\",\n      \"default_reference\": \"Rent\",\n      \"id\": \"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\n      \"type\": \"personal\"\n    },\n    \"reference\": \"Rent November\",\n    \"status\": \"processed\",\n    \"to_amount\": 19522151,\n    \"to_currency\": \"NGN\",\n    \"transaction_type\": \"payment\",\n    \"virtual_account_id\": null\n  },\n  \"event\": \"transaction.processing\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-transaction-refunded",
+        method: "POST",
+        path: "transaction.refunded",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"amount\": 10000,\n    \"balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"GBP\",\n    \"exchange_rate\": {\n      \"rate\": 1952215190,\n      \"rate_decimal\": \"1952.21518987\",\n      \"single_rate\": 1962025316,\n      \"single_rate_decimal\": \"1962.02531646\"\n    },\n    \"failure_reason\": null,\n    \"fees\": 20,\n    \"id\": \"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\n    \"order_id\": \"order-1001\",\n    \"payer_name\": null,\n    \"payment_method\": \"balance\",\n    \"payment_reference\": \"Rent November\",\n    \"recipient\": {\n      \"alias\": \"Landlord\",\n      \"bank_account\": {\n        \"account_name\": \"ADAEZE NWOSU\",\n        \"account_number\": \"0123456789\",\n        \"bank_code\": \"058\",\n        \"bank_name\": \"Sandbox Bank Nigeria\",\n        \"currency\": \"NGN\"\n      },\n      \"country\": \"NG\",\n      \"created\": \"2026-11-20T09:00:00Z\",\n      \"default_reference\": \"Rent\",\n      \"id\": \"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\n      \"type\": \"personal\"\n    },\n    \"reference\": \"Rent November\",\n    \"status\": \"processed\",\n    \"to_amount\": 19522151,\n    \"to_currency\": \"NGN\",\n    \"transaction_type\": \"payment\",\n    \"virtual_account_id\": null\n  },\n  \"event\": \"transaction.refunded\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-virtualaccount-active",
+        method: "POST",
+        path: "virtualaccount.active",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"account_name\": \"Acme Ltd\",\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"NGN\",\n    \"details\": {\n      \"account_name\": \"Acme Ltd\",\n      \"account_number\": \"9912345678\",\n      \"bank_name\": \"Sandbox Bank Nigeria\"\n    },\n    \"id\": \"6a1f2e3d-4c5b-4a69-8877-665544332211\",\n    \"reference_id\": \"customer-77\",\n    \"settlement_balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"status\": \"active\",\n    \"supported_channels\": [\n      \"NIP\"\n    ],\n    \"type\": \"local\"\n  },\n  \"event\": \"virtualaccount.active\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-virtualaccount-blocked",
+        method: "POST",
+        path: "virtualaccount.blocked",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"account_name\": \"Acme Ltd\",\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"NGN\",\n    \"details\": {\n      \"account_name\": \"Acme Ltd\",\n      \"account_number\": \"9912345678\",\n      \"bank_name\": \"Sandbox Bank Nigeria\"\n    },\n    \"id\": \"6a1f2e3d-4c5b-4a69-8877-665544332211\",\n    \"reference_id\": \"customer-77\",\n    \"settlement_balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"status\": \"active\",\n    \"supported_channels\": [\n      \"NIP\"\n    ],\n    \"type\": \"local\"\n  },\n  \"event\": \"virtualaccount.blocked\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-virtualaccount-closed",
+        method: "POST",
+        path: "virtualaccount.closed",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"account_name\": \"Acme Ltd\",\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"NGN\",\n    \"details\": {\n      \"account_name\": \"Acme Ltd\",\n      \"account_number\": \"9912345678\",\n      \"bank_name\": \"Sandbox Bank Nigeria\"\n    },\n    \"id\": \"6a1f2e3d-4c5b-4a69-8877-665544332211\",\n    \"reference_id\": \"customer-77\",\n    \"settlement_balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"status\": \"active\",\n    \"supported_channels\": [\n      \"NIP\"\n    ],\n    \"type\": \"local\"\n  },\n  \"event\": \"virtualaccount.closed\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
+    },
+    Shell {
+        operation_id: "webhook-virtualaccount-initiated",
+        method: "POST",
+        path: "virtualaccount.initiated",
+        webhook: true,
+        status: 200,
+        cli: None,
+        curl: "BODY='{\n  \"created\": \"2026-01-01T12:00:00Z\",\n  \"data\": {\n    \"account_name\": \"Acme Ltd\",\n    \"created\": \"2026-11-21T10:15:30.123Z\",\n    \"currency\": \"NGN\",\n    \"details\": {\n      \"account_name\": \"Acme Ltd\",\n      \"account_number\": \"9912345678\",\n      \"bank_name\": \"Sandbox Bank Nigeria\"\n    },\n    \"id\": \"6a1f2e3d-4c5b-4a69-8877-665544332211\",\n    \"reference_id\": \"customer-77\",\n    \"settlement_balance_id\": \"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\n    \"status\": \"active\",\n    \"supported_channels\": [\n      \"NIP\"\n    ],\n    \"type\": \"local\"\n  },\n  \"event\": \"virtualaccount.initiated\",\n  \"id\": \"3fa85f64-5717-4562-b3fc-2c963f66afa6\"\n}'\ncurl -X POST \"$RECEIVER_URL\" \\\n  -H \"Content-Type: application/json\" \\\n  -H \"X-Service-Signature: $(printf '%s' \"$BODY\" | openssl dgst -sha512 -hmac \"$PAYMENTS_WEBHOOK_SECRET\" | sed 's/^.*= //')\" \\\n  -H \"X-Service-Retry-Count: 0\" \\\n  -d \"$BODY\"",
+        values: &[],
     },
 ];

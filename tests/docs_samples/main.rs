@@ -7,9 +7,10 @@
 //! document's example ids (the Rust samples through the `values.swap` lines `generated.rs` adds,
 //! the shell ones by replacing the example's text), and checks its status. The Rust samples run
 //! in a child process of this binary with `PAYMENTS_BASE_URL` and `PAYMENTS_TOKEN` set, as a
-//! reader's program would; the CLI and curl ones with `sh`. At the end every operation of the
-//! document must have been run by each, so an operation added to the document without a step
-//! here fails.
+//! reader's program would; the CLI and curl ones with `sh`. Then each webhook's: the Rust one
+//! reads its example with the receiver kit, the curl one delivers it, signed, to a receiver. At
+//! the end every operation and webhook of the document must have been run by each kind (the CLI
+//! has no webhook samples), so one added to the document without a step here fails.
 //!
 //! A test without libtest's harness (`harness = false`): `main` is the test, and the child's
 //! entry point too.
@@ -20,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use axum::response::IntoResponse;
 use payments_tests::sandbox::{ALICE, TestSandbox, start_sandbox};
 use serde_json::Value;
 
@@ -28,6 +30,7 @@ pub struct Shell {
     pub operation_id: &'static str,
     pub method: &'static str,
     pub path: &'static str,
+    pub webhook: bool,
     pub status: u16,
     pub cli: Option<&'static str>,
     pub curl: &'static str,
@@ -130,6 +133,42 @@ impl Runner {
         body
     }
 
+    /// Each webhook's samples: the Rust one reads the example it was written with, the curl one
+    /// delivers it, signed, to a receiver that checks the signature with the kit before the
+    /// generated receiver (`payments_server::receiver`, its mock answering what the document
+    /// says) checks headers and body.
+    async fn webhooks(&mut self) {
+        let receiver = serve(
+            payments_server::receiver::mock_router(std::sync::Arc::new(Unimplemented))
+                .layer(axum::middleware::from_fn(signed)),
+        )
+        .await;
+        for sample in generated::SHELL.iter().filter(|s| s.webhook) {
+            let (status, body) = match self.kind {
+                Kind::Rust => self.rust(sample.operation_id, &Values::default()).await,
+                Kind::Curl => {
+                    let mut command = self.sh(&format!("{} -sS -o answer.json -w '%{{http_code}}'", sample.curl));
+                    let output = command.env("RECEIVER_URL", &receiver).env(SECRET_VARIABLE, SECRET).output().await;
+                    let output = output.expect("sh runs");
+                    let status = String::from_utf8_lossy(&output.stdout).trim().parse().unwrap_or(0);
+                    let answer = std::fs::read_to_string(self.work.path().join("answer.json")).unwrap_or_default();
+                    (status, Value::String(answer))
+                }
+                // The CLI calls the API; it receives nothing.
+                Kind::Cli => continue,
+            };
+            match self.kind {
+                Kind::Rust => assert_eq!(body, sample.path, "the Rust sample of webhook {} read {body}", sample.path),
+                _ => assert_eq!(
+                    status, sample.status,
+                    "{:?} sample of webhook {}: {status} {body}",
+                    self.kind, sample.path
+                ),
+            }
+            self.ran.insert(sample.operation_id);
+        }
+    }
+
     fn sh(&self, script: &str) -> tokio::process::Command {
         let path = format!("{}:{}", self.cli_dir.display(), std::env::var("PATH").unwrap_or_default());
         let mut command = tokio::process::Command::new("sh");
@@ -149,6 +188,7 @@ impl Runner {
             .args(["rust-sample", operation_id, &serde_json::to_string(values).expect("JSON")])
             .env("PAYMENTS_BASE_URL", &self.sandbox.url)
             .env("PAYMENTS_TOKEN", ALICE)
+            .env(SECRET_VARIABLE, SECRET)
             .output()
             .await
             .expect("the test's binary runs");
@@ -197,6 +237,36 @@ impl Runner {
 
 /// The line on which a child prints its sample's answer.
 const ANSWER: &str = "sample answered: ";
+
+/// The webhook endpoint's secret the samples sign and verify with, and its variable.
+const SECRET: &str = "whsec_docs_samples_0123456789abcdef";
+const SECRET_VARIABLE: &str = "PAYMENTS_WEBHOOK_SECRET";
+
+/// A receiver implementing no webhook: its mock router answers each as the document says.
+struct Unimplemented;
+
+impl payments_server::receiver::Api for Unimplemented {}
+
+/// `401` for a notification whose signature the kit does not verify with [`SECRET`].
+async fn signed(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
+        return axum::http::StatusCode::BAD_REQUEST.into_response();
+    };
+    let signature = parts.headers.get("x-service-signature").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if payments_client::webhooks::verify(&[SECRET], &bytes, signature).is_err() {
+        return axum::http::StatusCode::UNAUTHORIZED.into_response();
+    }
+    next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await
+}
+
+/// `router` served on an ephemeral port; its URL.
+async fn serve(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let url = format!("http://{}/", listener.local_addr().expect("an address"));
+    tokio::spawn(async move { axum::serve(listener, router).await.expect("the receiver serves") });
+    url
+}
 
 /// The walk: every operation, in an order in which each finds what it needs.
 async fn walk(runner: &mut Runner) {
@@ -278,7 +348,6 @@ fn payments_binary() -> PathBuf {
 async fn all_kinds() {
     let cli = payments_binary();
     let cli_dir = cli.parent().map(Path::to_path_buf).expect("the binary's directory");
-    let every: BTreeSet<&str> = generated::SHELL.iter().map(|s| s.operation_id).collect();
     let mut counts = Vec::new();
     for kind in [Kind::Rust, Kind::Cli, Kind::Curl] {
         let mut runner = Runner {
@@ -289,6 +358,13 @@ async fn all_kinds() {
             ran: BTreeSet::new(),
         };
         walk(&mut runner).await;
+        runner.webhooks().await;
+        // The CLI has no webhook samples.
+        let every: BTreeSet<&str> = generated::SHELL
+            .iter()
+            .filter(|s| !(s.webhook && matches!(kind, Kind::Cli)))
+            .map(|s| s.operation_id)
+            .collect();
         let missed: Vec<_> = every.difference(&runner.ran).collect();
         assert!(missed.is_empty(), "{kind:?}: no step runs the samples of {missed:?}: add them to the walk");
         counts.push(format!("{kind:?} {}", runner.ran.len()));

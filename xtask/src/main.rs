@@ -122,6 +122,15 @@ fn codegen(mode: Mode) -> anyhow::Result<()> {
         cli: Some("payments".into()),
         base_url_variable: "PAYMENTS_BASE_URL".into(),
         token_variable: "PAYMENTS_TOKEN".into(),
+        webhooks: Some(payments_codegen::WebhookKit {
+            module: "payments_client::webhooks".into(),
+            signature_header: "X-Service-Signature".into(),
+            sign_shell:
+                r#"printf '%s' "$BODY" | openssl dgst -sha512 -hmac "$PAYMENTS_WEBHOOK_SECRET" | sed 's/^.*= //'"#
+                    .into(),
+            secret_variable: "PAYMENTS_WEBHOOK_SECRET".into(),
+            receiver_variable: "RECEIVER_URL".into(),
+        }),
     };
     let samples = payments_codegen::samples(&read, &generated.client, Some(&cli), &flavour).map_err(join)?;
     let samples_test = payments_codegen::samples_test_file(&samples, SPEC);

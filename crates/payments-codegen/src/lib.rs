@@ -30,7 +30,7 @@ mod write;
 pub use nullable::is_null_only;
 pub use openapi31::Note;
 pub use rendition::openapi_31;
-pub use samples::{Flavour, Sample, test_file as samples_test_file};
+pub use samples::{Flavour, Sample, WebhookKit, test_file as samples_test_file};
 pub use spec::Spec;
 pub use standalone::{File, STANDALONE_EDITION, Standalone, standalone};
 pub use write::{Written, rustfmt, write_workspace};

@@ -68,6 +68,16 @@ pub fn reference(spec: &Spec, source: &str, samples: &[Sample]) -> String {
         let _ = writeln!(out, "| `{event}` | {body} | {headers} |");
     }
     out.push('\n');
+    for (event, item) in object(&raw["x-webhooks"]) {
+        let id = item["post"]["operationId"].as_str();
+        if let Some(sample) = samples.iter().find(|s| Some(s.operation_id.as_str()) == id) {
+            let _ = writeln!(
+                out,
+                "<details><summary>Receiving <code>{event}</code></summary>\n\n{}\n</details>\n",
+                samples::markdown(sample)
+            );
+        }
+    }
 
     let _ = writeln!(out, "## Schemas\n");
     for (name, schema) in spec.component_schemas() {

@@ -27,10 +27,15 @@ pub fn openapi_31(spec: &Spec, samples: &[Sample]) -> Result<String> {
     Ok(text)
 }
 
-/// Every operation of `doc` that has a sample gets it, found by its `operationId`.
+/// Every operation (and webhook) of `doc` that has a sample gets it, found by its `operationId`.
 fn with_samples(doc: &mut Value, samples: &[Sample]) {
-    let paths = doc.get_mut("paths").and_then(Value::as_object_mut).into_iter().flat_map(|paths| paths.values_mut());
-    let operations = paths.filter_map(Value::as_object_mut).flat_map(|item| item.values_mut());
+    let Some(doc) = doc.as_object_mut() else { return };
+    let items = doc
+        .iter_mut()
+        .filter(|(key, _)| matches!(key.as_str(), "paths" | "webhooks" | "x-webhooks"))
+        .filter_map(|(_, items)| items.as_object_mut())
+        .flat_map(|items| items.values_mut());
+    let operations = items.filter_map(Value::as_object_mut).flat_map(|item| item.values_mut());
     for operation in operations.filter_map(Value::as_object_mut) {
         let id = operation.get("operationId").and_then(Value::as_str);
         let Some(sample) = samples.iter().find(|s| Some(s.operation_id.as_str()) == id) else { continue };

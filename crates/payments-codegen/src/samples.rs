@@ -36,6 +36,27 @@ pub struct Flavour {
     pub base_url_variable: String,
     /// The environment variable holding the token (`PAYMENTS_TOKEN`).
     pub token_variable: String,
+    /// How the document's webhooks are received, when there is a kit for it: each webhook then
+    /// has samples too.
+    pub webhooks: Option<WebhookKit>,
+}
+
+/// Receiving the document's webhooks: a kit that checks a notification's signature and reads it
+/// (`payments_client::webhooks`), and how a signature is made in a shell, for a delivery sent
+/// to a receiver by hand.
+#[derive(Debug, Clone)]
+pub struct WebhookKit {
+    /// The kit's Rust path, with `sign(secret, body)` and `verify_and_parse(secrets, body,
+    /// signature)`.
+    pub module: String,
+    /// The header carrying the signature (`X-Service-Signature`).
+    pub signature_header: String,
+    /// A shell command printing the signature of `"$BODY"` with the secret's variable.
+    pub sign_shell: String,
+    /// The environment variable holding the endpoint's secret.
+    pub secret_variable: String,
+    /// The environment variable holding the receiver's URL.
+    pub receiver_variable: String,
 }
 
 /// One operation's samples.
@@ -46,7 +67,10 @@ pub struct Sample {
     pub function: String,
     /// Upper case: `POST`.
     pub method: String,
+    /// The operation's path; a webhook's name.
     pub path: String,
+    /// Whether this is a webhook's: how it is received, not an operation called.
+    pub webhook: bool,
     /// The success status the document gives (its first).
     pub status: u16,
     /// The Rust sample as shown: statements of an async function returning a `Result` whose
@@ -86,7 +110,91 @@ pub fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) 
             samples.push(call.write(operation_id, method, path, mock.status, fields, cli_flags.as_deref(), flavour)?);
         }
     }
+    if let (Some(kit), Some(webhooks)) = (&flavour.webhooks, &spec.webhooks) {
+        let components = webhooks.raw.get("components").cloned().unwrap_or_default();
+        for (path, item) in webhooks.raw.get("paths").and_then(Value::as_object).into_iter().flatten() {
+            let Some(operation) = item.get("post") else { continue };
+            let name = path.trim_start_matches('/');
+            samples.push(webhook(name, operation, &components, kit)?);
+        }
+    }
     Ok(samples)
+}
+
+/// A webhook's samples: receiving it with the kit (Rust), and a delivery of the document's
+/// example sent to a receiver by hand, signed as the service signs it (curl). The CLI calls the
+/// API and receives nothing: a webhook has no CLI sample.
+fn webhook(name: &str, operation: &Value, components: &Value, kit: &WebhookKit) -> Result<Sample> {
+    let operation_id = operation.get("operationId").and_then(Value::as_str).unwrap_or(name).to_owned();
+    let status = crate::server::mock::mock(operation, components).map_or(200, |mock| mock.status);
+    let schema = operation
+        .pointer("/requestBody/content/application~1json/schema")
+        .ok_or_else(|| Error(format!("samples: webhook {name} has no JSON body")))?;
+    let mut body = crate::server::mock::value_for(schema, components);
+    // The field that says which event this is says this one (a payload shared by several
+    // webhooks lists them all).
+    if let (Some(fields), Some(properties)) =
+        (body.as_object_mut(), resolve_schema(schema, components).and_then(|s| s.get("properties")))
+    {
+        for (key, property) in properties.as_object().into_iter().flatten() {
+            let listed = resolve_schema(property, components)
+                .and_then(|p| p.get("enum"))
+                .and_then(Value::as_array)
+                .is_some_and(|values| values.iter().any(|v| v == name));
+            if listed {
+                fields.insert(key.clone(), Value::String(name.to_owned()));
+            }
+        }
+    }
+    let json = serde_json::to_string_pretty(&body).expect("JSON");
+    let hashes = "#".repeat((1..).find(|n| !json.contains(&format!("\"{}", "#".repeat(*n)))).unwrap_or(1));
+    let module = &kit.module;
+    let rust = format!(
+        "let secret = std::env::var(\"{secret}\")?;\n\
+         // The raw body as received, and its {header} (made here as the service makes it).\n\
+         let body = r{hashes}\"{json}\"{hashes}.as_bytes();\n\
+         let signature = {module}::sign(&secret, body);\n\
+         let notification = {module}::verify_and_parse(&[&secret], body, &signature)?;\n\
+         println!(\"{{}} {{:#?}}\", notification.event_name, notification.event);\n",
+        secret = kit.secret_variable,
+        header = kit.signature_header,
+    );
+    // A webhook's Rust sample answers no status: what the test checks is the event it read.
+    let rust_checked = format!("{rust}Ok((0, serde_json::Value::String(notification.event_name)))\n");
+    let mut lines = vec![
+        format!("BODY='{}'", json.replace('\'', r"'\''")),
+        format!("curl -X POST \"${}\"", kit.receiver_variable),
+        "-H \"Content-Type: application/json\"".to_owned(),
+        format!("-H \"{}: $({})\"", kit.signature_header, kit.sign_shell),
+    ];
+    for parameter in operation.get("parameters").and_then(Value::as_array).into_iter().flatten() {
+        let Some(parameter) = resolve(parameter, components, "parameters") else { continue };
+        let header = parameter.get("name").and_then(Value::as_str).unwrap_or_default();
+        if parameter.get("in").and_then(Value::as_str) != Some("header")
+            || header.eq_ignore_ascii_case(&kit.signature_header)
+        {
+            continue;
+        }
+        let schema = parameter.get("schema").cloned().unwrap_or_default();
+        let value =
+            own_example(parameter, components).unwrap_or_else(|| crate::server::mock::value_for(&schema, components));
+        lines.push(format!("-H \"{}\"", double_quoted(&format!("{header}: {}", plain(&value)))));
+    }
+    lines.push("-d \"$BODY\"".to_owned());
+    let curl = format!("{}\n{}", lines[0], lines[1..].join(" \\\n  "));
+    Ok(Sample {
+        function: operation_id.to_snake_case(),
+        operation_id,
+        method: "POST".into(),
+        path: name.to_owned(),
+        webhook: true,
+        status,
+        rust,
+        rust_checked,
+        cli: None,
+        curl,
+        values: Vec::new(),
+    })
 }
 
 /// A parameter or the body, with its example.
@@ -194,6 +302,7 @@ impl Call {
             curl: self.curl(&method, &path, flavour),
             method,
             path,
+            webhook: false,
             status,
             rust,
             rust_checked,
@@ -256,29 +365,37 @@ impl Call {
     }
 
     fn cli(&self, binary: &str, operation_id: &str, flags: &[String]) -> String {
-        let mut out = format!("{binary} {}", operation_id.to_kebab_case());
+        let mut words = vec![format!("{binary} {}", operation_id.to_kebab_case())];
         for value in self.values.iter().filter(|v| v.place != Place::Body) {
-            let _ = write!(out, " --{} {}", value.name.to_kebab_case(), shell_word(&plain(&value.example)));
+            words.push(format!("--{} {}", value.name.to_kebab_case(), shell_word(&plain(&value.example))));
         }
-        let Some(body) = self.values.iter().find(|v| v.place == Place::Body) else { return out };
-        let fields = body.example.as_object();
-        // By flags when every field is a scalar with a flag of its own; by a JSON body otherwise.
-        let by_flags = fields.is_some_and(|fields| {
-            fields.iter().all(|(key, value)| {
-                !matches!(value, Value::Object(_) | Value::Array(_) | Value::Null)
-                    && flags.iter().any(|flag| *flag == key.to_kebab_case())
-            })
-        });
-        match fields {
-            Some(fields) if by_flags => {
-                for (key, value) in fields {
-                    let _ = write!(out, " --{} {}", key.to_kebab_case(), shell_word(&plain(value)));
+        let mut heredoc = None;
+        if let Some(body) = self.values.iter().find(|v| v.place == Place::Body) {
+            let fields = body.example.as_object();
+            // By flags when every field is a scalar with a flag of its own; by a JSON body otherwise.
+            let by_flags = fields.is_some_and(|fields| {
+                fields.iter().all(|(key, value)| {
+                    !matches!(value, Value::Object(_) | Value::Array(_) | Value::Null)
+                        && flags.iter().any(|flag| *flag == key.to_kebab_case())
+                })
+            });
+            match fields {
+                Some(fields) if by_flags => {
+                    for (key, value) in fields {
+                        words.push(format!("--{} {}", key.to_kebab_case(), shell_word(&plain(value))));
+                    }
+                }
+                _ => {
+                    words.push("--json-body /dev/stdin <<'JSON'".to_owned());
+                    heredoc = Some(serde_json::to_string_pretty(&body.example).expect("JSON"));
                 }
             }
-            _ => {
-                let json = serde_json::to_string_pretty(&body.example).expect("JSON");
-                let _ = write!(out, " --json-body /dev/stdin <<'JSON'\n{json}\nJSON");
-            }
+        }
+        // A flag a line once the command is longer than a line.
+        let one_line = words.join(" ");
+        let mut out = if one_line.len() <= 80 { one_line } else { words.join(" \\\n  ") };
+        if let Some(json) = heredoc {
+            let _ = write!(out, "\n{json}\nJSON");
         }
         out
     }
@@ -541,10 +658,11 @@ pub fn test_file(samples: &[Sample], source: &str) -> String {
         let values: Vec<String> = sample.values.iter().map(|(name, value)| format!("({name:?}, {value:?})")).collect();
         let _ = writeln!(
             out,
-            "    Shell {{ operation_id: {:?}, method: {:?}, path: {:?}, status: {}, cli: {:?}, curl: {:?}, values: &[{}] }},",
+            "    Shell {{ operation_id: {:?}, method: {:?}, path: {:?}, webhook: {}, status: {}, cli: {:?}, curl: {:?}, values: &[{}] }},",
             sample.operation_id,
             sample.method,
             sample.path,
+            sample.webhook,
             sample.status,
             sample.cli,
             sample.curl,
