@@ -372,6 +372,54 @@ async fn all_kinds() {
     println!("samples run, each answered its documented status: {}", counts.join(", "));
 }
 
+/// "Getting started" run as the reader runs it, its commands one script, against a sandbox that
+/// posts notifications to a receiver on this machine: the payment reaches the balance and the
+/// ping reaches the receiver.
+async fn getting_started() {
+    let options = payments_sandbox::Options {
+        webhooks: payments_sandbox::DeliveryOptions {
+            policy: payments_sandbox::TargetPolicy { allow_loopback: true },
+            ..Default::default()
+        },
+        ..payments_tests::sandbox::test_options()
+    };
+    let sandbox = payments_tests::sandbox::start_sandbox_with(options).await;
+    let arrived = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let recorded = arrived.clone();
+    let receiver = serve(axum::Router::new().route(
+        "/",
+        axum::routing::post(move |body: axum::body::Bytes| async move {
+            recorded.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
+            axum::http::StatusCode::NO_CONTENT
+        }),
+    ))
+    .await;
+    let work = tempfile::tempdir().expect("a directory");
+    let output = tokio::process::Command::new("sh")
+        .args(["-e", "-c", generated::GETTING_STARTED])
+        .current_dir(work.path())
+        .env("PAYMENTS_BASE_URL", &sandbox.url)
+        .env("PAYMENTS_TOKEN", ALICE)
+        .env("RECEIVER_URL", &receiver)
+        .output()
+        .await
+        .expect("sh runs");
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "Getting started stopped ({}):\n{said}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let client = payments_client::with_token(&sandbox.url, ALICE);
+    let balances = client.list_balances().send().await.expect("the balances").into_inner();
+    let funds: Vec<i64> = balances.iter().map(|b| b.balance).collect();
+    assert_eq!(funds, [2500], "the payment reached the one balance opened:\n{said}");
+    let arrived = arrived.lock().unwrap().clone();
+    assert!(arrived.iter().any(|body| body.contains("\"event\":\"ping\"")), "the ping arrived: {arrived:?}\n{said}");
+    println!("Getting started ran: the payment credited, the ping received");
+}
+
 /// The child: runs one Rust sample (`rust-sample OPERATION VALUES`) and prints its answer.
 async fn child(operation_id: &str, values: &str) -> ExitCode {
     payments_client::install_crypto_provider();
@@ -395,7 +443,10 @@ fn main() -> ExitCode {
         [mode, operation_id, values] if mode == "rust-sample" => runtime.block_on(child(operation_id, values)),
         // What libtest would be given (`--nocapture`, a filter): the walk runs either way.
         _ => {
-            runtime.block_on(all_kinds());
+            runtime.block_on(async {
+                getting_started().await;
+                all_kinds().await;
+            });
             ExitCode::SUCCESS
         }
     }

@@ -19,6 +19,7 @@
 
 mod bench;
 mod breaking;
+mod samples;
 mod server_bench;
 #[cfg(test)]
 mod tidy;
@@ -116,27 +117,13 @@ fn codegen(mode: Mode) -> anyhow::Result<()> {
             read.join().expect("parse").map_err(join)?,
         ))
     })?;
-    let flavour = payments_codegen::Flavour {
-        client_crate: "payments_client".into(),
-        connect: "payments_client::with_token(&base_url, &token)".into(),
-        cli: Some("payments".into()),
-        base_url_variable: "PAYMENTS_BASE_URL".into(),
-        token_variable: "PAYMENTS_TOKEN".into(),
-        webhooks: Some(payments_codegen::WebhookKit {
-            module: "payments_client::webhooks".into(),
-            signature_header: "X-Service-Signature".into(),
-            sign_shell:
-                r#"printf '%s' "$BODY" | openssl dgst -sha512 -hmac "$PAYMENTS_WEBHOOK_SECRET" | sed 's/^.*= //'"#
-                    .into(),
-            secret_variable: "PAYMENTS_WEBHOOK_SECRET".into(),
-            receiver_variable: "RECEIVER_URL".into(),
-        }),
-    };
+    let flavour = samples::flavour();
     let samples = payments_codegen::samples(&read, &generated.client, Some(&cli), &flavour).map_err(join)?;
-    let samples_test = payments_codegen::samples_test_file(&samples, SPEC);
+    let guide = payments_codegen::guide(&samples, &samples::guide()).map_err(join)?;
+    let samples_test = payments_codegen::samples_test_file(&samples, SPEC, Some(&guide));
     let (rendition, markdown, [types, client, server, cli, samples_test]) = std::thread::scope(|s| {
-        let rendition = s.spawn(|| payments_codegen::openapi_31(&read, &samples));
-        let markdown = s.spawn(|| payments_codegen::markdown_reference(&read, SPEC, &samples));
+        let rendition = s.spawn(|| payments_codegen::openapi_31(&read, &samples, Some(&guide)));
+        let markdown = s.spawn(|| payments_codegen::markdown_reference(&read, SPEC, &samples, Some(&guide)));
         let formatted = [&generated.types, &generated.client, &generated.server, &cli, &samples_test]
             .map(|source| s.spawn(|| rustfmt(&root, source, "2024")))
             .map(|formatting| formatting.join().expect("rustfmt"));

@@ -30,7 +30,7 @@ mod write;
 pub use nullable::is_null_only;
 pub use openapi31::Note;
 pub use rendition::openapi_31;
-pub use samples::{Flavour, Sample, WebhookKit, test_file as samples_test_file};
+pub use samples::{Flavour, GettingStarted, Guide, Sample, Step, WebhookKit, guide, test_file as samples_test_file};
 pub use spec::Spec;
 pub use standalone::{File, STANDALONE_EDITION, Standalone, standalone};
 pub use write::{Written, rustfmt, write_workspace};
@@ -151,9 +151,10 @@ pub fn cli(spec_text: &str, client_crate: &str, config: &Config) -> Result<Strin
 }
 
 /// The Markdown reference (`docs/api.md`) of the document; `source` is its path from the
-/// workspace root, for the header and links. Each operation shows its `samples`.
-pub fn markdown_reference(spec: &Spec, source: &str, samples: &[Sample]) -> Result<String> {
-    Ok(markdown::reference(spec, source, samples))
+/// workspace root, for the header and links. Each operation shows its `samples`; the `guide`
+/// ("Getting started") follows the overview.
+pub fn markdown_reference(spec: &Spec, source: &str, samples: &[Sample], guide: Option<&Guide>) -> Result<String> {
+    Ok(markdown::reference(spec, source, samples, guide))
 }
 
 /// How to call each operation of the document, in Rust, with the CLI and with curl

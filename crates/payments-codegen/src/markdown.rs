@@ -5,12 +5,12 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use crate::samples::{self, Sample};
+use crate::samples::{self, Guide, Sample};
 use crate::spec::Spec;
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
-pub fn reference(spec: &Spec, source: &str, samples: &[Sample]) -> String {
+pub fn reference(spec: &Spec, source: &str, samples: &[Sample], guide: Option<&Guide>) -> String {
     let raw = &spec.original;
     let mut out = String::new();
     let info = &raw["info"];
@@ -25,7 +25,13 @@ pub fn reference(spec: &Spec, source: &str, samples: &[Sample]) -> String {
         let _ = writeln!(out, "- [{}](#{})", text(&tag["name"]), anchor(text(&tag["name"])));
     }
     let _ = writeln!(out, "- [Notification events](#notification-events)\n- [Schemas](#schemas)\n");
+    if guide.is_some() {
+        let _ = writeln!(out, "[Getting started](#getting-started) walks through the API with curl.\n");
+    }
     let _ = writeln!(out, "## Overview\n\n{}\n", demote(text(&info["description"])));
+    if let Some(guide) = guide {
+        let _ = writeln!(out, "{}", guide.markdown);
+    }
 
     for tag in &tags {
         let name = text(&tag["name"]);

@@ -4,15 +4,21 @@
 
 use serde_json::{Map, Value};
 
-use crate::samples::{self, Sample};
+use crate::samples::{self, Guide, Sample};
 use crate::{Error, Result, json_schema::to_json_schema, spec::Spec};
 
 /// The rendition, each operation with its `samples` (`x-codeSamples`, and after its
-/// description, which Swagger UI shows beside it).
-pub fn openapi_31(spec: &Spec, samples: &[Sample]) -> Result<String> {
+/// description, which Swagger UI shows beside it), and the `guide` ("Getting started") after the
+/// document's description, which Swagger UI shows first and Redoc and Scalar make a section of.
+pub fn openapi_31(spec: &Spec, samples: &[Sample], guide: Option<&Guide>) -> Result<String> {
     let mut doc = spec.original.clone();
     convert_schemas(&mut doc);
     with_samples(&mut doc, samples);
+    if let (Some(guide), Some(info)) = (guide, doc.get_mut("info").and_then(Value::as_object_mut)) {
+        let description = info.get("description").and_then(Value::as_str).unwrap_or_default();
+        let description = format!("{description}\n\n{}", guide.markdown);
+        info.insert("description".into(), Value::String(description));
+    }
     let object = doc.as_object_mut().expect("an OpenAPI document is an object");
     object.insert("openapi".into(), Value::String("3.1.0".into()));
     if let Some(webhooks) = object.remove("x-webhooks") {

@@ -25,24 +25,31 @@ fn our_3_1_rendition_generates_what_our_3_0_source_does() {
 }
 
 /// The rendition without what it adds for its readers: each operation's samples, as
-/// `x-codeSamples` and after its description (which the client's doc comments would carry).
+/// `x-codeSamples` and after its description, and Getting started after the document's
+/// (descriptions the client's doc comments would carry).
 fn without_samples(rendition: &str) -> String {
     let mut document: serde_json::Value = serde_json::from_str(rendition).unwrap();
     let mut taken = 0;
-    for item in document["paths"].as_object_mut().unwrap().values_mut() {
-        for operation in item.as_object_mut().unwrap().values_mut().filter_map(|o| o.as_object_mut()) {
-            if operation.remove("x-codeSamples").is_none() {
-                continue;
+    for section in ["paths", "webhooks"] {
+        for item in document[section].as_object_mut().unwrap().values_mut() {
+            for operation in item.as_object_mut().unwrap().values_mut().filter_map(|o| o.as_object_mut()) {
+                if operation.remove("x-codeSamples").is_none() {
+                    continue;
+                }
+                let description = operation["description"].as_str().unwrap().to_owned();
+                match description.rsplit_once("\n\n**Rust**\n") {
+                    Some((own, _)) => operation.insert("description".into(), own.into()),
+                    None => operation.remove("description"),
+                };
+                taken += 1;
             }
-            let description = operation["description"].as_str().unwrap().to_owned();
-            match description.rsplit_once("\n\n**Rust**\n") {
-                Some((own, _)) => operation.insert("description".into(), own.into()),
-                None => operation.remove("description"),
-            };
-            taken += 1;
         }
     }
     assert!(taken > 0, "the rendition shows no samples");
+    let description = document["info"]["description"].as_str().unwrap().to_owned();
+    let (own, _) =
+        description.rsplit_once("\n\n## Getting started\n").expect("Getting started follows the description");
+    document["info"]["description"] = own.into();
     document.to_string()
 }
 

@@ -35,7 +35,7 @@ fn sample_outputs() {
         insta::assert_snapshot!(format!("{sample}__server"), out.server);
         insta::assert_snapshot!(format!("{sample}__server_schemas"), out.server_schemas);
         let spec = payments_codegen::Spec::parse(&text).unwrap();
-        let markdown = markdown_reference(&spec, &format!("tests/samples/{sample}.yaml"), &[]).unwrap();
+        let markdown = markdown_reference(&spec, &format!("tests/samples/{sample}.yaml"), &[], None).unwrap();
         insta::assert_snapshot!(format!("{sample}__markdown"), markdown);
     }
 }
