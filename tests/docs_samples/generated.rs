@@ -2,10 +2,74 @@
 
 //! Every operation's samples as the references show them; the Rust ones with the lines by which the test puts its own values in.
 
-use super::{Shell, Values};
-
 /// What a Rust sample answered: its status and body, or why it failed.
 pub type Answer = Result<(u16, serde_json::Value), Box<dyn std::error::Error>>;
+
+/// An operation's shell samples, with each value they bind and its example as written in them.
+pub struct Shell {
+    pub operation_id: &'static str,
+    pub method: &'static str,
+    pub path: &'static str,
+    pub webhook: bool,
+    pub status: u16,
+    pub cli: Option<&'static str>,
+    pub curl: &'static str,
+    pub values: &'static [(&'static str, &'static str)],
+}
+
+/// The test's own values for a sample's bindings: by binding (`id`), or by a field of the body
+/// (`body.balance_id`).
+#[derive(Default, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Values(std::collections::BTreeMap<String, serde_json::Value>);
+
+impl Values {
+    /// These values and `name`'s.
+    pub fn with(mut self, name: &str, value: &serde_json::Value) -> Self {
+        self.0.insert(name.to_owned(), value.clone());
+        self
+    }
+
+    /// `value` (bound as `name` in a Rust sample), with the test's own put in.
+    pub fn swap<T>(&self, name: &str, value: T) -> Result<T, Box<dyn std::error::Error>>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        if let Some(own) = self.0.get(name) {
+            return Ok(serde_json::from_value(own.clone())?);
+        }
+        if name != "body" {
+            return Ok(value);
+        }
+        let mut body = serde_json::to_value(value)?;
+        for (key, own) in &self.0 {
+            if let (Some(field), Some(fields)) = (key.strip_prefix("body."), body.as_object_mut()) {
+                fields.insert(field.to_owned(), own.clone());
+            }
+        }
+        Ok(serde_json::from_value(body)?)
+    }
+
+    /// A string bound as `name` in a Rust sample, or the test's own.
+    pub fn text(&self, name: &str, value: &str) -> String {
+        match self.0.get(name) {
+            Some(serde_json::Value::String(own)) => own.clone(),
+            Some(other) => other.to_string(),
+            None => value.to_owned(),
+        }
+    }
+
+    /// A shell sample's text with the test's values in place of the examples it was written with.
+    pub fn put_in(&self, text: &str, sample: &Shell) -> String {
+        let mut text = text.to_owned();
+        for (name, example) in sample.values {
+            if let Some(own) = self.0.get(*name) {
+                let own = own.as_str().map_or_else(|| own.to_string(), str::to_owned);
+                text = text.replace(example, &own);
+            }
+        }
+        text
+    }
+}
 
 /// `GET /balances` (listBalances).
 pub async fn list_balances(_values: &Values) -> Answer {
@@ -13,7 +77,7 @@ pub async fn list_balances(_values: &Values) -> Answer {
     let client = payments_client::with_token(&base_url, &token);
     let answer = client.list_balances().send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /balances` (createBalance).
@@ -27,7 +91,7 @@ pub async fn create_balance(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.create_balance().body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /balances/{id}` (getBalance).
@@ -38,7 +102,7 @@ pub async fn get_balance(values: &Values) -> Answer {
     let id = values.swap("id", id)?;
     let answer = client.get_balance().id(id).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `PATCH /balances/{id}` (updateBalance).
@@ -53,7 +117,7 @@ pub async fn update_balance(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.update_balance().id(id).body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /bankfields` (listBankFields).
@@ -66,7 +130,7 @@ pub async fn list_bank_fields(values: &Values) -> Answer {
     let currency = values.text("currency", currency);
     let answer = client.list_bank_fields().country(country).currency(currency).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /countries` (listCountries).
@@ -75,7 +139,7 @@ pub async fn list_countries(_values: &Values) -> Answer {
     let client = payments_client::with_token(&base_url, &token);
     let answer = client.list_countries().send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /currencies` (listCurrencies).
@@ -84,7 +148,7 @@ pub async fn list_currencies(_values: &Values) -> Answer {
     let client = payments_client::with_token(&base_url, &token);
     let answer = client.list_currencies().send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /paymentrequests` (listPaymentRequests).
@@ -93,7 +157,7 @@ pub async fn list_payment_requests(_values: &Values) -> Answer {
     let client = payments_client::with_token(&base_url, &token);
     let answer = client.list_payment_requests().send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /paymentrequests` (createPaymentRequest).
@@ -110,7 +174,7 @@ pub async fn create_payment_request(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.create_payment_request().body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /paymentrequests/{id}` (getPaymentRequest).
@@ -121,7 +185,7 @@ pub async fn get_payment_request(values: &Values) -> Answer {
     let id = values.swap("id", id)?;
     let answer = client.get_payment_request().id(id).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `DELETE /paymentrequests/{id}` (cancelPaymentRequest).
@@ -132,7 +196,7 @@ pub async fn cancel_payment_request(values: &Values) -> Answer {
     let id = values.swap("id", id)?;
     let answer = client.cancel_payment_request().id(id).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /recipients` (listRecipients).
@@ -141,7 +205,7 @@ pub async fn list_recipients(_values: &Values) -> Answer {
     let client = payments_client::with_token(&base_url, &token);
     let answer = client.list_recipients().send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /recipients` (createRecipient).
@@ -162,7 +226,7 @@ pub async fn create_recipient(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.create_recipient().body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /recipients/validate` (validateRecipient).
@@ -180,7 +244,7 @@ pub async fn validate_recipient(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.validate_recipient().body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /recipients/{id}` (getRecipient).
@@ -191,7 +255,7 @@ pub async fn get_recipient(values: &Values) -> Answer {
     let id = values.swap("id", id)?;
     let answer = client.get_recipient().id(id).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `DELETE /recipients/{id}` (deleteRecipient).
@@ -202,7 +266,7 @@ pub async fn delete_recipient(values: &Values) -> Answer {
     let id = values.swap("id", id)?;
     let answer = client.delete_recipient().id(id).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `PATCH /recipients/{id}` (updateRecipient).
@@ -217,7 +281,7 @@ pub async fn update_recipient(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.update_recipient().id(id).body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /sandbox/advance` (advanceSandbox).
@@ -226,7 +290,7 @@ pub async fn advance_sandbox(_values: &Values) -> Answer {
     let client = payments_client::with_token(&base_url, &token);
     let answer = client.advance_sandbox().send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /sandbox/balances/{id}/transfers` (simulateBalanceTransfer).
@@ -243,7 +307,7 @@ pub async fn simulate_balance_transfer(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.simulate_balance_transfer().id(id).body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /sandbox/paymentrequests/{id}/pay` (simulatePayment).
@@ -259,7 +323,7 @@ pub async fn simulate_payment(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.simulate_payment().id(id).body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /sandbox/transactions/{id}/status` (simulateTransactionStatus).
@@ -275,7 +339,7 @@ pub async fn simulate_transaction_status(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.simulate_transaction_status().id(id).body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /sandbox/virtualaccounts/{id}/status` (simulateVirtualAccountStatus).
@@ -290,7 +354,7 @@ pub async fn simulate_virtual_account_status(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.simulate_virtual_account_status().id(id).body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /sandbox/virtualaccounts/{id}/transfers` (simulateInboundTransfer).
@@ -307,7 +371,7 @@ pub async fn simulate_inbound_transfer(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.simulate_inbound_transfer().id(id).body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /transactions` (listTransactions).
@@ -316,7 +380,7 @@ pub async fn list_transactions(_values: &Values) -> Answer {
     let client = payments_client::with_token(&base_url, &token);
     let answer = client.list_transactions().send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /transactions` (createTransaction).
@@ -334,7 +398,7 @@ pub async fn create_transaction(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.create_transaction().body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /transactions/{id}` (getTransaction).
@@ -345,7 +409,7 @@ pub async fn get_transaction(values: &Values) -> Answer {
     let id = values.swap("id", id)?;
     let answer = client.get_transaction().id(id).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /virtualaccounts` (listVirtualAccounts).
@@ -354,7 +418,7 @@ pub async fn list_virtual_accounts(_values: &Values) -> Answer {
     let client = payments_client::with_token(&base_url, &token);
     let answer = client.list_virtual_accounts().send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /virtualaccounts` (createVirtualAccount).
@@ -369,7 +433,7 @@ pub async fn create_virtual_account(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.create_virtual_account().body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /virtualaccounts/{id}` (getVirtualAccount).
@@ -380,7 +444,7 @@ pub async fn get_virtual_account(values: &Values) -> Answer {
     let id = values.swap("id", id)?;
     let answer = client.get_virtual_account().id(id).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `DELETE /virtualaccounts/{id}` (closeVirtualAccount).
@@ -391,7 +455,7 @@ pub async fn close_virtual_account(values: &Values) -> Answer {
     let id = values.swap("id", id)?;
     let answer = client.close_virtual_account().id(id).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `PATCH /virtualaccounts/{id}` (updateVirtualAccount).
@@ -406,7 +470,7 @@ pub async fn update_virtual_account(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.update_virtual_account().id(id).body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /webhook-endpoints` (listWebhookEndpoints).
@@ -415,7 +479,7 @@ pub async fn list_webhook_endpoints(_values: &Values) -> Answer {
     let client = payments_client::with_token(&base_url, &token);
     let answer = client.list_webhook_endpoints().send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /webhook-endpoints` (createWebhookEndpoint).
@@ -432,7 +496,7 @@ pub async fn create_webhook_endpoint(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.create_webhook_endpoint().body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /webhook-endpoints/{id}` (getWebhookEndpoint).
@@ -443,7 +507,7 @@ pub async fn get_webhook_endpoint(values: &Values) -> Answer {
     let id = values.swap("id", id)?;
     let answer = client.get_webhook_endpoint().id(id).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `DELETE /webhook-endpoints/{id}` (deleteWebhookEndpoint).
@@ -454,7 +518,7 @@ pub async fn delete_webhook_endpoint(values: &Values) -> Answer {
     let id = values.swap("id", id)?;
     let answer = client.delete_webhook_endpoint().id(id).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /webhook-endpoints/{id}/rotate-secret` (rotateWebhookEndpointSecret).
@@ -465,7 +529,7 @@ pub async fn rotate_webhook_endpoint_secret(values: &Values) -> Answer {
     let id = values.swap("id", id)?;
     let answer = client.rotate_webhook_endpoint_secret().id(id).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /webhooks` (listWebhooks).
@@ -474,7 +538,7 @@ pub async fn list_webhooks(_values: &Values) -> Answer {
     let client = payments_client::with_token(&base_url, &token);
     let answer = client.list_webhooks().send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST /webhooks` (sendTestWebhook).
@@ -488,7 +552,7 @@ pub async fn send_test_webhook(values: &Values) -> Answer {
     let body = values.swap("body", body)?;
     let answer = client.send_test_webhook().body(body).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `GET /webhooks/{id}` (getWebhook).
@@ -499,7 +563,7 @@ pub async fn get_webhook(values: &Values) -> Answer {
     let id = values.swap("id", id)?;
     let answer = client.get_webhook().id(id).send().await?;
     println!("{} {:#?}", answer.status(), *answer);
-    Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))
+    Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))
 }
 
 /// `POST paymentrequest.cancelled` (webhook-paymentrequest-cancelled).

@@ -17,78 +17,15 @@
 
 mod generated;
 
-use std::collections::{BTreeMap, BTreeSet};
+use generated::{Shell, Values};
+
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use axum::response::IntoResponse;
 use payments_tests::sandbox::{ALICE, TestSandbox, start_sandbox};
 use serde_json::Value;
-
-/// An operation's shell samples, with each value they bind and its example as written in them.
-pub struct Shell {
-    pub operation_id: &'static str,
-    pub method: &'static str,
-    pub path: &'static str,
-    pub webhook: bool,
-    pub status: u16,
-    pub cli: Option<&'static str>,
-    pub curl: &'static str,
-    pub values: &'static [(&'static str, &'static str)],
-}
-
-/// The test's own values for a sample's bindings: by binding (`id`), or by a field of the body
-/// (`body.balance_id`).
-#[derive(Default, Clone, serde::Serialize, serde::Deserialize)]
-pub struct Values(BTreeMap<String, Value>);
-
-impl Values {
-    fn with(mut self, name: &str, value: &Value) -> Self {
-        self.0.insert(name.to_owned(), value.clone());
-        self
-    }
-
-    /// `value` (bound as `name` in a Rust sample), with the test's own value put in.
-    pub fn swap<T>(&self, name: &str, value: T) -> Result<T, Box<dyn std::error::Error>>
-    where
-        T: serde::Serialize + serde::de::DeserializeOwned,
-    {
-        if let Some(own) = self.0.get(name) {
-            return Ok(serde_json::from_value(own.clone())?);
-        }
-        if name != "body" {
-            return Ok(value);
-        }
-        let mut body = serde_json::to_value(value)?;
-        for (key, own) in &self.0 {
-            if let (Some(field), Some(fields)) = (key.strip_prefix("body."), body.as_object_mut()) {
-                fields.insert(field.to_owned(), own.clone());
-            }
-        }
-        Ok(serde_json::from_value(body)?)
-    }
-
-    /// A string bound as `name` in a Rust sample, or the test's own.
-    pub fn text(&self, name: &str, value: &str) -> String {
-        match self.0.get(name) {
-            Some(Value::String(own)) => own.clone(),
-            Some(other) => other.to_string(),
-            None => value.to_owned(),
-        }
-    }
-
-    /// A shell sample's text with the test's values in place of the examples it was written with.
-    fn put_in(&self, text: &str, sample: &Shell) -> String {
-        let mut text = text.to_owned();
-        for (name, example) in sample.values {
-            if let Some(own) = self.0.get(*name) {
-                let own = own.as_str().map_or_else(|| own.to_string(), str::to_owned);
-                text = text.replace(example, &own);
-            }
-        }
-        text
-    }
-}
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {

@@ -262,7 +262,16 @@ fn schema(value: &mut Value, pointer: &str, notes: &mut Vec<Note>) {
             _ => {}
         }
         object.entry("minItems").or_insert(json!(count));
-        object.insert("items".into(), if any.len() == 1 { any.remove(0) } else { json!({"anyOf": any}) });
+        // A tuple of one type (`[number, number]`, a point) is an array of it: an `anyOf` of
+        // copies would make a model of optional arms that reads no number.
+        let mut distinct: Vec<Value> = Vec::new();
+        for item in any {
+            if !distinct.contains(&item) {
+                distinct.push(item);
+            }
+        }
+        object
+            .insert("items".into(), if distinct.len() == 1 { distinct.remove(0) } else { json!({"anyOf": distinct}) });
     }
     match object.get("items") {
         Some(Value::Bool(true)) => {

@@ -25,11 +25,14 @@ use crate::{Error, Result};
 /// the credential.
 #[derive(Debug, Clone)]
 pub struct Flavour {
-    /// The client crate's Rust name (`payments_client`).
+    /// The client's Rust path (`payments_client`), with its `Client`.
     pub client_crate: String,
+    /// The models' Rust path (`payments_client::types`).
+    pub types: String,
     /// An expression making a client from `base_url` and `token` (both `String`s in scope):
-    /// `payments_client::with_token(&base_url, &token)`.
-    pub connect: String,
+    /// `payments_client::with_token(&base_url, &token)`. Without one, the generated client's
+    /// own `Client::new` with the `Credentials` the operation takes.
+    pub connect: Option<String>,
     /// The CLI binary's name, when there is one.
     pub cli: Option<String>,
     /// The environment variable holding the base URL (`PAYMENTS_BASE_URL`).
@@ -102,12 +105,34 @@ pub fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) 
                 None => (method.to_ascii_uppercase(), path.clone()),
             };
             let Some(mock) = crate::server::mock::mock(operation, &components) else { continue };
-            let fields = builders
-                .get(&operation_id.to_upper_camel_case())
-                .ok_or_else(|| Error(format!("samples: the client has no builder for operation {operation_id}")))?;
+            // What cannot be written (a body in another media type than JSON, a parameter the
+            // builder does not take as the document names it) has no sample, and is left out.
+            let Some(fields) = builders.get(&operation_id.to_upper_camel_case()) else { continue };
             let cli_flags = cli.map(|cli| flags(cli, &operation_id.to_snake_case()));
-            let call = Call::read(spec, operation, &components)?;
-            samples.push(call.write(operation_id, method, path, mock.status, fields, cli_flags.as_deref(), flavour)?);
+            let Ok(call) = Call::read(spec, operation, &components) else { continue };
+            let connect = match &flavour.connect {
+                Some(connect) => connect.clone(),
+                None => connect(spec, operation, &components, &flavour.client_crate),
+            };
+            // A body the client reads as bytes (an event stream, a file) is shown by its status only.
+            let response = crate::server::mock::response(operation, &components, mock.status);
+            let content = response.and_then(|r| r.get("content")).and_then(Value::as_object);
+            let bytes = content.is_some_and(|content| {
+                !content.iter().any(|(media, m)| normalise::is_json(media) && m.get("schema").is_some())
+            });
+            let written = call.write(
+                operation_id,
+                method,
+                path,
+                (mock.status, bytes),
+                fields,
+                cli_flags.as_deref(),
+                flavour,
+                &connect,
+            );
+            if let Ok(sample) = written {
+                samples.push(sample);
+            }
         }
     }
     if let (Some(kit), Some(webhooks)) = (&flavour.webhooks, &spec.webhooks) {
@@ -202,6 +227,9 @@ struct Bound {
     name: String,
     place: Place,
     example: Value,
+    /// The parameter's `style` and `explode`, as the document gives them.
+    style: Option<String>,
+    explode: Option<bool>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -219,7 +247,8 @@ struct Call {
     values: Vec<Bound>,
     /// The body's media type, when it has one.
     media_type: Option<String>,
-    credential: Option<Credential>,
+    /// The schemes of the operation's first security requirement, all sent.
+    credentials: Vec<Credential>,
 }
 
 /// How the operation's credential is sent.
@@ -251,7 +280,9 @@ impl Call {
             let own = own_example(parameter, components);
             let schema = parameter.get("schema").cloned().unwrap_or_default();
             let example = own.unwrap_or_else(|| crate::server::mock::value_for(&schema, components));
-            values.push(Bound { name, place, example });
+            let style = parameter.get("style").and_then(Value::as_str).map(str::to_owned);
+            let explode = parameter.get("explode").and_then(Value::as_bool);
+            values.push(Bound { name, place, example, style, explode });
         }
         let body = operation.get("requestBody").and_then(|body| resolve(body, components, "requestBodies"));
         let mut media_type = None;
@@ -262,12 +293,12 @@ impl Call {
             let example = own_example(content, components)
                 .or_else(|| resolve_schema(&schema, components).and_then(|s| s.get("example")).cloned())
                 .unwrap_or_else(|| crate::server::mock::value_for(&schema, components));
-            values.push(Bound { name: "body".into(), place: Place::Body, example });
+            values.push(Bound { name: "body".into(), place: Place::Body, example, style: None, explode: None });
             media_type = Some(media.clone());
         } else if body.is_some() {
             return Err(Error("samples are written for JSON bodies only".into()));
         }
-        Ok(Self { values, media_type, credential: credential(spec, operation, components) })
+        Ok(Self { values, media_type, credentials: credentials(spec, operation, components) })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -276,13 +307,14 @@ impl Call {
         operation_id: &str,
         method: String,
         path: String,
-        status: u16,
+        (status, bytes): (u16, bool),
         fields: &BTreeMap<String, String>,
         cli_flags: Option<&[String]>,
         flavour: &Flavour,
+        connect: &str,
     ) -> Result<Sample> {
         let function = operation_id.to_snake_case();
-        let (rust, rust_checked) = self.rust(&function, fields, flavour)?;
+        let (rust, rust_checked) = self.rust(&function, fields, flavour, connect, bytes)?;
         let cli = match (cli_flags, &flavour.cli) {
             (Some(flags), Some(binary)) => Some(self.cli(binary, operation_id, flags)),
             _ => None,
@@ -312,8 +344,15 @@ impl Call {
     }
 
     /// The Rust sample, and the same with the test's lines.
-    fn rust(&self, function: &str, fields: &BTreeMap<String, String>, flavour: &Flavour) -> Result<(String, String)> {
-        let krate = &flavour.client_crate;
+    fn rust(
+        &self,
+        function: &str,
+        fields: &BTreeMap<String, String>,
+        flavour: &Flavour,
+        connect: &str,
+        bytes: bool,
+    ) -> Result<(String, String)> {
+        let types = &flavour.types;
         let mut shown = String::new();
         let mut checked = String::new();
         let mut line = |text: &str, test: Option<String>| {
@@ -326,26 +365,37 @@ impl Call {
                 checked.push('\n');
             }
         };
-        line(
-            &format!(
+        let environment = if connect.contains("token") {
+            format!(
                 "let (base_url, token) = (std::env::var(\"{}\")?, std::env::var(\"{}\")?);",
                 flavour.base_url_variable, flavour.token_variable
-            ),
-            None,
-        );
-        line(&format!("let client = {};", flavour.connect), None);
+            )
+        } else {
+            format!("let base_url = std::env::var(\"{}\")?;", flavour.base_url_variable)
+        };
+        line(&environment, None);
+        line(&format!("let client = {connect};"), None);
         let mut chain = format!("let answer = client.{function}()");
         for value in &self.values {
-            let field = rust_name(&value.name);
+            // progenitor tells apart parameters of one name in two places by the place's name.
+            let place = match value.place {
+                Place::Path => "path",
+                Place::Query => "query",
+                Place::Header => "header",
+                Place::Cookie => "cookie",
+                Place::Body => "body",
+            };
+            let placed = format!("{}_{place}", rust_name(&value.name));
+            let field = if fields.contains_key(&placed) { placed } else { rust_name(&value.name) };
             let ty = fields.get(&field).ok_or_else(|| {
                 Error(format!("samples: the client's builder for {function} has no `{field}` (of {})", value.name))
             })?;
             let (binding, literal) = if value.place == Place::Body {
-                let model = ty.replace("types::builder::", &format!("{krate}::types::"));
+                let model = ty.replace("types::builder::", &format!("{types}::"));
                 let json = indented(&value.example);
                 ("body".to_owned(), format!("serde_json::from_value::<{model}>(serde_json::json!({json}))?"))
             } else {
-                (field.clone(), literal(ty, &value.example, krate))
+                (field.clone(), literal(ty, &value.example, types))
             };
             // A string literal is a `&str`, which the test's value (owned) cannot be: it gets a
             // `String`, which the builders take as well.
@@ -359,8 +409,13 @@ impl Call {
         }
         chain.push_str(".send().await?;");
         line(&chain, None);
-        line("println!(\"{} {:#?}\", answer.status(), *answer);", None);
-        checked.push_str("Ok((answer.status().as_u16(), serde_json::to_value(&*answer)?))\n");
+        if bytes {
+            line("println!(\"{}\", answer.status());", None);
+            checked.push_str("Ok((answer.status().as_u16(), serde_json::Value::Null))\n");
+        } else {
+            line("println!(\"{} {:#?}\", answer.status(), *answer);", None);
+            checked.push_str("Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))\n");
+        }
         Ok((shown, checked))
     }
 
@@ -406,23 +461,25 @@ impl Call {
         let mut headers = Vec::new();
         let mut cookies = Vec::new();
         for value in &self.values {
-            let text = plain(&value.example);
+            let styled = Styled::of(value);
             match value.place {
-                Place::Path => target = target.replace(&format!("{{{}}}", value.name), &encode(&text)),
-                Place::Query => query.push(format!("{}={}", encode(&value.name), encode(&text))),
-                Place::Header => headers.push(double_quoted(&format!("{}: {text}", value.name))),
-                Place::Cookie => cookies.push(format!("{}={}", encode(&value.name), encode(&text))),
+                Place::Path => target = target.replace(&format!("{{{}}}", value.name), &styled.path()),
+                Place::Query => query.extend(styled.query()),
+                Place::Header => headers.push(double_quoted(&format!("{}: {}", value.name, styled.simple(false)))),
+                Place::Cookie => cookies.extend(styled.query()),
                 Place::Body => {}
             }
         }
         let token = format!("${}", flavour.token_variable);
-        match &self.credential {
-            Some(Credential::Bearer) => headers.insert(0, format!("Authorization: Bearer {token}")),
-            Some(Credential::Basic) => {}
-            Some(Credential::ApiKey { place: Place::Query, name }) => query.push(format!("{}={token}", encode(name))),
-            Some(Credential::ApiKey { place: Place::Cookie, name }) => cookies.push(format!("{name}={token}")),
-            Some(Credential::ApiKey { name, .. }) => headers.insert(0, format!("{}: {token}", double_quoted(name))),
-            None => {}
+        let mut basic = false;
+        for credential in &self.credentials {
+            match credential {
+                Credential::Bearer => headers.insert(0, format!("Authorization: Bearer {token}")),
+                Credential::Basic => basic = true,
+                Credential::ApiKey { place: Place::Query, name } => query.push(format!("{}={token}", encode(name))),
+                Credential::ApiKey { place: Place::Cookie, name } => cookies.push(format!("{name}={token}")),
+                Credential::ApiKey { name, .. } => headers.insert(0, format!("{}: {token}", double_quoted(name))),
+            }
         }
         if !query.is_empty() {
             target = format!("{target}?{}", query.join("&"));
@@ -431,7 +488,7 @@ impl Call {
             "GET" => format!("curl \"${}{target}\"", flavour.base_url_variable),
             _ => format!("curl -X {method} \"${}{target}\"", flavour.base_url_variable),
         }];
-        if matches!(self.credential, Some(Credential::Basic)) {
+        if basic {
             lines.push(format!("-u \"{token}\""));
         }
         for header in headers {
@@ -447,6 +504,115 @@ impl Call {
         }
         lines.join(" \\\n  ")
     }
+}
+
+/// A parameter's value as the wire carries it in its place and style (the document's table of
+/// `style` and `explode`), percent-encoded where it goes into a URL.
+struct Styled<'a> {
+    name: &'a str,
+    style: &'a str,
+    explode: bool,
+    value: &'a Value,
+}
+
+impl<'a> Styled<'a> {
+    fn of(bound: &'a Bound) -> Self {
+        let default = match bound.place {
+            Place::Path | Place::Header => "simple",
+            _ => "form",
+        };
+        let style = bound.style.as_deref().unwrap_or(default);
+        Styled { name: &bound.name, style, explode: bound.explode.unwrap_or(style == "form"), value: &bound.example }
+    }
+
+    /// The value's parts: items of an array, `key, value` pairs of an object (encoded).
+    fn parts(&self) -> Vec<(Option<String>, String)> {
+        match self.value {
+            Value::Array(items) => items.iter().map(|item| (None, encode(&plain(item)))).collect(),
+            Value::Object(fields) => fields.iter().map(|(k, v)| (Some(encode(k)), encode(&plain(v)))).collect(),
+            other => vec![(None, encode(&plain(other)))],
+        }
+    }
+
+    /// `simple` (a path segment or, unencoded, a header): `a,b`; `k,v,k2,v2` or, exploded, `k=v,k2=v2`.
+    fn simple(&self, encoded: bool) -> String {
+        let joined = self.joined(",", ",", "=");
+        if encoded { joined } else { percent_decoded(&joined) }
+    }
+
+    fn joined(&self, between: &str, pair: &str, exploded_pair: &str) -> String {
+        self.parts()
+            .into_iter()
+            .map(|(key, value)| match key {
+                Some(key) if self.explode => format!("{key}{exploded_pair}{value}"),
+                Some(key) => format!("{key}{pair}{value}"),
+                None => value,
+            })
+            .collect::<Vec<_>>()
+            .join(between)
+    }
+
+    fn path(&self) -> String {
+        let scalar = !matches!(self.value, Value::Array(_) | Value::Object(_));
+        match self.style {
+            "label" if self.explode => format!(".{}", self.joined(".", ",", "=")),
+            "label" => format!(".{}", self.joined(",", ",", "=")),
+            "matrix" if scalar => format!(";{}={}", self.name, self.simple(true)),
+            "matrix" if self.explode && self.value.is_object() => format!(";{}", self.joined(";", ",", "=")),
+            "matrix" if self.explode => {
+                self.parts().into_iter().map(|(_, v)| format!(";{}={v}", self.name)).collect::<String>()
+            }
+            "matrix" => format!(";{}={}", self.name, self.joined(",", ",", "=")),
+            _ => self.simple(true),
+        }
+    }
+
+    /// The `name=value` pairs of a query string (or a cookie).
+    fn query(&self) -> Vec<String> {
+        let name = encode(self.name);
+        let delimiter = match self.style {
+            "spaceDelimited" => "%20",
+            "pipeDelimited" => "|",
+            _ => ",",
+        };
+        match (self.style, self.value) {
+            ("deepObject", Value::Object(_)) => {
+                self.parts().into_iter().map(|(k, v)| format!("{name}%5B{}%5D={v}", k.unwrap_or_default())).collect()
+            }
+            (_, Value::Array(_)) if self.explode => {
+                self.parts().into_iter().map(|(_, v)| format!("{name}={v}")).collect()
+            }
+            (_, Value::Object(_)) if self.explode => {
+                self.parts().into_iter().map(|(k, v)| format!("{}={v}", k.unwrap_or_default())).collect()
+            }
+            (_, Value::Array(_) | Value::Object(_)) => vec![format!("{name}={}", self.joined(delimiter, ",", "="))],
+            _ => vec![format!("{name}={}", self.simple(true))],
+        }
+    }
+}
+
+/// `text` with its percent-encoding undone (a header carries the value as it is).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `value` as JSON indented by four spaces, as Rust is.
@@ -472,11 +638,44 @@ fn own_example(item: &Value, components: &Value) -> Option<Value> {
     schema.get("example").cloned()
 }
 
-/// The first security requirement's first scheme, as sent.
-fn credential(spec: &Spec, operation: &Value, components: &Value) -> Option<Credential> {
-    let requirements = operation.get("security").or_else(|| spec.raw.get("security"))?.as_array()?;
-    let name = requirements.iter().find_map(|r| r.as_object()?.keys().next().cloned())?;
-    let scheme = components.get("securitySchemes")?.get(&name)?;
+/// How a sample makes the generated client: `Client::new`, with the `Credentials` the
+/// operation's first security requirement names when the client takes credentials (the setter
+/// is the scheme's name in snake case, as `credentials.rs` writes it).
+fn connect(spec: &Spec, operation: &Value, components: &Value, krate: &str) -> String {
+    if crate::credentials::client(spec).ok().flatten().is_none() {
+        return format!("{krate}::Client::new(&base_url)");
+    }
+    let requirements = operation.get("security").or_else(|| spec.raw.get("security")).and_then(Value::as_array);
+    let names = requirements.into_iter().flatten().find_map(|r| r.as_object().filter(|r| !r.is_empty()));
+    let mut setters = String::new();
+    let mut basic = false;
+    for name in names.into_iter().flat_map(|names| names.keys()) {
+        let setter = crate::server::field_ident(name);
+        let is_basic = components
+            .pointer(&format!("/securitySchemes/{}/scheme", normalise::escape(name)))
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.eq_ignore_ascii_case("basic"));
+        basic |= is_basic;
+        // A basic credential's token is `username:password`, as curl's `-u` takes it.
+        let _ = write!(setters, ".{setter}({})", if is_basic { "user, password" } else { "&token" });
+    }
+    let made = format!("{krate}::Client::new(&base_url, {krate}::Credentials::new(){setters})");
+    if basic {
+        format!("{{ let (user, password) = token.split_once(':').unwrap_or((&token, \"\")); {made} }}")
+    } else {
+        made
+    }
+}
+
+/// The schemes of the first security requirement that names any, as each is sent.
+fn credentials(spec: &Spec, operation: &Value, components: &Value) -> Vec<Credential> {
+    let requirements = operation.get("security").or_else(|| spec.raw.get("security")).and_then(Value::as_array);
+    let names = requirements.into_iter().flatten().find_map(|r| r.as_object().filter(|r| !r.is_empty()));
+    names.into_iter().flat_map(|names| names.keys()).filter_map(|name| credential(name, components)).collect()
+}
+
+fn credential(name: &str, components: &Value) -> Option<Credential> {
+    let scheme = components.get("securitySchemes")?.get(name)?;
     match (scheme.get("type")?.as_str()?, scheme.get("scheme").and_then(Value::as_str)) {
         ("http", Some(s)) if s.eq_ignore_ascii_case("basic") => Some(Credential::Basic),
         ("http", _) | ("oauth2", _) | ("openIdConnect", _) => Some(Credential::Bearer),
@@ -514,11 +713,14 @@ fn rust_name(name: &str) -> String {
 
 /// A Rust expression of type `ty` (the builder's, as written in the client) for `value`, one the
 /// builder's `TryInto` takes.
-fn literal(ty: &str, value: &Value, krate: &str) -> String {
+fn literal(ty: &str, value: &Value, types: &str) -> String {
     let text = plain(value);
     let bare = ty.trim_start_matches("::");
     let json = || {
-        let model = if bare.starts_with("types::") { format!("{krate}::{bare}") } else { ty.to_owned() };
+        let model = match bare.strip_prefix("types::") {
+            Some(model) => format!("{types}::{model}"),
+            None => ty.to_owned(),
+        };
         format!("serde_json::from_value::<{model}>(serde_json::json!({value}))?")
     };
     match (bare, value) {
@@ -627,8 +829,80 @@ fn encode(text: &str) -> String {
     out
 }
 
-/// The test file of `samples` (`source`: the document's path, for its header): each Rust sample
-/// as a function taking the test's values (`Values`, which the file's parent module defines),
+/// What a test file's samples run with: the shell samples' table, and the test's own values,
+/// which the Rust samples take through `values.swap` and `values.text` and the shell ones
+/// through [`Values::put_in`].
+const TEST_SUPPORT: &str = r#"
+/// An operation's shell samples, with each value they bind and its example as written in them.
+pub struct Shell {
+    pub operation_id: &'static str,
+    pub method: &'static str,
+    pub path: &'static str,
+    pub webhook: bool,
+    pub status: u16,
+    pub cli: Option<&'static str>,
+    pub curl: &'static str,
+    pub values: &'static [(&'static str, &'static str)],
+}
+
+/// The test's own values for a sample's bindings: by binding (`id`), or by a field of the body
+/// (`body.balance_id`).
+#[derive(Default, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Values(std::collections::BTreeMap<String, serde_json::Value>);
+
+impl Values {
+    /// These values and `name`'s.
+    pub fn with(mut self, name: &str, value: &serde_json::Value) -> Self {
+        self.0.insert(name.to_owned(), value.clone());
+        self
+    }
+
+    /// `value` (bound as `name` in a Rust sample), with the test's own put in.
+    pub fn swap<T>(&self, name: &str, value: T) -> Result<T, Box<dyn std::error::Error>>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        if let Some(own) = self.0.get(name) {
+            return Ok(serde_json::from_value(own.clone())?);
+        }
+        if name != "body" {
+            return Ok(value);
+        }
+        let mut body = serde_json::to_value(value)?;
+        for (key, own) in &self.0 {
+            if let (Some(field), Some(fields)) = (key.strip_prefix("body."), body.as_object_mut()) {
+                fields.insert(field.to_owned(), own.clone());
+            }
+        }
+        Ok(serde_json::from_value(body)?)
+    }
+
+    /// A string bound as `name` in a Rust sample, or the test's own.
+    pub fn text(&self, name: &str, value: &str) -> String {
+        match self.0.get(name) {
+            Some(serde_json::Value::String(own)) => own.clone(),
+            Some(other) => other.to_string(),
+            None => value.to_owned(),
+        }
+    }
+
+    /// A shell sample's text with the test's values in place of the examples it was written with.
+    pub fn put_in(&self, text: &str, sample: &Shell) -> String {
+        let mut text = text.to_owned();
+        for (name, example) in sample.values {
+            if let Some(own) = self.0.get(*name) {
+                let own = own.as_str().map_or_else(|| own.to_string(), str::to_owned);
+                text = text.replace(example, &own);
+            }
+        }
+        text
+    }
+}
+
+"#;
+
+/// The test file of `samples` (`source`: the document's path, for its header): what they run
+/// with ([`TEST_SUPPORT`]), each Rust sample as a function taking the test's values,
 /// a `run` calling one by its operation's id, the shell samples (`SHELL`, of the parent's
 /// `Shell`) with the values they bind, and the guide's script (`GETTING_STARTED`).
 pub fn test_file(samples: &[Sample], source: &str, guide: Option<&Guide>) -> String {
@@ -636,10 +910,10 @@ pub fn test_file(samples: &[Sample], source: &str, guide: Option<&Guide>) -> Str
         "// @generated by `cargo xtask codegen` from {source}. Do not edit by hand.\n\n\
          //! Every operation's samples as the references show them; the Rust ones with the lines by which the \
          test puts its own values in.\n\n\
-         use super::{{Shell, Values}};\n\n\
          /// What a Rust sample answered: its status and body, or why it failed.\n\
          pub type Answer = Result<(u16, serde_json::Value), Box<dyn std::error::Error>>;\n\n"
     );
+    out.push_str(TEST_SUPPORT);
     for sample in samples {
         let values = if sample.rust_checked.contains("values.") { "values" } else { "_values" };
         let _ = write!(
@@ -648,11 +922,20 @@ pub fn test_file(samples: &[Sample], source: &str, guide: Option<&Guide>) -> Str
             sample.method, sample.path, sample.operation_id, sample.function, sample.rust_checked
         );
     }
-    out.push_str("/// The Rust sample of the operation `operation_id`.\npub async fn run(operation_id: &str, values: &Values) -> Answer {\n    match operation_id {\n");
-    for sample in samples {
-        let _ = writeln!(out, "        {:?} => {}(values).await,", sample.operation_id, sample.function);
+    let values = if samples.is_empty() { "_values" } else { "values" };
+    let _ = write!(
+        out,
+        "/// The Rust sample of the operation `operation_id`.\npub async fn run(operation_id: &str, {values}: &Values) -> Answer {{\n"
+    );
+    if samples.is_empty() {
+        out.push_str("    Err(format!(\"no sample of {operation_id}\").into())\n}\n\n");
+    } else {
+        out.push_str("    match operation_id {\n");
+        for sample in samples {
+            let _ = writeln!(out, "        {:?} => {}(values).await,", sample.operation_id, sample.function);
+        }
+        out.push_str("        other => Err(format!(\"no sample of {other}\").into()),\n    }\n}\n\n");
     }
-    out.push_str("        other => Err(format!(\"no sample of {other}\").into()),\n    }\n}\n\n");
     out.push_str("/// Every operation's shell samples, by path.\npub const SHELL: &[Shell] = &[\n");
     for sample in samples {
         let values: Vec<String> = sample.values.iter().map(|(name, value)| format!("({name:?}, {value:?})")).collect();

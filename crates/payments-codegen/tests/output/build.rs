@@ -19,5 +19,23 @@ fn main() {
         std::fs::write(dir.join("client.rs"), generated.client).unwrap();
         std::fs::write(dir.join("server.rs"), generated.server).unwrap();
         std::fs::write(dir.join("schemas.json"), generated.server_schemas).unwrap();
+        // The samples a standalone workspace's README shows, as `tests/samples.rs` runs them
+        // (the test file's inner doc comment made an outer comment: it is included into a module).
+        let spec = payments_codegen::Spec::parse(&text).unwrap();
+        let variables = name.to_ascii_uppercase();
+        let flavour = payments_codegen::Flavour {
+            client_crate: format!("payments_codegen_output::{name}::client"),
+            types: format!("payments_codegen_output::{name}::types"),
+            connect: None,
+            cli: None,
+            base_url_variable: format!("{variables}_BASE_URL"),
+            token_variable: format!("{variables}_TOKEN"),
+            webhooks: None,
+        };
+        let client = std::fs::read_to_string(dir.join("client.rs")).unwrap();
+        let samples =
+            payments_codegen::samples(&spec, &client, None, &flavour).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let test = payments_codegen::samples_test_file(&samples, &format!("tests/samples/{name}.yaml"), None);
+        std::fs::write(dir.join("samples.rs"), test.replace("\n//! ", "\n// ")).unwrap();
     }
 }
