@@ -158,6 +158,12 @@ async fn docs_render_the_whole_reference_offline_and_try_it_calls_the_sandbox() 
 
     // The webhooks section lists the events with the notification and its signature header.
     let body = text(&page, "document.body.innerText").await;
+    // Getting started, first: its steps, the commands to paste.
+    for step in
+        ["Getting started", "BALANCE_ID=$(echo \"$ANSWER\" | jq -r .id)", "/sandbox/paymentrequests/$REQUEST_ID/pay"]
+    {
+        assert!(body.contains(step), "Getting started shows {step:?}");
+    }
     assert!(body.contains("Webhooks"), "a webhooks section");
     for event in ["transaction.processed", "paymentrequest.settled", "virtualaccount.active", "ping"] {
         assert!(body.contains(event), "the {event} webhook is shown");
