@@ -8,15 +8,20 @@ use crate::samples::{self, Guide, Sample};
 use crate::{Error, Result, json_schema::to_json_schema, spec::Spec};
 
 /// The rendition, each operation with its `samples` (`x-codeSamples`, and after its
-/// description, which Swagger UI shows beside it), and the `guide` ("Getting started") after the
-/// document's description, which Swagger UI shows first and Redoc and Scalar make a section of.
+/// description, which Swagger UI shows beside it), and the `guide` ("Getting started") as the
+/// first section of the document's description, which Swagger UI shows first and Redoc and
+/// Scalar make a page of.
 pub fn openapi_31(spec: &Spec, samples: &[Sample], guide: Option<&Guide>) -> Result<String> {
     let mut doc = spec.original.clone();
     convert_schemas(&mut doc);
     with_samples(&mut doc, samples);
     if let (Some(guide), Some(info)) = (guide, doc.get_mut("info").and_then(Value::as_object_mut)) {
+        // After the description's opening, before its first section: what a reader sees first.
         let description = info.get("description").and_then(Value::as_str).unwrap_or_default();
-        let description = format!("{description}\n\n{}", guide.markdown);
+        let at = description.find("\n## ").map_or(description.len(), |at| at + 1);
+        let (opening, sections) = description.split_at(at);
+        let separator = if opening.ends_with("\n\n") || opening.is_empty() { "" } else { "\n\n" };
+        let description = format!("{opening}{separator}{}\n{sections}", guide.markdown);
         info.insert("description".into(), Value::String(description));
     }
     let object = doc.as_object_mut().expect("an OpenAPI document is an object");

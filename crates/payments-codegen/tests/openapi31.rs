@@ -47,8 +47,9 @@ fn without_samples(rendition: &str) -> String {
     }
     assert!(taken > 0, "the rendition shows no samples");
     let description = document["info"]["description"].as_str().unwrap().to_owned();
-    let (own, _) =
-        description.rsplit_once("\n\n## Getting started\n").expect("Getting started follows the description");
+    let start = description.find("## Getting started\n").expect("Getting started in the description");
+    let end = description[start..].find("\n## ").map_or(description.len(), |at| start + at + 1);
+    let own = format!("{}{}", &description[..start], &description[end..]);
     document["info"]["description"] = own.into();
     document.to_string()
 }
