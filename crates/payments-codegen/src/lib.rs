@@ -109,7 +109,7 @@ pub fn generate(spec_text: &str, config: &Config) -> Result<Generated> {
     generate_from(&spec, config).map_err(|error| spec.locate(error))
 }
 
-fn generate_from(spec: &Spec, config: &Config) -> Result<Generated> {
+pub(crate) fn generate_from(spec: &Spec, config: &Config) -> Result<Generated> {
     let models = client::generate(spec, config)?;
     let mut server = server::generate(spec, &models.type_names, config, server::Surface::Api)?;
     if let Some(webhooks) = &spec.webhooks {
