@@ -100,10 +100,9 @@ pub fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) 
             let Some(operation) = item.get(method) else { continue };
             let Some(operation_id) = operation.get("operationId").and_then(Value::as_str) else { continue };
             // An operation of a method 3.0 lacks (`QUERY`) is kept in the view at `{path}~METHOD`.
-            let (method, path) = match operation.get("x-codegen-method").and_then(Value::as_str) {
-                Some(own) => (own.to_owned(), path.split_once('~').map_or(path.as_str(), |(p, _)| p).to_owned()),
-                None => (method.to_ascii_uppercase(), path.clone()),
-            };
+            let marked = operation.get(crate::methods::EXTENSION).and_then(Value::as_str);
+            let (method, path) = crate::methods::route(path, method, marked);
+            let (method, path) = (crate::methods::on_the_wire(method), path.to_owned());
             let Some(mock) = crate::server::mock::mock(operation, &components) else { continue };
             // What cannot be written (a body in another media type than JSON, a parameter the
             // builder does not take as the document names it) has no sample, and is left out.
@@ -140,7 +139,9 @@ pub fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) 
         for (path, item) in webhooks.raw.get("paths").and_then(Value::as_object).into_iter().flatten() {
             let Some(operation) = item.get("post") else { continue };
             let name = path.trim_start_matches('/');
-            samples.push(webhook(name, operation, &components, kit)?);
+            if let Ok(sample) = webhook(name, operation, &components, kit) {
+                samples.push(sample);
+            }
         }
     }
     Ok(samples)
