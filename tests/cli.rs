@@ -2,24 +2,8 @@
 //! read and listed through it, JSON on stdout, the error object on stderr with exit 1, another
 //! tenant's id unknown to it, and a missing token a usage error.
 
-use std::path::Path;
-use std::sync::OnceLock;
-
 use payments_tests::sandbox::{ALICE, BOB, start_sandbox};
 use serde_json::Value;
-
-fn binary() -> &'static Path {
-    static BINARY: OnceLock<std::path::PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        escargot::CargoBuild::new()
-            .package("payments-cli")
-            .bin("payments")
-            .run()
-            .expect("payments builds")
-            .path()
-            .to_path_buf()
-    })
-}
 
 struct Run {
     code: i32,
@@ -34,7 +18,7 @@ impl Run {
 }
 
 async fn payments(base_url: &str, token: Option<&str>, args: &[&str]) -> Run {
-    let mut command = tokio::process::Command::new(binary());
+    let mut command = tokio::process::Command::new(payments_tests::process::cli_binary());
     command.args(args).env("PAYMENTS_BASE_URL", base_url).env_remove("PAYMENTS_TOKEN");
     if let Some(token) = token {
         command.env("PAYMENTS_TOKEN", token);

@@ -272,18 +272,8 @@ async fn walk(runner: &mut Runner) {
     runner.step("deleteWebhookEndpoint", &on_endpoint).await;
 }
 
-fn payments_binary() -> PathBuf {
-    escargot::CargoBuild::new()
-        .package("payments-cli")
-        .bin("payments")
-        .run()
-        .expect("payments builds")
-        .path()
-        .to_path_buf()
-}
-
 async fn all_kinds() {
-    let cli = payments_binary();
+    let cli = payments_tests::process::cli_binary();
     let cli_dir = cli.parent().map(Path::to_path_buf).expect("the binary's directory");
     let mut counts = Vec::new();
     for kind in [Kind::Rust, Kind::Cli, Kind::Curl] {

@@ -9,15 +9,18 @@ use std::time::Duration;
 /// Builds the binary once per test process (a no-op when `cargo test` already built it).
 pub fn binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        escargot::CargoBuild::new()
-            .package("payments-sandbox")
-            .bin("payments-sandbox")
-            .run()
-            .expect("payments-sandbox builds")
-            .path()
-            .to_path_buf()
-    })
+    BINARY.get_or_init(|| built("payments-sandbox", "payments-sandbox"))
+}
+
+/// The `payments` CLI's binary (crates/payments-cli), built once per test process.
+pub fn cli_binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| built("payments-cli", "payments"))
+}
+
+fn built(package: &str, bin: &str) -> PathBuf {
+    let built = escargot::CargoBuild::new().package(package).bin(bin).run();
+    built.unwrap_or_else(|e| panic!("{bin} builds: {e}")).path().to_path_buf()
 }
 
 /// A running sandbox process and what it has printed so far.
