@@ -8,6 +8,7 @@ pub fn flavour() -> Flavour {
     Flavour {
         client_crate: "payments_client".into(),
         types: "payments_client::types".into(),
+        prelude: None,
         connect: Some("payments_client::with_token(&base_url, &token)".into()),
         cli: Some("payments".into()),
         base_url_variable: "PAYMENTS_BASE_URL".into(),

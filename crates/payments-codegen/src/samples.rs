@@ -43,6 +43,9 @@ pub struct Flavour {
     /// `payments_client::with_token(&base_url, &token)`. Without one, the generated client's
     /// own `Client::new` with the `Credentials` the operation takes.
     pub connect: Option<String>,
+    /// A statement each Rust sample starts with, when the client needs one before it is made
+    /// (`api_client::install_crypto_provider();`).
+    pub prelude: Option<String>,
     /// The CLI binary's name, when there is one.
     pub cli: Option<String>,
     /// The environment variable holding the base URL (`PAYMENTS_BASE_URL`).

@@ -117,6 +117,7 @@ fn readme(spec: &crate::Spec, name: &str, source: &str, client: &str) -> Result<
     let flavour = crate::Flavour {
         client_crate: format!("{rust_name}_client"),
         types: format!("{rust_name}_client::types"),
+        prelude: Some(format!("{rust_name}_client::install_crypto_provider();")),
         connect: None,
         cli: None,
         base_url_variable: format!("{variables}_BASE_URL"),

@@ -44,6 +44,9 @@ impl Call {
         } else {
             format!("let base_url = std::env::var(\"{}\")?;", flavour.base_url_variable)
         };
+        if let Some(prelude) = &flavour.prelude {
+            line(prelude, None);
+        }
         line(&environment, None);
         line(&format!("let client = {connect};"), None);
         let mut chain = format!("let answer = client.{function}()");

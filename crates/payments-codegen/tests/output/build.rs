@@ -26,6 +26,7 @@ fn main() {
         let flavour = payments_codegen::Flavour {
             client_crate: format!("payments_codegen_output::{name}::client"),
             types: format!("payments_codegen_output::{name}::types"),
+            prelude: None,
             connect: None,
             cli: None,
             base_url_variable: format!("{variables}_BASE_URL"),

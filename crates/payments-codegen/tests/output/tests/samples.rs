@@ -24,8 +24,11 @@ macro_rules! documents {
             }
         )*
 
-        /// The child: runs every Rust sample of `document`, printing each one's status.
+        /// The child: runs every Rust sample of `document`, printing each one's status. It
+        /// installs the TLS crypto provider first, as a reader's program does (reqwest is built
+        /// without one here, see payments-client).
         async fn child(document: &str) -> ExitCode {
+            let _ = rustls::crypto::ring::default_provider().install_default();
             match document {
                 $(stringify!($name) => {
                     for sample in $name::SHELL {
@@ -55,12 +58,16 @@ macro_rules! documents {
                 let variables = name.to_ascii_uppercase();
                 let environment =
                     [(format!("{variables}_BASE_URL"), url.clone()), (format!("{variables}_TOKEN"), "any".to_owned())];
-                let answers = rust_answers(name, &environment).await;
+                let (answers, stderr) = rust_answers(name, &environment).await;
                 for sample in $name::SHELL {
                     let expected = sample.status.to_string();
                     let rust = answers.iter().find(|(id, _)| id == sample.operation_id).map(|(_, said)| said.as_str());
                     if rust != Some(expected.as_str()) {
-                        failures.push(format!("{name}: the Rust sample of {} answered {rust:?}", sample.operation_id));
+                        failures.push(format!(
+                            "{name}: the Rust sample of {} answered {rust:?}{}",
+                            sample.operation_id,
+                            if rust.is_none() { format!(" (the child said: {stderr})") } else { String::new() }
+                        ));
                     }
                     let curl = curl_status(sample.curl, &environment).await;
                     if curl != expected {
@@ -100,8 +107,8 @@ async fn serve(router: axum::Router) -> String {
 }
 
 /// Each Rust sample of `document` as the child ran it: the operation and its status (or why it
-/// failed).
-async fn rust_answers(document: &str, environment: &[(String, String)]) -> Vec<(String, String)> {
+/// failed); and what the child wrote on stderr.
+async fn rust_answers(document: &str, environment: &[(String, String)]) -> (Vec<(String, String)>, String) {
     let me = std::env::current_exe().expect("this test's binary");
     let output = tokio::process::Command::new(me)
         .args(["samples-child", document])
@@ -110,12 +117,13 @@ async fn rust_answers(document: &str, environment: &[(String, String)]) -> Vec<(
         .await
         .expect("the test's binary runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    stdout
+    let answers = stdout
         .lines()
         .filter_map(|line| line.strip_prefix(ANSWER))
         .filter_map(|answer| answer.split_once(' '))
         .map(|(id, said)| (id.to_owned(), said.to_owned()))
-        .collect()
+        .collect();
+    (answers, String::from_utf8_lossy(&output.stderr).trim().to_owned())
 }
 
 /// The status a curl sample was answered with.
