@@ -40,6 +40,10 @@ struct Runner {
     sandbox: TestSandbox,
     /// The directory holding the `payments` binary, put first on the samples' `PATH`.
     cli_dir: PathBuf,
+    /// The URL of the receiver the webhooks' curl samples deliver to: one that checks the
+    /// signature with the kit before the generated receiver (`payments_server::receiver`, its
+    /// mock answering what the document says) checks headers and body.
+    receiver: String,
     work: tempfile::TempDir,
     ran: BTreeSet<&'static str>,
 }
@@ -71,26 +75,12 @@ impl Runner {
     }
 
     /// Each webhook's samples: the Rust one reads the example it was written with, the curl one
-    /// delivers it, signed, to a receiver that checks the signature with the kit before the
-    /// generated receiver (`payments_server::receiver`, its mock answering what the document
-    /// says) checks headers and body.
+    /// delivers it, signed, to the runner's receiver.
     async fn webhooks(&mut self) {
-        let receiver = serve(
-            payments_server::receiver::mock_router(std::sync::Arc::new(Unimplemented))
-                .layer(axum::middleware::from_fn(signed)),
-        )
-        .await;
         for sample in generated::SHELL.iter().filter(|s| s.webhook) {
             let (status, body) = match self.kind {
                 Kind::Rust => self.rust(sample.operation_id, &Values::default()).await,
-                Kind::Curl => {
-                    let mut command = self.sh(&format!("{} -sS -o answer.json -w '%{{http_code}}'", sample.curl));
-                    let output = command.env("RECEIVER_URL", &receiver).env(SECRET_VARIABLE, SECRET).output().await;
-                    let output = output.expect("sh runs");
-                    let status = String::from_utf8_lossy(&output.stdout).trim().parse().unwrap_or(0);
-                    let answer = std::fs::read_to_string(self.work.path().join("answer.json")).unwrap_or_default();
-                    (status, Value::String(answer))
-                }
+                Kind::Curl => self.curl(sample, &Values::default()).await,
                 // The CLI calls the API; it receives nothing.
                 Kind::Cli => continue,
             };
@@ -115,7 +105,9 @@ impl Runner {
             .current_dir(self.work.path())
             .env("PATH", path)
             .env("PAYMENTS_BASE_URL", &self.sandbox.url)
-            .env("PAYMENTS_TOKEN", ALICE);
+            .env("PAYMENTS_TOKEN", ALICE)
+            .env("RECEIVER_URL", &self.receiver)
+            .env(SECRET_VARIABLE, SECRET);
         command
     }
 
@@ -281,6 +273,11 @@ async fn all_kinds() {
             kind,
             sandbox: start_sandbox().await,
             cli_dir: cli_dir.clone(),
+            receiver: serve(
+                payments_server::receiver::mock_router(std::sync::Arc::new(Unimplemented))
+                    .layer(axum::middleware::from_fn(signed)),
+            )
+            .await,
             work: tempfile::tempdir().expect("a directory"),
             ran: BTreeSet::new(),
         };

@@ -119,7 +119,7 @@ fn codegen(mode: Mode) -> anyhow::Result<()> {
     })?;
     let flavour = samples::flavour();
     let samples = payments_codegen::samples(&read, &generated.client, Some(&cli), &flavour).map_err(join)?;
-    samples::complete(&read, &samples)?;
+    samples::complete(&read, &samples, &flavour)?;
     let guide = payments_codegen::guide(&samples, &samples::guide()).map_err(join)?;
     let samples_test = payments_codegen::samples_test_file(&samples, SPEC, Some(&guide));
     let (rendition, markdown, [types, client, server, cli, samples_test]) = std::thread::scope(|s| {

@@ -77,16 +77,12 @@ pub fn guide() -> GettingStarted {
 
 /// Every operation and webhook of the document has its samples: the generator leaves out what it
 /// cannot write, which for our own document is a fault to fix, not a gap to publish.
-pub fn complete(spec: &payments_codegen::Spec, samples: &[payments_codegen::Sample]) -> anyhow::Result<()> {
-    let written: std::collections::BTreeSet<&str> = samples.iter().map(|s| s.operation_id.as_str()).collect();
-    let operations = |document: &serde_json::Value| -> Vec<String> {
-        let items = document.get("paths").and_then(|p| p.as_object()).into_iter().flat_map(|p| p.values());
-        let operations = items.filter_map(|item| item.as_object()).flat_map(|item| item.values());
-        operations.filter_map(|o| o.get("operationId")?.as_str().map(str::to_owned)).collect()
-    };
-    let mut every = operations(&spec.raw);
-    every.extend(spec.webhooks.iter().flat_map(|webhooks| operations(&webhooks.raw)));
-    let missing: Vec<&String> = every.iter().filter(|id| !written.contains(id.as_str())).collect();
+pub fn complete(
+    spec: &payments_codegen::Spec,
+    samples: &[payments_codegen::Sample],
+    flavour: &Flavour,
+) -> anyhow::Result<()> {
+    let missing = payments_codegen::unsampled(spec, samples, flavour);
     if !missing.is_empty() {
         anyhow::bail!("no samples could be written for {missing:?}");
     }

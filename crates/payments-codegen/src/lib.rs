@@ -30,7 +30,9 @@ mod write;
 pub use nullable::is_null_only;
 pub use openapi31::Note;
 pub use rendition::openapi_31;
-pub use samples::{Flavour, GettingStarted, Guide, Sample, Step, WebhookKit, guide, test_file as samples_test_file};
+pub use samples::{
+    Flavour, GettingStarted, Guide, Sample, Step, WebhookKit, guide, test_file as samples_test_file, unsampled,
+};
 pub use spec::Spec;
 pub use standalone::{File, STANDALONE_EDITION, Standalone, standalone};
 pub use write::{Written, rustfmt, write_workspace};

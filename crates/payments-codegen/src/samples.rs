@@ -17,7 +17,10 @@ use heck::{ToSnakeCase, ToUpperCamelCase};
 use serde_json::Value;
 
 use crate::normalise::{self, resolve, resolve_schema};
+use crate::server::mock::{media_example, value_for};
+use crate::server::security::{self, Scheme};
 use crate::spec::Spec;
+use crate::styles::Wire;
 use crate::{Error, Result};
 
 mod guide;
@@ -107,6 +110,8 @@ pub struct Sample {
 pub fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) -> Result<Vec<Sample>> {
     let builders = builders(client)?;
     let components = spec.raw.get("components").cloned().unwrap_or_default();
+    // A document whose schemes the router cannot read has no operation it serves, nor samples.
+    let schemes = security::schemes(&spec.openapi).unwrap_or_default();
     let mut samples = Vec::new();
     for (path, item) in spec.raw.get("paths").and_then(Value::as_object).into_iter().flatten() {
         for method in normalise::METHODS {
@@ -121,10 +126,10 @@ pub fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) 
             // builder does not take as the document names it) has no sample, and is left out.
             let Some(fields) = builders.get(&operation_id.to_upper_camel_case()) else { continue };
             let cli_flags = cli.map(|cli| flags(cli, &operation_id.to_snake_case()));
-            let Ok(call) = Call::read(spec, operation, &components) else { continue };
+            let Ok(call) = Call::read(operation, &components, credentials(spec, operation, &schemes)) else { continue };
             let connect = match &flavour.connect {
                 Some(connect) => connect.clone(),
-                None => connect(spec, operation, &components, &flavour.client_crate),
+                None => connect(spec, &call.credentials, &flavour.client_crate),
             };
             // A body the client reads as bytes (an event stream, a file) is shown by its status only.
             let response = crate::server::mock::response(operation, &components, mock.status);
@@ -160,6 +165,22 @@ pub fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) 
     Ok(samples)
 }
 
+/// The operations of `spec` (and its webhooks, when `flavour` receives them) that have no sample
+/// among `samples`: what [`samples`] could not write.
+pub fn unsampled(spec: &Spec, samples: &[Sample], flavour: &Flavour) -> Vec<String> {
+    let operations = |document: &Value| -> Vec<String> {
+        let items = document.get("paths").and_then(Value::as_object).into_iter().flat_map(|p| p.values());
+        let operations = items.filter_map(Value::as_object).flat_map(|item| item.values());
+        operations.filter_map(|o| o.get("operationId")?.as_str().map(str::to_owned)).collect()
+    };
+    let mut every = operations(&spec.raw);
+    if flavour.webhooks.is_some() {
+        every.extend(spec.webhooks.iter().flat_map(|webhooks| operations(&webhooks.raw)));
+    }
+    every.retain(|id| !samples.iter().any(|sample| sample.operation_id == *id));
+    every
+}
+
 /// A webhook's samples: receiving it with the kit (Rust), and a delivery of the document's
 /// example sent to a receiver by hand, signed as the service signs it (curl). The CLI calls the
 /// API and receives nothing: a webhook has no CLI sample.
@@ -169,7 +190,7 @@ fn webhook(name: &str, operation: &Value, components: &Value, kit: &WebhookKit) 
     let schema = operation
         .pointer("/requestBody/content/application~1json/schema")
         .ok_or_else(|| Error(format!("samples: webhook {name} has no JSON body")))?;
-    let mut body = crate::server::mock::value_for(schema, components);
+    let mut body = value_for(schema, components);
     // The field that says which event this is says this one (a payload shared by several
     // webhooks lists them all).
     if let (Some(fields), Some(properties)) =
@@ -214,9 +235,7 @@ fn webhook(name: &str, operation: &Value, components: &Value, kit: &WebhookKit) 
         {
             continue;
         }
-        let schema = parameter.get("schema").cloned().unwrap_or_default();
-        let value =
-            own_example(parameter, components).unwrap_or_else(|| crate::server::mock::value_for(&schema, components));
+        let value = example(parameter, components);
         lines.push(format!("-H \"{}\"", double_quoted(&format!("{header}: {}", plain(&value)))));
     }
     lines.push("-d \"$BODY\"".to_owned());
@@ -236,83 +255,49 @@ fn webhook(name: &str, operation: &Value, components: &Value, kit: &WebhookKit) 
     })
 }
 
-/// A parameter or the body, with its example.
-struct Bound {
-    name: String,
-    place: Place,
+/// A parameter as the generators read it (its place, style and explode), with its example.
+struct Parameter {
+    wire: Wire,
     example: Value,
-    /// The parameter's `style` and `explode`, as the document gives them.
-    style: Option<String>,
-    explode: Option<bool>,
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Place {
-    Path,
-    Query,
-    Header,
-    Cookie,
-    Body,
+/// The JSON body and its example.
+struct Body {
+    media_type: String,
+    example: Value,
 }
 
 /// What a sample sends: the required parameters (and those with an example of their own), the
-/// body, and the credential.
+/// body, and the credentials: the schemes of the operation's first security requirement.
 struct Call {
-    values: Vec<Bound>,
-    /// The body's media type, when it has one.
-    media_type: Option<String>,
-    /// The schemes of the operation's first security requirement, all sent.
-    credentials: Vec<Credential>,
-}
-
-/// How the operation's credential is sent.
-enum Credential {
-    Bearer,
-    Basic,
-    ApiKey { place: Place, name: String },
+    parameters: Vec<Parameter>,
+    body: Option<Body>,
+    credentials: Vec<Scheme>,
 }
 
 impl Call {
-    fn read(spec: &Spec, operation: &Value, components: &Value) -> Result<Self> {
-        let mut values = Vec::new();
+    fn read(operation: &Value, components: &Value, credentials: Vec<Scheme>) -> Result<Self> {
+        let mut parameters = Vec::new();
         for parameter in operation.get("parameters").and_then(Value::as_array).into_iter().flatten() {
             let Some(parameter) = resolve(parameter, components, "parameters") else { continue };
-            let name = parameter.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
-            let place = match parameter.get("in").and_then(Value::as_str) {
-                Some("path") => Place::Path,
-                Some("query") => Place::Query,
-                Some("header") => Place::Header,
-                Some("cookie") => Place::Cookie,
-                _ => continue,
-            };
             // The required ones, and those the document gives an example of their own (an
             // optional filter's schema example, such as a currency code's, is no reason to show it).
             let required = parameter.get("required") == Some(&Value::Bool(true));
             if !required && parameter.get("example").is_none() && parameter.get("examples").is_none() {
                 continue;
             }
-            let own = own_example(parameter, components);
-            let schema = parameter.get("schema").cloned().unwrap_or_default();
-            let example = own.unwrap_or_else(|| crate::server::mock::value_for(&schema, components));
-            let style = parameter.get("style").and_then(Value::as_str).map(str::to_owned);
-            let explode = parameter.get("explode").and_then(Value::as_bool);
-            values.push(Bound { name, place, example, style, explode });
+            let wire = Wire::of(parameter, components).map_err(Error)?;
+            parameters.push(Parameter { example: example(parameter, components), wire });
         }
         let body = operation.get("requestBody").and_then(|body| resolve(body, components, "requestBodies"));
-        let mut media_type = None;
-        if let Some((media, content)) =
-            body.and_then(|b| b.get("content")?.as_object()?.iter().find(|(media, _)| normalise::is_json(media)))
-        {
-            let schema = content.get("schema").cloned().unwrap_or_default();
-            let example = own_example(content, components)
-                .or_else(|| resolve_schema(&schema, components).and_then(|s| s.get("example")).cloned())
-                .unwrap_or_else(|| crate::server::mock::value_for(&schema, components));
-            values.push(Bound { name: "body".into(), place: Place::Body, example, style: None, explode: None });
-            media_type = Some(media.clone());
-        } else if body.is_some() {
-            return Err(Error("samples are written for JSON bodies only".into()));
-        }
-        Ok(Self { values, media_type, credentials: credentials(spec, operation, components) })
+        let json =
+            body.and_then(|b| b.get("content")?.as_object()?.iter().find(|(media, _)| normalise::is_json(media)));
+        let body = match json {
+            Some((media, content)) => Some(Body { media_type: media.clone(), example: example(content, components) }),
+            None if body.is_some() => return Err(Error("samples are written for JSON bodies only".into())),
+            None => None,
+        };
+        Ok(Self { parameters, body, credentials })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -333,14 +318,12 @@ impl Call {
             (Some(flags), Some(binary)) => Some(self.cli(binary, operation_id, flags)),
             _ => None,
         };
+        let body = self.body.iter().flat_map(|body| body.example.as_object().into_iter().flatten());
         let values = self
-            .values
+            .parameters
             .iter()
-            .filter(|v| v.place != Place::Body)
-            .map(|v| (v.name.clone(), plain(&v.example)))
-            .chain(self.values.iter().filter(|v| v.place == Place::Body).flat_map(|v| {
-                v.example.as_object().into_iter().flatten().map(|(key, value)| (format!("body.{key}"), plain(value)))
-            }))
+            .map(|p| (p.wire.name.clone(), plain(&p.example)))
+            .chain(body.map(|(key, value)| (format!("body.{key}"), plain(value))))
             .collect();
         Ok(Sample {
             operation_id: operation_id.to_owned(),
@@ -358,41 +341,32 @@ impl Call {
     }
 }
 
-/// A parameter's or media type's own example: `example`, the first of `examples`, or its
-/// schema's `example`.
-fn own_example(item: &Value, components: &Value) -> Option<Value> {
-    if let Some(example) = item.get("example") {
-        return Some(example.clone());
-    }
-    if let Some(first) = item.get("examples").and_then(Value::as_object).and_then(|e| e.values().next()) {
-        return resolve(first, components, "examples")?.get("value").cloned();
-    }
-    let schema = resolve_schema(item.get("schema")?, components)?;
-    schema.get("example").cloned()
+/// A parameter's or media type's example: its own (`example`, the first of `examples`), else
+/// a value of its schema as the mock builds one (the schema's `example` first).
+fn example(item: &Value, components: &Value) -> Value {
+    let schema = item.get("schema").cloned().unwrap_or_default();
+    media_example(item, components).unwrap_or_else(|| value_for(&schema, components))
 }
 
-/// The schemes of the first security requirement that names any, as each is sent.
-fn credentials(spec: &Spec, operation: &Value, components: &Value) -> Vec<Credential> {
+/// The schemes of the operation's first security requirement that names any (the operation's
+/// own `security`, or the document's), as the router reads them.
+fn credentials(spec: &Spec, operation: &Value, schemes: &[Scheme]) -> Vec<Scheme> {
     let requirements = operation.get("security").or_else(|| spec.raw.get("security")).and_then(Value::as_array);
     let names = requirements.into_iter().flatten().find_map(|r| r.as_object().filter(|r| !r.is_empty()));
-    names.into_iter().flat_map(|names| names.keys()).filter_map(|name| credential(name, components)).collect()
-}
-
-fn credential(name: &str, components: &Value) -> Option<Credential> {
-    let scheme = components.get("securitySchemes")?.get(name)?;
-    match (scheme.get("type")?.as_str()?, scheme.get("scheme").and_then(Value::as_str)) {
-        ("http", Some(s)) if s.eq_ignore_ascii_case("basic") => Some(Credential::Basic),
-        ("http", _) | ("oauth2", _) | ("openIdConnect", _) => Some(Credential::Bearer),
-        ("apiKey", _) => {
-            let place = match scheme.get("in")?.as_str()? {
-                "query" => Place::Query,
-                "cookie" => Place::Cookie,
-                _ => Place::Header,
-            };
-            Some(Credential::ApiKey { place, name: scheme.get("name")?.as_str()?.to_owned() })
+    let named = names.into_iter().flat_map(|names| names.keys());
+    let mut found: Vec<Scheme> =
+        named.filter_map(|name| schemes.iter().find(|scheme| scheme.name == *name).cloned()).collect();
+    // The router matches a header's name lowercased; a sample writes it as the document does.
+    for scheme in &mut found {
+        let written =
+            spec.raw.pointer(&format!("/components/securitySchemes/{}/name", normalise::escape(&scheme.name)));
+        if let (security::Kind::ApiKey(security::Place::Header(name)), Some(Value::String(written))) =
+            (&mut scheme.kind, written)
+        {
+            name.clone_from(written);
         }
-        _ => None,
     }
+    found
 }
 
 /// A value as it is written in a URL, a flag or a header: a string as it is, anything else as

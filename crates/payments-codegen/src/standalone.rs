@@ -146,13 +146,7 @@ fn readme(spec: &crate::Spec, name: &str, source: &str, client: &str) -> Result<
             crate::samples::markdown(sample)
         ));
     }
-    let items = spec.raw.get("paths").and_then(|p| p.as_object()).into_iter().flat_map(|p| p.values());
-    let operations = items.filter_map(|item| item.as_object()).flat_map(|item| item.values());
-    let without: Vec<String> = operations
-        .filter_map(|operation| operation.get("operationId")?.as_str())
-        .filter(|id| !samples.iter().any(|s| s.operation_id == *id))
-        .map(|id| format!("`{id}`"))
-        .collect();
+    let without: Vec<String> = crate::unsampled(spec, &samples, &flavour).iter().map(|id| format!("`{id}`")).collect();
     if !without.is_empty() {
         out.push_str(&format!(
             "\nWithout samples yet (their bodies are not JSON, or their parameters not ones the samples write): {}.\n",

@@ -765,9 +765,7 @@ impl SchemaSet {
             .unwrap_or_else(|e| panic!("a generated schema compiles: {e}"));
         Validator { inner }
     }
-}
 
-impl SchemaSet {
     /// The component schema `root` is nothing but a reference to (`{"$ref":
     /// "#/components/schemas/Name"}`), when it can stand in its place: an object with no `$id`
     /// (which would move the base its own references resolve against) and no `components`.

@@ -8,8 +8,8 @@ use std::fmt::Write;
 use heck::ToSnakeCase;
 use serde_json::Value;
 
-use super::{Call, Flavour, Place, plain};
-use crate::normalise;
+use super::{Call, Flavour, plain};
+use crate::server::security::{Kind, Scheme};
 use crate::spec::Spec;
 use crate::{Error, Result};
 
@@ -50,36 +50,35 @@ impl Call {
         line(&environment, None);
         line(&format!("let client = {connect};"), None);
         let mut chain = format!("let answer = client.{function}()");
-        for value in &self.values {
+        let field_type = |field: &str| {
+            fields
+                .get(field)
+                .ok_or_else(|| Error(format!("samples: the client's builder for {function} has no `{field}`")))
+        };
+        for parameter in &self.parameters {
             // progenitor tells apart parameters of one name in two places by the place's name.
-            let place = match value.place {
-                Place::Path => "path",
-                Place::Query => "query",
-                Place::Header => "header",
-                Place::Cookie => "cookie",
-                Place::Body => "body",
-            };
-            let placed = format!("{}_{place}", rust_name(&value.name));
-            let field = if fields.contains_key(&placed) { placed } else { rust_name(&value.name) };
-            let ty = fields.get(&field).ok_or_else(|| {
-                Error(format!("samples: the client's builder for {function} has no `{field}` (of {})", value.name))
-            })?;
-            let (binding, literal) = if value.place == Place::Body {
-                let model = ty.replace("types::builder::", &format!("{types}::"));
-                let json = indented(&value.example);
-                ("body".to_owned(), format!("serde_json::from_value::<{model}>(serde_json::json!({json}))?"))
-            } else {
-                (field.clone(), literal(ty, &value.example, types))
-            };
+            let name = rust_name(&parameter.wire.name);
+            let placed = format!("{name}_{}", format!("{:?}", parameter.wire.place).to_lowercase());
+            let field = if fields.contains_key(&placed) { placed } else { name };
+            let literal = literal(field_type(&field)?, &parameter.example, types);
             // A string literal is a `&str`, which the test's value (owned) cannot be: it gets a
             // `String`, which the builders take as well.
             let test = if literal.starts_with('"') && literal.ends_with('"') {
-                format!("let {binding} = values.text({:?}, {binding});", value.name)
+                format!("let {field} = values.text({:?}, {field});", parameter.wire.name)
             } else {
-                format!("let {binding} = values.swap({:?}, {binding})?;", value.name)
+                format!("let {field} = values.swap({:?}, {field})?;", parameter.wire.name)
             };
-            line(&format!("let {binding} = {literal};"), Some(test));
-            let _ = write!(chain, ".{field}({binding})");
+            line(&format!("let {field} = {literal};"), Some(test));
+            let _ = write!(chain, ".{field}({field})");
+        }
+        if let Some(body) = &self.body {
+            let model = field_type("body")?.replace("types::builder::", &format!("{types}::"));
+            let json = indented(&body.example);
+            line(
+                &format!("let body = serde_json::from_value::<{model}>(serde_json::json!({json}))?;"),
+                Some("let body = values.swap(\"body\", body)?;".to_owned()),
+            );
+            chain.push_str(".body(body)");
         }
         chain.push_str(".send().await?;");
         line(&chain, None);
@@ -104,29 +103,21 @@ fn indented(value: &Value) -> String {
     String::from_utf8(out).expect("JSON is UTF-8")
 }
 
-/// How a sample makes the generated client: `Client::new`, with the `Credentials` the
-/// operation's first security requirement names when the client takes credentials (the setter
-/// is the scheme's name in snake case, as `credentials.rs` writes it).
-pub(super) fn connect(spec: &Spec, operation: &Value, components: &Value, krate: &str) -> String {
+/// How a sample makes the generated client: `Client::new`, with `Credentials` for the
+/// operation's `credentials` when the client takes any (each setter the scheme's name in snake
+/// case, as `credentials.rs` writes it).
+pub(super) fn connect(spec: &Spec, credentials: &[Scheme], krate: &str) -> String {
     if crate::credentials::client(spec).ok().flatten().is_none() {
         return format!("{krate}::Client::new(&base_url)");
     }
-    let requirements = operation.get("security").or_else(|| spec.raw.get("security")).and_then(Value::as_array);
-    let names = requirements.into_iter().flatten().find_map(|r| r.as_object().filter(|r| !r.is_empty()));
     let mut setters = String::new();
-    let mut basic = false;
-    for name in names.into_iter().flat_map(|names| names.keys()) {
-        let setter = crate::server::field_ident(name);
-        let is_basic = components
-            .pointer(&format!("/securitySchemes/{}/scheme", normalise::escape(name)))
-            .and_then(Value::as_str)
-            .is_some_and(|s| s.eq_ignore_ascii_case("basic"));
-        basic |= is_basic;
+    for scheme in credentials {
+        let setter = crate::server::field_ident(&scheme.name);
         // A basic credential's token is `username:password`, as curl's `-u` takes it.
-        let _ = write!(setters, ".{setter}({})", if is_basic { "user, password" } else { "&token" });
+        let _ = write!(setters, ".{setter}({})", if scheme.kind == Kind::Basic { "user, password" } else { "&token" });
     }
     let made = format!("{krate}::Client::new(&base_url, {krate}::Credentials::new(){setters})");
-    if basic {
+    if credentials.iter().any(|scheme| scheme.kind == Kind::Basic) {
         format!("{{ let (user, password) = token.split_once(':').unwrap_or((&token, \"\")); {made} }}")
     } else {
         made

@@ -6,16 +6,18 @@ use std::fmt::Write;
 use heck::ToKebabCase;
 use serde_json::Value;
 
-use super::{Bound, Call, Credential, Flavour, Place, plain};
+use super::{Call, Flavour, Parameter, plain};
+use crate::server::security::{self, Kind};
+use crate::styles::{Place, Style};
 
 impl Call {
     pub(super) fn cli(&self, binary: &str, operation_id: &str, flags: &[String]) -> String {
         let mut words = vec![format!("{binary} {}", operation_id.to_kebab_case())];
-        for value in self.values.iter().filter(|v| v.place != Place::Body) {
-            words.push(format!("--{} {}", value.name.to_kebab_case(), shell_word(&plain(&value.example))));
+        for parameter in &self.parameters {
+            words.push(format!("--{} {}", parameter.wire.name.to_kebab_case(), shell_word(&plain(&parameter.example))));
         }
         let mut heredoc = None;
-        if let Some(body) = self.values.iter().find(|v| v.place == Place::Body) {
+        if let Some(body) = &self.body {
             let fields = body.example.as_object();
             // By flags when every field is a scalar with a flag of its own; by a JSON body otherwise.
             let by_flags = fields.is_some_and(|fields| {
@@ -50,25 +52,29 @@ impl Call {
         let mut query = Vec::new();
         let mut headers = Vec::new();
         let mut cookies = Vec::new();
-        for value in &self.values {
-            let styled = Styled::of(value);
-            match value.place {
-                Place::Path => target = target.replace(&format!("{{{}}}", value.name), &styled.path()),
+        for parameter in &self.parameters {
+            let styled = Styled::of(parameter);
+            let name = &parameter.wire.name;
+            match parameter.wire.place {
+                Place::Path => target = target.replace(&format!("{{{name}}}"), &styled.path()),
                 Place::Query => query.extend(styled.query()),
-                Place::Header => headers.push(double_quoted(&format!("{}: {}", value.name, styled.simple(false)))),
+                Place::Header => headers.push(double_quoted(&format!("{name}: {}", styled.simple()))),
                 Place::Cookie => cookies.extend(styled.query()),
-                Place::Body => {}
             }
         }
         let token = format!("${}", flavour.token_variable);
         let mut basic = false;
-        for credential in &self.credentials {
-            match credential {
-                Credential::Bearer => headers.insert(0, format!("Authorization: Bearer {token}")),
-                Credential::Basic => basic = true,
-                Credential::ApiKey { place: Place::Query, name } => query.push(format!("{}={token}", encode(name))),
-                Credential::ApiKey { place: Place::Cookie, name } => cookies.push(format!("{name}={token}")),
-                Credential::ApiKey { name, .. } => headers.insert(0, format!("{}: {token}", double_quoted(name))),
+        for scheme in &self.credentials {
+            match &scheme.kind {
+                Kind::Bearer => headers.insert(0, format!("Authorization: Bearer {token}")),
+                Kind::Basic => basic = true,
+                Kind::ApiKey(security::Place::Query(name)) => query.push(format!("{}={token}", encode(name))),
+                Kind::ApiKey(security::Place::Cookie(name)) => cookies.push(format!("{name}={token}")),
+                Kind::ApiKey(security::Place::Header(name)) => {
+                    headers.insert(0, format!("{}: {token}", double_quoted(name)));
+                }
+                // Never asked for: the server generator refuses an operation that needs it.
+                Kind::Unsupported(_) => {}
             }
         }
         if !query.is_empty() {
@@ -87,8 +93,8 @@ impl Call {
         if !cookies.is_empty() {
             lines.push(format!("-b \"{}\"", cookies.join("; ")));
         }
-        if let Some(body) = self.values.iter().find(|v| v.place == Place::Body) {
-            lines.push(format!("-H \"Content-Type: {}\"", self.media_type.as_deref().unwrap_or("application/json")));
+        if let Some(body) = &self.body {
+            lines.push(format!("-H \"Content-Type: {}\"", body.media_type));
             let json = serde_json::to_string(&body.example).expect("JSON");
             lines.push(format!("-d '{}'", json.replace('\'', r"'\''")));
         }
@@ -97,37 +103,41 @@ impl Call {
 }
 
 /// A parameter's value as the wire carries it in its place and style (the document's table of
-/// `style` and `explode`), percent-encoded where it goes into a URL.
+/// `style` and `explode`, as `styles::Wire` reads it): percent-encoded where it goes into a URL,
+/// as it is in a header and in a 3.2 `cookie`-style cookie.
 struct Styled<'a> {
     name: &'a str,
-    style: &'a str,
+    style: Style,
     explode: bool,
+    encoded: bool,
     value: &'a Value,
 }
 
 impl<'a> Styled<'a> {
-    fn of(bound: &'a Bound) -> Self {
-        let default = match bound.place {
-            Place::Path | Place::Header => "simple",
-            _ => "form",
-        };
-        let style = bound.style.as_deref().unwrap_or(default);
-        Styled { name: &bound.name, style, explode: bound.explode.unwrap_or(style == "form"), value: &bound.example }
+    fn of(parameter: &'a Parameter) -> Self {
+        let wire = &parameter.wire;
+        let encoded = wire.place != Place::Header && wire.style != Style::Cookie;
+        Styled { name: &wire.name, style: wire.style, explode: wire.explode, encoded, value: &parameter.example }
     }
 
-    /// The value's parts: items of an array, `key, value` pairs of an object (encoded).
+    fn encode(&self, text: &str) -> String {
+        if self.encoded { encode(text) } else { text.to_owned() }
+    }
+
+    /// The value's parts: items of an array, `key, value` pairs of an object.
     fn parts(&self) -> Vec<(Option<String>, String)> {
         match self.value {
-            Value::Array(items) => items.iter().map(|item| (None, encode(&plain(item)))).collect(),
-            Value::Object(fields) => fields.iter().map(|(k, v)| (Some(encode(k)), encode(&plain(v)))).collect(),
-            other => vec![(None, encode(&plain(other)))],
+            Value::Array(items) => items.iter().map(|item| (None, self.encode(&plain(item)))).collect(),
+            Value::Object(fields) => {
+                fields.iter().map(|(k, v)| (Some(self.encode(k)), self.encode(&plain(v)))).collect()
+            }
+            other => vec![(None, self.encode(&plain(other)))],
         }
     }
 
-    /// `simple` (a path segment or, unencoded, a header): `a,b`; `k,v,k2,v2` or, exploded, `k=v,k2=v2`.
-    fn simple(&self, encoded: bool) -> String {
-        let joined = self.joined(",", ",", "=");
-        if encoded { joined } else { percent_decoded(&joined) }
+    /// `simple`: `a,b`; `k,v,k2,v2` or, exploded, `k=v,k2=v2`.
+    fn simple(&self) -> String {
+        self.joined(",", ",", "=")
     }
 
     fn joined(&self, between: &str, pair: &str, exploded_pair: &str) -> String {
@@ -145,28 +155,28 @@ impl<'a> Styled<'a> {
     fn path(&self) -> String {
         let scalar = !matches!(self.value, Value::Array(_) | Value::Object(_));
         match self.style {
-            "label" if self.explode => format!(".{}", self.joined(".", ",", "=")),
-            "label" => format!(".{}", self.joined(",", ",", "=")),
-            "matrix" if scalar => format!(";{}={}", self.name, self.simple(true)),
-            "matrix" if self.explode && self.value.is_object() => format!(";{}", self.joined(";", ",", "=")),
-            "matrix" if self.explode => {
+            Style::Label if self.explode => format!(".{}", self.joined(".", ",", "=")),
+            Style::Label => format!(".{}", self.joined(",", ",", "=")),
+            Style::Matrix if scalar => format!(";{}={}", self.name, self.simple()),
+            Style::Matrix if self.explode && self.value.is_object() => format!(";{}", self.joined(";", ",", "=")),
+            Style::Matrix if self.explode => {
                 self.parts().into_iter().map(|(_, v)| format!(";{}={v}", self.name)).collect::<String>()
             }
-            "matrix" => format!(";{}={}", self.name, self.joined(",", ",", "=")),
-            _ => self.simple(true),
+            Style::Matrix => format!(";{}={}", self.name, self.joined(",", ",", "=")),
+            _ => self.simple(),
         }
     }
 
     /// The `name=value` pairs of a query string (or a cookie).
     fn query(&self) -> Vec<String> {
-        let name = encode(self.name);
+        let name = self.encode(self.name);
         let delimiter = match self.style {
-            "spaceDelimited" => "%20",
-            "pipeDelimited" => "|",
+            Style::SpaceDelimited => "%20",
+            Style::PipeDelimited => "|",
             _ => ",",
         };
         match (self.style, self.value) {
-            ("deepObject", Value::Object(_)) => {
+            (Style::DeepObject, Value::Object(_)) => {
                 self.parts().into_iter().map(|(k, v)| format!("{name}%5B{}%5D={v}", k.unwrap_or_default())).collect()
             }
             (_, Value::Array(_)) if self.explode => {
@@ -176,33 +186,9 @@ impl<'a> Styled<'a> {
                 self.parts().into_iter().map(|(k, v)| format!("{}={v}", k.unwrap_or_default())).collect()
             }
             (_, Value::Array(_) | Value::Object(_)) => vec![format!("{name}={}", self.joined(delimiter, ",", "="))],
-            _ => vec![format!("{name}={}", self.simple(true))],
+            _ => vec![format!("{name}={}", self.simple())],
         }
     }
-}
-
-/// `text` with its percent-encoding undone (a header carries the value as it is).
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The flags of the CLI's command for operation `function` (`cli_{function}`).

@@ -121,9 +121,9 @@ fn first_success(responses: &Map<String, Value>) -> Option<(u16, &Value)> {
         .or_else(|| code(100..=399).filter(|(status, _)| *status != 101))
 }
 
-/// The media type's own example: `example`, or the first of `examples` (each `value`, or a
-/// `$ref` to `components/examples`).
-fn media_example(media: &Value, components: &Value) -> Option<Value> {
+/// The media type's (or a parameter's) own example: `example`, or the first of `examples` (each
+/// `value`, or a `$ref` to `components/examples`).
+pub fn media_example(media: &Value, components: &Value) -> Option<Value> {
     if let Some(example) = media.get("example") {
         return Some(example.clone());
     }

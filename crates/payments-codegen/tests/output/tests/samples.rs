@@ -8,6 +8,8 @@
 //! A test without libtest's harness (`harness = false`): `main` is the test, and the child's
 //! entry point too.
 
+mod support;
+
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -53,7 +55,7 @@ macro_rules! documents {
                 let router = payments_codegen_output::$name::server::mock_router(Arc::new(
                     payments_codegen_output::$name::server::MockApi,
                 ));
-                let url = serve(router).await;
+                let url = support::serve(router).await;
                 let name = stringify!($name);
                 let variables = name.to_ascii_uppercase();
                 let environment =
@@ -97,14 +99,6 @@ documents!(
     security,
     webhooks,
 );
-
-/// `router` served on an ephemeral port; its base URL.
-async fn serve(router: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
-    let url = format!("http://{}", listener.local_addr().expect("an address"));
-    tokio::spawn(async move { axum::serve(listener, router).await.expect("the mock serves") });
-    url
-}
 
 /// Each Rust sample of `document` as the child ran it: the operation and its status (or why it
 /// failed); and what the child wrote on stderr.
