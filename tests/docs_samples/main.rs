@@ -20,7 +20,7 @@ mod generated;
 use generated::{Shell, Values};
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use axum::response::IntoResponse;
@@ -265,14 +265,16 @@ async fn walk(runner: &mut Runner) {
 }
 
 async fn all_kinds() {
-    let cli = payments_tests::process::cli_binary();
-    let cli_dir = cli.parent().map(Path::to_path_buf).expect("the binary's directory");
+    // The samples call the CLI by its name, `payments`, found on PATH.
+    let cli_dir = tempfile::tempdir().expect("a directory");
+    std::os::unix::fs::symlink(payments_tests::process::cli_binary(), cli_dir.path().join("payments"))
+        .expect("a link named payments");
     let mut counts = Vec::new();
     for kind in [Kind::Rust, Kind::Cli, Kind::Curl] {
         let mut runner = Runner {
             kind,
             sandbox: start_sandbox().await,
-            cli_dir: cli_dir.clone(),
+            cli_dir: cli_dir.path().to_path_buf(),
             receiver: serve(
                 payments_server::receiver::mock_router(std::sync::Arc::new(Unimplemented))
                     .layer(axum::middleware::from_fn(signed)),

@@ -6,21 +6,27 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-/// Builds the binary once per test process (a no-op when `cargo test` already built it).
+/// The sandbox's binary, as `cargo test` built it for these tests (tests/Cargo.toml).
 pub fn binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| built("payments-sandbox", "payments-sandbox"))
+    BINARY.get_or_init(|| built("payments-sandbox-under-test"))
 }
 
-/// The `payments` CLI's binary (crates/payments-cli), built once per test process.
+/// The `payments` CLI's binary (crates/payments-cli), as `cargo test` built it for these tests.
 pub fn cli_binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| built("payments-cli", "payments"))
+    BINARY.get_or_init(|| built("payments-under-test"))
 }
 
-fn built(package: &str, bin: &str) -> PathBuf {
-    let built = escargot::CargoBuild::new().package(package).bin(bin).run();
-    built.unwrap_or_else(|e| panic!("{bin} builds: {e}")).path().to_path_buf()
+/// A binary target of this package: cargo builds them before it runs an integration test and
+/// puts them in the directory above the tests' own (`target/debug/deps/..`). Only the tests can
+/// read `CARGO_BIN_EXE_*`, and this is their library.
+fn built(bin: &str) -> PathBuf {
+    let test = std::env::current_exe().expect("the test binary's path");
+    let directory = test.parent().and_then(Path::parent).expect("the test binary is in target/<profile>/deps");
+    let binary = directory.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
+    assert!(binary.is_file(), "{} is missing: cargo test builds it with this package's tests", binary.display());
+    binary
 }
 
 /// A running sandbox process and what it has printed so far.

@@ -1,6 +1,7 @@
 //! The payments sandbox: a real payments service implementing the generated
 //! `payments_server::Api`, on the `payments-store` database, with simulated payment rails, the
-//! hosted payment page and webhook delivery. `main.rs` is the command line around [`Server`].
+//! hosted payment page and webhook delivery. [`command_line`] is the binary's command line around
+//! [`Server`].
 //!
 //! Three layers, and data flows one way through them:
 //! - [`http`] maps HTTP to domain calls and answers back (the generated trait, the pay page,
@@ -12,6 +13,7 @@
 //! the store (retention prunes the outbox through the store). No layer imports one above it.
 //! [`logs`] carries log lines to stderr and uses none of them.
 
+pub mod command_line;
 pub mod domain;
 pub mod http;
 pub mod log_format;
