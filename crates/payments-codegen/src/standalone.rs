@@ -20,10 +20,12 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The server's hand-written runtime, shared with our own server crate.
 const RUNTIME: &str = include_str!("../../payments-server/src/runtime.rs");
-/// Its modules (parameter styles, server-sent events, streamed items, multipart bodies), copied
-/// beside it: name, text.
-const RUNTIME_MODULES: [(&str, &str); 4] = [
+/// Its modules (parameter styles, path segments, JSON bodies read in place, server-sent events,
+/// streamed items, multipart bodies), copied beside it: name, text.
+const RUNTIME_MODULES: [(&str, &str); 6] = [
     ("styles", include_str!("../../payments-server/src/runtime/styles.rs")),
+    ("path", include_str!("../../payments-server/src/runtime/path.rs")),
+    ("json_tape", include_str!("../../payments-server/src/runtime/json_tape.rs")),
     ("events", include_str!("../../payments-server/src/runtime/events.rs")),
     ("items", include_str!("../../payments-server/src/runtime/items.rs")),
     ("multipart", include_str!("../../payments-server/src/runtime/multipart.rs")),

@@ -2,7 +2,6 @@
 // Do not edit by hand: change the document and run `cargo xtask codegen`.
 
 use crate::runtime::ApiError;
-use axum::extract::RawPathParams;
 use axum::extract::State;
 #[allow(unused_imports)]
 use axum::http::StatusCode;
@@ -4369,12 +4368,13 @@ fn create_balance<P: Send + 'static, A: Api<P>>(
 /// `GET /balances/{id}`
 fn get_balance<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -4399,7 +4399,7 @@ fn get_balance<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::get_balance(&shared.api, context, id).await {
             Err(error) if shared.mock && error.is_not_implemented() => {
@@ -4418,12 +4418,13 @@ fn get_balance<P: Send + 'static, A: Api<P>>(
 /// `PATCH /balances/{id}`
 fn update_balance<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -4448,7 +4449,7 @@ fn update_balance<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::BalanceUpdate =
             crate::runtime::json_body(&headers, bytes, &shared.validators.update_balance_body)?;
@@ -4713,12 +4714,13 @@ fn create_payment_request<P: Send + 'static, A: Api<P>>(
 /// `GET /paymentrequests/{id}`
 fn get_payment_request<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -4743,7 +4745,7 @@ fn get_payment_request<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::get_payment_request(&shared.api, context, id).await {
             Err(error) if shared.mock && error.is_not_implemented() => {
@@ -4762,12 +4764,13 @@ fn get_payment_request<P: Send + 'static, A: Api<P>>(
 /// `DELETE /paymentrequests/{id}`
 fn cancel_payment_request<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -4792,7 +4795,7 @@ fn cancel_payment_request<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::cancel_payment_request(&shared.api, context, id).await {
             Err(error) if shared.mock && error.is_not_implemented() => {
@@ -4955,12 +4958,13 @@ fn validate_recipient<P: Send + 'static, A: Api<P>>(
 /// `GET /recipients/{id}`
 fn get_recipient<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -4985,7 +4989,7 @@ fn get_recipient<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::get_recipient(&shared.api, context, id).await {
             Err(error) if shared.mock && error.is_not_implemented() => {
@@ -5004,12 +5008,13 @@ fn get_recipient<P: Send + 'static, A: Api<P>>(
 /// `DELETE /recipients/{id}`
 fn delete_recipient<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -5034,7 +5039,7 @@ fn delete_recipient<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::delete_recipient(&shared.api, context, id).await {
             Err(error) if shared.mock && error.is_not_implemented() => {
@@ -5048,12 +5053,13 @@ fn delete_recipient<P: Send + 'static, A: Api<P>>(
 /// `PATCH /recipients/{id}`
 fn update_recipient<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -5078,7 +5084,7 @@ fn update_recipient<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::RecipientUpdate =
             crate::runtime::json_body(&headers, bytes, &shared.validators.update_recipient_body)?;
@@ -5147,12 +5153,13 @@ fn advance_sandbox<P: Send + 'static, A: Api<P>>(
 /// `POST /sandbox/balances/{id}/transfers`
 fn simulate_balance_transfer<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -5177,7 +5184,7 @@ fn simulate_balance_transfer<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::SimulateBalanceTransfer =
             crate::runtime::json_body(&headers, bytes, &shared.validators.simulate_balance_transfer_body)?;
@@ -5199,12 +5206,13 @@ fn simulate_balance_transfer<P: Send + 'static, A: Api<P>>(
 /// `POST /sandbox/paymentrequests/{id}/pay`
 fn simulate_payment<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -5229,7 +5237,7 @@ fn simulate_payment<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: Option<types::SimulatePayment> =
             crate::runtime::optional_json_body(&headers, bytes, &shared.validators.simulate_payment_body)?;
@@ -5251,12 +5259,13 @@ fn simulate_payment<P: Send + 'static, A: Api<P>>(
 /// `POST /sandbox/transactions/{id}/status`
 fn simulate_transaction_status<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -5281,7 +5290,7 @@ fn simulate_transaction_status<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::SimulateTransactionStatus =
             crate::runtime::json_body(&headers, bytes, &shared.validators.simulate_transaction_status_body)?;
@@ -5303,12 +5312,13 @@ fn simulate_transaction_status<P: Send + 'static, A: Api<P>>(
 /// `POST /sandbox/virtualaccounts/{id}/status`
 fn simulate_virtual_account_status<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -5333,7 +5343,7 @@ fn simulate_virtual_account_status<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::SimulateVirtualAccountStatus =
             crate::runtime::json_body(&headers, bytes, &shared.validators.simulate_virtual_account_status_body)?;
@@ -5355,12 +5365,13 @@ fn simulate_virtual_account_status<P: Send + 'static, A: Api<P>>(
 /// `POST /sandbox/virtualaccounts/{id}/transfers`
 fn simulate_inbound_transfer<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -5385,7 +5396,7 @@ fn simulate_inbound_transfer<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::SimulateInboundTransfer =
             crate::runtime::json_body(&headers, bytes, &shared.validators.simulate_inbound_transfer_body)?;
@@ -5506,12 +5517,13 @@ fn create_transaction<P: Send + 'static, A: Api<P>>(
 /// `GET /transactions/{id}`
 fn get_transaction<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -5536,7 +5548,7 @@ fn get_transaction<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::get_transaction(&shared.api, context, id).await {
             Err(error) if shared.mock && error.is_not_implemented() => {
@@ -5655,12 +5667,13 @@ fn create_virtual_account<P: Send + 'static, A: Api<P>>(
 /// `GET /virtualaccounts/{id}`
 fn get_virtual_account<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -5685,7 +5698,7 @@ fn get_virtual_account<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::get_virtual_account(&shared.api, context, id).await {
             Err(error) if shared.mock && error.is_not_implemented() => {
@@ -5704,12 +5717,13 @@ fn get_virtual_account<P: Send + 'static, A: Api<P>>(
 /// `DELETE /virtualaccounts/{id}`
 fn close_virtual_account<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -5734,7 +5748,7 @@ fn close_virtual_account<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::close_virtual_account(&shared.api, context, id).await {
             Err(error) if shared.mock && error.is_not_implemented() => {
@@ -5748,12 +5762,13 @@ fn close_virtual_account<P: Send + 'static, A: Api<P>>(
 /// `PATCH /virtualaccounts/{id}`
 fn update_virtual_account<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -5778,7 +5793,7 @@ fn update_virtual_account<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::VirtualAccountUpdate =
             crate::runtime::json_body(&headers, bytes, &shared.validators.update_virtual_account_body)?;
@@ -5900,12 +5915,13 @@ fn create_webhook_endpoint<P: Send + 'static, A: Api<P>>(
 /// `GET /webhook-endpoints/{id}`
 fn get_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -5930,7 +5946,7 @@ fn get_webhook_endpoint<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::get_webhook_endpoint(&shared.api, context, id).await {
             Err(error) if shared.mock && error.is_not_implemented() => {
@@ -5949,12 +5965,13 @@ fn get_webhook_endpoint<P: Send + 'static, A: Api<P>>(
 /// `DELETE /webhook-endpoints/{id}`
 fn delete_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -5979,7 +5996,7 @@ fn delete_webhook_endpoint<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::delete_webhook_endpoint(&shared.api, context, id).await {
             Err(error) if shared.mock && error.is_not_implemented() => {
@@ -5993,12 +6010,13 @@ fn delete_webhook_endpoint<P: Send + 'static, A: Api<P>>(
 /// `POST /webhook-endpoints/{id}/rotate-secret`
 fn rotate_webhook_endpoint_secret<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -6023,7 +6041,7 @@ fn rotate_webhook_endpoint_secret<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::rotate_webhook_endpoint_secret(&shared.api, context, id).await {
             Err(error) if shared.mock && error.is_not_implemented() => {
@@ -6141,12 +6159,13 @@ fn send_test_webhook<P: Send + 'static, A: Api<P>>(
 /// `GET /webhooks/{id}`
 fn get_webhook<P: Send + 'static, A: Api<P>>(
     State(shared): State<Arc<Shared<A>>>,
-    path: RawPathParams,
+    path: Result<axum::extract::Path<(crate::runtime::path::Id,)>, axum::extract::rejection::PathRejection>,
     request: axum::extract::Request,
 ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
+        let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
         let caller: P = {
             let mut refused: Option<ApiError> = None;
             let caller: Option<P> = 'authenticated: {
@@ -6171,7 +6190,7 @@ fn get_webhook<P: Send + 'static, A: Api<P>>(
                 }
             }
         };
-        let id: ::uuid::Uuid = crate::runtime::path_uuid(&path, "id")?;
+        let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::get_webhook(&shared.api, context, id).await {
             Err(error) if shared.mock && error.is_not_implemented() => {

@@ -3,16 +3,19 @@
 //! here knows the document; the generated code passes in what it needs.
 
 use axum::body::Bytes;
-use axum::extract::RawPathParams;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use json_tape::{Instance, RequestJson};
+
 pub mod events;
 pub mod items;
+pub mod json_tape;
 pub mod multipart;
+pub mod path;
 pub mod styles;
 
 /// The largest request body accepted; larger ones are refused with `413`.
@@ -274,12 +277,6 @@ pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .map(|(_, value)| value.trim_matches('"'))
 }
 
-/// A path parameter, parsed as its schema's type.
-pub fn path_param<T: DeserializeOwned>(path: &RawPathParams, name: &str) -> Result<T, ApiError> {
-    let raw = raw_path_param(path, name)?;
-    parse_text(raw).map_err(|e| ApiError::bad_request(format!("path parameter `{name}`: {raw:?} is not valid ({e})")))
-}
-
 /// A header parameter (`name` in lower case), parsed as its schema's type; `None` when absent.
 pub fn header_param<T: DeserializeOwned>(headers: &HeaderMap, name: &str) -> Result<Option<T>, ApiError> {
     let Some(value) = headers.get(name) else { return Ok(None) };
@@ -314,23 +311,8 @@ pub fn missing_cookie(name: &str) -> ApiError {
 
 /// Text from a path or a header as the model `T`: as a string (ids, names, enums), or else as the
 /// JSON literal it spells (numbers, booleans).
-fn parse_text<T: DeserializeOwned>(raw: &str) -> Result<T, serde_json::Error> {
+pub(crate) fn parse_text<T: DeserializeOwned>(raw: &str) -> Result<T, serde_json::Error> {
     serde_json::from_value(Value::String(raw.to_owned())).or_else(|e| serde_json::from_str(raw).map_err(|_| e))
-}
-
-/// A path parameter that is an id: a UUID in its one canonical spelling, lower-case and
-/// hyphenated. Any other text names nothing here, so it is `404`, as an unknown id is.
-pub fn path_uuid(path: &RawPathParams, name: &str) -> Result<uuid::Uuid, ApiError> {
-    let raw = raw_path_param(path, name)?;
-    canonical_uuid(raw)
-        .ok_or_else(|| ApiError::not_found(format!("{raw:?} is not an id here (ids are lower-case hyphenated UUIDs)")))
-}
-
-/// The text of path parameter `name`, as the route matched it.
-fn raw_path_param<'a>(path: &'a RawPathParams, name: &str) -> Result<&'a str, ApiError> {
-    path.iter()
-        .find_map(|(key, value)| (key == name).then_some(value))
-        .ok_or_else(|| ApiError::bad_request(format!("path parameter `{name}` is missing")))
 }
 
 /// `text` as a UUID when it is one in canonical form (`xxxxxxxx-xxxx-…`, lower-case).
@@ -523,7 +505,8 @@ fn unlisted(raw: &[u8], validator: &Validator, field: &str, name: &str) -> ApiEr
     let given = form_urlencoded::parse(raw).find(|(key, _)| key == name).map(|(_, value)| value.into_owned());
     let Some(given) = given else { return ApiError::bad_request(format!("{field}`{name}`: a value not listed")) };
     let alone = serde_json::json!({ name: given });
-    let said = validator.inner.iter_errors(&alone).find(|e| e.instance_path().as_str() == format!("/{name}"));
+    let said =
+        validator.inner.iter_errors(Instance::Value(&alone)).find(|e| e.instance_path().as_str() == format!("/{name}"));
     match said {
         Some(problem) => ApiError::bad_request(format!("{field}`{name}`: {problem}")),
         None => ApiError::bad_request(format!("{field}`{name}`: {given:?} is not a value the document lists")),
@@ -549,7 +532,8 @@ pub fn which_body(bytes: &[u8], candidates: &[(&str, &Validator)]) -> Result<usi
     let value: Value = serde_json::from_slice(bytes)
         .map_err(|e| ApiError::bad_request(format!("the request body is not valid JSON: {e}")))?;
     let states = |name: &str| value.as_object().is_some_and(|fields| fields.values().any(|v| v.as_str() == Some(name)));
-    let met: Vec<usize> = (0..candidates.len()).filter(|&i| candidates[i].1.inner.is_valid(&value)).collect();
+    let met: Vec<usize> =
+        (0..candidates.len()).filter(|&i| candidates[i].1.inner.is_valid(Instance::Value(&value))).collect();
     match met.iter().find(|&&i| states(candidates[i].0)).or(met.first()) {
         Some(&which) => Ok(which),
         None => Err(ApiError::bad_request(format!(
@@ -580,11 +564,13 @@ fn parse_json<T: DeserializeOwned>(headers: &HeaderMap, bytes: &[u8], validator:
 
 /// A JSON body (its content type already checked): parsed, validated, converted into the model.
 pub fn json_value<T: DeserializeOwned>(bytes: &[u8], validator: &Validator) -> Result<T, ApiError> {
-    let value: Value =
-        serde_json::from_slice(bytes).map_err(|e| ApiError::bad_request(format!("malformed JSON: {e}")))?;
-    validator.check(&value, "")?;
-    // The path to a refused value tracked only once one is refused (as `checked` does).
-    T::deserialize(value).or_else(|_| {
+    let body = json_tape::Tape::parse(bytes).map_err(|e| ApiError::bad_request(format!("malformed JSON: {e}")))?;
+    validator.check_body(&body)?;
+    // Read from the bytes, as a hand-written handler reads them. What the model refuses is read
+    // again through a `Value`, as it always was, for the same message (serde_json words an error
+    // from text with its line and column); the path to the refused value is tracked only then
+    // (as `checked` does).
+    serde_json::from_slice(bytes).or_else(|_| {
         let value: Value =
             serde_json::from_slice(bytes).map_err(|e| ApiError::bad_request(format!("malformed JSON: {e}")))?;
         serde_path_to_error::deserialize(value)
@@ -759,7 +745,8 @@ impl SchemaSet {
             root = target.clone();
         }
         root["components"] = self.components.clone();
-        let inner = jsonschema::draft202012::options()
+        let inner = jsonschema::options_for::<RequestJson>()
+            .with_draft(jsonschema::Draft::Draft202012)
             .should_validate_formats(true)
             .build(&root)
             .unwrap_or_else(|e| panic!("a generated schema compiles: {e}"));
@@ -784,13 +771,22 @@ impl SchemaSet {
 
 /// Checks request values against one schema.
 pub struct Validator {
-    inner: jsonschema::Validator,
+    inner: jsonschema::Validator<RequestJson>,
 }
 
 impl Validator {
     /// `Ok` when `value` is valid; otherwise a `400` naming up to three problems, each prefixed
     /// with the field it concerns.
     pub fn check(&self, value: &Value, prefix: &str) -> Result<(), ApiError> {
+        self.check_instance(Instance::Value(value), prefix)
+    }
+
+    /// [`Validator::check`] of a JSON body, read in place.
+    pub fn check_body(&self, body: &json_tape::Tape<'_>) -> Result<(), ApiError> {
+        self.check_instance(body.root(), "")
+    }
+
+    fn check_instance(&self, value: Instance<'_>, prefix: &str) -> Result<(), ApiError> {
         // No text may hold a control character (U+0000–U+001F, U+007F–U+009F): JSON allows
         // them, but no name, reference, URL or id needs one, a database (PostgreSQL's text)
         // cannot keep U+0000, and the others end up in logs, bank files and pay pages.
@@ -832,23 +828,25 @@ impl Validator {
 
 /// Where in `value` a string (or a key) holds a control character, as a dotted path (empty at
 /// the root), and the character.
-fn control_at(value: &Value) -> Option<(String, char)> {
+fn control_at(value: Instance<'_>) -> Option<(String, char)> {
+    use jsonschema::json::{Array, Node, Object};
     let control = |text: &str| text.chars().find(|c| c.is_control());
-    match value {
-        Value::String(text) => control(text).map(|found| (String::new(), found)),
-        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+    if let Some(text) = value.as_string() {
+        return control(&text).map(|found| (String::new(), found));
+    }
+    if let Some(items) = value.as_array() {
+        return items.elements().enumerate().find_map(|(i, item)| {
             let (path, found) = control_at(item)?;
             Some((join(&i.to_string(), path), found))
-        }),
-        Value::Object(fields) => fields.iter().find_map(|(key, item)| match control(key) {
-            Some(found) => Some((key.escape_default().to_string(), found)),
-            None => {
-                let (path, found) = control_at(item)?;
-                Some((join(key, path), found))
-            }
-        }),
-        _ => None,
+        });
     }
+    value.as_object()?.members().find_map(|(key, item)| match control(key) {
+        Some(found) => Some((key.escape_default().to_string(), found)),
+        None => {
+            let (path, found) = control_at(item)?;
+            Some((join(key, path), found))
+        }
+    })
 }
 
 fn join(head: &str, tail: String) -> String {

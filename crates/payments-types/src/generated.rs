@@ -182,13 +182,7 @@ impl ::std::convert::From<BalanceCreateName> for ::std::string::String {
 impl ::std::str::FromStr for BalanceCreateName {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 50usize {
-            return Err("longer than 50 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BalanceCreateName {
@@ -200,7 +194,16 @@ impl ::std::convert::TryFrom<&str> for BalanceCreateName {
 impl ::std::convert::TryFrom<::std::string::String> for BalanceCreateName {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 50usize {
+                return Err("longer than 50 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for BalanceCreateName {
@@ -208,9 +211,10 @@ impl<'de> ::serde::Deserialize<'de> for BalanceCreateName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BalanceName`
@@ -232,10 +236,7 @@ impl ::std::convert::From<BalanceName> for ::std::string::String {
 impl ::std::str::FromStr for BalanceName {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 50usize {
-            return Err("longer than 50 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BalanceName {
@@ -247,7 +248,13 @@ impl ::std::convert::TryFrom<&str> for BalanceName {
 impl ::std::convert::TryFrom<::std::string::String> for BalanceName {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 50usize {
+                return Err("longer than 50 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for BalanceName {
@@ -255,9 +262,10 @@ impl<'de> ::serde::Deserialize<'de> for BalanceName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BalanceUpdate`
@@ -290,13 +298,7 @@ impl ::std::convert::From<BalanceUpdateName> for ::std::string::String {
 impl ::std::str::FromStr for BalanceUpdateName {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 50usize {
-            return Err("longer than 50 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BalanceUpdateName {
@@ -308,7 +310,16 @@ impl ::std::convert::TryFrom<&str> for BalanceUpdateName {
 impl ::std::convert::TryFrom<::std::string::String> for BalanceUpdateName {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 50usize {
+                return Err("longer than 50 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for BalanceUpdateName {
@@ -316,9 +327,10 @@ impl<'de> ::serde::Deserialize<'de> for BalanceUpdateName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 /// Bank-account data. `currency` plus the keys `GET /bankfields` lists for the country and
@@ -375,13 +387,7 @@ impl ::std::convert::From<BankAccountAccountName> for ::std::string::String {
 impl ::std::str::FromStr for BankAccountAccountName {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 140usize {
-            return Err("longer than 140 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountAccountName {
@@ -393,7 +399,16 @@ impl ::std::convert::TryFrom<&str> for BankAccountAccountName {
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountAccountName {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 140usize {
+                return Err("longer than 140 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for BankAccountAccountName {
@@ -401,9 +416,10 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountAccountName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountAccountNumber`
@@ -425,13 +441,7 @@ impl ::std::convert::From<BankAccountAccountNumber> for ::std::string::String {
 impl ::std::str::FromStr for BankAccountAccountNumber {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 34usize {
-            return Err("longer than 34 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountAccountNumber {
@@ -443,7 +453,16 @@ impl ::std::convert::TryFrom<&str> for BankAccountAccountNumber {
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountAccountNumber {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 34usize {
+                return Err("longer than 34 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for BankAccountAccountNumber {
@@ -451,9 +470,10 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountAccountNumber {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountBankCode`
@@ -475,13 +495,7 @@ impl ::std::convert::From<BankAccountBankCode> for ::std::string::String {
 impl ::std::str::FromStr for BankAccountBankCode {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 11usize {
-            return Err("longer than 11 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountBankCode {
@@ -493,7 +507,16 @@ impl ::std::convert::TryFrom<&str> for BankAccountBankCode {
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountBankCode {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 11usize {
+                return Err("longer than 11 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for BankAccountBankCode {
@@ -501,9 +524,10 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountBankCode {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountBankName`
@@ -525,10 +549,7 @@ impl ::std::convert::From<BankAccountBankName> for ::std::string::String {
 impl ::std::str::FromStr for BankAccountBankName {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 140usize {
-            return Err("longer than 140 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountBankName {
@@ -540,7 +561,13 @@ impl ::std::convert::TryFrom<&str> for BankAccountBankName {
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountBankName {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 140usize {
+                return Err("longer than 140 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for BankAccountBankName {
@@ -548,9 +575,10 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountBankName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountBic`
@@ -572,13 +600,7 @@ impl ::std::convert::From<BankAccountBic> for ::std::string::String {
 impl ::std::str::FromStr for BankAccountBic {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 11usize {
-            return Err("longer than 11 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountBic {
@@ -590,7 +612,16 @@ impl ::std::convert::TryFrom<&str> for BankAccountBic {
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountBic {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 11usize {
+                return Err("longer than 11 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for BankAccountBic {
@@ -598,9 +629,10 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountBic {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountIban`
@@ -622,13 +654,7 @@ impl ::std::convert::From<BankAccountIban> for ::std::string::String {
 impl ::std::str::FromStr for BankAccountIban {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 42usize {
-            return Err("longer than 42 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountIban {
@@ -640,7 +666,16 @@ impl ::std::convert::TryFrom<&str> for BankAccountIban {
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountIban {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 42usize {
+                return Err("longer than 42 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for BankAccountIban {
@@ -648,9 +683,10 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountIban {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountIfsc`
@@ -672,13 +708,7 @@ impl ::std::convert::From<BankAccountIfsc> for ::std::string::String {
 impl ::std::str::FromStr for BankAccountIfsc {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 11usize {
-            return Err("longer than 11 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountIfsc {
@@ -690,7 +720,16 @@ impl ::std::convert::TryFrom<&str> for BankAccountIfsc {
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountIfsc {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 11usize {
+                return Err("longer than 11 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for BankAccountIfsc {
@@ -698,9 +737,10 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountIfsc {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountRoutingNumber`
@@ -722,13 +762,7 @@ impl ::std::convert::From<BankAccountRoutingNumber> for ::std::string::String {
 impl ::std::str::FromStr for BankAccountRoutingNumber {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 9usize {
-            return Err("longer than 9 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountRoutingNumber {
@@ -740,7 +774,16 @@ impl ::std::convert::TryFrom<&str> for BankAccountRoutingNumber {
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountRoutingNumber {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 9usize {
+                return Err("longer than 9 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for BankAccountRoutingNumber {
@@ -748,9 +791,10 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountRoutingNumber {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankAccountSortCode`
@@ -772,13 +816,7 @@ impl ::std::convert::From<BankAccountSortCode> for ::std::string::String {
 impl ::std::str::FromStr for BankAccountSortCode {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 8usize {
-            return Err("longer than 8 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountSortCode {
@@ -790,7 +828,16 @@ impl ::std::convert::TryFrom<&str> for BankAccountSortCode {
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountSortCode {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 8usize {
+                return Err("longer than 8 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for BankAccountSortCode {
@@ -798,9 +845,10 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountSortCode {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`BankField`
@@ -899,18 +947,7 @@ impl ::std::convert::From<CountryCode> for ::std::string::String {
 impl ::std::str::FromStr for CountryCode {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 2usize {
-            return Err("longer than 2 characters".into());
-        }
-        if value.chars().count() < 2usize {
-            return Err("shorter than 2 characters".into());
-        }
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[A-Z]{2}$").unwrap());
-        if PATTERN.find(value).is_none() {
-            return Err("doesn't match pattern \"^[A-Z]{2}$\"".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for CountryCode {
@@ -922,7 +959,21 @@ impl ::std::convert::TryFrom<&str> for CountryCode {
 impl ::std::convert::TryFrom<::std::string::String> for CountryCode {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 2usize {
+                return Err("longer than 2 characters".into());
+            }
+            if value.chars().count() < 2usize {
+                return Err("shorter than 2 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[A-Z]{2}$").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{2}$\"".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for CountryCode {
@@ -930,9 +981,10 @@ impl<'de> ::serde::Deserialize<'de> for CountryCode {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`Currency`
@@ -972,18 +1024,7 @@ impl ::std::convert::From<CurrencyCode> for ::std::string::String {
 impl ::std::str::FromStr for CurrencyCode {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 3usize {
-            return Err("longer than 3 characters".into());
-        }
-        if value.chars().count() < 3usize {
-            return Err("shorter than 3 characters".into());
-        }
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[A-Z]{3}$").unwrap());
-        if PATTERN.find(value).is_none() {
-            return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for CurrencyCode {
@@ -995,7 +1036,21 @@ impl ::std::convert::TryFrom<&str> for CurrencyCode {
 impl ::std::convert::TryFrom<::std::string::String> for CurrencyCode {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 3usize {
+                return Err("longer than 3 characters".into());
+            }
+            if value.chars().count() < 3usize {
+                return Err("shorter than 3 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[A-Z]{3}$").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for CurrencyCode {
@@ -1003,9 +1058,10 @@ impl<'de> ::serde::Deserialize<'de> for CurrencyCode {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 /// `pending`: not attempted yet, the first delivery is due at `next_attempt`; `failed`: the last
@@ -1163,15 +1219,7 @@ impl ::std::convert::From<ExchangeRateRateDecimal> for ::std::string::String {
 impl ::std::str::FromStr for ExchangeRateRateDecimal {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 40usize {
-            return Err("longer than 40 characters".into());
-        }
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{1,12}\\.[0-9]{1,24}$").unwrap());
-        if PATTERN.find(value).is_none() {
-            return Err("doesn't match pattern \"^[0-9]{1,12}\\.[0-9]{1,24}$\"".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for ExchangeRateRateDecimal {
@@ -1183,7 +1231,18 @@ impl ::std::convert::TryFrom<&str> for ExchangeRateRateDecimal {
 impl ::std::convert::TryFrom<::std::string::String> for ExchangeRateRateDecimal {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 40usize {
+                return Err("longer than 40 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{1,12}\\.[0-9]{1,24}$").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{1,12}\\.[0-9]{1,24}$\"".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ExchangeRateRateDecimal {
@@ -1191,9 +1250,10 @@ impl<'de> ::serde::Deserialize<'de> for ExchangeRateRateDecimal {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///The mid-market rate, 12 significant digits.
@@ -1215,15 +1275,7 @@ impl ::std::convert::From<ExchangeRateSingleRateDecimal> for ::std::string::Stri
 impl ::std::str::FromStr for ExchangeRateSingleRateDecimal {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 40usize {
-            return Err("longer than 40 characters".into());
-        }
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{1,12}\\.[0-9]{1,24}$").unwrap());
-        if PATTERN.find(value).is_none() {
-            return Err("doesn't match pattern \"^[0-9]{1,12}\\.[0-9]{1,24}$\"".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for ExchangeRateSingleRateDecimal {
@@ -1235,7 +1287,18 @@ impl ::std::convert::TryFrom<&str> for ExchangeRateSingleRateDecimal {
 impl ::std::convert::TryFrom<::std::string::String> for ExchangeRateSingleRateDecimal {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 40usize {
+                return Err("longer than 40 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{1,12}\\.[0-9]{1,24}$").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{1,12}\\.[0-9]{1,24}$\"".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ExchangeRateSingleRateDecimal {
@@ -1243,9 +1306,10 @@ impl<'de> ::serde::Deserialize<'de> for ExchangeRateSingleRateDecimal {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`ListPaymentRequestsReferenceId`
@@ -1267,13 +1331,7 @@ impl ::std::convert::From<ListPaymentRequestsReferenceId> for ::std::string::Str
 impl ::std::str::FromStr for ListPaymentRequestsReferenceId {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 50usize {
-            return Err("longer than 50 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for ListPaymentRequestsReferenceId {
@@ -1285,7 +1343,16 @@ impl ::std::convert::TryFrom<&str> for ListPaymentRequestsReferenceId {
 impl ::std::convert::TryFrom<::std::string::String> for ListPaymentRequestsReferenceId {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 50usize {
+                return Err("longer than 50 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ListPaymentRequestsReferenceId {
@@ -1293,9 +1360,10 @@ impl<'de> ::serde::Deserialize<'de> for ListPaymentRequestsReferenceId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`ListTransactionsOrderId`
@@ -1317,13 +1385,7 @@ impl ::std::convert::From<ListTransactionsOrderId> for ::std::string::String {
 impl ::std::str::FromStr for ListTransactionsOrderId {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 50usize {
-            return Err("longer than 50 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for ListTransactionsOrderId {
@@ -1335,7 +1397,16 @@ impl ::std::convert::TryFrom<&str> for ListTransactionsOrderId {
 impl ::std::convert::TryFrom<::std::string::String> for ListTransactionsOrderId {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 50usize {
+                return Err("longer than 50 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ListTransactionsOrderId {
@@ -1343,9 +1414,10 @@ impl<'de> ::serde::Deserialize<'de> for ListTransactionsOrderId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`ListTransactionsSearch`
@@ -1367,13 +1439,7 @@ impl ::std::convert::From<ListTransactionsSearch> for ::std::string::String {
 impl ::std::str::FromStr for ListTransactionsSearch {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 100usize {
-            return Err("longer than 100 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for ListTransactionsSearch {
@@ -1385,7 +1451,16 @@ impl ::std::convert::TryFrom<&str> for ListTransactionsSearch {
 impl ::std::convert::TryFrom<::std::string::String> for ListTransactionsSearch {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ListTransactionsSearch {
@@ -1393,9 +1468,10 @@ impl<'de> ::serde::Deserialize<'de> for ListTransactionsSearch {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`ListVirtualAccountsReferenceId`
@@ -1417,13 +1493,7 @@ impl ::std::convert::From<ListVirtualAccountsReferenceId> for ::std::string::Str
 impl ::std::str::FromStr for ListVirtualAccountsReferenceId {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 50usize {
-            return Err("longer than 50 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for ListVirtualAccountsReferenceId {
@@ -1435,7 +1505,16 @@ impl ::std::convert::TryFrom<&str> for ListVirtualAccountsReferenceId {
 impl ::std::convert::TryFrom<::std::string::String> for ListVirtualAccountsReferenceId {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 50usize {
+                return Err("longer than 50 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ListVirtualAccountsReferenceId {
@@ -1443,9 +1522,10 @@ impl<'de> ::serde::Deserialize<'de> for ListVirtualAccountsReferenceId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`ListVirtualAccountsSearch`
@@ -1467,13 +1547,7 @@ impl ::std::convert::From<ListVirtualAccountsSearch> for ::std::string::String {
 impl ::std::str::FromStr for ListVirtualAccountsSearch {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 100usize {
-            return Err("longer than 100 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for ListVirtualAccountsSearch {
@@ -1485,7 +1559,16 @@ impl ::std::convert::TryFrom<&str> for ListVirtualAccountsSearch {
 impl ::std::convert::TryFrom<::std::string::String> for ListVirtualAccountsSearch {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ListVirtualAccountsSearch {
@@ -1493,9 +1576,10 @@ impl<'de> ::serde::Deserialize<'de> for ListVirtualAccountsSearch {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 /// The name given for an account against the name its bank holds, compared as words
@@ -1706,10 +1790,7 @@ impl ::std::convert::From<PaymentRequestCreateReference> for ::std::string::Stri
 impl ::std::str::FromStr for PaymentRequestCreateReference {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 140usize {
-            return Err("longer than 140 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestCreateReference {
@@ -1721,7 +1802,13 @@ impl ::std::convert::TryFrom<&str> for PaymentRequestCreateReference {
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestCreateReference {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 140usize {
+                return Err("longer than 140 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReference {
@@ -1729,9 +1816,10 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///Your unique reference; reusing it makes the request a safe retry.
@@ -1753,13 +1841,7 @@ impl ::std::convert::From<PaymentRequestCreateReferenceId> for ::std::string::St
 impl ::std::str::FromStr for PaymentRequestCreateReferenceId {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 50usize {
-            return Err("longer than 50 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestCreateReferenceId {
@@ -1771,7 +1853,16 @@ impl ::std::convert::TryFrom<&str> for PaymentRequestCreateReferenceId {
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestCreateReferenceId {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 50usize {
+                return Err("longer than 50 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReferenceId {
@@ -1779,9 +1870,10 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReferenceId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///An `http(s)` URL the payment page returns the payer to.
@@ -1803,10 +1895,7 @@ impl ::std::convert::From<PaymentRequestCreateReturnUrl> for ::std::string::Stri
 impl ::std::str::FromStr for PaymentRequestCreateReturnUrl {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 2048usize {
-            return Err("longer than 2048 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestCreateReturnUrl {
@@ -1818,7 +1907,13 @@ impl ::std::convert::TryFrom<&str> for PaymentRequestCreateReturnUrl {
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestCreateReturnUrl {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReturnUrl {
@@ -1826,9 +1921,10 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReturnUrl {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`PaymentRequestNotification`
@@ -1864,10 +1960,7 @@ impl ::std::convert::From<PaymentRequestReference> for ::std::string::String {
 impl ::std::str::FromStr for PaymentRequestReference {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 140usize {
-            return Err("longer than 140 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestReference {
@@ -1879,7 +1972,13 @@ impl ::std::convert::TryFrom<&str> for PaymentRequestReference {
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestReference {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 140usize {
+                return Err("longer than 140 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for PaymentRequestReference {
@@ -1887,9 +1986,10 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///Your unique reference, if you gave one.
@@ -1911,10 +2011,7 @@ impl ::std::convert::From<PaymentRequestReferenceId> for ::std::string::String {
 impl ::std::str::FromStr for PaymentRequestReferenceId {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 50usize {
-            return Err("longer than 50 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestReferenceId {
@@ -1926,7 +2023,13 @@ impl ::std::convert::TryFrom<&str> for PaymentRequestReferenceId {
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestReferenceId {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 50usize {
+                return Err("longer than 50 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for PaymentRequestReferenceId {
@@ -1934,9 +2037,10 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestReferenceId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///See *Payment requests* for the transitions.
@@ -2100,10 +2204,7 @@ impl ::std::convert::From<RecipientAlias> for ::std::string::String {
 impl ::std::str::FromStr for RecipientAlias {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 150usize {
-            return Err("longer than 150 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for RecipientAlias {
@@ -2115,7 +2216,13 @@ impl ::std::convert::TryFrom<&str> for RecipientAlias {
 impl ::std::convert::TryFrom<::std::string::String> for RecipientAlias {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 150usize {
+                return Err("longer than 150 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for RecipientAlias {
@@ -2123,9 +2230,10 @@ impl<'de> ::serde::Deserialize<'de> for RecipientAlias {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`RecipientCreate`
@@ -2165,10 +2273,7 @@ impl ::std::convert::From<RecipientCreateAlias> for ::std::string::String {
 impl ::std::str::FromStr for RecipientCreateAlias {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 150usize {
-            return Err("longer than 150 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for RecipientCreateAlias {
@@ -2180,7 +2285,13 @@ impl ::std::convert::TryFrom<&str> for RecipientCreateAlias {
 impl ::std::convert::TryFrom<::std::string::String> for RecipientCreateAlias {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 150usize {
+                return Err("longer than 150 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for RecipientCreateAlias {
@@ -2188,9 +2299,10 @@ impl<'de> ::serde::Deserialize<'de> for RecipientCreateAlias {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`RecipientCreateDefaultReference`
@@ -2212,10 +2324,7 @@ impl ::std::convert::From<RecipientCreateDefaultReference> for ::std::string::St
 impl ::std::str::FromStr for RecipientCreateDefaultReference {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 140usize {
-            return Err("longer than 140 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for RecipientCreateDefaultReference {
@@ -2227,7 +2336,13 @@ impl ::std::convert::TryFrom<&str> for RecipientCreateDefaultReference {
 impl ::std::convert::TryFrom<::std::string::String> for RecipientCreateDefaultReference {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 140usize {
+                return Err("longer than 140 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for RecipientCreateDefaultReference {
@@ -2235,9 +2350,10 @@ impl<'de> ::serde::Deserialize<'de> for RecipientCreateDefaultReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///The payment reference used when a transaction gives none.
@@ -2259,10 +2375,7 @@ impl ::std::convert::From<RecipientDefaultReference> for ::std::string::String {
 impl ::std::str::FromStr for RecipientDefaultReference {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 140usize {
-            return Err("longer than 140 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for RecipientDefaultReference {
@@ -2274,7 +2387,13 @@ impl ::std::convert::TryFrom<&str> for RecipientDefaultReference {
 impl ::std::convert::TryFrom<::std::string::String> for RecipientDefaultReference {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 140usize {
+                return Err("longer than 140 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for RecipientDefaultReference {
@@ -2282,9 +2401,10 @@ impl<'de> ::serde::Deserialize<'de> for RecipientDefaultReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`RecipientNotification`
@@ -2378,10 +2498,7 @@ impl ::std::convert::From<RecipientUpdateAlias> for ::std::string::String {
 impl ::std::str::FromStr for RecipientUpdateAlias {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 150usize {
-            return Err("longer than 150 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for RecipientUpdateAlias {
@@ -2393,7 +2510,13 @@ impl ::std::convert::TryFrom<&str> for RecipientUpdateAlias {
 impl ::std::convert::TryFrom<::std::string::String> for RecipientUpdateAlias {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 150usize {
+                return Err("longer than 150 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for RecipientUpdateAlias {
@@ -2401,9 +2524,10 @@ impl<'de> ::serde::Deserialize<'de> for RecipientUpdateAlias {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`RecipientValidate`
@@ -2537,10 +2661,7 @@ impl ::std::convert::From<SimulateBalanceTransferReference> for ::std::string::S
 impl ::std::str::FromStr for SimulateBalanceTransferReference {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 140usize {
-            return Err("longer than 140 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for SimulateBalanceTransferReference {
@@ -2552,7 +2673,13 @@ impl ::std::convert::TryFrom<&str> for SimulateBalanceTransferReference {
 impl ::std::convert::TryFrom<::std::string::String> for SimulateBalanceTransferReference {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 140usize {
+                return Err("longer than 140 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for SimulateBalanceTransferReference {
@@ -2560,9 +2687,10 @@ impl<'de> ::serde::Deserialize<'de> for SimulateBalanceTransferReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///The name on the sending account; the transaction's `payer_name`.
@@ -2584,13 +2712,7 @@ impl ::std::convert::From<SimulateBalanceTransferSenderName> for ::std::string::
 impl ::std::str::FromStr for SimulateBalanceTransferSenderName {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 140usize {
-            return Err("longer than 140 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for SimulateBalanceTransferSenderName {
@@ -2602,7 +2724,16 @@ impl ::std::convert::TryFrom<&str> for SimulateBalanceTransferSenderName {
 impl ::std::convert::TryFrom<::std::string::String> for SimulateBalanceTransferSenderName {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 140usize {
+                return Err("longer than 140 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for SimulateBalanceTransferSenderName {
@@ -2610,9 +2741,10 @@ impl<'de> ::serde::Deserialize<'de> for SimulateBalanceTransferSenderName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`SimulateInboundTransfer`
@@ -2649,13 +2781,7 @@ impl ::std::convert::From<SimulateInboundTransferPayerName> for ::std::string::S
 impl ::std::str::FromStr for SimulateInboundTransferPayerName {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 140usize {
-            return Err("longer than 140 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for SimulateInboundTransferPayerName {
@@ -2667,7 +2793,16 @@ impl ::std::convert::TryFrom<&str> for SimulateInboundTransferPayerName {
 impl ::std::convert::TryFrom<::std::string::String> for SimulateInboundTransferPayerName {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 140usize {
+                return Err("longer than 140 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for SimulateInboundTransferPayerName {
@@ -2675,9 +2810,10 @@ impl<'de> ::serde::Deserialize<'de> for SimulateInboundTransferPayerName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`SimulateInboundTransferReference`
@@ -2699,10 +2835,7 @@ impl ::std::convert::From<SimulateInboundTransferReference> for ::std::string::S
 impl ::std::str::FromStr for SimulateInboundTransferReference {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 140usize {
-            return Err("longer than 140 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for SimulateInboundTransferReference {
@@ -2714,7 +2847,13 @@ impl ::std::convert::TryFrom<&str> for SimulateInboundTransferReference {
 impl ::std::convert::TryFrom<::std::string::String> for SimulateInboundTransferReference {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 140usize {
+                return Err("longer than 140 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for SimulateInboundTransferReference {
@@ -2722,9 +2861,10 @@ impl<'de> ::serde::Deserialize<'de> for SimulateInboundTransferReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 /// `amount` is what the payer pays: required for an open request (one created without an
@@ -2823,13 +2963,7 @@ impl ::std::convert::From<SimulatePaymentPayerName> for ::std::string::String {
 impl ::std::str::FromStr for SimulatePaymentPayerName {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 140usize {
-            return Err("longer than 140 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for SimulatePaymentPayerName {
@@ -2841,7 +2975,16 @@ impl ::std::convert::TryFrom<&str> for SimulatePaymentPayerName {
 impl ::std::convert::TryFrom<::std::string::String> for SimulatePaymentPayerName {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 140usize {
+                return Err("longer than 140 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for SimulatePaymentPayerName {
@@ -2849,9 +2992,10 @@ impl<'de> ::serde::Deserialize<'de> for SimulatePaymentPayerName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`SimulateTransactionStatus`
@@ -2887,13 +3031,7 @@ impl ::std::convert::From<SimulateTransactionStatusFailureReason> for ::std::str
 impl ::std::str::FromStr for SimulateTransactionStatusFailureReason {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 200usize {
-            return Err("longer than 200 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for SimulateTransactionStatusFailureReason {
@@ -2905,7 +3043,16 @@ impl ::std::convert::TryFrom<&str> for SimulateTransactionStatusFailureReason {
 impl ::std::convert::TryFrom<::std::string::String> for SimulateTransactionStatusFailureReason {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 200usize {
+                return Err("longer than 200 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for SimulateTransactionStatusFailureReason {
@@ -2913,9 +3060,10 @@ impl<'de> ::serde::Deserialize<'de> for SimulateTransactionStatusFailureReason {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`SimulateTransactionStatusStatus`
@@ -3122,13 +3270,7 @@ impl ::std::convert::From<TransactionCreateOrderId> for ::std::string::String {
 impl ::std::str::FromStr for TransactionCreateOrderId {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 50usize {
-            return Err("longer than 50 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for TransactionCreateOrderId {
@@ -3140,7 +3282,16 @@ impl ::std::convert::TryFrom<&str> for TransactionCreateOrderId {
 impl ::std::convert::TryFrom<::std::string::String> for TransactionCreateOrderId {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 50usize {
+                return Err("longer than 50 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for TransactionCreateOrderId {
@@ -3148,9 +3299,10 @@ impl<'de> ::serde::Deserialize<'de> for TransactionCreateOrderId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///Shown to the recipient; defaults to the recipient's `default_reference`.
@@ -3172,10 +3324,7 @@ impl ::std::convert::From<TransactionCreateReference> for ::std::string::String 
 impl ::std::str::FromStr for TransactionCreateReference {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 140usize {
-            return Err("longer than 140 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for TransactionCreateReference {
@@ -3187,7 +3336,13 @@ impl ::std::convert::TryFrom<&str> for TransactionCreateReference {
 impl ::std::convert::TryFrom<::std::string::String> for TransactionCreateReference {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 140usize {
+                return Err("longer than 140 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for TransactionCreateReference {
@@ -3195,9 +3350,10 @@ impl<'de> ::serde::Deserialize<'de> for TransactionCreateReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///Only `payment` can be created.
@@ -3274,10 +3430,7 @@ impl ::std::convert::From<TransactionOrderId> for ::std::string::String {
 impl ::std::str::FromStr for TransactionOrderId {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 50usize {
-            return Err("longer than 50 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for TransactionOrderId {
@@ -3289,7 +3442,13 @@ impl ::std::convert::TryFrom<&str> for TransactionOrderId {
 impl ::std::convert::TryFrom<::std::string::String> for TransactionOrderId {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 50usize {
+                return Err("longer than 50 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for TransactionOrderId {
@@ -3297,9 +3456,10 @@ impl<'de> ::serde::Deserialize<'de> for TransactionOrderId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///The reference the recipient's bank shows (the transaction's `reference`, else the recipient's `default_reference`).
@@ -3321,10 +3481,7 @@ impl ::std::convert::From<TransactionPaymentReference> for ::std::string::String
 impl ::std::str::FromStr for TransactionPaymentReference {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 140usize {
-            return Err("longer than 140 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for TransactionPaymentReference {
@@ -3336,7 +3493,13 @@ impl ::std::convert::TryFrom<&str> for TransactionPaymentReference {
 impl ::std::convert::TryFrom<::std::string::String> for TransactionPaymentReference {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 140usize {
+                return Err("longer than 140 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for TransactionPaymentReference {
@@ -3344,9 +3507,10 @@ impl<'de> ::serde::Deserialize<'de> for TransactionPaymentReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`TransactionReference`
@@ -3368,10 +3532,7 @@ impl ::std::convert::From<TransactionReference> for ::std::string::String {
 impl ::std::str::FromStr for TransactionReference {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 140usize {
-            return Err("longer than 140 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for TransactionReference {
@@ -3383,7 +3544,13 @@ impl ::std::convert::TryFrom<&str> for TransactionReference {
 impl ::std::convert::TryFrom<::std::string::String> for TransactionReference {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 140usize {
+                return Err("longer than 140 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for TransactionReference {
@@ -3391,9 +3558,10 @@ impl<'de> ::serde::Deserialize<'de> for TransactionReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///See *Transactions* for the transitions.
@@ -3553,10 +3721,7 @@ impl ::std::convert::From<VirtualAccountAccountName> for ::std::string::String {
 impl ::std::str::FromStr for VirtualAccountAccountName {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 100usize {
-            return Err("longer than 100 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountAccountName {
@@ -3568,7 +3733,13 @@ impl ::std::convert::TryFrom<&str> for VirtualAccountAccountName {
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountAccountName {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for VirtualAccountAccountName {
@@ -3576,9 +3747,10 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountAccountName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///Give `currency`, `settlement_balance_id`, or both.
@@ -3621,13 +3793,7 @@ impl ::std::convert::From<VirtualAccountCreateAccountName> for ::std::string::St
 impl ::std::str::FromStr for VirtualAccountCreateAccountName {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 100usize {
-            return Err("longer than 100 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountCreateAccountName {
@@ -3639,7 +3805,16 @@ impl ::std::convert::TryFrom<&str> for VirtualAccountCreateAccountName {
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountCreateAccountName {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for VirtualAccountCreateAccountName {
@@ -3647,9 +3822,10 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountCreateAccountName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///Your unique reference; reusing it makes the request a safe retry.
@@ -3671,13 +3847,7 @@ impl ::std::convert::From<VirtualAccountCreateReferenceId> for ::std::string::St
 impl ::std::str::FromStr for VirtualAccountCreateReferenceId {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 50usize {
-            return Err("longer than 50 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountCreateReferenceId {
@@ -3689,7 +3859,16 @@ impl ::std::convert::TryFrom<&str> for VirtualAccountCreateReferenceId {
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountCreateReferenceId {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 50usize {
+                return Err("longer than 50 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for VirtualAccountCreateReferenceId {
@@ -3697,9 +3876,10 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountCreateReferenceId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`VirtualAccountNotification`
@@ -3735,10 +3915,7 @@ impl ::std::convert::From<VirtualAccountReferenceId> for ::std::string::String {
 impl ::std::str::FromStr for VirtualAccountReferenceId {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 50usize {
-            return Err("longer than 50 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountReferenceId {
@@ -3750,7 +3927,13 @@ impl ::std::convert::TryFrom<&str> for VirtualAccountReferenceId {
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountReferenceId {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 50usize {
+                return Err("longer than 50 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for VirtualAccountReferenceId {
@@ -3758,9 +3941,10 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountReferenceId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///See *Virtual accounts* for the transitions.
@@ -3846,13 +4030,7 @@ impl ::std::convert::From<VirtualAccountUpdateAccountName> for ::std::string::St
 impl ::std::str::FromStr for VirtualAccountUpdateAccountName {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 100usize {
-            return Err("longer than 100 characters".into());
-        }
-        if value.chars().count() < 1usize {
-            return Err("shorter than 1 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountUpdateAccountName {
@@ -3864,7 +4042,16 @@ impl ::std::convert::TryFrom<&str> for VirtualAccountUpdateAccountName {
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountUpdateAccountName {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for VirtualAccountUpdateAccountName {
@@ -3872,9 +4059,10 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountUpdateAccountName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///A stored notification with its delivery outcome.
@@ -3952,10 +4140,7 @@ impl ::std::convert::From<WebhookEndpointCreateUrl> for ::std::string::String {
 impl ::std::str::FromStr for WebhookEndpointCreateUrl {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 2048usize {
-            return Err("longer than 2048 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for WebhookEndpointCreateUrl {
@@ -3967,7 +4152,13 @@ impl ::std::convert::TryFrom<&str> for WebhookEndpointCreateUrl {
 impl ::std::convert::TryFrom<::std::string::String> for WebhookEndpointCreateUrl {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for WebhookEndpointCreateUrl {
@@ -3975,9 +4166,10 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointCreateUrl {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///`WebhookEndpointUrl`
@@ -3999,10 +4191,7 @@ impl ::std::convert::From<WebhookEndpointUrl> for ::std::string::String {
 impl ::std::str::FromStr for WebhookEndpointUrl {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 2048usize {
-            return Err("longer than 2048 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for WebhookEndpointUrl {
@@ -4014,7 +4203,13 @@ impl ::std::convert::TryFrom<&str> for WebhookEndpointUrl {
 impl ::std::convert::TryFrom<::std::string::String> for WebhookEndpointUrl {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for WebhookEndpointUrl {
@@ -4022,9 +4217,10 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointUrl {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///**Extension.** An endpoint with its signing secret, shown only when created or rotated.
@@ -4063,10 +4259,7 @@ impl ::std::convert::From<WebhookEndpointWithSecretUrl> for ::std::string::Strin
 impl ::std::str::FromStr for WebhookEndpointWithSecretUrl {
     type Err = self::error::ConversionError;
     fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 2048usize {
-            return Err("longer than 2048 characters".into());
-        }
-        Ok(Self(value.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for WebhookEndpointWithSecretUrl {
@@ -4078,7 +4271,13 @@ impl ::std::convert::TryFrom<&str> for WebhookEndpointWithSecretUrl {
 impl ::std::convert::TryFrom<::std::string::String> for WebhookEndpointWithSecretUrl {
     type Error = self::error::ConversionError;
     fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
+        {
+            let value: &str = &value;
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+        }
+        Ok(Self(value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for WebhookEndpointWithSecretUrl {
@@ -4086,9 +4285,10 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointWithSecretUrl {
     where
         D: ::serde::Deserializer<'de>,
     {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+        )
+        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
     }
 }
 ///An event name. The list grows over time; receivers must ignore events they do not know.

@@ -100,7 +100,7 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
             }
         }
     });
-    let raw_path_params = ops.iter().any(|op| !op.path_params.is_empty()).then(|| {
+    let raw_path_params = ops.iter().any(|op| op.path_params.iter().any(|p| !p.wire.plain())).then(|| {
         quote!(
             use axum::extract::RawPathParams;
         )
@@ -655,6 +655,20 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
     let mut args = vec![quote!(context)];
 
     let needs_uri = needs_uri(op, schemes);
+    let styles = quote!(#rt::styles);
+    let is_uuid = |p: &model::Param| p.ty.to_string() == quote!(::uuid::Uuid).to_string();
+    if !op.path_params.is_empty() && op.path_params.iter().all(|p| p.wire.plain()) {
+        // Read in place by axum's `Path`, in the route's order; a route it cannot read at all is
+        // refused before the caller is authenticated, as axum refused it.
+        let segments = op.path_params.iter().map(|p| {
+            let ty = &p.ty;
+            if is_uuid(p) { quote!(#rt::path::Id) } else { quote!(#rt::path::Segment<#ty>) }
+        });
+        extractors
+            .push(quote!(path: Result<axum::extract::Path<(#(#segments,)*)>, axum::extract::rejection::PathRejection>));
+        let idents = op.path_params.iter().map(|p| &p.ident);
+        steps.push(quote! { let axum::extract::Path((#(#idents,)*)) = path.map_err(#rt::path::refused)?; });
+    }
     match &op.requirement {
         Some(requirement) => {
             let authenticated = authentication(requirement, schemes, rt);
@@ -662,18 +676,25 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
         }
         None => steps.push(quote!(let caller = ();)),
     }
-    let styles = quote!(#rt::styles);
-    if !op.path_params.is_empty() {
+    if !op.path_params.is_empty() && op.path_params.iter().all(|p| p.wire.plain()) {
+        for p in &op.path_params {
+            let (ident, ty, pname) = (&p.ident, &p.ty, &p.name);
+            let read = if is_uuid(p) { quote!(#ident.read()?) } else { quote!(#ident.read(#pname)?) };
+            steps.push(quote! { let #ident: #ty = #read; });
+            args.push(quote!(#ident));
+        }
+    } else if !op.path_params.is_empty() {
         extractors.push(quote!(path: RawPathParams));
         for p in &op.path_params {
             let (ident, ty, pname) = (&p.ident, &p.ty, &p.name);
+            // With one styled parameter the route's are read as `RawPathParams`, each by its style.
             let parse = if !p.wire.plain() {
                 let wire = p.wire.tokens(&styles);
                 quote!(#styles::path(&path, &#wire)?)
-            } else if p.ty.to_string() == quote!(::uuid::Uuid).to_string() {
-                quote!(#rt::path_uuid(&path, #pname)?)
+            } else if is_uuid(p) {
+                quote!(#rt::path::Id::of(&path, #pname)?.read()?)
             } else {
-                quote!(#rt::path_param(&path, #pname)?)
+                quote!(#rt::path::Segment::<#ty>::of(&path, #pname)?.read(#pname)?)
             };
             steps.push(quote! { let #ident: #ty = #parse; });
             args.push(quote!(#ident));

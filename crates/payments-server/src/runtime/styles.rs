@@ -158,10 +158,7 @@ pub fn query<T: DeserializeOwned>(
 
 /// A path parameter in its style (the route's segment, percent-decoded).
 pub fn path<T: DeserializeOwned>(path: &RawPathParams, wire: &Wire) -> Result<T, ApiError> {
-    let text = path
-        .iter()
-        .find_map(|(key, value)| (key == wire.name).then_some(value))
-        .ok_or_else(|| ApiError::bad_request(format!("path parameter `{}` is missing", wire.name)))?;
+    let text = super::path::text(path, wire.name)?;
     let bad = |e: String| ApiError::bad_request(format!("path parameter `{}`: {text:?} {e}", wire.name));
     let value = match wire.style {
         Style::Label => {
