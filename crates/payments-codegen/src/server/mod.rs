@@ -657,8 +657,10 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
     let needs_uri = needs_uri(op, schemes);
     let styles = quote!(#rt::styles);
     let is_uuid = |p: &model::Param| p.ty.to_string() == quote!(::uuid::Uuid).to_string();
-    if !op.path_params.is_empty() && op.path_params.iter().all(|p| p.wire.plain()) {
-        // Read in place by axum's `Path`, in the route's order; a route it cannot read at all is
+    // Read in place unless a parameter has a style.
+    let in_place = !op.path_params.is_empty() && op.path_params.iter().all(|p| p.wire.plain());
+    if in_place {
+        // By axum's `Path`, in the route's order; a route it cannot read at all is
         // refused before the caller is authenticated, as axum refused it.
         let segments = op.path_params.iter().map(|p| {
             let ty = &p.ty;
@@ -676,7 +678,7 @@ fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream
         }
         None => steps.push(quote!(let caller = ();)),
     }
-    if !op.path_params.is_empty() && op.path_params.iter().all(|p| p.wire.plain()) {
+    if in_place {
         for p in &op.path_params {
             let (ident, ty, pname) = (&p.ident, &p.ty, &p.name);
             let read = if is_uuid(p) { quote!(#ident.read()?) } else { quote!(#ident.read(#pname)?) };

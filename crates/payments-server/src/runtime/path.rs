@@ -18,8 +18,11 @@ pub struct Segment<T>(Result<T, String>);
 impl<T: DeserializeOwned> Segment<T> {
     /// Parameter `name` of a route read whole (one of its parameters has a style).
     pub fn of(path: &RawPathParams, name: &str) -> Result<Self, ApiError> {
-        let text = text(path, name)?;
-        Ok(Segment(read(text).ok_or_else(|| text.to_owned())))
+        Ok(Self::from_text(text(path, name)?))
+    }
+
+    fn from_text(text: &str) -> Self {
+        Segment(read(text).ok_or_else(|| text.to_owned()))
     }
 
     /// The value, or `400` naming parameter `name` and the text given.
@@ -38,8 +41,11 @@ pub struct Id(Result<uuid::Uuid, String>);
 impl Id {
     /// Parameter `name` of a route read whole (one of its parameters has a style).
     pub fn of(path: &RawPathParams, name: &str) -> Result<Self, ApiError> {
-        let text = text(path, name)?;
-        Ok(Id(canonical_uuid(text).ok_or_else(|| text.to_owned())))
+        Ok(Self::from_text(text(path, name)?))
+    }
+
+    fn from_text(text: &str) -> Self {
+        Id(canonical_uuid(text).ok_or_else(|| text.to_owned()))
     }
 
     /// The id. Any other text names nothing here, so it is `404`, as an unknown id is.
@@ -112,12 +118,12 @@ impl<'de, V, F: FnOnce(&str) -> V> Visitor<'de> for Text<F> {
 
 impl<'de, T: DeserializeOwned> Deserialize<'de> for Segment<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_str(Text(|text: &str| Segment(read(text).ok_or_else(|| text.to_owned()))))
+        deserializer.deserialize_str(Text(Segment::from_text))
     }
 }
 
 impl<'de> Deserialize<'de> for Id {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_str(Text(|text: &str| Id(canonical_uuid(text).ok_or_else(|| text.to_owned()))))
+        deserializer.deserialize_str(Text(Id::from_text))
     }
 }
