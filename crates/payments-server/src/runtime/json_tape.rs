@@ -80,11 +80,7 @@ impl<'a> Tape<'a> {
     }
 
     fn text(&self, at: usize) -> Option<&str> {
-        match self.entries[at] {
-            Entry::Text(text) => Some(text),
-            Entry::Unescaped { at, len } => Some(&self.unescaped[at..at + len]),
-            _ => None,
-        }
+        text_of(&self.entries[at], &self.unescaped)
     }
 
     /// The index after the subtree at `at`.
@@ -95,13 +91,10 @@ impl<'a> Tape<'a> {
         }
     }
 
-    /// The indices of an object's distinct names, sorted.
-    fn names(&self, object: usize) -> impl ExactSizeIterator<Item = usize> + '_ {
+    /// An object's distinct names, sorted: [`Entry::Member`]s, read with [`name_at`].
+    fn names(&self, object: usize) -> &[Entry<'a>] {
         let Entry::Object { len, sorted, .. } = self.entries[object] else { unreachable!("an object's index") };
-        self.entries[sorted..sorted + len].iter().map(|member| match member {
-            Entry::Member(name) => *name,
-            _ => unreachable!("an object's sorted members"),
-        })
+        &self.entries[sorted..sorted + len]
     }
 
     fn value(&self, at: usize) -> Value {
@@ -121,11 +114,30 @@ impl<'a> Tape<'a> {
             }
             Entry::Object { .. } => Value::Object(
                 self.names(at)
+                    .iter()
+                    .map(name_at)
                     .map(|name| (self.text(name).unwrap_or_default().to_owned(), self.value(name + 1)))
                     .collect(),
             ),
             Entry::Member(_) => unreachable!("members are read through their object"),
         }
+    }
+}
+
+/// A string's or a name's text: in place, or among the unescaped ones.
+fn text_of<'s>(entry: &'s Entry<'_>, unescaped: &'s str) -> Option<&'s str> {
+    match *entry {
+        Entry::Text(text) => Some(text),
+        Entry::Unescaped { at, len } => Some(&unescaped[at..at + len]),
+        _ => None,
+    }
+}
+
+/// The index of the name an object's sorted [`Entry::Member`] stands for (its value after it).
+fn name_at(member: &Entry<'_>) -> usize {
+    match member {
+        Entry::Member(name) => *name,
+        _ => unreachable!("an object's sorted members"),
     }
 }
 
@@ -214,13 +226,9 @@ impl<'de> Visitor<'de> for Builder<'_, 'de> {
             name = tape.next(name + 1);
         }
         let (head, region) = tape.entries.split_at_mut(sorted);
-        let text = |member: &Entry| match member {
-            Entry::Member(name) => match head[*name] {
-                Entry::Text(text) => (text, *name),
-                Entry::Unescaped { at, len } => (&tape.unescaped[at..at + len], *name),
-                _ => unreachable!("a member's name is text"),
-            },
-            _ => unreachable!("the region holds members"),
+        let text = |member: &Entry| {
+            let name = name_at(member);
+            (text_of(&head[name], &tape.unescaped).expect("a member's name is text"), name)
         };
         region.sort_unstable_by(|a, b| text(a).cmp(&text(b)));
         let mut len = 0;
@@ -395,19 +403,21 @@ impl<'a> Node<'a, RequestJson> for Instance<'a> {
 }
 
 /// [`Members::members`]' iterator.
-pub enum MembersIter<'a> {
+pub struct MembersIter<'a>(MembersOf<'a>);
+
+enum MembersOf<'a> {
     Map(serde_json::map::Iter<'a>),
-    At(&'a Tape<'a>, std::ops::Range<usize>),
+    At(&'a Tape<'a>, std::slice::Iter<'a, Entry<'a>>),
 }
 
 impl<'a> Iterator for MembersIter<'a> {
     type Item = (&'a str, Instance<'a>);
 
     fn next(&mut self) -> Option<Self::Item> {
-        match self {
-            MembersIter::Map(members) => members.next().map(|(name, value)| (name.as_str(), Instance::Value(value))),
-            MembersIter::At(tape, members) => {
-                let Entry::Member(name) = tape.entries[members.next()?] else { unreachable!("sorted members") };
+        match &mut self.0 {
+            MembersOf::Map(members) => members.next().map(|(name, value)| (name.as_str(), Instance::Value(value))),
+            MembersOf::At(tape, names) => {
+                let name = name_at(names.next()?);
                 Some((tape.text(name).unwrap_or_default(), Instance::At(tape, name + 1)))
             }
         }
@@ -430,26 +440,18 @@ impl<'a> Object<'a, RequestJson> for Members<'a> {
         match *self {
             Members::Map(members) => members.get(key).map(Instance::Value),
             Members::At(tape, at) => {
-                let Entry::Object { len, sorted, .. } = tape.entries[at] else { unreachable!("an object") };
-                let names = &tape.entries[sorted..sorted + len];
-                let name_of = |member: &Entry| match member {
-                    Entry::Member(name) => tape.text(*name).unwrap_or_default(),
-                    _ => unreachable!("sorted members"),
-                };
-                let found = names.binary_search_by(|member| name_of(member).cmp(key.as_str())).ok()?;
-                let Entry::Member(name) = names[found] else { unreachable!("sorted members") };
-                Some(Instance::At(tape, name + 1))
+                let names = tape.names(at);
+                let text = |member: &Entry| tape.text(name_at(member)).unwrap_or_default();
+                let found = names.binary_search_by(|member| text(member).cmp(key.as_str())).ok()?;
+                Some(Instance::At(tape, name_at(&names[found]) + 1))
             }
         }
     }
 
     fn members(&self) -> MembersIter<'a> {
         match *self {
-            Members::Map(members) => MembersIter::Map(members.iter()),
-            Members::At(tape, at) => {
-                let Entry::Object { len, sorted, .. } = tape.entries[at] else { unreachable!("an object") };
-                MembersIter::At(tape, sorted..sorted + len)
-            }
+            Members::Map(members) => MembersIter(MembersOf::Map(members.iter())),
+            Members::At(tape, at) => MembersIter(MembersOf::At(tape, tape.names(at).iter())),
         }
     }
 }
