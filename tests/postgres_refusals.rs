@@ -5,9 +5,9 @@
 
 use std::process::Command;
 
+use payments_tests::database::connect_postgres;
 use payments_tests::database::postgres;
 use payments_tests::process::binary;
-use sqlx::Connection;
 
 /// Starts the binary on `url` and returns its stderr, which must be one line, after a failure.
 fn refusal(url: &str) -> String {
@@ -30,13 +30,12 @@ fn with_password(url: &str) -> String {
 }
 
 async fn tables(url: &str) -> Vec<String> {
-    let mut connection = sqlx::PgConnection::connect(url).await.unwrap();
-    sqlx::query_scalar(
-        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
-    )
-    .fetch_all(&mut connection)
-    .await
-    .unwrap()
+    let connection = connect_postgres(url).await;
+    let rows = connection
+        .query("SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1", &[])
+        .await
+        .unwrap();
+    rows.iter().map(|row| row.get(0)).collect()
 }
 
 #[test]
@@ -48,18 +47,18 @@ fn an_unreachable_server_is_named_without_its_password() {
 }
 
 /// A server that refuses more connections says so, with how many an instance holds, at once
-/// (sqlx's pool alone would try again for ten seconds and say only that it timed out). The
+/// (a pool alone might try again until its timeout and say only that it timed out). The
 /// limit is a role's (superusers have none): the sandbox connects as a role allowed three.
 #[tokio::test]
 async fn a_server_refusing_more_connections_is_named_with_what_an_instance_needs() {
     let url = postgres().fresh_database();
     let database = url.rsplit('/').next().and_then(|tail| tail.split('?').next()).expect("a database").to_owned();
     let role = format!("cramped_{database}");
-    let mut connection = sqlx::PgConnection::connect(&url).await.unwrap();
+    let connection = connect_postgres(&url).await;
     for statement in
         [format!("CREATE ROLE {role} LOGIN CONNECTION LIMIT 3"), format!("ALTER DATABASE {database} OWNER TO {role}")]
     {
-        sqlx::raw_sql(sqlx::AssertSqlSafe(statement)).execute(&mut connection).await.unwrap();
+        connection.batch_execute(&statement).await.unwrap();
     }
     let (scheme, rest) = url.split_once("://").expect("a URL");
     let (_, place) = rest.split_once('@').expect("a URL with a user");
@@ -74,30 +73,31 @@ async fn a_server_refusing_more_connections_is_named_with_what_an_instance_needs
 async fn a_database_from_a_newer_release_is_refused_and_left_alone() {
     let url = postgres().fresh_database();
     drop(payments_sandbox::open_store(&url).await.expect("a fresh database is migrated"));
-    let mut connection = sqlx::PgConnection::connect(&url).await.unwrap();
-    sqlx::query(
-        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time)
-         VALUES (99, 'from the future', TRUE, '\\x00', 1)",
-    )
-    .execute(&mut connection)
-    .await
-    .unwrap();
+    let connection = connect_postgres(&url).await;
+    connection
+        .batch_execute(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time)
+             VALUES (99, 'from the future', TRUE, '\\x00', 1)",
+        )
+        .await
+        .unwrap();
     let before = tables(&url).await;
     let said = refusal(&with_password(&url));
     assert!(said.contains(&format!("{url} was written by a newer payments-sandbox")), "{said}");
     assert!(said.contains("migration 99") && said.contains("give --database an empty database"), "{said}");
     assert_eq!(tables(&url).await, before);
-    let versions: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations").fetch_one(&mut connection).await.unwrap();
+    let versions: i64 = connection.query_one("SELECT COUNT(*) FROM _sqlx_migrations", &[]).await.unwrap().get(0);
     assert_eq!(versions, 7, "its history as it was: this release's six migrations and the one from the future");
 }
 
 #[tokio::test]
 async fn a_database_of_something_else_is_refused_and_left_alone() {
     let url = postgres().fresh_database();
-    let mut connection = sqlx::PgConnection::connect(&url).await.unwrap();
-    sqlx::raw_sql("CREATE TABLE invoices (id BIGINT PRIMARY KEY, total BIGINT); INSERT INTO invoices VALUES (1, 5)")
-        .execute(&mut connection)
+    connect_postgres(&url)
+        .await
+        .batch_execute(
+            "CREATE TABLE invoices (id BIGINT PRIMARY KEY, total BIGINT); INSERT INTO invoices VALUES (1, 5)",
+        )
         .await
         .unwrap();
     let said = refusal(&with_password(&url));

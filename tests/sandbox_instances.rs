@@ -240,15 +240,18 @@ async fn three_instances_share_one_database_and_lose_nothing_when_one_is_killed(
 /// Ends every connection the sandbox holds to `database` from the server's side, as a restart
 /// of the server or a failover does.
 async fn end_connections(database: &str) -> u64 {
-    use sqlx::Connection;
-    let mut admin = sqlx::PgConnection::connect(database).await.expect("the server answers");
-    let ended: Vec<bool> = sqlx::query_scalar(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-         WHERE datname = current_database() AND pid <> pg_backend_pid()",
-    )
-    .fetch_all(&mut admin)
-    .await
-    .expect("connections ended");
+    let admin = payments_tests::database::connect_postgres(database).await;
+    let ended: Vec<bool> = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .await
+        .expect("connections ended")
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
     ended.into_iter().filter(|ended| *ended).count() as u64
 }
 

@@ -430,13 +430,15 @@ async fn clients_that_hang_up_mid_request_leave_nothing_half_done() {
         "what the abandoned pings made is delivered too"
     );
     if database.location.starts_with("postgres://") {
-        let mut connection = <sqlx::PgConnection as sqlx::Connection>::connect(&database.location).await.unwrap();
-        let open: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'",
-        )
-        .fetch_one(&mut connection)
-        .await
-        .unwrap();
+        let connection = payments_tests::database::connect_postgres(&database.location).await;
+        let open: i64 = connection
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
         assert_eq!(open, 0, "no session is left inside a transaction");
     }
     process.signal("-TERM");

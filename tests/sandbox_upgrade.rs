@@ -8,7 +8,6 @@
 
 use payments_client::types;
 use payments_tests::sandbox::*;
-use sqlx::{ConnectOptions, Connection};
 
 const DUMP: &str = include_str!("fixtures/release-0.1/database.sql");
 const ANSWERS: &str = include_str!("fixtures/release-0.1/api.json");
@@ -18,15 +17,11 @@ async fn release_0_1_database(dir: &std::path::Path) -> std::path::PathBuf {
     let path = dir.join("release-0.1.db");
     // As the sqlite3 shell loads a dump: tables come in alphabetical order, so references are
     // checked only once all are there.
-    let mut connection = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(&path)
-        .create_if_missing(true)
-        .foreign_keys(false)
-        .connect()
-        .await
-        .expect("a new database file");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(DUMP)).execute(&mut connection).await.expect("the dump loads");
-    connection.close().await.expect("closed");
+    let connection = rusqlite::Connection::open(&path).expect("a new database file");
+    // rusqlite's SQLite checks foreign keys unless told not to.
+    connection.execute_batch("PRAGMA foreign_keys = OFF").expect("foreign keys off");
+    connection.execute_batch(DUMP).expect("the dump loads");
+    drop(connection);
     path
 }
 
@@ -166,15 +161,14 @@ async fn a_database_from_a_newer_release_is_refused_and_left_alone() {
     let store = payments_sandbox::open_store(database.to_str().unwrap()).await.expect("0.1 upgrades");
     drop(store);
     // A release after this one added a migration.
-    let mut connection = sqlx::sqlite::SqliteConnectOptions::new().filename(&database).connect().await.unwrap();
-    sqlx::query(
-        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time)
-         VALUES (99, 'from the future', TRUE, x'00', 1)",
-    )
-    .execute(&mut connection)
-    .await
-    .unwrap();
-    connection.close().await.unwrap();
+    rusqlite::Connection::open(&database)
+        .unwrap()
+        .execute(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time)
+             VALUES (99, 'from the future', TRUE, x'00', 1)",
+            [],
+        )
+        .unwrap();
     let before = digest(&database);
     let refused = said(payments_sandbox::open_store(database.to_str().unwrap()).await.err().expect("refused"));
     assert!(refused.contains("written by a newer payments-sandbox"), "{refused}");
@@ -187,13 +181,12 @@ async fn a_database_from_a_newer_release_is_refused_and_left_alone() {
 async fn a_database_of_something_else_is_refused_and_left_alone() {
     let dir = tempfile::tempdir().unwrap();
     let database = dir.path().join("other.db");
-    let mut connection =
-        sqlx::sqlite::SqliteConnectOptions::new().filename(&database).create_if_missing(true).connect().await.unwrap();
-    sqlx::raw_sql("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total INTEGER); INSERT INTO invoices VALUES (1, 5)")
-        .execute(&mut connection)
-        .await
+    rusqlite::Connection::open(&database)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE invoices (id INTEGER PRIMARY KEY, total INTEGER); INSERT INTO invoices VALUES (1, 5)",
+        )
         .unwrap();
-    connection.close().await.unwrap();
     let before = digest(&database);
     let refused = said(payments_sandbox::open_store(database.to_str().unwrap()).await.err().expect("refused"));
     assert!(refused.contains("is not a payments-sandbox database (it has tables invoices)"), "{refused}");

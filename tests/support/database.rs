@@ -9,8 +9,6 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use sqlx::{ConnectOptions, Connection};
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
@@ -68,6 +66,15 @@ impl TestDatabase {
     }
 }
 
+/// A connection to the PostgreSQL database at `url`, driven by a task of its own.
+pub async fn connect_postgres(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.expect("the database answers");
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    client
+}
+
 /// Every balance equals the sum of its ledger entries and none is negative, read from the
 /// database itself (not through the sandbox).
 pub async fn assert_ledger_reconciles(location: &str) {
@@ -78,16 +85,12 @@ pub async fn assert_ledger_reconciles(location: &str) {
             CAST(COALESCE(SUM(CASE WHEN b.amount < 0 THEN 1 ELSE 0 END), 0) AS BIGINT)
          FROM balances b";
     let (balances, mismatched, negative): (i64, i64, i64) = if location.starts_with("postgres://") {
-        let mut connection = sqlx::PgConnection::connect(location).await.expect("the database answers");
-        sqlx::query_as(CHECK).fetch_one(&mut connection).await.expect("a count")
+        let row = connect_postgres(location).await.query_one(CHECK, &[]).await.expect("a count");
+        (row.get(0), row.get(1), row.get(2))
     } else {
-        let mut connection = sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(location)
-            .read_only(true)
-            .connect()
-            .await
+        let connection = rusqlite::Connection::open_with_flags(location, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .expect("the database opens read-only");
-        sqlx::query_as(CHECK).fetch_one(&mut connection).await.expect("a count")
+        connection.query_row(CHECK, [], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?))).expect("a count")
     };
     assert!(balances > 0, "there are balances to check");
     assert_eq!(mismatched, 0, "every balance equals the sum of its ledger entries");
@@ -205,11 +208,8 @@ impl Postgres {
         // Its own thread and runtime: callers may be inside a runtime or not.
         std::thread::spawn(move || {
             tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime").block_on(async {
-                let mut connection = sqlx::PgConnection::connect(&admin).await.expect("the PostgreSQL server answers");
-                sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {create}")))
-                    .execute(&mut connection)
-                    .await
-                    .expect("a database is created");
+                let connection = connect_postgres(&admin).await;
+                connection.batch_execute(&format!("CREATE DATABASE {create}")).await.expect("a database is created");
             })
         })
         .join()

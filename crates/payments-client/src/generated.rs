@@ -4036,7 +4036,8 @@ impl Credentials {
         self.bearer_auth_ = Some(value.into());
         self
     }
-    /// Adds to `request` (of `operation_id`) what it asks for.
+    /// Adds to `request` (of `operation_id`) what it asks for. Its error is text: the request
+    /// hook hands it to progenitor's `Error::InvalidRequest(String)`.
     fn apply(&self, operation_id: &str, request: &mut reqwest::Request) -> Result<(), String> {
         match operation_id {
             "list_balances" => {

@@ -62,7 +62,8 @@ pub mod styles {
     const ENCODED: &percent_encoding::AsciiSet =
         &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
-    /// Moves each of `carriers` from where progenitor wrote it into its place and style.
+    /// Moves each of `carriers` from where progenitor wrote it into its place and style. Its
+    /// error is text: the request hook hands it to progenitor's `Error::InvalidRequest(String)`.
     pub fn restyle(request: &mut reqwest::Request, carriers: &[Carrier]) -> Result<(), String> {
         if carriers.is_empty() {
             return Ok(());

@@ -50,9 +50,9 @@ fn progenitor<T>(what: &str, run: impl FnOnce() -> std::result::Result<T, progen
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
-            Error(format!("progenitor cannot generate {what} for this document: {message}"))
+            Error::Document(format!("progenitor cannot generate {what} for this document: {message}"))
         })?
-        .map_err(|e| Error(format!("progenitor ({what}): {e}")))
+        .map_err(|e| Error::library(format!("progenitor ({what})"), e))
 }
 
 pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
@@ -160,14 +160,14 @@ fn locate(spec: &Spec, credentials: bool, hooks: bool, error: Error) -> Error {
         progenitor("a client", || generator.generate_tokens(&document)).is_ok()
     };
     if !alone(None) {
-        return Error(format!("#/components: {} (with no operation at all, still)", error.0));
+        return Error::at("#/components", format!("{error:#} (with no operation at all, still)"));
     }
     for (path, method, _) in spec.client.operations() {
         if !alone(Some((path, method))) {
-            return Error(format!("{}: {}", crate::normalise::pointer(&["paths", path, method]), error.0));
+            return Error::at(crate::normalise::pointer(&["paths", path, method]), format!("{error:#}"));
         }
     }
-    Error(format!("#/paths: {} (no operation alone, only together)", error.0))
+    Error::at("#/paths", format!("{error:#} (no operation alone, only together)"))
 }
 
 /// The models derive `schemars::JsonSchema` only with the types crate's `schemars` feature:
@@ -197,7 +197,7 @@ fn schemars_optional(types: TokenStream) -> Result<TokenStream> {
             }
         }
     }
-    let mut file: syn::File = syn::parse2(types).map_err(|e| Error(format!("the models do not parse: {e}")))?;
+    let mut file: syn::File = syn::parse2(types).map_err(|e| Error::unparsable("the models", e))?;
     Gate.visit_file_mut(&mut file);
     // typify writes some schemas out by hand (an enum of numbers): those impls too. It names
     // their generator `gen`, a keyword from edition 2024 on: written `r#gen`, any edition reads it.
@@ -230,7 +230,7 @@ fn schemars_optional(types: TokenStream) -> Result<TokenStream> {
 /// the text it is given; `FromStr` (and `TryFrom<&str>`, through it) copies only to hand it over,
 /// and `Deserialize` hands over what it read. Errors and their words are typify's own.
 fn moved_strings(types: TokenStream) -> Result<TokenStream> {
-    let mut file: syn::File = syn::parse2(types).map_err(|e| Error(format!("the models do not parse: {e}")))?;
+    let mut file: syn::File = syn::parse2(types).map_err(|e| Error::unparsable("the models", e))?;
     let implemented = |item: &syn::ItemImpl, name: &str| {
         item.trait_.as_ref().and_then(|(path, _)| path.segments.last()).is_some_and(|s| s.ident == name)
     };
@@ -376,7 +376,7 @@ fn open_enums(types: TokenStream) -> Result<TokenStream> {
             }
         }
     }
-    let mut file: syn::File = syn::parse2(types).map_err(|e| Error(format!("the models do not parse: {e}")))?;
+    let mut file: syn::File = syn::parse2(types).map_err(|e| Error::unparsable("the models", e))?;
     // Enums first (they are declared before their impls, but a visit in one pass would depend
     // on it): then their `Display`s.
     let mut open = Open { opened: BTreeSet::new() };
@@ -401,7 +401,10 @@ fn component_registry(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Toke
         .map(|(name, _)| {
             let rust_name = heck::ToUpperCamelCase::to_upper_camel_case(name.as_str());
             if !type_names.contains(&rust_name) {
-                return Err(Error(format!("component {name} produced no model named {rust_name}")));
+                return Err(Error::at(
+                    format!("#/components/schemas/{name}"),
+                    format!("produced no model named {rust_name}"),
+                ));
             }
             let ty = quote::format_ident!("{}", rust_name);
             Ok(quote::quote! {
@@ -441,14 +444,14 @@ fn component_registry(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Toke
 /// progenitor puts the models in `pub mod types { .. }` inside the client; swap that module for
 /// a re-export of the types crate so client and server share one set of models.
 fn replace_types_module(client: TokenStream, types_path: &str) -> Result<TokenStream> {
-    let mut file: syn::File =
-        syn::parse2(client).map_err(|e| Error(format!("progenitor's client does not parse: {e}")))?;
-    let path: syn::Path = syn::parse_str(types_path).map_err(|e| Error(format!("types path {types_path:?}: {e}")))?;
+    let mut file: syn::File = syn::parse2(client).map_err(|e| Error::unparsable("progenitor's client", e))?;
+    let path: syn::Path =
+        syn::parse_str(types_path).map_err(|e| Error::unparsable(format!("types path {types_path:?}"), e))?;
     let position = file
         .items
         .iter()
         .position(|item| matches!(item, syn::Item::Mod(m) if m.ident == "types"))
-        .ok_or_else(|| Error("progenitor's client has no `types` module".into()))?;
+        .ok_or_else(|| Error::Document("progenitor's client has no `types` module".into()))?;
     file.items[position] = syn::parse_quote! {
         /// The models, from the shared types crate.
         pub use #path as types;

@@ -110,7 +110,8 @@ pub fn client(spec: &Spec) -> Result<Option<Client>> {
 
             #(#setters)*
 
-            /// Adds to `request` (of `operation_id`) what it asks for.
+            /// Adds to `request` (of `operation_id`) what it asks for. Its error is text: the request
+            /// hook hands it to progenitor's `Error::InvalidRequest(String)`.
             fn apply(&self, operation_id: &str, request: &mut reqwest::Request) -> Result<(), String> {
                 match operation_id {
                     #(#arms)*

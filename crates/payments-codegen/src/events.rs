@@ -73,7 +73,7 @@ pub fn for_client(doc: &mut Value) -> Result<()> {
     }
     for (path, method, twin, at) in twins {
         if paths.get(&path).and_then(|item| item.get(method)).is_some() {
-            bail!("{at}: the client's path for its events, {path}, is taken");
+            bail!(at, "the client's path for its events, {path}, is taken");
         }
         paths.entry(path).or_insert_with(|| json!({}))[method] = twin;
     }

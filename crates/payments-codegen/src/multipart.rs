@@ -30,7 +30,7 @@ pub fn for_client(operation: &mut Value, body: &mut Value, mut chosen: Value, at
             && p.get("name").and_then(Value::as_str).is_some_and(|n| n.eq_ignore_ascii_case("content-type"))
     });
     if taken {
-        bail!("{}: a multipart body beside a Content-Type header parameter is not supported", pointer(at));
+        bail!(pointer(at), "a multipart body beside a Content-Type header parameter is not supported");
     }
     parameters.push(json!({
         "name": "Content-Type",

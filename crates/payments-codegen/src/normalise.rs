@@ -179,10 +179,7 @@ fn operation_ids(paths: &mut Map<String, Value>) -> Result<()> {
     let mut missing = Vec::new();
     for (path, item) in paths.iter_mut() {
         if item.get("$ref").is_some() {
-            bail!(
-                "{}: path items that are $refs are not supported; write the path item out",
-                pointer(&["paths", path])
-            );
+            bail!(pointer(&["paths", path]), "path items that are $refs are not supported; write the path item out");
         }
         for method in METHODS {
             let Some(operation) = item.get(method) else { continue };
@@ -191,10 +188,10 @@ fn operation_ids(paths: &mut Map<String, Value>) -> Result<()> {
                 Some(Value::String(id)) => {
                     let rust = rust_name(id, false);
                     if let Some(other) = taken.insert(rust.clone(), at.clone()) {
-                        bail!("{at}: operationId {id:?} is the Rust method `{rust}`, as is the operation at {other}");
+                        bail!(at, "operationId {id:?} is the Rust method `{rust}`, as is the operation at {other}");
                     }
                 }
-                Some(_) => bail!("{at}/operationId: must be a string"),
+                Some(_) => bail!(format!("{at}/operationId"), "must be a string"),
                 None => missing.push((path.clone(), method)),
             }
         }
@@ -258,8 +255,8 @@ fn own_parameters(operation: &mut Value, shared: Option<&Value>, components: &Va
     for (i, parameter) in merged.iter().enumerate() {
         if parameter_key(parameter, components).is_none() {
             bail!(
-                "{}/parameters/{i}: a parameter needs `in` and `name` (or a $ref to one in components/parameters)",
-                pointer(at)
+                format!("{}/parameters/{i}", pointer(at)),
+                "a parameter needs `in` and `name` (or a $ref to one in components/parameters)"
             );
         }
     }
@@ -278,13 +275,13 @@ fn check_parameters(path: &str, operation: &Value, components: &Value, at: &[&st
         let here = format!("{}/parameters/{i}", pointer(at));
         let resolved = resolve(parameter, components, "parameters").expect("checked in own_parameters");
         let (place, name) = parameter_key(parameter, components).expect("checked in own_parameters");
-        crate::styles::Wire::of(resolved, components).map_err(|why| crate::Error(format!("{here}: {why}")))?;
+        crate::styles::Wire::of(resolved, components).map_err(|why| crate::Error::at(&here, format!("{why}")))?;
         if resolved.get("schema").is_none() {
-            bail!("{here}: parameter {name} needs a `schema` (`content` is not supported)");
+            bail!(here, "parameter {name} needs a `schema` (`content` is not supported)");
         }
         if place == "path" {
             if resolved.get("required") != Some(&Value::Bool(true)) {
-                bail!("{here}: path parameter {name} must be `required: true`");
+                bail!(here, "path parameter {name} must be `required: true`");
             }
             in_path.insert(name);
         }
@@ -292,7 +289,7 @@ fn check_parameters(path: &str, operation: &Value, components: &Value, at: &[&st
     let template: BTreeSet<String> =
         path.split('{').skip(1).filter_map(|s| s.split_once('}')).map(|(name, _)| name.to_string()).collect();
     if template != in_path {
-        bail!("{}: the path's template names {template:?} but its path parameters are {in_path:?}", pointer(at));
+        bail!(pointer(at), "the path's template names {template:?} but its path parameters are {in_path:?}");
     }
     Ok(())
 }
@@ -459,9 +456,9 @@ fn client_body(operation: &mut Value, components: &Value, at: &[&str]) -> Result
     let Some((media, chosen)) = content.iter().filter(|(m, _)| rank(m).is_some()).min_by_key(|(m, _)| rank(m)) else {
         let offered: Vec<&String> = content.keys().collect();
         bail!(
-            "{}/requestBody: offered as {offered:?}; the client (progenitor) sends only application/json, \
-             application/x-www-form-urlencoded, application/octet-stream, text/plain and multipart/form-data",
-            pointer(at)
+            format!("{}/requestBody", pointer(at)),
+            "offered as {offered:?}; the client (progenitor) sends only application/json, \
+             application/x-www-form-urlencoded, application/octet-stream, text/plain and multipart/form-data"
         );
     };
     let mut chosen = chosen.clone();
@@ -525,7 +522,10 @@ fn client_responses(
             continue;
         }
         if kinds.contains(&Kind::Upgrade) {
-            bail!("{}/responses/101: a protocol switch beside other success responses is not supported", pointer(at));
+            bail!(
+                format!("{}/responses/101", pointer(at)),
+                "a protocol switch beside other success responses is not supported"
+            );
         }
         if kinds.iter().all(|k| matches!(k, Kind::Json(_))) {
             let name = names.claim(&rust_name(&format!("{id}-{suffix}"), true));

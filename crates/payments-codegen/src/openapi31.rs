@@ -39,14 +39,17 @@ pub fn is_31(version: &str) -> bool {
 
 /// Turns the 3.1 `document` into its 3.0.3 view, in place; what was left out is noted.
 pub fn to_30(document: &mut Value, notes: &mut Vec<Note>) -> Result<()> {
-    let object = document.as_object_mut().ok_or_else(|| Error("the document is not an object".into()))?;
+    let object = document.as_object_mut().ok_or_else(|| Error::Document("the document is not an object".into()))?;
     if let Some(dialect) = object.get("jsonSchemaDialect").and_then(Value::as_str)
         && dialect != OAS_DIALECT
     {
-        return Err(Error(format!(
-            "/jsonSchemaDialect: schemas in the dialect {dialect:?} cannot be read; only OpenAPI 3.1's own \
+        return Err(Error::at(
+            "/jsonSchemaDialect",
+            format!(
+                "schemas in the dialect {dialect:?} cannot be read; only OpenAPI 3.1's own \
              ({OAS_DIALECT}) is"
-        )));
+            ),
+        ));
     }
     object.remove("jsonSchemaDialect");
     object.insert("openapi".into(), Value::String("3.0.3".into()));
@@ -114,13 +117,13 @@ fn inline_path_items(object: &mut Map<String, Value>) -> Result<()> {
         } else if let Some(other) = reference.strip_prefix("#/paths/") {
             paths_before.get(unescape(other).as_str()).cloned()
         } else {
-            return Err(Error(format!("{pointer}: {reference:?} is not a path item of this document")));
+            return Err(Error::at(pointer, format!("{reference:?} is not a path item of this document")));
         };
         let Some(Value::Object(mut target)) = target else {
-            return Err(Error(format!("{pointer}: {reference:?} names no path item")));
+            return Err(Error::at(pointer, format!("{reference:?} names no path item")));
         };
         if target.contains_key("$ref") {
-            return Err(Error(format!("{pointer}: {reference:?} refers on again; only one step is followed")));
+            return Err(Error::at(pointer, format!("{reference:?} refers on again; only one step is followed")));
         }
         // What the referring item says beside its `$ref` (a summary, parameters) wins.
         let own = item.as_object().cloned().unwrap_or_default();
@@ -463,6 +466,6 @@ mod tests {
         let mut other = json!({"openapi": "3.1.0", "jsonSchemaDialect": "https://json-schema.org/draft/2019-09/schema",
                                "info": {"title": "t", "version": "1"}, "paths": {}});
         let refused = to_30(&mut other, &mut vec![]).unwrap_err();
-        assert!(refused.0.starts_with("/jsonSchemaDialect: "), "{}", refused.0);
+        assert!(matches!(&refused, crate::Error::At { at, .. } if at == "/jsonSchemaDialect"), "{refused}");
     }
 }

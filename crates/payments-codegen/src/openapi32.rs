@@ -36,7 +36,7 @@ pub fn is_32(version: &str) -> bool {
 /// Turns the 3.2 `document` into its 3.1 view, in place. Answers where the view moved what:
 /// pairs of pointers, the view's and the document's.
 pub fn to_31(document: &mut Value, notes: &mut Vec<Note>) -> Result<Vec<(String, String)>> {
-    let object = document.as_object_mut().ok_or_else(|| Error("the document is not an object".into()))?;
+    let object = document.as_object_mut().ok_or_else(|| Error::Document("the document is not an object".into()))?;
     object.insert("openapi".into(), Value::String("3.1.1".into()));
     object.remove("$self");
     if object.get("jsonSchemaDialect").and_then(Value::as_str).is_some_and(|d| d.starts_with(OAS_32_DIALECT_PREFIX)) {
@@ -111,20 +111,28 @@ fn other_methods(document: &mut Value) -> Result<Vec<(String, String)>> {
                 for (method, operation) in more {
                     let here = format!("{at}/additionalOperations/{}", escape(&method));
                     if !crate::methods::is_additional(&method) {
-                        return Err(Error(format!(
-                            "{here}: {method:?} is not an additional method: it must be an HTTP method name \
+                        return Err(Error::at(
+                            &here,
+                            format!(
+                                "{method:?} is not an additional method: it must be an HTTP method name \
                              (a token) that no fixed field of the path item (get, put, post, delete, options, \
                              head, patch, trace, query) names"
-                        )));
+                            ),
+                        ));
                     }
                     operations.push((method, operation, here));
                 }
             }
-            Some(_) => return Err(Error(format!("{at}/additionalOperations: must map methods to operations"))),
+            Some(_) => {
+                return Err(Error::at(
+                    format!("{at}/additionalOperations"),
+                    "must map methods to operations".to_string(),
+                ));
+            }
         }
         for (method, mut operation, real) in operations {
             let Some(object) = operation.as_object_mut() else {
-                return Err(Error(format!("{real}: an operation must be an object")));
+                return Err(Error::at(real, "an operation must be an object".to_string()));
             };
             object.insert(crate::methods::EXTENSION.into(), Value::String(method.clone()));
             let mut view = serde_json::json!({ "post": operation });
@@ -138,7 +146,7 @@ fn other_methods(document: &mut Value) -> Result<Vec<(String, String)>> {
     for (path, view, real, item_at) in views {
         let at = format!("/paths/{}", escape(&path));
         if paths.contains_key(&path) {
-            return Err(Error(format!("{real}: the generator's path for this operation, {path:?}, is taken")));
+            return Err(Error::at(real, format!("the generator's path for this operation, {path:?}, is taken")));
         }
         paths.insert(path, view);
         // The operation's pointer first: the item's would replace its prefix.
@@ -167,9 +175,10 @@ fn event_items(media: &str, item: &mut Value, at: &str) -> Result<()> {
     }
     let Some(items) = item.as_object_mut().and_then(|item| item.remove("itemSchema")) else { return Ok(()) };
     let Some(data) = items.pointer("/properties/data") else {
-        return Err(Error(format!(
-            "{at}/itemSchema: an event stream's itemSchema needs a `data` property (the event's data) to be served"
-        )));
+        return Err(Error::at(
+            format!("{at}/itemSchema"),
+            "an event stream's itemSchema needs a `data` property (the event's data) to be served".to_string(),
+        ));
     };
     let json = data.get("contentMediaType").and_then(Value::as_str).is_some_and(crate::normalise::is_json);
     let schema = match data.get("contentSchema") {
@@ -189,20 +198,25 @@ fn querystring(parameter: &mut Map<String, Value>, at: &str) -> Result<()> {
     let form = "application/x-www-form-urlencoded";
     let media = parameter.get("content").and_then(Value::as_object).filter(|content| content.len() == 1);
     let Some((name, media)) = media.and_then(|content| content.iter().next()) else {
-        return Err(Error(format!("{at}/content: a `querystring` parameter needs `content` with one media type")));
+        return Err(Error::at(
+            format!("{at}/content"),
+            "a `querystring` parameter needs `content` with one media type".to_string(),
+        ));
     };
     if crate::normalise::essence(name) != form {
-        return Err(Error(format!(
-            "{at}/content/{}: a `querystring` parameter of {name} (the whole query string as one value) is not \
-             supported; a {form} query string of an object's fields is",
-            escape(name)
-        )));
+        return Err(Error::at(
+            format!("{at}/content/{}", escape(name)),
+            format!(
+                "a `querystring` parameter of {name} (the whole query string as one value) is not supported; a \
+                 {form} query string of an object's fields is"
+            ),
+        ));
     }
     if media.get("encoding").is_some() {
-        return Err(Error(format!(
-            "{at}/content/{}/encoding: a `querystring` parameter's per-field encoding is not supported",
-            escape(name)
-        )));
+        return Err(Error::at(
+            format!("{at}/content/{}/encoding", escape(name)),
+            "a `querystring` parameter's per-field encoding is not supported",
+        ));
     }
     let schema = media.get("schema").cloned().unwrap_or_else(|| serde_json::json!({"type": "object"}));
     parameter.remove("content");
@@ -225,10 +239,12 @@ fn stream_items(media: &str, item: &mut Value, at: &str, body: bool) -> Result<(
     let Some(object) = item.as_object_mut() else { return Ok(()) };
     let Some(items) = object.remove("itemSchema") else { return Ok(()) };
     if body {
-        return Err(Error(format!(
-            "{at}/itemSchema: a request body of streamed items (OpenAPI 3.2's itemSchema) is not supported: \
+        return Err(Error::at(
+            format!("{at}/itemSchema"),
+            "a request body of streamed items (OpenAPI 3.2's itemSchema) is not supported: \
              responses stream, requests are read whole"
-        )));
+                .to_string(),
+        ));
     }
     object.insert("schema".into(), items);
     object.insert(crate::items::EXTENSION.into(), Value::Bool(true));
@@ -266,10 +282,12 @@ fn walk(value: &mut Value, at: &str, within: Within, media_types: &Value, notes:
                 map.insert(crate::styles::COOKIE_STYLE.into(), Value::Bool(true));
             }
             if map.contains_key("itemSchema") {
-                return Err(Error(format!(
-                    "{at}/itemSchema: OpenAPI 3.2's itemSchema is served on text/event-stream, application/jsonl, \
+                return Err(Error::at(
+                    format!("{at}/itemSchema"),
+                    "OpenAPI 3.2's itemSchema is served on text/event-stream, application/jsonl, \
                      application/x-ndjson, application/x-jsonlines and application/json-seq only"
-                )));
+                        .to_string(),
+                ));
             }
             if let Some(Value::Object(discriminator)) = map.get_mut("discriminator")
                 && discriminator.remove("defaultMapping").is_some()
@@ -296,10 +314,10 @@ fn walk(value: &mut Value, at: &str, within: Within, media_types: &Value, notes:
                         continue;
                     };
                     *item = media_types.get(&name).cloned().ok_or_else(|| {
-                        Error(format!(
-                            "{at}/content/{}/$ref: no media type {name:?} in components/mediaTypes",
-                            escape(media)
-                        ))
+                        Error::at(
+                            format!("{at}/content/{}/$ref", escape(media)),
+                            format!("no media type {name:?} in components/mediaTypes"),
+                        )
                     })?;
                     event_items(media, item, &here)?;
                     stream_items(media, item, &here, body)?;
@@ -331,10 +349,13 @@ fn path_item_or_response(item: &mut Map<String, Value>, at: &str, within: Within
             // The paths' were moved (`other_methods`): these are a webhook's or an unused component's.
             for (refused, what) in [("query", "the QUERY method"), ("additionalOperations", "additionalOperations")] {
                 if item.contains_key(refused) {
-                    return Err(Error(format!(
-                        "{at}/{refused}: OpenAPI 3.2's {what} is served on paths only: a webhook's receiver is \
+                    return Err(Error::at(
+                        format!("{at}/{refused}"),
+                        format!(
+                            "OpenAPI 3.2's {what} is served on paths only: a webhook's receiver is \
                          posted to"
-                    )));
+                        ),
+                    ));
                 }
             }
         }

@@ -30,10 +30,11 @@ pub fn openapi_31(spec: &Spec, samples: &[Sample], guide: Option<&Guide>) -> Res
         object.insert("webhooks".into(), webhooks);
     }
     license_identifier(object);
-    let typed: utoipa::openapi::OpenApi = serde_json::from_value(doc.clone())
-        .map_err(|e| Error(format!("the 3.1 rendition does not fit utoipa's model: {e}{}", locate_misfit(&doc))))?;
+    let typed: utoipa::openapi::OpenApi = serde_json::from_value(doc.clone()).map_err(|e| {
+        Error::library(format!("the 3.1 rendition does not fit utoipa's model{}", locate_misfit(&doc)), e)
+    })?;
     let mut text =
-        serde_json::to_string_pretty(&typed).map_err(|e| Error(format!("serialising the 3.1 rendition: {e}")))?;
+        serde_json::to_string_pretty(&typed).map_err(|e| Error::library("serialising the 3.1 rendition", e))?;
     text.push('\n');
     Ok(text)
 }

@@ -189,7 +189,7 @@ fn webhook(name: &str, operation: &Value, components: &Value, kit: &WebhookKit) 
     let status = crate::server::mock::mock(operation, components).map_or(200, |mock| mock.status);
     let schema = operation
         .pointer("/requestBody/content/application~1json/schema")
-        .ok_or_else(|| Error(format!("samples: webhook {name} has no JSON body")))?;
+        .ok_or_else(|| Error::Document(format!("samples: webhook {name} has no JSON body")))?;
     let mut body = value_for(schema, components);
     // The field that says which event this is says this one (a payload shared by several
     // webhooks lists them all).
@@ -286,7 +286,7 @@ impl Call {
             if !required && parameter.get("example").is_none() && parameter.get("examples").is_none() {
                 continue;
             }
-            let wire = Wire::of(parameter, components).map_err(Error)?;
+            let wire = Wire::of(parameter, components).map_err(|why| Error::Document(why.to_string()))?;
             parameters.push(Parameter { example: example(parameter, components), wire });
         }
         let body = operation.get("requestBody").and_then(|body| resolve(body, components, "requestBodies"));
@@ -294,7 +294,7 @@ impl Call {
             body.and_then(|b| b.get("content")?.as_object()?.iter().find(|(media, _)| normalise::is_json(media)));
         let body = match json {
             Some((media, content)) => Some(Body { media_type: media.clone(), example: example(content, components) }),
-            None if body.is_some() => return Err(Error("samples are written for JSON bodies only".into())),
+            None if body.is_some() => return Err(Error::Document("samples are written for JSON bodies only".into())),
             None => None,
         };
         Ok(Self { parameters, body, credentials })

@@ -57,8 +57,9 @@ fn webhooks(raw: &mut serde_json::Value, written_as: &str, notes: &mut Vec<crate
     object.remove("security");
     object.insert("paths".into(), serde_json::Value::Object(paths));
     // Pointers say where the document has the webhook, not where this view put it.
-    let located =
-        |error: Error| Error(renames.iter().fold(error.0, |message, (from, to)| message.replace(from.as_str(), to)));
+    let located = |error: Error| {
+        error.relocated(|text| renames.iter().fold(text, |text, (from, to)| text.replace(from.as_str(), to)))
+    };
     // An extension is not checked with the document: its shape is, here, as paths are.
     well_formed(&doc).map_err(located)?;
     normalise::normalise(&mut doc, notes).map_err(located)?;
@@ -104,8 +105,7 @@ fn model(mut document: serde_json::Value) -> Result<openapiv3::OpenAPI> {
     crate::nullable::for_progenitor(&mut document);
     tolerant_readers(&mut document);
     well_formed(&document)?;
-    serde_json::from_value(document)
-        .map_err(|e| Error(format!("the document is not a valid OpenAPI 3.0 document: {e}")))
+    serde_json::from_value(document).map_err(|e| Error::library("the document is not a valid OpenAPI 3.0 document", e))
 }
 
 /// Refuses, with the JSON pointer of what is wrong, a document that is not an OpenAPI 3.0
@@ -124,20 +124,21 @@ fn well_formed(document: &serde_json::Value) -> Result<()> {
             _ => {}
         }
     }
-    bail!("#{pointer}: the document is not a valid OpenAPI 3.0 document here: {}", error.inner())
+    bail!(format!("#{pointer}"), "the document is not a valid OpenAPI 3.0 document here: {}", error.inner())
 }
 
 impl Spec {
     pub fn parse(text: &str) -> Result<Self> {
         let mut raw: serde_json::Value =
-            serde_norway::from_str(text).map_err(|e| Error(format!("the document is not valid YAML: {e}")))?;
+            serde_norway::from_str(text).map_err(|e| Error::library("the document is not valid YAML", e))?;
         let version = raw.get("openapi").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
         let mut notes = Vec::new();
         let moved = match openapi32::is_32(&version) {
             true => openapi32::to_31(&mut raw, &mut notes)?,
             false => Vec::new(),
         };
-        let mut spec = Self::read(raw, &version, notes).map_err(|error| Error(locate(&moved, error.0)))?;
+        let mut spec =
+            Self::read(raw, &version, notes).map_err(|error| error.relocated(|text| locate(&moved, text)))?;
         for note in &mut spec.notes {
             note.pointer = locate(&moved, std::mem::take(&mut note.pointer));
         }
@@ -147,7 +148,7 @@ impl Spec {
 
     /// Says where in the document a message's pointers into the view (`openapi32`'s moves) are.
     pub fn locate(&self, error: Error) -> Error {
-        Error(locate(&self.moved, error.0))
+        error.relocated(|text| locate(&self.moved, text))
     }
 
     /// The document (a 3.2 one in its 3.1 view) read.

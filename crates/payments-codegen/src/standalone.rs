@@ -45,7 +45,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !name.ends_with('-');
     if !valid {
-        return Err(Error(format!(
+        return Err(Error::Document(format!(
             "{name:?} cannot name crates: use lower-case letters, digits and dashes, starting with a letter"
         )));
     }

@@ -67,17 +67,39 @@ pub struct Wire {
     pub shape: Shape,
 }
 
+/// Why a parameter cannot be written as the document asks.
+#[derive(Debug, thiserror::Error)]
+pub enum Unwritable {
+    #[error("parameter {name} is `in: {place}`, not a place OpenAPI has")]
+    Place { name: String, place: String },
+    #[error("parameter {name} has style {style:?}, which OpenAPI does not define")]
+    Style { name: String, style: String },
+    #[error("{place} parameter {name} has style {style:?}, which that place does not take")]
+    StyleHere { place: String, name: String, style: String },
+    #[error("parameter {name} is {style:?} but not an array or an object of scalars")]
+    NotDelimitable { name: String, style: Style },
+    #[error("parameter {name} is deepObject but not an object of scalars or an array")]
+    NotDeepObject { name: String },
+    #[error(
+        "parameter {name}: in this place and style only a scalar, an array of scalars or an object of scalar \
+         properties can be written"
+    )]
+    NotPlain { name: String },
+    #[error("parameter {name} is an object without properties to write")]
+    NoProperties { name: String },
+}
+
 impl Wire {
     /// The parameter `parameter` (resolved) of the document whose components are `components`;
     /// an error says what the generators cannot serve.
-    pub fn of(parameter: &Value, components: &Value) -> std::result::Result<Wire, String> {
+    pub fn of(parameter: &Value, components: &Value) -> std::result::Result<Wire, Unwritable> {
         let name = parameter.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         let place = match parameter.get("in").and_then(Value::as_str) {
             Some("path") => Place::Path,
             Some("query") => Place::Query,
             Some("header") => Place::Header,
             Some("cookie") => Place::Cookie,
-            other => return Err(format!("parameter {name} is `in: {}`, not a place OpenAPI has", other.unwrap_or(""))),
+            other => return Err(Unwritable::Place { name, place: other.unwrap_or_default().to_owned() }),
         };
         let written = parameter.get("style").and_then(Value::as_str);
         let style = match written {
@@ -94,7 +116,7 @@ impl Wire {
             Some("matrix") => Style::Matrix,
             Some("cookie") => Style::Cookie,
             Some(other) => {
-                return Err(format!("parameter {name} has style {other:?}, which OpenAPI does not define"));
+                return Err(Unwritable::Style { name, style: other.to_owned() });
             }
         };
         let style = match parameter.get(COOKIE_STYLE) {
@@ -109,10 +131,7 @@ impl Wire {
         };
         if !allowed.contains(&style) {
             let place = format!("{place:?}").to_lowercase();
-            return Err(format!(
-                "{place} parameter {name} has style {:?}, which that place does not take",
-                written.unwrap_or("")
-            ));
+            return Err(Unwritable::StyleHere { place, name, style: written.unwrap_or_default().to_owned() });
         }
         let explode =
             parameter.get("explode").and_then(Value::as_bool).unwrap_or(matches!(style, Style::Form | Style::Cookie));
@@ -122,30 +141,27 @@ impl Wire {
         Ok(wire)
     }
 
-    fn check(&self) -> std::result::Result<(), String> {
-        let name = &self.name;
+    fn check(&self) -> std::result::Result<(), Unwritable> {
+        let name = self.name.clone();
         match (&self.style, &self.shape) {
             (Style::SpaceDelimited | Style::PipeDelimited, Shape::Array(_) | Shape::Object(_)) => {}
             (Style::SpaceDelimited | Style::PipeDelimited, _) => {
-                return Err(format!("parameter {name} is {:?} but not an array or an object of scalars", self.style));
+                return Err(Unwritable::NotDelimitable { name, style: self.style });
             }
             // An array in deepObject is Stripe's `expand[]=a&expand[]=b` (or `expand[0]=a`).
             (Style::DeepObject, Shape::Object(_) | Shape::Array(_)) => {}
             (Style::DeepObject, _) => {
-                return Err(format!("parameter {name} is deepObject but not an object of scalars or an array"));
+                return Err(Unwritable::NotDeepObject { name });
             }
             _ => {}
         }
         if self.shape == Shape::Opaque && !self.plain() {
-            return Err(format!(
-                "parameter {name}: in this place and style only a scalar, an array of scalars or an object of \
-                 scalar properties can be written"
-            ));
+            return Err(Unwritable::NotPlain { name });
         }
         if let Shape::Object(fields) = &self.shape
             && fields.is_empty()
         {
-            return Err(format!("parameter {name} is an object without properties to write"));
+            return Err(Unwritable::NoProperties { name });
         }
         Ok(())
     }
@@ -289,7 +305,7 @@ pub fn for_client(doc: &mut Value) -> Result<Vec<(String, String)>> {
     }
     for (from, method, to) in moves {
         if paths.contains_key(&to) && paths[&to].get(method).is_some() {
-            bail!("{}: the client's placeholder path {to} is taken", pointer(&["paths", &from, method]));
+            bail!(pointer(&["paths", &from, method]), "the client's placeholder path {to} is taken");
         }
         let operation = paths[&from].as_object_mut().and_then(|item| item.remove(method)).expect("found above");
         paths.entry(to).or_insert_with(|| json!({}))[method] = operation;
@@ -397,10 +413,9 @@ fn carry(operation: &mut Value, path: &str, components: &Value, at: &[&str]) -> 
     keys.sort();
     if let Some(pair) = keys.windows(2).find(|pair| pair[0].0 == pair[1].0) {
         bail!(
-            "{}/parameters/{}: the client would write query parameter {:?} for two parameters (an object in \
-             `form` style writes each property under its own name)",
-            pointer(at),
-            pair[1].1,
+            format!("{}/parameters/{}", pointer(at), pair[1].1),
+            "the client would write query parameter {:?} for two parameters (an object in `form` style writes \
+             each property under its own name)",
             pair[0].0
         );
     }

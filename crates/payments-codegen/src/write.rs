@@ -22,28 +22,26 @@ pub struct Written {
 /// any repair or approximation (any note) is refused instead, with every note, and nothing is
 /// written.
 pub fn write_workspace(spec: &Path, out: &Path, strict: bool) -> Result<Written> {
-    let text = std::fs::read_to_string(spec).map_err(|e| Error(format!("{}: {e}", spec.display())))?;
+    let text = std::fs::read_to_string(spec).map_err(|e| Error::io(spec, e))?;
     let name = std::path::absolute(out)
         .ok()
         .and_then(|out| out.file_name().and_then(|n| n.to_str()).map(|n| n.to_ascii_lowercase().replace('_', "-")))
-        .ok_or_else(|| Error(format!("{}: cannot name crates after this directory", out.display())))?;
+        .ok_or_else(|| Error::at(out.display(), "cannot name crates after this directory"))?;
     let crate::Standalone { files, notes } = crate::standalone(&text, &name, &spec.display().to_string())
-        .map_err(|e| Error(format!("{}: {}", spec.display(), e.0)))?;
+        .map_err(|e| Error::InFile { path: spec.to_owned(), source: Box::new(e) })?;
     if strict && !notes.is_empty() {
         let listed: Vec<String> =
             notes.iter().map(|n| format!("  {}#{}: {}", spec.display(), n.pointer, n.message)).collect();
-        return Err(Error(format!(
-            "{}: refused (--strict): {} repair(s) or approximation(s) needed:\n{}",
+        return Err(Error::at(
             spec.display(),
-            notes.len(),
-            listed.join("\n")
-        )));
+            format!("refused (--strict): {} repair(s) or approximation(s) needed:\n{}", notes.len(), listed.join("\n")),
+        ));
     }
-    std::fs::create_dir_all(out).map_err(|e| Error(format!("{}: {e}", out.display())))?;
+    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let rustfmt_toml =
         RUSTFMT_TOML.replace("edition = \"2024\"", &format!("edition = \"{}\"", crate::STANDALONE_EDITION));
     let config = out.join("rustfmt.toml");
-    std::fs::write(&config, &rustfmt_toml).map_err(|e| Error(format!("{}: {e}", config.display())))?;
+    std::fs::write(&config, &rustfmt_toml).map_err(|e| Error::io(&config, e))?;
     for file in &files {
         let contents = if file.rust {
             rustfmt(&file.contents, crate::STANDALONE_EDITION, &config)?
@@ -55,9 +53,9 @@ pub fn write_workspace(spec: &Path, out: &Path, strict: bool) -> Result<Written>
             continue;
         }
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error(format!("{}: {e}", dir.display())))?;
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
-        std::fs::write(&path, contents).map_err(|e| Error(format!("{}: {e}", path.display())))?;
+        std::fs::write(&path, contents).map_err(|e| Error::io(&path, e))?;
     }
     Ok(Written { name, notes })
 }
@@ -74,15 +72,15 @@ pub fn rustfmt(source: &str, edition: &str, config: &Path) -> Result<String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| Error(format!("cannot run rustfmt (`rustup component add rustfmt`): {e}")))?;
+        .map_err(|e| Error::io("rustfmt (`rustup component add rustfmt`)", e))?;
     let mut stdin = child.stdin.take().expect("piped stdin");
     let input = source.to_owned();
     // Written from another thread: rustfmt may fill its output pipe before reading all input.
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let output = child.wait_with_output().map_err(|e| Error(format!("rustfmt: {e}")))?;
-    writer.join().expect("the writer thread").map_err(|e| Error(format!("rustfmt: {e}")))?;
+    let output = child.wait_with_output().map_err(|e| Error::io("rustfmt", e))?;
+    writer.join().expect("the writer thread").map_err(|e| Error::io("rustfmt", e))?;
     if !output.status.success() {
-        return Err(Error(format!("rustfmt refused generated code:\n{}", String::from_utf8_lossy(&output.stderr))));
+        return Err(Error::Rustfmt(String::from_utf8_lossy(&output.stderr).into_owned()));
     }
-    String::from_utf8(output.stdout).map_err(|e| Error(format!("rustfmt: {e}")))
+    String::from_utf8(output.stdout).map_err(|e| Error::library("rustfmt wrote other than UTF-8", e))
 }

@@ -237,11 +237,15 @@ async fn serve(cli: Cli) -> anyhow::Result<()> {
 }
 
 /// A network (`10.0.0.0/8`) or a single address (`10.0.0.1`, `::1`).
-fn parse_network(text: &str) -> Result<ipnet::IpNet, String> {
+fn parse_network(text: &str) -> Result<ipnet::IpNet, NotANetwork> {
     text.parse::<ipnet::IpNet>()
         .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
-        .map_err(|_| format!("{text:?} is neither an address nor a network such as 10.0.0.0/8"))
+        .map_err(|_| NotANetwork(text.to_owned()))
 }
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?} is neither an address nor a network such as 10.0.0.0/8")]
+struct NotANetwork(String);
 
 fn announce(url: &str, database: &str, new_tokens: &[String]) {
     // Printed as `(database SQLite <path>)` or `(database PostgreSQL <url without password>)`.

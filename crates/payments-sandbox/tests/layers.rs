@@ -229,7 +229,8 @@ fn no_sql_json_paths_or_database_crates_outside_the_store() {
         }
     }
     assert!(found.is_empty(), "SQL outside the store:\n{}", found.join("\n"));
-    let database_crates = ["sqlx", "rusqlite", "libsqlite3_sys", "tokio_postgres", "postgres", "diesel", "sea_orm"];
+    let database_crates =
+        ["sqlx", "rusqlite", "libsqlite3_sys", "tokio_postgres", "deadpool_postgres", "postgres", "diesel", "sea_orm"];
     for (module, named) in &krate.crates {
         for name in database_crates {
             assert!(!named.contains(name), "{} names {name}", module.join("::"));

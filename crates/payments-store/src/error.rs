@@ -78,8 +78,8 @@ pub enum DriverError {
     Sqlite(#[source] rusqlite::Error),
     #[error("PostgreSQL")]
     Postgres(#[source] tokio_postgres::Error),
-    #[error("PostgreSQL (sqlx)")]
-    Sqlx(#[source] sqlx::Error),
+    #[error("PostgreSQL's connection pool")]
+    Pool(#[source] deadpool_postgres::PoolError),
 }
 
 /// `error` and each source under it, `: `-separated, on one line: what a log line or a person
@@ -258,18 +258,18 @@ impl From<tokio_postgres::Error> for StoreError {
     }
 }
 
-impl From<sqlx::Error> for StoreError {
-    fn from(error: sqlx::Error) -> Self {
-        let outage = match &error {
-            sqlx::Error::PoolTimedOut => Some(Outage::Busy),
-            sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => Some(Outage::Unreachable),
-            sqlx::Error::Database(database) => database.code().as_deref().and_then(postgres_outage),
-            _ => None,
+/// A pooled connection that could not be had: a server that refuses it as the server's error
+/// says; one that cannot be reached or made in time is unreachable, a pool all in use busy.
+impl From<deadpool_postgres::PoolError> for StoreError {
+    fn from(error: deadpool_postgres::PoolError) -> Self {
+        use deadpool_postgres::{PoolError, TimeoutType};
+        let outage = match error {
+            PoolError::Backend(error) => return error.into(),
+            PoolError::Timeout(TimeoutType::Wait) => Outage::Busy,
+            PoolError::Timeout(_) | PoolError::Closed => Outage::Unreachable,
+            _ => return Self::driver(DriverError::Pool(error)),
         };
-        match outage {
-            Some(outage) => Self::outage_of(outage, DriverError::Sqlx(error)),
-            None => Self::driver(DriverError::Sqlx(error)),
-        }
+        Self::outage_of(outage, DriverError::Pool(error))
     }
 }
 

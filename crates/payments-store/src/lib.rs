@@ -17,6 +17,7 @@ mod plan;
 mod postgres;
 mod reads;
 mod sqlite;
+mod writes;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

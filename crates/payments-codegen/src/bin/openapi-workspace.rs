@@ -40,7 +40,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("openapi-workspace: {error}");
+            eprintln!("openapi-workspace: {}", error.chain());
             ExitCode::FAILURE
         }
     }

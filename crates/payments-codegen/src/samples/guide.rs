@@ -44,17 +44,14 @@ pub fn guide(samples: &[Sample], getting_started: &GettingStarted) -> Result<Gui
     let mut markdown = format!("## Getting started\n\n{}\n", getting_started.intro.trim_end());
     let mut script = String::new();
     for (number, step) in getting_started.steps.iter().enumerate() {
-        let sample = samples
-            .iter()
-            .find(|s| s.operation_id == step.operation_id)
-            .ok_or_else(|| Error(format!("getting started: no operation {} to take a sample of", step.operation_id)))?;
+        let sample = samples.iter().find(|s| s.operation_id == step.operation_id).ok_or_else(|| {
+            Error::Document(format!("getting started: no operation {} to take a sample of", step.operation_id))
+        })?;
         let mut command = sample.curl.replacen("curl ", "curl -sS --fail-with-body ", 1);
         for (binding, variable) in &step.uses {
-            let (_, example) = sample
-                .values
-                .iter()
-                .find(|(name, _)| name == binding)
-                .ok_or_else(|| Error(format!("getting started: {} binds no `{binding}`", step.operation_id)))?;
+            let (_, example) = sample.values.iter().find(|(name, _)| name == binding).ok_or_else(|| {
+                Error::Document(format!("getting started: {} binds no `{binding}`", step.operation_id))
+            })?;
             // In the single-quoted body the variable is spliced in between quotes.
             command = command
                 .lines()

@@ -51,9 +51,9 @@ impl Call {
         line(&format!("let client = {connect};"), None);
         let mut chain = format!("let answer = client.{function}()");
         let field_type = |field: &str| {
-            fields
-                .get(field)
-                .ok_or_else(|| Error(format!("samples: the client's builder for {function} has no `{field}`")))
+            fields.get(field).ok_or_else(|| {
+                Error::Document(format!("samples: the client's builder for {function} has no `{field}`"))
+            })
         };
         for parameter in &self.parameters {
             // progenitor tells apart parameters of one name in two places by the place's name.
@@ -170,7 +170,7 @@ fn literal(ty: &str, value: &Value, types: &str) -> String {
 /// Every operation builder's fields (`pub mod builder { pub struct CreateBalance<'a> { … } }`)
 /// with their value types, without the `Result<_, String>` and `Option<_>` around them.
 pub(super) fn builders(client: &str) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
-    let file = syn::parse_file(client).map_err(|e| Error(format!("samples: the client does not parse: {e}")))?;
+    let file = syn::parse_file(client).map_err(|e| Error::unparsable("samples: the client", e))?;
     let mut builders = BTreeMap::new();
     for item in &file.items {
         let syn::Item::Mod(module) = item else { continue };

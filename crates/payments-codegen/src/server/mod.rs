@@ -34,10 +34,10 @@ pub enum Surface {
 pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, surface: Surface) -> Result<TokenStream> {
     let schemes = security::schemes(&spec.openapi)?;
     let ops = model::operations(spec, type_names, &schemes)?;
-    let types_path: syn::Path =
-        syn::parse_str(&config.types_path).map_err(|e| Error(format!("types path {:?}: {e}", config.types_path)))?;
+    let types_path: syn::Path = syn::parse_str(&config.types_path)
+        .map_err(|e| Error::unparsable(format!("types path {:?}", config.types_path), e))?;
     let rt: syn::Path = syn::parse_str(&config.server_runtime_path)
-        .map_err(|e| Error(format!("runtime path {:?}: {e}", config.server_runtime_path)))?;
+        .map_err(|e| Error::unparsable(format!("runtime path {:?}", config.server_runtime_path), e))?;
 
     let trait_methods = ops.iter().map(|op| trait_method(op, &rt));
     let response_enums = ops.iter().map(|op| responses::response_enum(op, &rt));

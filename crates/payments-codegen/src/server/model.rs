@@ -189,7 +189,7 @@ pub fn operations(spec: &Spec, type_names: &BTreeSet<String>, schemes: &[super::
     let mut ops = Vec::new();
     for (path, item) in openapi.paths.iter() {
         let ReferenceOr::Item(item) = item else {
-            bail!("{}: path items may not be $refs", pointer(&["paths", path]));
+            bail!(pointer(&["paths", path]), "path items may not be $refs");
         };
         for (method, operation) in item.iter() {
             let params = operation
@@ -197,8 +197,9 @@ pub fn operations(spec: &Spec, type_names: &BTreeSet<String>, schemes: &[super::
                 .iter()
                 .enumerate()
                 .map(|(i, p)| {
-                    resolve(openapi, p, "parameters", |c, n| c.parameters.get(n))
-                        .map_err(|e| Error(format!("{}/parameters/{i}: {e}", pointer(&["paths", path, method]))))
+                    resolve(openapi, p, "parameters", |c, n| c.parameters.get(n)).map_err(|e| {
+                        Error::at(format!("{}/parameters/{i}", pointer(&["paths", path, method])), e.to_string())
+                    })
                 })
                 .collect::<Result<Vec<_>>>()?;
             let components = spec.raw.get("components").unwrap_or(&Value::Null);
@@ -234,7 +235,7 @@ fn operation_model(
     let mut query_params = Vec::new();
     for parameter in params {
         let raw = serde_json::to_value(parameter).expect("parameters serialise");
-        let wire = crate::styles::Wire::of(&raw, components).map_err(|why| Error(format!("{context}: {why}")))?;
+        let wire = crate::styles::Wire::of(&raw, components).map_err(|why| Error::at(&context, format!("{why}")))?;
         match parameter {
             Parameter::Path { parameter_data, .. } => {
                 path_params.push(param_model(type_names, &context, parameter_data, wire)?)
@@ -259,7 +260,7 @@ fn operation_model(
     for param in path_params.iter().chain(&header_params).chain(&cookie_params) {
         let ident = param.ident.to_string();
         if idents.contains(&ident) {
-            bail!("{context}: parameter {} would be a second argument named `{ident}`", param.name);
+            bail!(context, "parameter {} would be a second argument named `{ident}`", param.name);
         }
         idents.push(ident);
     }
@@ -284,12 +285,12 @@ fn operation_model(
         };
         let context = format!("{operation_id} at {at}/responses/{name}");
         match status {
-            Status::Code(code) if !(100..=599).contains(&code) => bail!("{context}: {code} is not an HTTP status"),
-            Status::Range(class) if !(1..=5).contains(&class) => bail!("{context}: not a status class"),
+            Status::Code(code) if !(100..=599).contains(&code) => bail!(context, "{code} is not an HTTP status"),
+            Status::Range(class) if !(1..=5).contains(&class) => bail!(context, "not a status class"),
             _ => {}
         }
         let response = resolve(openapi, response, "responses", |c, n| c.responses.get(n))
-            .map_err(|e| Error(format!("{context}: {e}")))?;
+            .map_err(|e| Error::at(&context, format!("{e}")))?;
         replies.push(reply(openapi, type_names, &context, status, response)?);
     }
     // Every operation has a success response: `normalise` gives one (`2XX`) to those without.
@@ -349,7 +350,7 @@ fn param_model(
     wire: crate::styles::Wire,
 ) -> Result<Param> {
     let ParameterSchemaOrContent::Schema(schema) = &data.format else {
-        bail!("{context}: parameter {} must have a schema", data.name);
+        bail!(context, "parameter {} must have a schema", data.name);
     };
     let context = format!("{context}, parameter {}", data.name);
     let raw = serde_json::to_value(schema).expect("schemas serialise");
@@ -376,9 +377,9 @@ fn body_model(
     body: &ReferenceOr<RequestBody>,
 ) -> Result<Body> {
     let body = resolve(openapi, body, "requestBodies", |c, n| c.request_bodies.get(n))
-        .map_err(|e| Error(format!("{context}: {e}")))?;
+        .map_err(|e| Error::at(context, format!("{e}")))?;
     if body.content.is_empty() {
-        bail!("{context}: a request body needs at least one media type");
+        bail!(context, "a request body needs at least one media type");
     }
     let mut kinds = Vec::new();
     for (media_type, content) in &body.content {
@@ -395,13 +396,13 @@ fn body_model(
             MediaKind::Json { ty: rust_type(type_names, &context, &schema)?, schema: raw }
         } else if essence == "application/x-www-form-urlencoded" {
             if !matches!(schema, ReferenceOr::Reference { .. }) {
-                bail!("{context}: a form body must be an object schema");
+                bail!(context, "a form body must be an object schema");
             }
             MediaKind::Form { ty: rust_type(type_names, &context, &schema)?, schema: raw }
         } else if essence == "multipart/form-data" {
             multipart(openapi, type_names, &context, &operation_type_name(&context), &schema, content)?
         } else if essence.starts_with("multipart/") {
-            bail!("{context}: {essence} bodies are not supported (multipart/form-data is)");
+            bail!(context, "{essence} bodies are not supported (multipart/form-data is)");
         } else if essence.starts_with("text/") {
             MediaKind::Text
         } else {
@@ -418,7 +419,7 @@ fn body_model(
         MediaKind::Bytes => "Bytes",
     };
     if kinds.len() > 1 && kinds.iter().any(|(_, kind)| matches!(kind, MediaKind::Multipart { .. })) {
-        bail!("{context}: a body offered as multipart/form-data and as other media types is not supported");
+        bail!(context, "a body offered as multipart/form-data and as other media types is not supported");
     }
     let unique = kinds.iter().map(|(_, kind)| kind_name(kind)).collect::<BTreeSet<_>>().len() == kinds.len();
     let media = kinds
@@ -444,13 +445,13 @@ fn reply(
         .iter()
         .map(|(name, header)| {
             let header = resolve(openapi, header, "headers", |c, n| c.headers.get(n))
-                .map_err(|e| Error(format!("{context}: {e}")))?;
+                .map_err(|e| Error::at(context, format!("{e}")))?;
             let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
             if name.is_empty() || !name.bytes().all(token) {
-                bail!("{context}: {name:?} is not a header name");
+                bail!(context, "{name:?} is not a header name");
             }
             let ParameterSchemaOrContent::Schema(schema) = &header.format else {
-                bail!("{context}: header {name} must have a schema");
+                bail!(context, "header {name} must have a schema");
             };
             let ty = rust_type(type_names, &format!("{context}, header {name}"), schema)?;
             Ok(ReplyHeader {
@@ -463,7 +464,7 @@ fn reply(
         })
         .collect::<Result<Vec<_>>>()?;
     if let Some(clash) = headers.iter().find(|h| h.ident == "body" || h.ident == "status") {
-        bail!("{context}: a header named `{}` would clash with the variant's field of that name", clash.name);
+        bail!(context, "a header named `{}` would clash with the variant's field of that name", clash.name);
     }
     Ok(Reply {
         status,
@@ -520,11 +521,11 @@ pub fn rust_type(type_names: &BTreeSet<String>, context: &str, schema: &Referenc
     let schema = match schema {
         ReferenceOr::Reference { reference } => {
             let Some(name) = reference.strip_prefix("#/components/schemas/") else {
-                bail!("{context}: unsupported reference {reference}");
+                bail!(context, "unsupported reference {reference}");
             };
             let rust_name = name.to_upper_camel_case();
             if !type_names.contains(&rust_name) {
-                bail!("{context}: no model named {rust_name} was generated for {reference}");
+                bail!(context, "no model named {rust_name} was generated for {reference}");
             }
             let ident = format_ident!("{}", rust_name);
             return Ok(quote!(types::#ident));
@@ -532,10 +533,12 @@ pub fn rust_type(type_names: &BTreeSet<String>, context: &str, schema: &Referenc
         ReferenceOr::Item(schema) => schema,
     };
     let unsupported = || {
-        Error(format!(
-            "{context}: an inline schema of this shape is not supported here; \
+        Error::at(
+            context,
+            "an inline schema of this shape is not supported here; \
              move it to components/schemas and $ref it"
-        ))
+                .to_string(),
+        )
     };
     Ok(match &schema.schema_kind {
         SchemaKind::Type(Type::String(s)) => {
@@ -605,12 +608,12 @@ fn multipart(
     content: &openapiv3::MediaType,
 ) -> Result<MediaKind> {
     let ReferenceOr::Reference { reference } = schema else {
-        bail!("{context}: a multipart body must be an object schema");
+        bail!(context, "a multipart body must be an object schema");
     };
     let name = reference.strip_prefix("#/components/schemas/").unwrap_or_default();
     let object = match openapi.components.as_ref().and_then(|c| c.schemas.get(name)) {
         Some(ReferenceOr::Item(Schema { schema_kind: SchemaKind::Type(Type::Object(object)), .. })) => object,
-        _ => bail!("{context}: a multipart body must be an object schema (with properties: its parts)"),
+        _ => bail!(context, "a multipart body must be an object schema (with properties: its parts)"),
     };
     let binary = |schema: &Schema| {
         matches!(&schema.schema_kind, SchemaKind::Type(Type::String(s))

@@ -211,10 +211,10 @@ pub fn requirement(
             }
             match schemes.iter().position(|s| &s.name == name) {
                 Some(index) => match &schemes[index].kind {
-                    Kind::Unsupported(why) => bail!("{context} asks for it: {why}"),
+                    Kind::Unsupported(why) => bail!(format!("{context} asks for it"), "{why}"),
                     _ => together.push(index),
                 },
-                None => bail!("{context}: security scheme {name} is not in components/securitySchemes"),
+                None => bail!(context, "security scheme {name} is not in components/securitySchemes"),
             }
         }
         if together.is_empty() {

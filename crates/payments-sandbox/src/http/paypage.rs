@@ -57,7 +57,7 @@ async fn submit(
     let payment = match payment(&form, &request) {
         Ok(payment) => payment,
         Err(message) => {
-            let page = (StatusCode::BAD_REQUEST, Html(render(&request, Some(&message)))).into_response();
+            let page = (StatusCode::BAD_REQUEST, Html(render(&request, Some(&message.to_string())))).into_response();
             return secured(page, Some(&request));
         }
     };
@@ -84,10 +84,25 @@ async fn submit(
 static SIMULATE_PAYMENT: LazyLock<payments_server::runtime::Validator> =
     LazyLock::new(|| payments_server::component_validator("SimulatePayment"));
 
+/// Why what the payer typed cannot be paid: said on the page, to the payer.
+#[derive(Debug, thiserror::Error)]
+enum Refused {
+    #[error("{typed:?} is not an amount of {currency}")]
+    NotAnAmount { typed: String, currency: String },
+    #[error("{typed:?} is not an amount this request can take ({rule}, in minor units)")]
+    AmountOutOfBounds { typed: String, rule: String },
+    /// Another of the API's rules, in its words.
+    #[error("{0}")]
+    Rule(String),
+    /// The API's validator took it, its model did not.
+    #[error("{0}")]
+    Model(#[source] serde_json::Error),
+}
+
 /// What the payer typed, as the API's `SimulatePayment`, checked by the API's own validator; or
 /// what to tell the payer. The name may be left out (the API's default is used); for an open
 /// request (no amount) the amount is parsed from what was typed.
-fn payment(form: &PayForm, request: &types::PaymentRequest) -> Result<types::SimulatePayment, String> {
+fn payment(form: &PayForm, request: &types::PaymentRequest) -> Result<types::SimulatePayment, Refused> {
     // Control characters (NUL among them, which PostgreSQL cannot store) are dropped: a name
     // typed into a form has none.
     let name: String = form.payer_name.chars().filter(|c| !c.is_control()).collect();
@@ -97,19 +112,20 @@ fn payment(form: &PayForm, request: &types::PaymentRequest) -> Result<types::Sim
     }
     let typed = form.amount.trim();
     if request.amount.is_none() && !typed.is_empty() {
-        let not_an_amount = || format!("{typed:?} is not an amount of {}", request.currency.as_str());
+        let not_an_amount =
+            || Refused::NotAnAmount { typed: typed.to_owned(), currency: request.currency.as_str().to_owned() };
         body.insert("amount".into(), parse_amount(typed, &request.currency).ok_or_else(not_an_amount)?.into());
     }
     let body = serde_json::Value::Object(body);
     SIMULATE_PAYMENT.check(&body, "").map_err(|refused| {
         let message = refused.message();
         if message.starts_with("amount") {
-            format!("{typed:?} is not an amount this request can take ({message}, in minor units)")
+            Refused::AmountOutOfBounds { typed: typed.to_owned(), rule: message.to_owned() }
         } else {
-            message.to_owned()
+            Refused::Rule(message.to_owned())
         }
     })?;
-    serde_json::from_value(body).map_err(|e| e.to_string())
+    serde_json::from_value(body).map_err(Refused::Model)
 }
 
 async fn qr_code(State(sandbox): State<Sandbox>, Path(id): Path<String>) -> Response {

@@ -13,7 +13,14 @@ use serde::{Deserialize, de};
 use super::{ApiError, canonical_uuid, parse_text};
 
 /// A path parameter read as its schema's type `T`, or its text when it does not read as one.
-pub struct Segment<T>(Result<T, String>);
+pub struct Segment<T>(Reading<T>);
+
+/// A segment read as what it stands for, or the text that did not read as one (refused once
+/// the caller is known, with that text).
+enum Reading<T> {
+    Read(T),
+    Unread(String),
+}
 
 impl<T: DeserializeOwned> Segment<T> {
     /// Parameter `name` of a route read whole (one of its parameters has a style).
@@ -22,21 +29,22 @@ impl<T: DeserializeOwned> Segment<T> {
     }
 
     fn from_text(text: &str) -> Self {
-        Segment(read(text).ok_or_else(|| text.to_owned()))
+        Segment(read(text).map_or_else(|| Reading::Unread(text.to_owned()), Reading::Read))
     }
 
     /// The value, or `400` naming parameter `name` and the text given.
     pub fn read(self, name: &str) -> Result<T, ApiError> {
-        self.0.or_else(|raw| {
-            parse_text(&raw)
-                .map_err(|e| ApiError::bad_request(format!("path parameter `{name}`: {raw:?} is not valid ({e})")))
-        })
+        match self.0 {
+            Reading::Read(value) => Ok(value),
+            Reading::Unread(raw) => parse_text(&raw)
+                .map_err(|e| ApiError::bad_request(format!("path parameter `{name}`: {raw:?} is not valid ({e})"))),
+        }
     }
 }
 
 /// A path parameter that is an id: a UUID in its one canonical spelling, lower-case and
 /// hyphenated, or its text when it is not one.
-pub struct Id(Result<uuid::Uuid, String>);
+pub struct Id(Reading<uuid::Uuid>);
 
 impl Id {
     /// Parameter `name` of a route read whole (one of its parameters has a style).
@@ -45,14 +53,17 @@ impl Id {
     }
 
     fn from_text(text: &str) -> Self {
-        Id(canonical_uuid(text).ok_or_else(|| text.to_owned()))
+        Id(canonical_uuid(text).map_or_else(|| Reading::Unread(text.to_owned()), Reading::Read))
     }
 
     /// The id. Any other text names nothing here, so it is `404`, as an unknown id is.
     pub fn read(self) -> Result<uuid::Uuid, ApiError> {
-        self.0.map_err(|raw| {
-            ApiError::not_found(format!("{raw:?} is not an id here (ids are lower-case hyphenated UUIDs)"))
-        })
+        match self.0 {
+            Reading::Read(id) => Ok(id),
+            Reading::Unread(raw) => {
+                Err(ApiError::not_found(format!("{raw:?} is not an id here (ids are lower-case hyphenated UUIDs)")))
+            }
+        }
     }
 }
 

@@ -10,6 +10,8 @@
 //! ` ` for `spaceDelimited`, `|` for `pipeDelimited`, `.` for exploded `label`, `;` for `matrix`).
 //! The generated client refuses to send one that does.
 
+use std::fmt;
+
 use std::borrow::Cow;
 
 use axum::extract::RawPathParams;
@@ -131,16 +133,25 @@ pub fn query<T: DeserializeOwned>(
                     (key, pairs[i].1.as_ref())
                 });
                 let entries: Vec<(&str, &str)> = entries.collect();
-                (!entries.is_empty()).then(|| properties(fields, entries)).transpose().map_err(bad)?
+                (!entries.is_empty())
+                    .then(|| properties(fields, entries))
+                    .transpose()
+                    .map_err(|e| bad(e.to_string()))?
             }
             Shape::Object(fields) if wire.explode => {
                 let found = named(&|key| fields.iter().any(|(name, _)| *name == key));
                 let entries: Vec<(&str, &str)> =
                     found.iter().map(|&i| (pairs[i].0.as_ref(), pairs[i].1.as_ref())).collect();
-                (!entries.is_empty()).then(|| properties(fields, entries)).transpose().map_err(bad)?
+                (!entries.is_empty())
+                    .then(|| properties(fields, entries))
+                    .transpose()
+                    .map_err(|e| bad(e.to_string()))?
             }
             Shape::Object(fields) => match once(&named(&|key| key == wire.name))? {
-                Some(text) => Some(properties(fields, alternating(split(text, delimiter)).map_err(bad)?).map_err(bad)?),
+                Some(text) => Some(
+                    properties(fields, alternating(split(text, delimiter)).map_err(|e| bad(e.to_string()))?)
+                        .map_err(|e| bad(e.to_string()))?,
+                ),
                 None => None,
             },
         };
@@ -159,24 +170,24 @@ pub fn query<T: DeserializeOwned>(
 /// A path parameter in its style (the route's segment, percent-decoded).
 pub fn path<T: DeserializeOwned>(path: &RawPathParams, wire: &Wire) -> Result<T, ApiError> {
     let text = super::path::text(path, wire.name)?;
-    let bad = |e: String| ApiError::bad_request(format!("path parameter `{}`: {text:?} {e}", wire.name));
+    let bad = |e: &dyn fmt::Display| ApiError::bad_request(format!("path parameter `{}`: {text:?} {e}", wire.name));
     let value = match wire.style {
         Style::Label => {
-            let rest = text.strip_prefix('.').ok_or_else(|| bad("does not start with `.` (label style)".into()))?;
+            let rest = text.strip_prefix('.').ok_or_else(|| bad(&Malformed::Unprefixed("`.` (label style)")))?;
             delimited(wire, rest, if wire.explode { '.' } else { ',' })
         }
         Style::Matrix => matrix(wire, text),
         _ => delimited(wire, text, ','),
     }
-    .map_err(bad)?;
-    serde_json::from_value(value).map_err(|e| bad(e.to_string()))
+    .map_err(|e| bad(&e))?;
+    serde_json::from_value(value).map_err(|e| bad(&e))
 }
 
 /// A header parameter (`simple`: `a,b,c`, objects `k,v` or, exploded, `k=v`); `None` when absent.
 pub fn header_param<T: DeserializeOwned>(headers: &HeaderMap, wire: &Wire) -> Result<Option<T>, ApiError> {
     let Some(value) = headers.get(wire.name) else { return Ok(None) };
     let bad = |e: String| ApiError::bad_request(format!("header `{}`: {e}", wire.name));
-    let text = value.to_str().map_err(|_| bad("not visible ASCII text".into()))?;
+    let text = value.to_str().map_err(|_| bad("not visible ASCII text".to_owned()))?;
     // HTTP lists may have spaces after their commas (`1, 2`).
     let text = text.split(',').map(str::trim).collect::<Vec<_>>().join(",");
     let value = delimited(wire, &text, ',').map_err(|e| bad(format!("{text:?} {e}")))?;
@@ -206,7 +217,7 @@ pub fn cookie_param<T: DeserializeOwned>(headers: &HeaderMap, wire: &Wire) -> Re
                 .filter(|(key, _)| fields.iter().any(|(name, _)| name == key))
                 .map(|(key, value)| (*key, value.as_str()))
                 .collect();
-            (!entries.is_empty()).then(|| properties(fields, entries)).transpose().map_err(bad)?
+            (!entries.is_empty()).then(|| properties(fields, entries)).transpose().map_err(|e| bad(e.to_string()))?
         }
         Shape::Array(leaf) if wire.explode => {
             (!named.is_empty()).then(|| Value::Array(named.iter().map(|text| read(leaf, text)).collect()))
@@ -214,7 +225,7 @@ pub fn cookie_param<T: DeserializeOwned>(headers: &HeaderMap, wire: &Wire) -> Re
         _ => match named.as_slice() {
             [] => None,
             [text] => Some(delimited(wire, text, ',').map_err(|e| bad(format!("{text:?} {e}")))?),
-            _ => return Err(bad("is given more than once: give it once".into())),
+            _ => return Err(bad("is given more than once: give it once".to_owned())),
         },
     };
     value.map(|value| serde_json::from_value(value).map_err(|e| bad(e.to_string()))).transpose()
@@ -222,7 +233,7 @@ pub fn cookie_param<T: DeserializeOwned>(headers: &HeaderMap, wire: &Wire) -> Re
 
 /// `text` (one parameter's) split at `delimiter` and read as `wire`'s shape: a scalar whole, an
 /// array's items, an object's `k,v,…` or, exploded, `k=v,…`.
-fn delimited(wire: &Wire, text: &str, delimiter: char) -> Result<Value, String> {
+fn delimited(wire: &Wire, text: &str, delimiter: char) -> Result<Value, Malformed> {
     match wire.shape {
         Shape::Scalar(leaf) => Ok(read(leaf, text)),
         Shape::Array(leaf) => Ok(array(leaf, split(text, delimiter))),
@@ -233,14 +244,14 @@ fn delimited(wire: &Wire, text: &str, delimiter: char) -> Result<Value, String> 
 
 /// `matrix`: `;name=v`; arrays `;name=a,b` or, exploded, `;name=a;name=b`; objects `;name=k,v`
 /// or, exploded, `;k=v;k2=v2`.
-fn matrix(wire: &Wire, text: &str) -> Result<Value, String> {
-    let rest = text.strip_prefix(';').ok_or("does not start with `;` (matrix style)")?;
-    let prefixed = |part: &str| -> Result<String, String> {
+fn matrix(wire: &Wire, text: &str) -> Result<Value, Malformed> {
+    let rest = text.strip_prefix(';').ok_or(Malformed::Unprefixed("`;` (matrix style)"))?;
+    let prefixed = |part: &str| -> Result<String, Malformed> {
         match part.split_once('=') {
             Some((key, value)) if key == wire.name => Ok(value.to_owned()),
             // An empty value may be written without `=` (`;name`).
             None if part == wire.name => Ok(String::new()),
-            _ => Err(format!("names {part:?} where `;{}=` belongs (matrix style)", wire.name)),
+            _ => Err(Malformed::NotNamed { part: part.to_owned(), name: wire.name }),
         }
     };
     match wire.shape {
@@ -263,35 +274,71 @@ fn array(leaf: Leaf, items: Vec<&str>) -> Value {
 }
 
 /// `k=v` pieces as entries.
-fn assigned(pieces: Vec<&str>) -> Result<Vec<(&str, &str)>, String> {
+fn assigned(pieces: Vec<&str>) -> Result<Vec<(&str, &str)>, Malformed> {
     pieces
         .into_iter()
-        .map(|piece| piece.split_once('=').ok_or_else(|| format!("has {piece:?} where `key=value` belongs")))
+        .map(|piece| piece.split_once('=').ok_or_else(|| Malformed::Unassigned(piece.to_owned())))
         .collect()
 }
 
 /// `k,v,k2,v2` pieces as entries.
-fn alternating(pieces: Vec<&str>) -> Result<Vec<(&str, &str)>, String> {
+fn alternating(pieces: Vec<&str>) -> Result<Vec<(&str, &str)>, Malformed> {
     if pieces.len() % 2 == 1 {
-        return Err("has a key without its value (an object is written key,value,key,value)".into());
+        return Err(Malformed::KeyWithoutValue);
     }
     Ok(pieces.chunks(2).map(|pair| (pair[0], pair[1])).collect())
 }
 
 /// An object of `fields` from `entries`, each read as its field's type; a key that is not a field,
 /// or one given twice, is refused.
-fn properties(fields: &[(&str, Leaf)], entries: Vec<(&str, &str)>) -> Result<Value, String> {
+fn properties(fields: &[(&str, Leaf)], entries: Vec<(&str, &str)>) -> Result<Value, Malformed> {
     let mut object = Map::new();
     for (key, text) in entries {
         let Some((_, leaf)) = fields.iter().find(|(name, _)| *name == key) else {
             let known: Vec<&str> = fields.iter().map(|(name, _)| *name).collect();
-            return Err(format!("`{key}` is not one of its fields ({})", known.join(", ")));
+            return Err(Malformed::NotAField { key: key.to_owned(), known: known.join(", ") });
         };
         if object.insert(key.to_owned(), read(*leaf, text)).is_some() {
-            return Err(format!("`{key}` is given more than once"));
+            return Err(Malformed::Repeated(key.to_owned()));
         }
     }
     Ok(Value::Object(object))
+}
+
+/// Why a parameter's text is not written in its style: said after the text, in a `400`.
+#[derive(Debug)]
+enum Malformed {
+    /// It does not start as its style does (with what it should).
+    Unprefixed(&'static str),
+    /// A matrix part that names something else than the parameter.
+    NotNamed {
+        part: String,
+        name: &'static str,
+    },
+    /// A piece that is not `key=value`.
+    Unassigned(String),
+    /// An object's `key,value,…` with a key left over.
+    KeyWithoutValue,
+    NotAField {
+        key: String,
+        known: String,
+    },
+    Repeated(String),
+}
+
+impl fmt::Display for Malformed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unprefixed(with) => write!(f, "does not start with {with}"),
+            Self::NotNamed { part, name } => write!(f, "names {part:?} where `;{name}=` belongs (matrix style)"),
+            Self::Unassigned(piece) => write!(f, "has {piece:?} where `key=value` belongs"),
+            Self::KeyWithoutValue => {
+                f.write_str("has a key without its value (an object is written key,value,key,value)")
+            }
+            Self::NotAField { key, known } => write!(f, "`{key}` is not one of its fields ({known})"),
+            Self::Repeated(key) => write!(f, "`{key}` is given more than once"),
+        }
+    }
 }
 
 /// Text as the JSON value its type reads it as; text that is not one stays text, for the

@@ -2,7 +2,7 @@
 //! once. Everything a single process guarantees with its one SQLite writer, the database
 //! guarantees here across processes:
 //!
-//! - migrations run under the migrator's advisory lock, and tenants are made under one of
+//! - migrations run under an advisory lock (`migrations.rs`), and tenants are made under one of
 //!   their own, so instances started at the same moment do each once;
 //! - a changeset is written in one transaction (`READ COMMITTED`) with the others queued beside
 //!   it, each in a savepoint (group commit: `writer.rs`): a debit is an `UPDATE` of the balance
@@ -32,13 +32,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
-use sqlx::{ConnectOptions, Postgres};
+use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::Config;
 use uuid::Uuid;
 
-use crate::migrations::{Migrations, explain, migrator};
+use crate::migrations::{Migrations, run_postgres};
 use crate::reads::{
-    self, Dialect, Query, Searched, Selection, cells, impl_reads, like_pattern, order_and_limit, qualified,
+    self, Dialect, Postgres, Query, ReadRows, Searched, Selection, like_pattern, order_and_limit, qualified,
 };
 use crate::*;
 
@@ -46,25 +46,20 @@ use crate::*;
 /// (reads and writes have connections of their own: `reader.rs`, `writer.rs`). Several
 /// instances on one server need `max_connections` (100 by default) of at least instances ×
 /// [`connections_per_instance`].
-const CONNECTIONS: u32 = 4;
-const OUTBOX_CONNECTIONS: u32 = 4;
+const CONNECTIONS: usize = 4;
+const OUTBOX_CONNECTIONS: usize = 4;
 /// The newest rows a search looks at first through the list's index (see
 /// [`Dialect::search_page`]): about a millisecond's reading (`ILIKE` costs some microseconds a
 /// row), in which a needle found in one row of 30 or more fills a page.
 const SEARCH_WINDOW: u32 = 300;
-/// A pooled connection idle this long is pinged before it is used.
-const CHECKED_AFTER_IDLE: Duration = Duration::from_secs(1);
-/// How long a request waits for a connection, and start-up for the server to answer.
+/// How long a request waits for a pooled connection, and anyone for the server to answer.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A session left inside a transaction this long is ended by the server, which rolls the
 /// transaction back and frees its locks. None of ours waits that long between statements; this
 /// bounds the harm of one that was abandoned (see [`to_the_end`]).
 const IDLE_IN_TRANSACTION: &str = "30s";
 
-// The outbox's claims come back through sqlx.
-cells!(PgRow, sqlx::Row::try_get);
-
-const MIGRATIONS: Migrations = &[
+pub(crate) const MIGRATIONS: Migrations = &[
     (1, "schema", include_str!("../../migrations/postgres/0001_schema.sql")),
     (2, "retention", include_str!("../../migrations/postgres/0002_retention.sql")),
     (3, "contract 2.0", include_str!("../../migrations/postgres/0003_contract_2.sql")),
@@ -151,10 +146,10 @@ impl Dialect for Postgres {
 }
 
 pub struct PostgresStore {
-    /// Tenants, migrations and retention.
-    pool: PgPool,
+    /// Tenants and retention.
+    pool: Pool,
     /// The delivery workers' claims and attempt records.
-    outbox: PgPool,
+    outbox: Pool,
     reader: reader::Reader,
     writer: writer::Writer,
     /// The URL without its password.
@@ -172,7 +167,7 @@ fn point_read_connections() -> usize {
 /// The connections one instance holds: the pool's, the point reads', one per list page read
 /// at once, and the write lanes'.
 fn connections_per_instance() -> usize {
-    (CONNECTIONS + OUTBOX_CONNECTIONS) as usize + point_read_connections() + crate::list_pages_at_once() + writer::LANES
+    CONNECTIONS + OUTBOX_CONNECTIONS + point_read_connections() + crate::list_pages_at_once() + writer::LANES
 }
 
 /// What to tell the person starting an instance that cannot connect.
@@ -193,78 +188,30 @@ impl PostgresStore {
     /// See [`crate::open`].
     pub async fn open(url: &str) -> std::result::Result<Self, OpenError> {
         let shown = without_password(url);
-        let options: PgConnectOptions =
-            url.parse().map_err(|e: sqlx::Error| OpenError::failed(format!("{shown} is not a PostgreSQL URL"), e))?;
-        let options = options
-            .options([("idle_in_transaction_session_timeout", IDLE_IN_TRANSACTION)])
-            .log_statements(tracing::log::LevelFilter::Trace);
-        // The reader's and the writer's connections first: tokio-postgres reports a server that
-        // refuses them at once, with its reason (a full server gets the hint of
-        // `cannot_connect`), where sqlx's pool tries again until its timeout and then says only
-        // that it timed out. Nothing is read or written before the database is checked below.
-        //
+        let mut config: Config =
+            url.parse().map_err(|e| OpenError::failed(format!("{shown} is not a PostgreSQL URL"), e))?;
+        config.connect_timeout(ACQUIRE_TIMEOUT);
         // A list page costs PostgreSQL up to a few milliseconds and a payment a fraction of one;
         // written in batches, payments are CPU-bound, and clients listing back to back took
         // their CPU (BENCHMARKS.md, *Why, measured: PostgreSQL lists and searches*). So pages
-        // are read a few at once, like SQLite's (`sqlite/lists.rs`).
+        // are read a few at once, like SQLite's (`sqlite/lists.rs`). Nothing is read or
+        // written before the database is checked below.
         let pages = crate::list_pages_at_once();
         let reader = reader::Reader::start(url, &shown, point_read_connections(), pages, ACQUIRE_TIMEOUT).await?;
         let writer = writer::Writer::start(url, &shown).await?;
-        let pool = connect_pool(url, &shown, options.clone(), CONNECTIONS).await?;
+        // The check and the migrations on a connection of their own, closed once done.
+        let mut client = connect(&config, "migration").await.map_err(|e| cannot_connect(&shown, e))?;
+        check_ours(&client, &shown).await?;
+        run_postgres(&mut client, MIGRATIONS, &shown, "give --database an empty database").await?;
+        drop(client);
+        let idle = ("idle_in_transaction_session_timeout", IDLE_IN_TRANSACTION);
+        let pool = connect_pool(&config, &[idle], CONNECTIONS, &shown).await?;
         // The outbox's claims and attempt records are not waited for on disk: they are no
         // client's acknowledged write, and losing the last of them to a crash of the server
         // only delivers those notifications again (delivery is at least once). Waiting, each
         // delivery's record took a flush of PostgreSQL's log of its own.
-        let outbox =
-            connect_pool(url, &shown, options.options([("synchronous_commit", "off")]), OUTBOX_CONNECTIONS).await?;
-        check_ours(&pool, &shown).await?;
-        migrator(MIGRATIONS)
-            .run(&pool)
-            .await
-            .map_err(|e| explain(&shown, MIGRATIONS, "give --database an empty database", e))?;
+        let outbox = connect_pool(&config, &[idle, ("synchronous_commit", "off")], OUTBOX_CONNECTIONS, &shown).await?;
         Ok(Self { pool, outbox, reader, writer, shown })
-    }
-
-    async fn one<T>(
-        &self,
-        query: Query<Postgres>,
-        decode: impl Fn(&tokio_postgres::Row) -> Result<T>,
-    ) -> Result<Option<T>> {
-        self.reader.rows(query).await?.first().map(decode).transpose()
-    }
-
-    async fn all<T>(
-        &self,
-        query: Query<Postgres>,
-        decode: impl Fn(&tokio_postgres::Row) -> Result<T>,
-    ) -> Result<Vec<T>> {
-        self.reader.rows(query).await?.iter().map(decode).collect()
-    }
-
-    async fn scalars<T: for<'a> tokio_postgres::types::FromSql<'a>>(&self, query: Query<Postgres>) -> Result<Vec<T>> {
-        self.reader.scalars(query).await
-    }
-
-    async fn page<T>(
-        &self,
-        (table, visible): (&str, &str),
-        tenant: TenantId,
-        page: Page,
-        list: impl FnOnce(Option<i64>) -> Query<Postgres>,
-        decode: impl Fn(&tokio_postgres::Row) -> Result<T>,
-    ) -> Result<Vec<T>> {
-        let start = match page.starting_after {
-            Some(after) => Some(
-                *self
-                    .reader
-                    .scalars::<i64>(reads::cursor::<Postgres>(table, visible, tenant.0, after))
-                    .await?
-                    .first()
-                    .ok_or(StoreError::UnknownCursor(after))?,
-            ),
-            None => None,
-        };
-        self.reader.page(list(start)).await?.iter().map(decode).collect()
     }
 }
 
@@ -283,47 +230,59 @@ async fn connect(
     Ok(client)
 }
 
-/// Why a pool could not connect. sqlx's pool tries again until its timeout and then says only
-/// that it timed out, so the server is asked once more, directly, for its reason (a full one
-/// gets the hint of [`cannot_connect`]).
-async fn pool_failed(url: &str, shown: &str, error: sqlx::Error) -> OpenError {
-    if let (sqlx::Error::PoolTimedOut, Ok(mut config)) = (&error, url.parse::<tokio_postgres::Config>())
-        && let Err(refused) = connect(config.connect_timeout(ACQUIRE_TIMEOUT), "probe").await
-    {
-        return cannot_connect(shown, refused);
+/// A pool of up to `size` connections made with `config` and the session `settings`, its first
+/// connection made now (so that start-up fails, with the server's reason, when the server
+/// refuses it). A connection is checked only for having closed before it is used: one the
+/// server ended (a restart, `pg_terminate_backend`) is closed by its task as the server says
+/// so, and is dropped for a new one.
+async fn connect_pool(
+    config: &Config,
+    settings: &[(&str, &str)],
+    size: usize,
+    shown: &str,
+) -> std::result::Result<Pool, OpenError> {
+    let mut config = config.clone();
+    let mut options = config.get_options().unwrap_or_default().to_owned();
+    for (name, value) in settings {
+        options.push_str(&format!(" -c {name}={value}"));
     }
-    OpenError::failed(format!("cannot connect to {shown}"), error)
+    config.options(options.trim_start());
+    let manager =
+        Manager::from_config(config, tokio_postgres::NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+    let pool = Pool::builder(manager)
+        .max_size(size)
+        .wait_timeout(Some(ACQUIRE_TIMEOUT))
+        .create_timeout(Some(ACQUIRE_TIMEOUT))
+        .runtime(Runtime::Tokio1)
+        .build()
+        .map_err(|e| OpenError::failed("cannot make a connection pool", e))?;
+    match pool.get().await {
+        Ok(_first) => Ok(pool),
+        Err(deadpool_postgres::PoolError::Backend(refused)) => Err(cannot_connect(shown, refused)),
+        Err(error) => Err(OpenError::failed(format!("cannot connect to {shown}"), error)),
+    }
 }
 
-/// A sqlx pool of `size` connections made with `options`, or why not.
-async fn connect_pool(
-    url: &str,
-    shown: &str,
-    options: PgConnectOptions,
-    size: u32,
-) -> std::result::Result<PgPool, OpenError> {
-    let made = PgPoolOptions::new()
-        .max_connections(size)
-        .acquire_timeout(ACQUIRE_TIMEOUT)
-        // A connection idle for a while is asked whether it is still there before it is used;
-        // one in steady use is not (sqlx's default asks every time: a round trip more per
-        // statement). One the server ended meanwhile fails what it is given, once, and is
-        // dropped (the workers try again on their next round).
-        .test_before_acquire(false)
-        .before_acquire(|connection, meta| {
-            Box::pin(async move {
-                if meta.idle_for >= CHECKED_AFTER_IDLE {
-                    sqlx::Connection::ping(connection).await?;
-                }
-                Ok(true)
-            })
-        })
-        .connect_with(options)
-        .await;
-    match made {
-        Ok(pool) => Ok(pool),
-        Err(error) => Err(pool_failed(url, shown, error).await),
-    }
+/// The rows of `query` on `client` (a pooled connection, or a transaction on one).
+async fn rows(client: &impl GenericClient, query: Query<Postgres>) -> Result<Vec<tokio_postgres::Row>> {
+    let (statement, values) = prepared(client, query).await?;
+    Ok(client.query(&statement, &params::params(&values)).await?)
+}
+
+/// What `query` changed on `client`: see [`rows`].
+async fn execute(client: &impl GenericClient, query: Query<Postgres>) -> Result<u64> {
+    let (statement, values) = prepared(client, query).await?;
+    Ok(client.execute(&statement, &params::params(&values)).await?)
+}
+
+/// `query`'s statement, prepared once per connection, and its values.
+async fn prepared(
+    client: &impl GenericClient,
+    query: Query<Postgres>,
+) -> Result<(tokio_postgres::Statement, Vec<reads::Value>)> {
+    let (sql, values) = query.prepared();
+    let types: Vec<_> = values.iter().map(params::type_of).collect();
+    Ok((client.prepare_typed_cached(&sql, &types).await?, values))
 }
 
 /// `url` without its password (in the authority or as a `password=` parameter), for messages.
@@ -346,14 +305,16 @@ fn without_password(url: &str) -> String {
 /// Refuses a database that holds something else before anything touches it: one with tables
 /// but no migration history is not a sandbox's (a history of another application's is refused
 /// by the migrator, which finds versions it does not know).
-async fn check_ours(pool: &PgPool, shown: &str) -> std::result::Result<(), OpenError> {
-    let tables: Vec<String> = sqlx::query_scalar(
-        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()
-         ORDER BY table_name",
-    )
-    .fetch_all(pool)
-    .await
-    .map_err(|e| OpenError::failed(format!("cannot read {shown}"), e))?;
+async fn check_ours(client: &tokio_postgres::Client, shown: &str) -> std::result::Result<(), OpenError> {
+    let tables: Vec<String> = client
+        .query(
+            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()
+             ORDER BY table_name",
+            &[],
+        )
+        .await
+        .and_then(|rows| rows.iter().map(|row| row.try_get(0)).collect())
+        .map_err(|e| OpenError::failed(format!("cannot read {shown}"), e))?;
     if tables.is_empty() || tables.iter().any(|t| t == "_sqlx_migrations") {
         return Ok(());
     }
@@ -363,7 +324,48 @@ async fn check_ours(pool: &PgPool, shown: &str) -> std::result::Result<(), OpenE
     )))
 }
 
-impl_reads!(PostgresStore);
+impl ReadRows for PostgresStore {
+    type Dialect = Postgres;
+    type Row<'r> = tokio_postgres::Row;
+
+    async fn one<T: Send>(
+        &self,
+        query: Query<Postgres>,
+        decode: impl for<'r> Fn(&tokio_postgres::Row) -> Result<T> + Send,
+    ) -> Result<Option<T>> {
+        self.reader.rows(query).await?.first().map(decode).transpose()
+    }
+
+    async fn all<T: Send>(
+        &self,
+        query: Query<Postgres>,
+        decode: impl for<'r> Fn(&tokio_postgres::Row) -> Result<T> + Send,
+    ) -> Result<Vec<T>> {
+        self.reader.rows(query).await?.iter().map(decode).collect()
+    }
+
+    async fn page<T: Send + 'static>(
+        &self,
+        (table, visible): (&str, &str),
+        tenant: TenantId,
+        page: Page,
+        list: impl FnOnce(Option<i64>) -> Query<Postgres> + Send,
+        decode: impl for<'r> Fn(&tokio_postgres::Row) -> Result<T> + Send + 'static,
+    ) -> Result<Vec<T>> {
+        let start = match page.starting_after {
+            Some(after) => Some(
+                *self
+                    .reader
+                    .scalars::<i64>(reads::cursor::<Postgres>(table, visible, tenant.0, after))
+                    .await?
+                    .first()
+                    .ok_or(StoreError::UnknownCursor(after))?,
+            ),
+            None => None,
+        };
+        self.reader.page(list(start)).await?.iter().map(decode).collect()
+    }
+}
 
 #[async_trait]
 impl Store for PostgresStore {
@@ -372,7 +374,7 @@ impl Store for PostgresStore {
     }
 
     async fn tenant_by_token(&self, hash: &TokenHash) -> Result<Option<TenantRecord>> {
-        tenants::by_token(&self.pool, hash).await
+        tenants::by_token(&self.pool.get().await?, hash).await
     }
 
     async fn ensure_tenant(&self, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<EnsuredTenant> {
@@ -383,8 +385,9 @@ impl Store for PostgresStore {
     async fn create_tenant(&self, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<TenantRecord> {
         let (pool, hash, name) = (self.pool.clone(), *hash, name.to_owned());
         to_the_end(async move {
-            let mut transaction = pool.begin().await?;
-            let tenant = tenants::create(&mut transaction, &hash, &name, now).await?;
+            let mut client = pool.get().await?;
+            let transaction = client.transaction().await?;
+            let tenant = tenants::create(&transaction, &hash, &name, now).await?;
             transaction.commit().await?;
             Ok(tenant)
         })
@@ -399,7 +402,7 @@ impl Store for PostgresStore {
         self.reader.rows(Query::new("SELECT checked_at FROM readiness")).await?;
         let pool = self.pool.clone();
         to_the_end(async move {
-            sqlx::raw_sql("UPDATE readiness SET checked_at = now()").execute(&pool).await?;
+            pool.get().await?.batch_execute("UPDATE readiness SET checked_at = now()").await?;
             Ok(())
         })
         .await
@@ -448,9 +451,7 @@ impl Store for PostgresStore {
             loop {
                 let pool = self.pool.clone();
                 let deleted = to_the_end(async move {
-                    let done =
-                        reads::webhooks::prune::<Postgres>(table, before).into_sqlx().build().execute(&pool).await?;
-                    Ok(done.rows_affected())
+                    execute(&pool.get().await?, reads::webhooks::prune::<Postgres>(table, before)).await
                 })
                 .await?;
                 pruned.add(table, deleted);
@@ -463,16 +464,16 @@ impl Store for PostgresStore {
         // fifth of the table is dead, so the tables grew meanwhile. A plain VACUUM blocks no
         // reads or writes; an instance that finds another vacuuming skips it.
         if pruned.notifications + pruned.events > 0 {
-            sqlx::raw_sql("VACUUM (SKIP_LOCKED) notifications, events").execute(&self.pool).await?;
+            self.pool.get().await?.batch_execute("VACUUM (SKIP_LOCKED) notifications, events").await?;
         }
         Ok(pruned)
     }
 }
 
 /// Runs `write` to its end in a task of its own. A request's future is dropped when its client
-/// hangs up; dropped in the middle of a transaction, sqlx could put its connection back in the
-/// pool still inside that transaction, and the statements later run on the connection stayed
-/// uncommitted, holding their row locks: webhook deliveries, and a graceful stop with them,
+/// hangs up; dropped in the middle of a transaction, a write's connection could go back to the
+/// pool still inside that transaction, and the statements later run on the connection stay
+/// uncommitted, holding their row locks (seen with the pool this store had before): webhook deliveries, and a graceful stop with them,
 /// waited on those locks (found by the benchmark, whose load tool hangs up on the requests in
 /// flight when it stops). A write, once started, commits or rolls back.
 async fn to_the_end<T: Send + 'static>(write: impl Future<Output = Result<T>> + Send + 'static) -> Result<T> {

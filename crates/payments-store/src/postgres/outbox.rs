@@ -4,15 +4,16 @@
 //! died) makes them due again for whoever claims next.
 
 use chrono::{DateTime, Utc};
-use sqlx::{PgPool, Postgres};
+use deadpool_postgres::Pool;
 use uuid::Uuid;
 
+use super::{execute, rows};
 use crate::reads::webhooks::{attempts, claimed, due};
-use crate::reads::{Query, micros};
+use crate::reads::{Postgres, Query, micros};
 use crate::{Attempt, AttemptOutcome, NextClaim, Result};
 
 pub async fn claim(
-    pool: &PgPool,
+    pool: &Pool,
     endpoint: Uuid,
     now: DateTime<Utc>,
     limit: usize,
@@ -20,8 +21,7 @@ pub async fn claim(
 ) -> Result<Vec<Attempt>> {
     let mut query = Query::new("");
     leasing(&mut query, endpoint, now, limit, lease_until, None);
-    let rows = query.into_sqlx().build().fetch_all(pool).await?;
-    attempts(&rows)
+    attempts(&rows(&pool.get().await?, query).await?)
 }
 
 /// Records an attempt and, with `next`, claims the endpoint's next due notification, in one
@@ -29,21 +29,20 @@ pub async fn claim(
 /// before it. Both read the statement's one snapshot, where the recorded notification is still
 /// leased, so the claim cannot take it again; it is left out by id all the same.
 pub async fn record_attempt(
-    pool: &PgPool,
+    pool: &Pool,
     notification: Uuid,
     outcome: AttemptOutcome,
     next: Option<NextClaim>,
 ) -> Result<Option<Attempt>> {
     let recorded = crate::reads::webhooks::record_attempt::<Postgres>(notification, outcome);
     let Some(next) = next else {
-        recorded.into_sqlx().build().execute(pool).await?;
+        execute(&pool.get().await?, recorded).await?;
         return Ok(None);
     };
     let mut query = Query::new("WITH recorded AS (");
     query.append(recorded).push(") ");
     leasing(&mut query, next.endpoint, next.now, 1, next.lease_until, Some(notification));
-    let rows = query.into_sqlx().build().fetch_all(pool).await?;
-    Ok(attempts(&rows)?.pop())
+    Ok(attempts(&rows(&pool.get().await?, query).await?)?.pop())
 }
 
 /// `UPDATE … RETURNING` the claimed notifications: what [`due`] finds, leased until

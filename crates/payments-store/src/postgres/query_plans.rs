@@ -8,7 +8,6 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
 use payments_types as types;
-use sqlx::{Connection, PgConnection};
 use uuid::Uuid;
 
 use super::*;
@@ -58,16 +57,19 @@ fn literal(value: &Value) -> String {
 }
 
 /// The generic plan of `query`: one line per node.
-async fn generic_plan(connection: &mut PgConnection, query: Query<Postgres>) -> Vec<String> {
+async fn generic_plan(connection: &tokio_postgres::Client, query: Query<Postgres>) -> Vec<String> {
     static PREPARED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let name = format!("listed_{}", PREPARED.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
     let (sql, values) = query.prepared();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("PREPARE {name} AS {sql}"))).execute(&mut *connection).await.unwrap();
+    connection.batch_execute(&format!("PREPARE {name} AS {sql}")).await.unwrap();
     let values: Vec<String> = values.iter().map(literal).collect();
     let explain = format!("EXPLAIN EXECUTE {name}({})", values.join(", "));
-    let rows: Vec<(String,)> =
-        sqlx::query_as(sqlx::AssertSqlSafe(explain)).persistent(false).fetch_all(&mut *connection).await.unwrap();
-    rows.into_iter().map(|(line,)| line.trim().to_owned()).collect()
+    let lines = connection.simple_query(&explain).await.unwrap();
+    let row = |message| match message {
+        tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0).map(|line: &str| line.trim().to_owned()),
+        _ => None,
+    };
+    lines.into_iter().filter_map(row).collect()
 }
 
 /// The plan reads `table` backwards through `index` and nothing else of it, its page straight
@@ -86,26 +88,24 @@ async fn every_list_reads_its_filters_index_whatever_the_statistics() {
     let server = Server::start();
     let store = PostgresStore::open(&server.url).await.unwrap();
     let tenant = store.create_tenant(&[7; 32], "plans", Utc::now()).await.unwrap().id;
-    let mut connection = PgConnection::connect(&server.url).await.unwrap();
+    let connection = connect(&server.url.parse().unwrap(), "plans").await.expect("the throwaway server answers");
     // 20,000 payments of one balance, currency, type and status (the statistics then say each
     // of those columns has one value), half of them to one recipient.
     let balance = Uuid::new_v4();
-    sqlx::query("INSERT INTO balances (seq, id, tenant_id, currency, name, amount, created) VALUES (1, $1, $2, 'GBP', 'b', 0, 0)")
-        .bind(balance)
-        .bind(tenant.0)
-        .execute(&mut connection)
+    connection
+        .execute(
+            "INSERT INTO balances (seq, id, tenant_id, currency, name, amount, created) VALUES (1, $1, $2, 'GBP', 'b', 0, 0)",
+            &[&balance, &tenant.0],
+        )
         .await
         .unwrap();
-    sqlx::query(
+    connection.execute(
         "INSERT INTO transactions (seq, id, tenant_id, transaction_type, payment_method, status, balance_id, currency, \
          amount, fees, to_currency, to_amount, recipient_id, recipient_country, created) \
          SELECT n, gen_random_uuid(), $1, 'payment', 'balance', 'initiated', $2, 'GBP', 100, 0, 'GBP', 100, \
          CASE WHEN n % 2 = 0 THEN $3::uuid END, CASE WHEN n % 2 = 0 THEN 'GB' END, n FROM generate_series(1, 20000) n",
+        &[&tenant.0, &balance, &Uuid::new_v4()],
     )
-    .bind(tenant.0)
-    .bind(balance)
-    .bind(Uuid::new_v4())
-    .execute(&mut connection)
     .await
     .unwrap();
     // As many of every other listed table's rows, one value in each filtered column.
@@ -130,14 +130,13 @@ async fn every_list_reads_its_filters_index_whatever_the_statistics() {
          FROM generate_series(1, 20000) n",
     ];
     for statement in others {
-        let mut insert = sqlx::query(statement).bind(tenant.0);
         if statement.contains("$2") {
-            insert = insert.bind(balance);
+            connection.execute(statement, &[&tenant.0, &balance]).await.unwrap();
+        } else {
+            connection.execute(statement, &[&tenant.0]).await.unwrap();
         }
-        insert.execute(&mut connection).await.unwrap();
     }
-    sqlx::raw_sql("ANALYZE").execute(&mut connection).await.unwrap();
-    sqlx::raw_sql("SET plan_cache_mode = force_generic_plan").execute(&mut connection).await.unwrap();
+    connection.batch_execute("ANALYZE; SET plan_cache_mode = force_generic_plan").await.unwrap();
 
     let page = Page { limit: 10, starting_after: None };
     let id = Some(Uuid::new_v4());
@@ -192,7 +191,7 @@ async fn every_list_reads_its_filters_index_whatever_the_statistics() {
         for start in [None, Some(1_000)] {
             let query = reads::transactions::list(tenant, &filter, start, page);
             let what = format!("transactions through {index} (from {start:?})");
-            assert_range(&generic_plan(&mut connection, query).await, "transactions", index, &what);
+            assert_range(&generic_plan(&connection, query).await, "transactions", index, &what);
         }
     }
     let filters = [
@@ -206,7 +205,7 @@ async fn every_list_reads_its_filters_index_whatever_the_statistics() {
     ];
     for (index, filter) in filters {
         let query = reads::payment_requests::list(tenant, &filter, Some(1_000), page);
-        assert_range(&generic_plan(&mut connection, query).await, "payment_requests", index, index);
+        assert_range(&generic_plan(&connection, query).await, "payment_requests", index, index);
     }
     let filters = [
         ("virtual_accounts_list", VirtualAccountFilter::default()),
@@ -219,34 +218,29 @@ async fn every_list_reads_its_filters_index_whatever_the_statistics() {
     ];
     for (index, filter) in filters {
         let query = reads::virtual_accounts::list(tenant, &filter, Some(1_000), page);
-        assert_range(&generic_plan(&mut connection, query).await, "virtual_accounts", index, index);
+        assert_range(&generic_plan(&connection, query).await, "virtual_accounts", index, index);
     }
     for (index, filter) in [
         ("balances_list", BalanceFilter::default()),
         ("balances_by_currency", BalanceFilter { currency: text.clone() }),
     ] {
         let query = reads::balances::list(tenant, &filter, Some(1_000), page);
-        assert_range(&generic_plan(&mut connection, query).await, "balances", index, index);
+        assert_range(&generic_plan(&connection, query).await, "balances", index, index);
     }
     let query = reads::recipients::list(tenant, Some(1_000), page);
-    assert_range(&generic_plan(&mut connection, query).await, "recipients", "recipients_list", "recipients");
+    assert_range(&generic_plan(&connection, query).await, "recipients", "recipients_list", "recipients");
     let query = reads::webhooks::endpoint_list(tenant, Some(1_000), page);
-    assert_range(
-        &generic_plan(&mut connection, query).await,
-        "webhook_endpoints",
-        "webhook_endpoints_list",
-        "endpoints",
-    );
+    assert_range(&generic_plan(&connection, query).await, "webhook_endpoints", "webhook_endpoints_list", "endpoints");
     for (index, filter) in [
         ("notifications_list", NotificationFilter::default()),
         ("notifications_by_endpoint", NotificationFilter { endpoint_id: id, ..Default::default() }),
     ] {
         let query = reads::webhooks::notification_list(tenant, &filter, Some(1_000), page);
-        assert_range(&generic_plan(&mut connection, query).await, "notifications", index, index);
+        assert_range(&generic_plan(&connection, query).await, "notifications", index, index);
     }
     // The delivery worker's look for due endpoints: seeks in the index of pending
     // notifications (20,000 of them due here), never a read of every due one.
-    let steps = generic_plan(&mut connection, reads::webhooks::due_endpoints(Utc::now())).await;
+    let steps = generic_plan(&connection, reads::webhooks::due_endpoints(Utc::now())).await;
     assert!(!steps.iter().any(|s| s.contains("Seq Scan on notifications")), "due endpoints scan: {steps:#?}");
     assert!(
         steps.iter().filter(|s| s.contains("using notifications_due on notifications")).count() >= 2,

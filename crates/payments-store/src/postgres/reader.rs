@@ -25,7 +25,7 @@ use tokio_postgres::types::{FromSql, ToSql, Type};
 use tokio_postgres::{Client, Config, Row, Statement};
 
 use super::params::{params, type_of};
-use crate::reads::{Query, cells};
+use crate::reads::{Postgres, Query, cells};
 use crate::{Result, StoreError};
 
 /// Statements kept prepared per connection: every point read's text, and the lists' filter
@@ -97,13 +97,13 @@ impl Reader {
     }
 
     /// The rows of a point read.
-    pub async fn rows(&self, query: Query<sqlx::Postgres>) -> Result<Vec<Row>> {
+    pub async fn rows(&self, query: Query<Postgres>) -> Result<Vec<Row>> {
         let slot = &self.points[self.next.fetch_add(1, Ordering::Relaxed) % self.points.len()];
         self.read(slot, query).await
     }
 
     /// The rows of a list page, read on a page connection (waiting for one to be free).
-    pub async fn page(&self, query: Query<sqlx::Postgres>) -> Result<Vec<Row>> {
+    pub async fn page(&self, query: Query<Postgres>) -> Result<Vec<Row>> {
         let permit = self
             .pages_at_once
             .acquire()
@@ -116,11 +116,11 @@ impl Reader {
     }
 
     /// The first column of each row.
-    pub async fn scalars<T: for<'a> FromSql<'a>>(&self, query: Query<sqlx::Postgres>) -> Result<Vec<T>> {
+    pub async fn scalars<T: for<'a> FromSql<'a>>(&self, query: Query<Postgres>) -> Result<Vec<T>> {
         self.rows(query).await?.iter().map(|row| Ok(row.try_get(0)?)).collect()
     }
 
-    async fn read(&self, slot: &Slot, query: Query<sqlx::Postgres>) -> Result<Vec<Row>> {
+    async fn read(&self, slot: &Slot, query: Query<Postgres>) -> Result<Vec<Row>> {
         let (sql, values) = query.prepared();
         let params = params(&values);
         let types: Vec<Type> = values.iter().map(type_of).collect();

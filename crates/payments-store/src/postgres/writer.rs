@@ -35,7 +35,8 @@ use uuid::Uuid;
 use super::IDLE_IN_TRANSACTION;
 use super::changes::{self, posted_balances, unique_key};
 use super::params::{params, type_of};
-use crate::reads::{Query, Value};
+use crate::reads::{Postgres, Query, Value};
+use crate::writes::Check;
 use crate::{Changeset, Outage, Result, StoreError};
 
 /// Lanes per instance: how many batches of different tenants are written at once.
@@ -104,7 +105,7 @@ struct Rendered {
 }
 
 impl Rendered {
-    fn new(query: Query<sqlx::Postgres>, expects: Option<Expect>) -> Self {
+    fn new(query: Query<Postgres>, expects: Option<Expect>) -> Self {
         let (sql, values) = query.prepared();
         Self { sql, values, expects }
     }
@@ -237,10 +238,13 @@ impl Lane {
         let plans: Vec<Result<Plan>> = batch
             .iter()
             .map(|changes| {
-                let steps = changes::statements(changes)?;
-                let steps = steps
-                    .into_iter()
-                    .map(|step| Rendered::new(step.query, step.guards.map(|(r, id)| Expect::Row(r, id))));
+                let steps = crate::writes::statements::<Postgres>(changes)?.into_iter().map(|step| {
+                    let expects = match step.check {
+                        Check::None => None,
+                        Check::Changes(resource, id) | Check::Finds(resource, id) => Some(Expect::Row(resource, id)),
+                    };
+                    Rendered::new(step.query, expects)
+                });
                 Ok(Plan { steps: steps.collect(), moves: changes::moves(changes) })
             })
             .collect();
@@ -386,7 +390,7 @@ impl Lane {
             .iter()
             .filter(|(_, delta)| **delta != 0)
             .map(|(&(balance, tenant), &delta)| {
-                Rendered::new(changes::move_balance(tenant, balance, delta), Some(Expect::Funds(balance)))
+                Rendered::new(crate::writes::move_balance(tenant, balance, delta), Some(Expect::Funds(balance)))
             })
             .collect();
         self.prepare(moves.iter().collect()).await?;
@@ -450,7 +454,7 @@ impl Lane {
 /// holds them to its commit; batches of one tenant from several instances taking them in
 /// their changesets' order could each wait for the other (a deadlock, which PostgreSQL breaks
 /// only after a second).
-fn opening(batch: &[Changeset], pending: &[usize]) -> Vec<Query<sqlx::Postgres>> {
+fn opening(batch: &[Changeset], pending: &[usize]) -> Vec<Query<Postgres>> {
     let mut tenants: Vec<i64> = pending.iter().map(|&i| batch[i].tenant.0).collect();
     tenants.sort_unstable();
     tenants.dedup();

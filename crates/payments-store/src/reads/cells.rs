@@ -47,7 +47,7 @@ pub trait Cells {
 }
 
 /// [`Cells`] for a backend's row type, whose `get` reads a column by name as any type the
-/// driver decodes (`sqlx::Row::try_get`, `tokio_postgres::Row::try_get`, `rusqlite::Row::get`).
+/// driver decodes (`tokio_postgres::Row::try_get`, `rusqlite::Row::get`).
 macro_rules! cells {
     ($row:ty, $get:path) => {
         impl $crate::reads::Cells for $row {

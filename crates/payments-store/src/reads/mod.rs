@@ -10,10 +10,10 @@
 
 pub mod balances;
 mod cells;
-mod impl_reads;
 mod keys;
 pub mod payment_requests;
 mod query;
+mod read_rows;
 pub mod recipients;
 mod selection;
 pub mod transactions;
@@ -22,7 +22,7 @@ pub mod webhooks;
 
 pub(crate) use cells::cells;
 pub use cells::*;
-pub(crate) use impl_reads::impl_reads;
 pub use keys::*;
 pub use query::*;
+pub use read_rows::ReadRows;
 pub use selection::*;

@@ -3,7 +3,6 @@
 
 use std::marker::PhantomData;
 
-use sqlx::{Database, Encode, QueryBuilder, Type};
 use uuid::Uuid;
 
 /// A value bound into a query.
@@ -14,7 +13,7 @@ pub enum Value {
     Uuid(Uuid),
     Bool(bool),
     /// Bound on SQLite (one statement text whatever is missing); written into the text as
-    /// `NULL` for sqlx, whose PostgreSQL driver must know a bound value's type.
+    /// `NULL` on PostgreSQL, whose statements are prepared with each parameter's type.
     Null,
 }
 
@@ -54,9 +53,15 @@ impl From<Uuid> for Value {
     }
 }
 
-/// A query for backend `D`: its text and the values bound into it, in order. The reads build
-/// it once for either backend; each runs it its own way (SQLite's reads through rusqlite with
-/// `?` placeholders, everything through sqlx's builder otherwise).
+/// The backend a [`Query`] is written for: SQLite.
+pub struct Sqlite;
+
+/// The backend a [`Query`] is written for: PostgreSQL.
+pub struct Postgres;
+
+/// A query for backend `D` ([`Sqlite`] or [`Postgres`]): its text and the values bound into it,
+/// in order. The reads build it once for either backend; each runs it its own way (rusqlite with
+/// `?` placeholders, [`Query::positional`]; tokio-postgres with `$n`, [`Query::prepared`]).
 pub struct Query<D> {
     parts: Vec<Part>,
     dialect: PhantomData<D>,
@@ -137,7 +142,7 @@ impl<D> Query<D> {
     }
 
     /// The text with `$1`, `$2`… for the parameters that have a value and `NULL` written in for
-    /// the others, as sqlx's builder is given it: every parameter then has its value's type.
+    /// the others: every parameter then has its value's type, as its statement is prepared with.
     pub fn prepared(self) -> (String, Vec<Value>) {
         let mut sql = String::new();
         let mut values = Vec::new();
@@ -152,28 +157,5 @@ impl<D> Query<D> {
             }
         }
         (sql, values)
-    }
-
-    /// The same query as sqlx's builder for database `DB`.
-    pub fn into_sqlx<DB>(self) -> QueryBuilder<DB>
-    where
-        DB: Database,
-        for<'q> i64: Encode<'q, DB> + Type<DB>,
-        for<'q> String: Encode<'q, DB> + Type<DB>,
-        for<'q> Uuid: Encode<'q, DB> + Type<DB>,
-        for<'q> bool: Encode<'q, DB> + Type<DB>,
-    {
-        let mut builder = QueryBuilder::new("");
-        for part in self.parts {
-            match part {
-                Part::Text(text) => builder.push(text),
-                Part::Bind(Value::Int(value)) => builder.push_bind(value),
-                Part::Bind(Value::Text(value)) => builder.push_bind(value),
-                Part::Bind(Value::Uuid(value)) => builder.push_bind(value),
-                Part::Bind(Value::Bool(value)) => builder.push_bind(value),
-                Part::Bind(Value::Null) => builder.push("NULL"),
-            };
-        }
-        builder
     }
 }

@@ -1,9 +1,9 @@
 //! What is SQLite's own in how values and queries are written: the reads' [`Dialect`] (search
 //! through FTS5 trigram tables), new rows' keys, and what a failed statement means.
 
+use crate::reads::Sqlite;
 use chrono::{DateTime, Utc};
 use rusqlite::ErrorCode;
-use sqlx::Sqlite;
 
 use crate::UniqueKey;
 use crate::reads::{

@@ -23,14 +23,12 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use lists::Lists;
 use readers::Readers;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
-use sqlx::{ConnectOptions, Connection, Sqlite};
 use statements::{execute, rows};
 use uuid::Uuid;
 
 pub use backup::Backup;
 
-use crate::reads::{self, Query, impl_reads};
+use crate::reads::{self, Query, ReadRows, Sqlite};
 use crate::*;
 use writer::Writer;
 
@@ -73,7 +71,7 @@ const APPLICATION_ID: i64 = 0x5041_5953;
 
 /// The migrations, in order. Files, so a reader sees the schema's history; embedded, so the
 /// binary needs nothing beside it.
-const MIGRATIONS: &[(i64, &str, &str)] = &[
+pub(crate) const MIGRATIONS: crate::migrations::Migrations = &[
     (1, "release 0.1", include_str!("../../migrations/sqlite/0001_release_0_1.sql")),
     (2, "relational", include_str!("../../migrations/sqlite/0002_relational.sql")),
     (3, "retention", include_str!("../../migrations/sqlite/0003_retention.sql")),
@@ -126,56 +124,19 @@ impl SqliteStore {
         };
         let shown = path.display().to_string();
         if path.exists() {
-            check_ours(&path, &shown).await?;
+            check_ours(&path, &shown)?;
         }
-        // sqlx runs the migrations (both backends share its migrator) on a connection of its
-        // own, closed before the writer's opens.
-        let mut connection = SqliteConnectOptions::new()
-            .filename(&path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .busy_timeout(BUSY_TIMEOUT)
-            .connect()
-            .await
-            .map_err(|e| OpenError::failed(format!("cannot open database {shown}"), e))?;
-        crate::migrations::migrator(MIGRATIONS)
-            .run(&mut connection)
-            .await
-            .map_err(|e| crate::migrations::explain(&shown, MIGRATIONS, "give --database a new file", e))?;
-        // Fresh statistics for the query planner, cheap when nothing changed. Only the index
-        // sizes (`sqlite_stat1`): given the value samples of `sqlite_stat4`, the planner looks at
-        // a statement's parameters, so every execution with new values compiled the statement
-        // again (BENCHMARKS.md, *Why, measured: SQLite's caches, checkpoints and bound
-        // values*). The plans
-        // (see `query_plans`) need only the sizes.
-        //
-        // Nor any for FTS5's own tables (`*_search_data` and the like): FTS5 reads and deletes
-        // their rows by key ranges, which a seek serves whatever their size, but statistics
-        // gathered while a table was small (a new database's search table holds 2 rows) made
-        // the planner scan instead, and they stay until the next start. FTS5 deletes the
-        // segments it merges by key range at nearly every commit, and scanning the whole index
-        // each time capped payments (BENCHMARKS.md, *Why, measured: SQLite's planner and FTS5's
-        // segments*).
-        let stat4 = "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_stat4')";
-        async {
-            sqlx::raw_sql("PRAGMA optimize = 0x10002").execute(&mut connection).await?;
-            if sqlx::query_scalar::<_, bool>(stat4).fetch_one(&mut connection).await? {
-                sqlx::raw_sql("DELETE FROM sqlite_stat4").execute(&mut connection).await?;
-            }
-            for searched in [reads::Searched::Transactions, reads::Searched::VirtualAccounts] {
-                let shadow = format!("{}\\_%", codec::search_table(searched));
-                sqlx::query("DELETE FROM sqlite_stat1 WHERE tbl LIKE ? ESCAPE '\\'")
-                    .bind(shadow)
-                    .execute(&mut connection)
-                    .await?;
-            }
-            sqlx::raw_sql("ANALYZE sqlite_schema").execute(&mut connection).await?;
-            connection.close().await
-        }
-        .await
+        // The migrations and the planner's statistics on a connection of their own, closed
+        // before the writer's opens.
+        let mut connection =
+            open_to_migrate(&path).map_err(|e| OpenError::failed(format!("cannot open database {shown}"), e))?;
+        crate::migrations::run_sqlite(&mut connection, MIGRATIONS, &shown, "give --database a new file")?;
         // Maintenance, not a need: on a full disk (or a read-only one) the sandbox starts
         // without it, serves reads, and refuses writes until there is room again.
-        .unwrap_or_else(|error| tracing::warn!(database = %shown, %error, "cannot refresh the planner's statistics"));
+        refresh_statistics(&connection).unwrap_or_else(
+            |error| tracing::warn!(database = %shown, %error, "cannot refresh the planner's statistics"),
+        );
+        drop(connection);
         let writer = open_writer(&path)
             .and_then(|connection| {
                 Writer::start(connection).map_err(|e| OpenError::failed("cannot start the writer", e))
@@ -191,53 +152,52 @@ impl SqliteStore {
     pub fn path(&self) -> &Path {
         &self.path
     }
-
-    /// The row `query` finds, if any, as `decode` reads it.
-    async fn one<T>(
-        &self,
-        query: Query<Sqlite>,
-        decode: impl Fn(&rusqlite::Row<'_>) -> Result<T>,
-    ) -> Result<Option<T>> {
-        Ok(self.readers.with(|c| rows(c, query, decode, Some(1)))?.pop())
-    }
-
-    /// The rows `query` finds, as `decode` reads them.
-    async fn all<T>(&self, query: Query<Sqlite>, decode: impl Fn(&rusqlite::Row<'_>) -> Result<T>) -> Result<Vec<T>> {
-        self.readers.with(|c| rows(c, query, decode, None))
-    }
-
-    /// The first column of each row `query` finds.
-    async fn scalars<T: rusqlite::types::FromSql>(&self, query: Query<Sqlite>) -> Result<Vec<T>> {
-        self.readers.with(|c| rows(c, query, |row| Ok(row.get(0)?), None))
-    }
-
-    /// A page of a list: `(table, visible)` say where its cursor must be, `list` builds the
-    /// query from where the page starts. The cursor (one key looked up) is read here, the page
-    /// on a list thread.
-    async fn page<T: Send + 'static>(
-        &self,
-        (table, visible): (&str, &str),
-        tenant: TenantId,
-        page: Page,
-        list: impl FnOnce(Option<i64>) -> Query<Sqlite>,
-        decode: impl Fn(&rusqlite::Row<'_>) -> Result<T> + Send + 'static,
-    ) -> Result<Vec<T>> {
-        let start = match page.starting_after {
-            Some(after) => {
-                let cursor = reads::cursor::<Sqlite>(table, visible, tenant.0, after);
-                let found = self.readers.with(|c| rows(c, cursor, |row| Ok(row.get::<_, i64>(0)?), Some(1)))?;
-                Some(found.first().copied().ok_or(StoreError::UnknownCursor(after))?)
-            }
-            None => None,
-        };
-        let query = list(start);
-        self.lists.read(move |readers| readers.with(|c| rows(c, query, decode, None))).await
-    }
 }
 
 /// The file of a location that is not in memory: a path, `sqlite:PATH` or `sqlite://PATH`.
 fn file_of(location: &str) -> PathBuf {
     PathBuf::from(location.strip_prefix("sqlite://").or_else(|| location.strip_prefix("sqlite:")).unwrap_or(location))
+}
+
+/// The connection that migrates: it makes the file if there is none and puts it in WAL mode
+/// (the file's, for every later connection); foreign keys are checked, as every migration was
+/// written to have them.
+fn open_to_migrate(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
+    let connection = rusqlite::Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    connection.busy_timeout(BUSY_TIMEOUT)?;
+    connection.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+    connection.execute_batch("PRAGMA foreign_keys = ON")?;
+    Ok(connection)
+}
+
+/// Fresh statistics for the query planner, cheap when nothing changed. Only the index sizes
+/// (`sqlite_stat1`): given the value samples of `sqlite_stat4`, the planner looks at a
+/// statement's parameters, so every execution with new values compiled the statement again
+/// (BENCHMARKS.md, *Why, measured: SQLite's caches, checkpoints and bound values*). The plans
+/// (see `query_plans`) need only the sizes.
+///
+/// Nor any for FTS5's own tables (`*_search_data` and the like): FTS5 reads and deletes their
+/// rows by key ranges, which a seek serves whatever their size, but statistics gathered while a
+/// table was small (a new database's search table holds 2 rows) made the planner scan instead,
+/// and they stay until the next start. FTS5 deletes the segments it merges by key range at
+/// nearly every commit, and scanning the whole index each time capped payments (BENCHMARKS.md,
+/// *Why, measured: SQLite's planner and FTS5's segments*).
+fn refresh_statistics(connection: &rusqlite::Connection) -> rusqlite::Result<()> {
+    connection.execute_batch("PRAGMA optimize = 0x10002")?;
+    let stat4 = "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_stat4')";
+    if connection.query_row(stat4, [], |row| row.get::<_, bool>(0))? {
+        connection.execute_batch("DELETE FROM sqlite_stat4")?;
+    }
+    for searched in [reads::Searched::Transactions, reads::Searched::VirtualAccounts] {
+        let shadow = format!("{}\\_%", codec::search_table(searched));
+        connection.execute("DELETE FROM sqlite_stat1 WHERE tbl LIKE ?1 ESCAPE '\\'", [shadow])?;
+    }
+    connection.execute_batch("ANALYZE sqlite_schema")
 }
 
 /// See [`crate::backup`].
@@ -266,21 +226,19 @@ fn open_writer(path: &Path) -> std::result::Result<rusqlite::Connection, OpenErr
 
 /// Refuses a file that is not a sandbox database before anything touches it: read-only, so a
 /// file that is refused is left exactly as it was.
-async fn check_ours(path: &Path, shown: &str) -> std::result::Result<(), OpenError> {
-    let mut probe = SqliteConnectOptions::new()
-        .filename(path)
-        .read_only(true)
-        .connect()
-        .await
-        .map_err(|e| OpenError::failed(format!("cannot open database {shown}"), e))?;
-    let unreadable = |e: sqlx::Error| OpenError::failed(format!("cannot read database {shown}"), e);
-    let tables: Vec<String> = sqlx::query_scalar("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
-        .fetch_all(&mut probe)
-        .await
+fn check_ours(path: &Path, shown: &str) -> std::result::Result<(), OpenError> {
+    let unreadable = |e: rusqlite::Error| OpenError::failed(format!("cannot read database {shown}"), e);
+    let probe = rusqlite::Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| OpenError::failed(format!("cannot open database {shown}"), e))?;
+    let tables = probe
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+        .and_then(|mut statement| statement.query_map([], |row| row.get(0))?.collect::<rusqlite::Result<Vec<String>>>())
         .map_err(unreadable)?;
-    let application_id: i64 =
-        sqlx::query_scalar("PRAGMA application_id").fetch_one(&mut probe).await.map_err(unreadable)?;
-    let _ = probe.close().await;
+    let application_id: i64 = probe.query_row("PRAGMA application_id", [], |row| row.get(0)).map_err(unreadable)?;
+    drop(probe);
     if application_id == APPLICATION_ID {
         return Ok(());
     }
@@ -296,7 +254,47 @@ async fn check_ours(path: &Path, shown: &str) -> std::result::Result<(), OpenErr
     Ok(())
 }
 
-impl_reads!(SqliteStore);
+impl ReadRows for SqliteStore {
+    type Dialect = Sqlite;
+    type Row<'r> = rusqlite::Row<'r>;
+
+    async fn one<T: Send>(
+        &self,
+        query: Query<Sqlite>,
+        decode: impl for<'r> Fn(&rusqlite::Row<'r>) -> Result<T> + Send,
+    ) -> Result<Option<T>> {
+        Ok(self.readers.with(|c| rows(c, query, decode, Some(1)))?.pop())
+    }
+
+    async fn all<T: Send>(
+        &self,
+        query: Query<Sqlite>,
+        decode: impl for<'r> Fn(&rusqlite::Row<'r>) -> Result<T> + Send,
+    ) -> Result<Vec<T>> {
+        self.readers.with(|c| rows(c, query, decode, None))
+    }
+
+    /// The cursor (one key looked up) is read here, the page on a list thread.
+    async fn page<T: Send + 'static>(
+        &self,
+        (table, visible): (&str, &str),
+        tenant: TenantId,
+        page: Page,
+        list: impl FnOnce(Option<i64>) -> Query<Sqlite> + Send,
+        decode: impl for<'r> Fn(&rusqlite::Row<'r>) -> Result<T> + Send + 'static,
+    ) -> Result<Vec<T>> {
+        let start = match page.starting_after {
+            Some(after) => {
+                let cursor = reads::cursor::<Sqlite>(table, visible, tenant.0, after);
+                let found = self.readers.with(|c| rows(c, cursor, |row| Ok(row.get::<_, i64>(0)?), Some(1)))?;
+                Some(found.first().copied().ok_or(StoreError::UnknownCursor(after))?)
+            }
+            None => None,
+        };
+        let query = list(start);
+        self.lists.read(move |readers| readers.with(|c| rows(c, query, decode, None))).await
+    }
+}
 
 #[async_trait]
 impl Store for SqliteStore {

@@ -6,7 +6,7 @@
 
 use chrono::Utc;
 use payments_types as types;
-use sqlx::{Connection, Sqlite, SqliteConnection};
+use rusqlite::Connection;
 use uuid::Uuid;
 
 use super::*;
@@ -14,11 +14,19 @@ use crate::reads::Searched;
 
 /// SQLite's plan for `query`: one line per step. Parameters are left unbound; the plan does
 /// not depend on their values.
-async fn plan(connection: &mut SqliteConnection, query: Query<Sqlite>) -> Vec<String> {
-    let sql = format!("EXPLAIN QUERY PLAN {}", query.positional().0);
-    let rows: Vec<(i64, i64, i64, String)> =
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_all(connection).await.unwrap();
-    rows.into_iter().map(|(.., detail)| detail).collect()
+fn plan(connection: &Connection, query: Query<Sqlite>) -> Vec<String> {
+    explain(connection, &query.positional().0)
+}
+
+/// SQLite's plan for the statement `sql`, its parameters unbound.
+fn explain(connection: &Connection, sql: &str) -> Vec<String> {
+    let mut statement = connection.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+    let mut rows = statement.raw_query();
+    let mut steps = Vec::new();
+    while let Some(row) = rows.next().unwrap() {
+        steps.push(row.get(3).unwrap());
+    }
+    steps
 }
 
 /// The plan reads `table` through an index (`index`, when given) and neither scans nor sorts.
@@ -47,34 +55,30 @@ fn assert_search_driven(steps: &[String], search_table: &str, table: &str, what:
 /// Statistics as `ANALYZE` would gather them on a database of a million rows in every table,
 /// shared by four big tenants: each index narrows to a quarter by tenant, a fifth per further
 /// column, one row when unique.
-async fn big_tenant_statistics(connection: &mut SqliteConnection) {
-    sqlx::raw_sql("ANALYZE").execute(&mut *connection).await.unwrap();
-    let indexes: Vec<(String, String, bool)> = sqlx::query_as(
-        "SELECT m.name, i.name, i.\"unique\" FROM sqlite_schema m, pragma_index_list(m.name) i WHERE m.type = 'table'",
-    )
-    .fetch_all(&mut *connection)
-    .await
-    .unwrap();
+fn big_tenant_statistics(connection: &Connection) {
+    connection.execute_batch("ANALYZE").unwrap();
+    let indexes: Vec<(String, String, bool)> = connection
+        .prepare(
+            "SELECT m.name, i.name, i.\"unique\" FROM sqlite_schema m, pragma_index_list(m.name) i WHERE m.type = 'table'",
+        )
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
     for (table, index, unique) in indexes {
-        let columns: i64 = sqlx::query_scalar("SELECT count(*) FROM pragma_index_info(?)")
-            .bind(&index)
-            .fetch_one(&mut *connection)
-            .await
-            .unwrap();
+        let columns: i64 =
+            connection.query_row("SELECT count(*) FROM pragma_index_info(?1)", [&index], |row| row.get(0)).unwrap();
         let mut stat = vec!["1000000".to_owned()];
         for column in 1..=columns {
             let rows = if unique && column == columns { 1 } else { 250_000 / 5_i64.pow((column - 1) as u32) };
             stat.push(rows.to_string());
         }
-        sqlx::query("INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)")
-            .bind(&table)
-            .bind(&index)
-            .bind(stat.join(" "))
-            .execute(&mut *connection)
-            .await
+        connection
+            .execute("INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?1, ?2, ?3)", [&table, &index, &stat.join(" ")])
             .unwrap();
     }
-    sqlx::raw_sql("ANALYZE sqlite_schema").execute(&mut *connection).await.unwrap();
+    connection.execute_batch("ANALYZE sqlite_schema").unwrap();
 }
 
 fn page() -> Page {
@@ -86,16 +90,16 @@ async fn every_list_is_an_index_range_read_newest_first() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("plans.db");
     drop(SqliteStore::open(path.to_str().unwrap()).await.unwrap());
-    let mut connection = SqliteConnection::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+    let connection = Connection::open(&path).unwrap();
     for statistics in [false, true] {
         if statistics {
-            big_tenant_statistics(&mut connection).await;
+            big_tenant_statistics(&connection);
         }
-        check_plans(&mut connection, statistics).await;
+        check_plans(&connection, statistics);
     }
 }
 
-async fn check_plans(connection: &mut SqliteConnection, statistics: bool) {
+fn check_plans(connection: &Connection, statistics: bool) {
     let when = if statistics { " (with big tenants' statistics)" } else { "" };
     // Without statistics the planner takes the filter's own index; with them it may take another
     // index of the table (also read newest first): either way, no scan and no sort.
@@ -154,7 +158,7 @@ async fn check_plans(connection: &mut SqliteConnection, statistics: bool) {
     ];
     for (what, index, filter) in filters {
         for start in [None, after] {
-            let steps = plan(connection, reads::transactions::list(tenant, &filter, start, page())).await;
+            let steps = plan(connection, reads::transactions::list(tenant, &filter, start, page()));
             assert_indexed(&steps, "t", expect(index), &format!("transactions by {what}{when}"));
         }
     }
@@ -169,7 +173,7 @@ async fn check_plans(connection: &mut SqliteConnection, statistics: bool) {
             },
         ] {
             for start in [None, after] {
-                let steps = plan(connection, reads::transactions::list(tenant, &filter, start, page())).await;
+                let steps = plan(connection, reads::transactions::list(tenant, &filter, start, page()));
                 assert_search_driven(&steps, "transaction_search", "t", &format!("search {needle:?}{when}"));
             }
         }
@@ -186,7 +190,7 @@ async fn check_plans(connection: &mut SqliteConnection, statistics: bool) {
         ),
     ];
     for (index, filter) in filters {
-        let steps = plan(connection, reads::payment_requests::list(tenant, &filter, after, page())).await;
+        let steps = plan(connection, reads::payment_requests::list(tenant, &filter, after, page()));
         assert_indexed(&steps, "payment_requests", expect(index), &format!("payment requests through {index}{when}"));
     }
 
@@ -201,18 +205,18 @@ async fn check_plans(connection: &mut SqliteConnection, statistics: bool) {
         ),
     ];
     for (index, filter) in filters {
-        let steps = plan(connection, reads::virtual_accounts::list(tenant, &filter, after, page())).await;
+        let steps = plan(connection, reads::virtual_accounts::list(tenant, &filter, after, page()));
         assert_indexed(&steps, "v", expect(index), &format!("virtual accounts through {index}{when}"));
     }
     let search = VirtualAccountFilter { search: Some("sandbox".into()), ..Default::default() };
-    let steps = plan(connection, reads::virtual_accounts::list(tenant, &search, after, page())).await;
+    let steps = plan(connection, reads::virtual_accounts::list(tenant, &search, after, page()));
     assert_search_driven(&steps, "virtual_account_search", "v", &format!("virtual accounts by search{when}"));
 
     for (index, filter) in [
         ("balances_list", BalanceFilter::default()),
         ("balances_by_currency", BalanceFilter { currency: text.clone() }),
     ] {
-        let steps = plan(connection, reads::balances::list(tenant, &filter, after, page())).await;
+        let steps = plan(connection, reads::balances::list(tenant, &filter, after, page()));
         assert_indexed(&steps, "balances", expect(index), &format!("balances through {index}{when}"));
     }
 
@@ -222,25 +226,25 @@ async fn check_plans(connection: &mut SqliteConnection, statistics: bool) {
         ("notifications_list", NotificationFilter { created_from: Some(Utc::now()), ..Default::default() }),
     ];
     for (index, filter) in filters {
-        let steps = plan(connection, reads::webhooks::notification_list(tenant, &filter, after, page())).await;
+        let steps = plan(connection, reads::webhooks::notification_list(tenant, &filter, after, page()));
         assert_indexed(&steps, "notifications", expect(index), &format!("notifications through {index}{when}"));
     }
 
     // The rails: one tenant's through its status index, everyone's through the partial index.
     for status in [types::TransactionStatus::Initiated, types::TransactionStatus::Processing] {
-        let steps = plan(connection, reads::transactions::on_rails(Some(tenant), status)).await;
+        let steps = plan(connection, reads::transactions::on_rails(Some(tenant), status));
         assert_indexed(&steps, "transactions", expect("transactions_by_status"), &format!("one tenant's rails{when}"));
-        let steps = plan(connection, reads::transactions::on_rails(None, status)).await;
+        let steps = plan(connection, reads::transactions::on_rails(None, status));
         assert_indexed(&steps, "transactions", Some("transactions_on_rails"), &format!("the rails{when}"));
     }
-    let steps = plan(connection, reads::virtual_accounts::initiated(Some(tenant))).await;
+    let steps = plan(connection, reads::virtual_accounts::initiated(Some(tenant)));
     assert_indexed(
         &steps,
         "virtual_accounts",
         expect("virtual_accounts_by_status"),
         &format!("one tenant's accounts{when}"),
     );
-    let steps = plan(connection, reads::virtual_accounts::initiated(None)).await;
+    let steps = plan(connection, reads::virtual_accounts::initiated(None));
     assert_indexed(
         &steps,
         "virtual_accounts",
@@ -251,7 +255,7 @@ async fn check_plans(connection: &mut SqliteConnection, statistics: bool) {
     // The delivery worker's look for due endpoints: seeks in the index of pending
     // notifications, never a read of every due one. (The first endpoint is the index's first
     // entry: a scan of it that `LIMIT 1` stops at once.)
-    let steps = plan(connection, reads::webhooks::due_endpoints(Utc::now())).await;
+    let steps = plan(connection, reads::webhooks::due_endpoints(Utc::now()));
     let scans = |s: &&String| ["SCAN n", "SCAN d", "SCAN notifications"].iter().any(|t| s.starts_with(t));
     assert!(
         !steps.iter().filter(scans).any(|s| !s.contains("INDEX notifications_due")),
@@ -273,17 +277,14 @@ async fn the_search_indexes_own_statements_seek() {
     let path = dir.path().join("search.db");
     for _start in 0..2 {
         drop(SqliteStore::open(path.to_str().unwrap()).await.unwrap());
-        let mut connection = SqliteConnection::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+        let connection = Connection::open(&path).unwrap();
         for searched in [Searched::Transactions, Searched::VirtualAccounts] {
             let table = format!("{}_data", codec::search_table(searched));
             for statement in [
                 format!("DELETE FROM '{table}' WHERE id>=? AND id<=?"),
                 format!("SELECT block FROM '{table}' WHERE id>=? AND id<=?"),
             ] {
-                let sql = format!("EXPLAIN QUERY PLAN {statement}");
-                let rows: Vec<(i64, i64, i64, String)> =
-                    sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_all(&mut connection).await.unwrap();
-                let steps: Vec<String> = rows.into_iter().map(|(.., detail)| detail).collect();
+                let steps = explain(&connection, &statement);
                 assert!(
                     steps.iter().all(|s| s.starts_with(&format!("SEARCH {table} USING INTEGER PRIMARY KEY"))),
                     "{statement}: {steps:?}"
