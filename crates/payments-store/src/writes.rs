@@ -20,6 +20,9 @@ pub struct Statement<D> {
     pub check: Check,
     /// It inserts the transaction of the changeset's change of this index.
     pub inserts_transaction: Option<usize>,
+    /// It runs only when the statement before it changed a row (a backend that runs them one
+    /// by one skips it; one that pipelines them runs it, and it must then change nothing).
+    pub after_a_change: bool,
 }
 
 /// What a statement must do, else its change is stale (the row moved on, or is gone).
@@ -61,8 +64,9 @@ pub trait WriteDialect: Sized {
 
     /// The statements that keep event `event` of `tenant` (its `data` as JSON text) when an
     /// endpoint subscribes to it, with a notification due `now` for each such endpoint: nothing
-    /// is written for a tenant whose endpoints do not want it.
-    fn event(tenant: i64, event: &str, data: &str, at: DateTime<Utc>) -> Vec<Query<Self>>;
+    /// is written for a tenant whose endpoints do not want it. Each but the first may be marked
+    /// to run only after a change (see [`Statement::after_a_change`]).
+    fn event(tenant: i64, event: &str, data: &str, at: DateTime<Utc>) -> Vec<(Query<Self>, bool)>;
 
     /// The statements that keep a ping of `endpoint` and its notification `id`.
     fn ping(tenant: i64, id: Uuid, endpoint: Uuid, data: &str, at: DateTime<Utc>) -> Vec<Query<Self>>;
@@ -91,8 +95,13 @@ struct Compiled<D> {
 }
 
 impl<D: WriteDialect> Compiled<D> {
+    fn push(&mut self, query: Query<D>, check: Check) -> &mut Statement<D> {
+        self.statements.push(Statement { query, check, inserts_transaction: None, after_a_change: false });
+        self.statements.last_mut().expect("just pushed")
+    }
+
     fn run(&mut self, query: Query<D>) {
-        self.statements.push(Statement { query, check: Check::None, inserts_transaction: None });
+        self.push(query, Check::None);
     }
 
     fn all(&mut self, queries: Vec<Query<D>>) {
@@ -104,7 +113,7 @@ impl<D: WriteDialect> Compiled<D> {
     /// A statement that must change the row `change` is about.
     fn changes(&mut self, query: Query<D>, change: &Change) {
         let (resource, id) = guarded(change);
-        self.statements.push(Statement { query, check: Check::Changes(resource, id), inserts_transaction: None });
+        self.push(query, Check::Changes(resource, id));
     }
 
     fn change(
@@ -216,7 +225,7 @@ impl<D: WriteDialect> Compiled<D> {
             }
             Change::InsertTransaction { transaction, idempotency } => {
                 let query = insert_transaction(tenant, transaction, idempotency)?;
-                self.statements.push(Statement { query, check: Check::None, inserts_transaction: Some(index) });
+                self.push(query, Check::None).inserts_transaction = Some(index);
             }
             Change::SetTransactionStatus { id, from, to, failure_reason } => {
                 let mut q = Query::new("UPDATE transactions SET status = ");
@@ -269,11 +278,7 @@ impl<D: WriteDialect> Compiled<D> {
                 q.bind(*id).push(" AND tenant_id = ").bind(tenant).push(" AND status = ").bind(status.to_string());
                 q.push(D::KEEP_FOUND);
                 let (resource, id) = guarded(change);
-                self.statements.push(Statement {
-                    query: q,
-                    check: Check::Finds(resource, id),
-                    inserts_transaction: None,
-                });
+                self.push(q, Check::Finds(resource, id));
             }
             Change::InsertWebhookEndpoint { endpoint, secret } => {
                 let mut q = insert("webhook_endpoints", "seq, id, tenant_id, url, all_events, secret, created");
@@ -310,7 +315,11 @@ impl<D: WriteDialect> Compiled<D> {
                 q.push(" AND deleted = FALSE");
                 self.changes(q, change);
             }
-            Change::Event { event, data } => self.all(D::event(tenant, &event.to_string(), data, at)),
+            Change::Event { event, data } => {
+                for (query, after_a_change) in D::event(tenant, &event.to_string(), data, at) {
+                    self.push(query, Check::None).after_a_change = after_a_change;
+                }
+            }
             Change::Ping { id, endpoint, data } => self.all(D::ping(tenant, *id, *endpoint, data, at)),
         }
         Ok(())

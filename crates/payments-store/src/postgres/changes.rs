@@ -137,7 +137,7 @@ impl WriteDialect for Postgres {
 
     /// One statement: the event, kept only when an endpoint subscribes, and its notifications
     /// inserted from what the insert returned.
-    fn event(tenant: i64, event: &str, data: &str, at: DateTime<Utc>) -> Vec<Query<Self>> {
+    fn event(tenant: i64, event: &str, data: &str, at: DateTime<Utc>) -> Vec<(Query<Self>, bool)> {
         let now = micros(at);
         let mut q = Query::new("WITH e AS (INSERT INTO events (tenant_id, event, created, data) SELECT ");
         q.bind(tenant).push(", ").bind(event).push(", ").bind(now).push(", ");
@@ -149,7 +149,7 @@ impl WriteDialect for Postgres {
         q.push(", gen_random_uuid(), w.tenant_id, w.id, e.seq, 'pending', ").bind(now).push(", ");
         q.bind(now).push(" FROM e CROSS JOIN webhook_endpoints w WHERE ");
         push_subscribed(&mut q, tenant, event);
-        vec![q]
+        vec![(q, false)]
     }
 
     fn ping(tenant: i64, id: Uuid, endpoint: Uuid, data: &str, at: DateTime<Utc>) -> Vec<Query<Self>> {

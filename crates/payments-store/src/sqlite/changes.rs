@@ -95,22 +95,22 @@ fn uncovered(connection: &Connection, changes: &Changeset) -> Result<Option<(Uui
 }
 
 fn write(connection: &Connection, changes: &Changeset, searchable: &mut Vec<Searchable>) -> Result<(), Failure> {
+    let mut changed = 0;
     for statement in writes::statements::<Sqlite>(changes)? {
-        match statement.check {
-            Check::None => {
-                execute(connection, statement.query)?;
-            }
-            Check::Changes(resource, id) => {
-                if execute(connection, statement.query)? == 0 {
-                    return Err(Failure::Refused(StoreError::Stale { resource, id }));
-                }
-            }
-            Check::Finds(resource, id) => {
-                if rows(connection, statement.query, |_| Ok(()), Some(1))?.is_empty() {
-                    return Err(Failure::Refused(StoreError::Stale { resource, id }));
-                }
-            }
+        if statement.after_a_change && changed == 0 {
+            continue;
         }
+        changed = match statement.check {
+            Check::None => execute(connection, statement.query)?,
+            Check::Changes(resource, id) => match execute(connection, statement.query)? {
+                0 => return Err(Failure::Refused(StoreError::Stale { resource, id })),
+                changed => changed,
+            },
+            Check::Finds(resource, id) => match rows(connection, statement.query, |_| Ok(()), Some(1))?.len() {
+                0 => return Err(Failure::Refused(StoreError::Stale { resource, id })),
+                found => found,
+            },
+        };
         if let Some(Change::InsertTransaction { transaction, .. }) =
             statement.inserts_transaction.map(|index| &changes.changes[index])
         {
@@ -155,11 +155,11 @@ impl WriteDialect for Sqlite {
         vec![q]
     }
 
-    /// Two statements: the event, kept when an endpoint subscribes; then a notification for
-    /// each endpoint that does (none when the event was not kept), taking consecutive keys after
-    /// those already made in this millisecond (the writer is the only one writing), for the
-    /// newest event, the one just kept.
-    fn event(tenant: i64, event: &str, data: &str, at: DateTime<Utc>) -> Vec<Query<Self>> {
+    /// Two statements: the event, kept when an endpoint subscribes; then, only when it was, a
+    /// notification for each endpoint that does, taking consecutive keys after those already
+    /// made in this millisecond (the writer is the only one writing), for the newest event, the
+    /// one just kept.
+    fn event(tenant: i64, event: &str, data: &str, at: DateTime<Utc>) -> Vec<(Query<Self>, bool)> {
         let now = micros(at);
         let mut kept = Query::new("INSERT INTO events (tenant_id, event, created, data) SELECT ");
         kept.binds([tenant.into(), event.into(), now.into(), data.into()]);
@@ -177,7 +177,7 @@ impl WriteDialect for Sqlite {
         notified.binds(["pending".into(), now.into(), now.into()]);
         notified.push(" FROM webhook_endpoints e WHERE ");
         push_subscribed(&mut notified, tenant, event);
-        vec![kept, notified]
+        vec![(kept, false), (notified, true)]
     }
 
     fn ping(tenant: i64, id: Uuid, endpoint: Uuid, data: &str, at: DateTime<Utc>) -> Vec<Query<Self>> {
