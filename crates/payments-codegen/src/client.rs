@@ -160,14 +160,14 @@ fn locate(spec: &Spec, credentials: bool, hooks: bool, error: Error) -> Error {
         progenitor("a client", || generator.generate_tokens(&document)).is_ok()
     };
     if !alone(None) {
-        return Error::at("#/components", format!("{error:#} (with no operation at all, still)"));
+        return Error::at("#/components", format!("{} (with no operation at all, still)", error.chain()));
     }
     for (path, method, _) in spec.client.operations() {
         if !alone(Some((path, method))) {
-            return Error::at(crate::normalise::pointer(&["paths", path, method]), format!("{error:#}"));
+            return Error::at(crate::normalise::pointer(&["paths", path, method]), error.chain());
         }
     }
-    Error::at("#/paths", format!("{error:#} (no operation alone, only together)"))
+    Error::at("#/paths", format!("{} (no operation alone, only together)", error.chain()))
 }
 
 /// The models derive `schemars::JsonSchema` only with the types crate's `schemars` feature:

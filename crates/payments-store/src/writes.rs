@@ -63,7 +63,7 @@ pub trait WriteDialect: Sized {
     fn virtual_account_renamed(id: Uuid, name: &str) -> Vec<Query<Self>>;
 
     /// The statements that keep event `event` of `tenant` (its `data` as JSON text) when an
-    /// endpoint subscribes to it, with a notification due `now` for each such endpoint: nothing
+    /// endpoint subscribes to it, with a notification due `at` for each such endpoint: nothing
     /// is written for a tenant whose endpoints do not want it. Each but the first may be marked
     /// to run only after a change (see [`Statement::after_a_change`]).
     fn event(tenant: i64, event: &str, data: &str, at: DateTime<Utc>) -> Vec<(Query<Self>, bool)>;
