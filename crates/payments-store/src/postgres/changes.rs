@@ -1,7 +1,7 @@
 //! What a [`Changeset`] writes on PostgreSQL: PostgreSQL's part of its statements (written by
-//! `writes.rs`: [`WriteDialect`]); and the statements a batch of changesets begins and ends with (see `writer.rs` for how a batch is
-//! sent and committed). A guarded update that finds no row in the expected state is stale; a
-//! taken key fails its unique index.
+//! `writes.rs`: [`WriteDialect`]); and the statements a batch of changesets begins and ends with
+//! (see `writer.rs` for how a batch is sent and committed). A guarded update that finds no row in
+//! the expected state is stale; a taken key fails its unique index.
 //!
 //! Balances move once per batch, not once per changeset: the batch locks the balances it posts
 //! to first (`FOR NO KEY UPDATE`, in the order of their ids), each changeset checks that each

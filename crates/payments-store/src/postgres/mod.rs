@@ -473,9 +473,10 @@ impl Store for PostgresStore {
 /// Runs `write` to its end in a task of its own. A request's future is dropped when its client
 /// hangs up; dropped in the middle of a transaction, a write's connection could go back to the
 /// pool still inside that transaction, and the statements later run on the connection stay
-/// uncommitted, holding their row locks (seen with the pool this store had before): webhook deliveries, and a graceful stop with them,
-/// waited on those locks (found by the benchmark, whose load tool hangs up on the requests in
-/// flight when it stops). A write, once started, commits or rolls back.
+/// uncommitted, holding their row locks (seen with the pool this store had before): webhook
+/// deliveries, and a graceful stop with them, waited on those locks (found by the benchmark,
+/// whose load tool hangs up on the requests in flight when it stops). A write, once started,
+/// commits or rolls back.
 async fn to_the_end<T: Send + 'static>(write: impl Future<Output = Result<T>> + Send + 'static) -> Result<T> {
     tokio::spawn(write).await.map_err(|_| StoreError::Stopped("a write's task failed before it finished"))?
 }

@@ -1,8 +1,9 @@
 //! Applying a [`Changeset`] on the writer's connection: a savepoint, its statements (written by
-//! `writes.rs`, SQLite's part of them here: [`WriteDialect`]), the savepoint released. A change that cannot apply to the state it was decided on
-//! stops it: a guarded statement that changes no row (a status that moved, a row that is gone)
-//! is stale, a debit the balance does not cover fails the `funds` check, a taken key its unique
-//! index. The savepoint is then rolled back, so nothing of the changeset remains.
+//! `writes.rs`, SQLite's part of them here: [`WriteDialect`]), the savepoint released. A change
+//! that cannot apply to the state it was decided on stops it: a guarded statement that changes
+//! no row (a status that moved, a row that is gone) is stale, a debit the balance does not cover
+//! fails the `funds` check, a taken key its unique index. The savepoint is then rolled back, so
+//! nothing of the changeset remains.
 //!
 //! The search rows of the transactions a changeset inserts are not written here: the writer
 //! writes them for its whole batch, after the last savepoint ([`index`]).
