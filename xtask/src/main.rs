@@ -16,14 +16,21 @@
 //!
 //! `cargo xtask breaking --base <git-ref> [--head FILE]`: the breaking-change gate (see
 //! `breaking.rs`).
+//!
+//! `cargo xtask corpus [NAME…]`: every corpus document generated as a workspace of its own and
+//! checked as its users build it; writes `CORPUS.md` (see `corpus.rs`).
 
 mod bench;
 mod breaking;
+mod corpus;
+#[cfg(test)]
+mod layers;
 mod samples;
 mod server_bench;
 #[cfg(test)]
 mod tidy;
 mod upload;
+mod wrk;
 
 use anyhow::{Context, anyhow, bail};
 use std::path::{Path, PathBuf};
@@ -59,6 +66,8 @@ fn main() -> ExitCode {
         ["bench", "--codegen"] => bench::codegen_only(&workspace_root()),
         ["bench", "--upload"] => bench::upload_only(&workspace_root()),
         ["bench", "--server"] => bench::server_only(&workspace_root()),
+        ["corpus", "--generate-one", spec, out] => corpus::generate_one(Path::new(spec), Path::new(out)),
+        ["corpus", only @ ..] => corpus::run(&workspace_root(), only),
         ["breaking", "--base", base, rest @ ..] => {
             let head = match rest {
                 [] => None,
@@ -88,7 +97,7 @@ fn main() -> ExitCode {
 fn usage() -> ExitCode {
     eprintln!(
         "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen | --upload | --server] | \
-         cargo xtask breaking --base <git-ref> [--head FILE]"
+         cargo xtask breaking --base <git-ref> [--head FILE] | cargo xtask corpus [NAME...]"
     );
     ExitCode::from(2)
 }
@@ -263,6 +272,15 @@ window.ui = SwaggerUIBundle({{
     std::fs::write(&out, page).with_context(|| out.display().to_string())?;
     println!("wrote {} (open it in a browser; nothing is fetched)", out.display());
     Ok(())
+}
+
+/// Where cargo builds: `CARGO_TARGET_DIR` when set (relative to the working directory, as cargo
+/// reads it), else the workspace's `target`.
+fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => std::path::absolute(dir).expect("the working directory"),
+        None => root.join("target"),
+    }
 }
 
 fn workspace_root() -> PathBuf {

@@ -13,7 +13,7 @@ use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use crate::bench::{Run, median, wrk};
+use crate::wrk::{Run, median, wrk};
 
 /// The least ratio of the generated server's requests per CPU second to the hand-written
 /// one's, on every route.
@@ -111,7 +111,7 @@ pub fn measure(root: &Path, wrk_path: &Path, work: &Path, release: bool, seconds
     if !cargo.status()?.success() {
         bail!("cargo build of router-bench failed");
     }
-    let binary = root.join("target").join(if release { "release" } else { "debug" }).join("router-bench");
+    let binary = crate::target_dir(root).join(if release { "release" } else { "debug" }).join("router-bench");
     let counted = Command::new(&binary).arg("allocations").output().context("router-bench allocations")?;
     if !counted.status.success() {
         bail!("router-bench allocations failed:\n{}", String::from_utf8_lossy(&counted.stderr));

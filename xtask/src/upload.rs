@@ -37,7 +37,7 @@ pub fn measure(root: &Path, bytes: u64, release: bool) -> anyhow::Result<Upload>
     if !cargo.status()?.success() {
         bail!("cargo build of upload-server failed");
     }
-    let binary = root.join("target").join(if release { "release" } else { "debug" }).join("upload-server");
+    let binary = crate::target_dir(root).join(if release { "release" } else { "debug" }).join("upload-server");
     let mut server =
         Command::new(&binary).stdout(Stdio::piped()).spawn().with_context(|| binary.display().to_string())?;
     let mut address = String::new();

@@ -1,0 +1,181 @@
+//! The first stage: the document's text read into one view of it, [`Spec`], and what reading it
+//! repaired or approximated ([`Note`]s). A 3.2 document is read through its 3.1 view
+//! (`openapi32`), a 3.1 one through its 3.0 view (`openapi31`); `repair` mends what authors
+//! commonly get wrong, and `normalise` gives every operation an id and every inline shape that
+//! becomes a type a name. The view is both the raw JSON (for extensions and the JSON Schema
+//! conversion) and the `openapiv3` model of the same normalised document.
+
+pub mod document;
+pub mod marks;
+pub mod normalise;
+pub mod nullable;
+pub mod openapi31;
+pub mod openapi32;
+pub mod repair;
+pub mod wire;
+
+use crate::error::{Error, Result, bail};
+
+/// Something the 3.0 view had to leave out or approximate, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub pointer: String,
+    pub message: String,
+}
+
+pub struct Spec {
+    /// The document as written (a 3.1 one in its 3.0 view): what the documentation (the 3.1
+    /// rendition, `docs/api.md`) shows.
+    pub original: serde_json::Value,
+    /// The normalised document, as JSON.
+    pub raw: serde_json::Value,
+    /// The model the server generator reads, with nullable references in the form progenitor
+    /// understands (so both resolve a schema to the same model).
+    pub openapi: openapiv3::OpenAPI,
+    /// What reading the document left out or approximated (a 3.1 document's keywords 3.0 has no
+    /// word for), with its JSON pointer.
+    pub notes: Vec<Note>,
+    /// The document's webhooks (3.1 `webhooks`, 3.0 `x-webhooks`) as a document of their own whose
+    /// paths are `/{webhook name}`: what the receiver is generated from. Their inline payload
+    /// schemas are named and moved into the components the models come from, like the paths'.
+    pub webhooks: Option<Box<Spec>>,
+    /// Where the 3.1 view of a 3.2 document moved what (`openapi32::to_31`): the view's
+    /// pointer, the document's.
+    moved: Vec<(String, String)>,
+}
+
+/// `message` with its pointers into the view (`moved`'s) turned into the document's.
+fn locate(moved: &[(String, String)], message: String) -> String {
+    moved.iter().fold(message, |message, (view, document)| message.replace(view.as_str(), document))
+}
+
+/// The webhooks of `raw` as a document whose paths are `/{name}`, normalised as paths are (so
+/// each operation has an id and each inline payload a model); the models it named join `raw`'s
+/// components. The document's own `security` is the API's, not its webhooks': a webhook asks
+/// for credentials only with its own `security`.
+fn webhooks(raw: &mut serde_json::Value, written_as: &str, notes: &mut Vec<Note>) -> Result<Option<Box<Spec>>> {
+    let Some(hooks) = raw.get("x-webhooks").and_then(|w| w.as_object()).filter(|w| !w.is_empty()) else {
+        return Ok(None);
+    };
+    let mut renames: Vec<(String, String)> = hooks
+        .keys()
+        .map(|name| (document::pointer(&["paths", &format!("/{name}")]), document::pointer(&[written_as, name])))
+        .collect();
+    // What the shape check cannot place more precisely than the whole map.
+    renames.push(("#/paths".into(), format!("#/{written_as}")));
+    let paths: serde_json::Map<String, serde_json::Value> =
+        hooks.iter().map(|(name, item)| (format!("/{name}"), item.clone())).collect();
+    let mut doc = raw.clone();
+    let object = doc.as_object_mut().expect("checked by well_formed");
+    object.remove("x-webhooks");
+    object.remove("security");
+    object.insert("paths".into(), serde_json::Value::Object(paths));
+    // Pointers say where the document has the webhook, not where this view put it.
+    let located = |error: Error| {
+        error.relocated(|text| renames.iter().fold(text, |text, (from, to)| text.replace(from.as_str(), to)))
+    };
+    // An extension is not checked with the document: its shape is, here, as paths are.
+    well_formed(&doc).map_err(located)?;
+    normalise::normalise(&mut doc, notes).map_err(located)?;
+    if let Some(schemas) = doc.pointer("/components/schemas").cloned() {
+        raw["components"]["schemas"] = schemas;
+    }
+    let openapi = openapi_model(doc.clone()).map_err(located)?;
+    let spec = Spec { openapi, original: doc.clone(), raw: doc, notes: Vec::new(), webhooks: None, moved: Vec::new() };
+    Ok(Some(Box::new(spec)))
+}
+
+/// Drops `additionalProperties: false` from what progenitor reads, so the models (and with them
+/// the client) ignore properties they don't know: a response property added in a minor version
+/// must not break a client generated before it. Requests stay strict where it matters, in the
+/// server, which validates every body against the document's own schemas (`schemas.json`) before
+/// a model sees it.
+fn tolerant_readers(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if map.get("additionalProperties") == Some(&serde_json::Value::Bool(false)) {
+                map.remove("additionalProperties");
+            }
+            map.values_mut().for_each(tolerant_readers);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(tolerant_readers),
+        _ => {}
+    }
+}
+
+/// The `openapiv3` model of `document` as progenitor should see it.
+pub(crate) fn openapi_model(mut document: serde_json::Value) -> Result<openapiv3::OpenAPI> {
+    // progenitor reads nullable references only as `allOf` + `nullable` (see `nullable`).
+    crate::read::nullable::for_progenitor(&mut document);
+    tolerant_readers(&mut document);
+    well_formed(&document)?;
+    serde_json::from_value(document).map_err(|e| Error::library("the document is not a valid OpenAPI 3.0 document", e))
+}
+
+/// Refuses, with the JSON pointer of what is wrong, a document that is not an OpenAPI 3.0
+/// document in shape (a response that is a number, an operation that is a list), before the
+/// normaliser walks it expecting objects where the specification says objects are.
+fn well_formed(document: &serde_json::Value) -> Result<()> {
+    let Err(error) = serde_path_to_error::deserialize::<_, openapiv3::OpenAPI>(document) else { return Ok(()) };
+    let mut pointer = String::new();
+    for segment in error.path().iter() {
+        match segment {
+            serde_path_to_error::Segment::Map { key } => {
+                pointer.push('/');
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            }
+            serde_path_to_error::Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+            _ => {}
+        }
+    }
+    bail!(format!("#{pointer}"), "the document is not a valid OpenAPI 3.0 document here: {}", error.inner())
+}
+
+impl Spec {
+    pub fn parse(text: &str) -> Result<Self> {
+        let mut raw: serde_json::Value =
+            serde_norway::from_str(text).map_err(|e| Error::library("the document is not valid YAML", e))?;
+        let version = raw.get("openapi").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+        let mut notes = Vec::new();
+        let moved = match openapi32::is_32(&version) {
+            true => openapi32::to_31(&mut raw, &mut notes)?,
+            false => Vec::new(),
+        };
+        let mut spec =
+            Self::read(raw, &version, notes).map_err(|error| error.relocated(|text| locate(&moved, text)))?;
+        for note in &mut spec.notes {
+            note.pointer = locate(&moved, std::mem::take(&mut note.pointer));
+        }
+        spec.moved = moved;
+        Ok(spec)
+    }
+
+    /// Says where in the document a message's pointers into the view (`openapi32`'s moves) are.
+    pub fn locate(&self, error: Error) -> Error {
+        error.relocated(|text| locate(&self.moved, text))
+    }
+
+    /// The document (a 3.2 one in its 3.1 view) read.
+    fn read(mut raw: serde_json::Value, version: &str, mut notes: Vec<Note>) -> Result<Self> {
+        // A 3.2 document is in its 3.1 view already.
+        if openapi32::is_32(version) || openapi31::is_31(version) {
+            openapi31::to_30(&mut raw, &mut notes)?;
+        } else if !version.starts_with("3.0.") {
+            bail!("/openapi: the document must be OpenAPI 3.0.x, 3.1.x or 3.2.x, found {version:?}");
+        }
+        repair::repair(&mut raw, version.starts_with("3.0."), &mut notes);
+        well_formed(&raw)?;
+        // What the documentation is made from: the document as written, in its 3.0 view.
+        let original = raw.clone();
+        // Pointers into the webhooks name them where the document has them.
+        let written_as = if version.starts_with("3.0.") { "x-webhooks" } else { "webhooks" };
+        let webhooks = webhooks(&mut raw, written_as, &mut notes)?;
+        normalise::normalise(&mut raw, &mut notes)?;
+        Ok(Self { openapi: openapi_model(raw.clone())?, raw, original, notes, webhooks, moved: Vec::new() })
+    }
+
+    /// The named component schemas, in document order.
+    pub fn component_schemas(&self) -> impl Iterator<Item = (&String, &serde_json::Value)> {
+        self.raw.pointer("/components/schemas").and_then(|v| v.as_object()).into_iter().flat_map(|m| m.iter())
+    }
+}

@@ -1,0 +1,310 @@
+//! One document both generators can serve, made from any OpenAPI 3.0 document before either
+//! reads it. [`normalise`] gives the view both share: every operation has an `operationId` whose
+//! Rust name is unique, owns its parameters (a path item's are copied in), and names every schema
+//! that becomes a Rust type of its own (inline objects, enums and compositions are moved to
+//! `components/schemas` under the names progenitor would give them, `{Op}Body`, `{Op}Response`,
+//! `{Op}{Param}`), so the server and the client refer to the same models. [`for_client`] then
+//! adapts a copy to what progenitor 0.15 accepts without panicking: one request media type, one
+//! success type and one error type per operation.
+//!
+//! What neither side can serve is refused here with the JSON pointer of the construct, never left
+//! to panic or to produce code that does not compile. Our own document passes through unchanged.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{Result, bail};
+use crate::read::document::{METHODS, pointer, resolve, rust_name};
+
+/// A string enum whose values do not each make a Rust name of their own (`.`, `-`; `a-b` beside
+/// `a_b`): typify names a variant after its value and gives up on such an enum, so the value is
+/// checked by a `pattern` of exactly those values instead, and the model is a string.
+fn unnameable_enums(value: &mut Value, pointer: &str, notes: &mut Vec<crate::read::Note>) {
+    match value {
+        Value::Object(map) => {
+            let strings: Option<Vec<String>> = map
+                .get("enum")
+                .and_then(Value::as_array)
+                .and_then(|values| values.iter().map(|v| v.as_str().map(str::to_owned)).collect());
+            if let Some(values) = strings.filter(|values| !values.is_empty()) {
+                let names: Vec<String> = values
+                    .iter()
+                    .map(|v| heck::ToUpperCamelCase::to_upper_camel_case(v.as_str()))
+                    .map(|n| n.chars().filter(|c| c.is_alphanumeric() || *c == '_').collect())
+                    .collect();
+                let unique: std::collections::BTreeSet<&String> = names.iter().collect();
+                if names.iter().any(String::is_empty) || unique.len() < names.len() {
+                    let alternatives: Vec<String> = values.iter().map(|v| regex_escape(v)).collect();
+                    map.remove("enum");
+                    map.insert("type".into(), json!("string"));
+                    map.insert("pattern".into(), json!(format!("^(?:{})$", alternatives.join("|"))));
+                    notes.push(crate::read::Note {
+                        pointer: format!("{pointer}/enum"),
+                        message: format!(
+                            "values {values:?} do not each make a Rust name: a string checked by the pattern of \
+                             exactly them"
+                        ),
+                    });
+                }
+            }
+            for (key, child) in map.iter_mut() {
+                unnameable_enums(child, &format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1")), notes);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                unnameable_enums(item, &format!("{pointer}/{i}"), notes);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `text` as a regular expression matching exactly it.
+fn regex_escape(text: &str) -> String {
+    text.chars().map(|c| if "\\.+*?()|[]{}^$".contains(c) { format!("\\{c}") } else { c.to_string() }).collect()
+}
+
+/// The shared view: see the module's documentation.
+pub fn normalise(doc: &mut Value, notes: &mut Vec<crate::read::Note>) -> Result<()> {
+    unnameable_enums(doc, "", notes);
+    let mut paths = match doc.get_mut("paths").map(Value::take) {
+        Some(Value::Object(paths)) => paths,
+        Some(Value::Null) | None => Map::new(),
+        Some(_) => bail!("#/paths: must be an object"),
+    };
+    let components = doc.get("components").cloned().unwrap_or_else(|| json!({}));
+    let mut schemas = components.get("schemas").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut names = Names::new(&schemas);
+
+    operation_ids(&mut paths)?;
+    for (path, item) in paths.iter_mut() {
+        let path_parameters = item.as_object_mut().and_then(|i| i.remove("parameters"));
+        for method in METHODS {
+            let Some(operation) = item.get_mut(method) else { continue };
+            let at = ["paths", path.as_str(), method];
+            own_parameters(operation, path_parameters.as_ref(), &components, &at)?;
+            check_parameters(path, operation, &components, &at)?;
+            hoist_operation(operation, &mut schemas, &mut names);
+        }
+    }
+    let mut components = components;
+    if let Some(parameters) = components.get_mut("parameters").and_then(Value::as_object_mut) {
+        for (name, parameter) in parameters.iter_mut() {
+            if let Some(schema) = parameter.get_mut("schema") {
+                hoist(schema, &mut schemas, &mut names, &rust_name(name, true));
+            }
+        }
+    }
+    for kind in ["requestBodies", "responses"] {
+        if let Some(items) = components.get_mut(kind).and_then(Value::as_object_mut) {
+            for (name, item) in items.iter_mut() {
+                hoist_content(item, &mut schemas, &mut names, &rust_name(name, true));
+            }
+        }
+    }
+    doc["paths"] = Value::Object(paths);
+    if !schemas.is_empty() {
+        components["schemas"] = Value::Object(schemas);
+    }
+    if components.as_object().is_some_and(|c| !c.is_empty()) {
+        doc["components"] = components;
+    }
+    Ok(())
+}
+
+/// Names taken in `components/schemas`, compared as the Rust types they become.
+pub(crate) struct Names(BTreeSet<String>);
+
+impl Names {
+    pub(crate) fn new(schemas: &Map<String, Value>) -> Self {
+        Self(schemas.keys().map(|k| rust_name(k, true)).collect())
+    }
+
+    /// `wanted`, or `wanted2`, `wanted3`… when a schema already has that name.
+    pub(crate) fn claim(&mut self, wanted: &str) -> String {
+        let mut name = wanted.to_string();
+        let mut n = 1;
+        while !self.0.insert(name.clone()) {
+            n += 1;
+            name = format!("{wanted}{n}");
+        }
+        name
+    }
+}
+
+/// Every operation gets an `operationId` (`{method}_{path}` when it has none), and no two may
+/// become the same Rust method.
+fn operation_ids(paths: &mut Map<String, Value>) -> Result<()> {
+    let mut taken: BTreeMap<String, String> = BTreeMap::new();
+    let mut missing = Vec::new();
+    for (path, item) in paths.iter_mut() {
+        if item.get("$ref").is_some() {
+            bail!(pointer(&["paths", path]), "path items that are $refs are not supported; write the path item out");
+        }
+        for method in METHODS {
+            let Some(operation) = item.get(method) else { continue };
+            let at = pointer(&["paths", path, method]);
+            match operation.get("operationId") {
+                Some(Value::String(id)) => {
+                    let rust = rust_name(id, false);
+                    if let Some(other) = taken.insert(rust.clone(), at.clone()) {
+                        bail!(at, "operationId {id:?} is the Rust method `{rust}`, as is the operation at {other}");
+                    }
+                }
+                Some(_) => bail!(format!("{at}/operationId"), "must be a string"),
+                None => missing.push((path.clone(), method)),
+            }
+        }
+    }
+    for (path, method) in missing {
+        let mut id = rust_name(&format!("{method} {path}"), false);
+        let base = id.clone();
+        let mut n = 1;
+        while taken.contains_key(&id) {
+            n += 1;
+            id = format!("{base}_{n}");
+        }
+        taken.insert(id.clone(), pointer(&["paths", &path, method]));
+        paths[&path][method]["operationId"] = Value::String(id);
+    }
+    Ok(())
+}
+
+/// A parameter's `(in, name)`, following a `$ref` to `components/parameters`.
+fn parameter_key(parameter: &Value, components: &Value) -> Option<(String, String)> {
+    let resolved = resolve(parameter, components, "parameters")?;
+    Some((resolved.get("in")?.as_str()?.to_string(), resolved.get("name")?.as_str()?.to_string()))
+}
+
+/// Copies the path item's parameters into the operation (an operation's own parameter of the same
+/// name and place wins), so each operation owns its parameters and their inline types.
+fn own_parameters(operation: &mut Value, shared: Option<&Value>, components: &Value, at: &[&str]) -> Result<()> {
+    let own = operation.get("parameters").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut merged = Vec::new();
+    for parameter in shared.and_then(Value::as_array).into_iter().flatten() {
+        let key = parameter_key(parameter, components);
+        if key.is_none() || !own.iter().any(|p| parameter_key(p, components) == key) {
+            merged.push(parameter.clone());
+        }
+    }
+    merged.extend(own);
+    for (i, parameter) in merged.iter().enumerate() {
+        if parameter_key(parameter, components).is_none() {
+            bail!(
+                format!("{}/parameters/{i}", pointer(at)),
+                "a parameter needs `in` and `name` (or a $ref to one in components/parameters)"
+            );
+        }
+    }
+    if !merged.is_empty() {
+        operation["parameters"] = Value::Array(merged);
+    }
+    Ok(())
+}
+
+/// Parameters the generators can serve: path, query, header and cookie, in the styles
+/// `styles::Wire` reads, each with a schema; every `{name}` of the path template a required path
+/// parameter, and no other.
+fn check_parameters(path: &str, operation: &Value, components: &Value, at: &[&str]) -> Result<()> {
+    let mut in_path = BTreeSet::new();
+    for (i, parameter) in operation.get("parameters").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let here = format!("{}/parameters/{i}", pointer(at));
+        let resolved = resolve(parameter, components, "parameters").expect("checked in own_parameters");
+        let (place, name) = parameter_key(parameter, components).expect("checked in own_parameters");
+        crate::read::wire::Wire::of(resolved, components)
+            .map_err(|why| crate::error::Error::at(&here, format!("{why}")))?;
+        if resolved.get("schema").is_none() {
+            bail!(here, "parameter {name} needs a `schema` (`content` is not supported)");
+        }
+        if place == "path" {
+            if resolved.get("required") != Some(&Value::Bool(true)) {
+                bail!(here, "path parameter {name} must be `required: true`");
+            }
+            in_path.insert(name);
+        }
+    }
+    let template: BTreeSet<String> =
+        path.split('{').skip(1).filter_map(|s| s.split_once('}')).map(|(name, _)| name.to_string()).collect();
+    if template != in_path {
+        bail!(pointer(at), "the path's template names {template:?} but its path parameters are {in_path:?}");
+    }
+    Ok(())
+}
+
+/// Moves the operation's inline schemas that become types of their own into `components/schemas`.
+fn hoist_operation(operation: &mut Value, schemas: &mut Map<String, Value>, names: &mut Names) {
+    let id = operation["operationId"].as_str().expect("set by operation_ids").to_string();
+    for parameter in operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
+        let name = parameter.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        if let Some(schema) = parameter.get_mut("schema") {
+            hoist(schema, schemas, names, &rust_name(&format!("{id}-{name}"), true));
+        }
+    }
+    if let Some(body) = operation.get_mut("requestBody") {
+        hoist_content(body, schemas, names, &rust_name(&format!("{id}-body"), true));
+    }
+    let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return };
+    // An operation that documents no success answers one as progenitor assumes: any 2xx, no body.
+    let success = |status: &String| status == "default" || status.starts_with(['1', '2', '3']);
+    if !responses.keys().any(success) {
+        responses.insert("2XX".into(), json!({ "description": "Success (the document gives none)." }));
+    }
+    // `{Op}Response` when one response needs a type of its own, `{Op}Response{status}` for each
+    // when several do.
+    let needing = responses
+        .values()
+        .filter(|r| {
+            r.get("content")
+                .and_then(Value::as_object)
+                .is_some_and(|c| c.values().any(|m| m.get("schema").is_some_and(needs_name)))
+        })
+        .count();
+    for (status, response) in responses.iter_mut() {
+        let name = if needing > 1 { format!("{id}-response-{status}") } else { format!("{id}-response") };
+        hoist_content(response, schemas, names, &rust_name(&name, true));
+        for (header, value) in response.get_mut("headers").and_then(Value::as_object_mut).into_iter().flatten() {
+            if let Some(schema) = value.get_mut("schema") {
+                hoist(schema, schemas, names, &rust_name(&format!("{id}-{header}"), true));
+            }
+        }
+    }
+}
+
+/// Hoists the schema of each media type of a request body or response, as `name`.
+fn hoist_content(item: &mut Value, schemas: &mut Map<String, Value>, names: &mut Names, name: &str) {
+    for content in item.get_mut("content").and_then(Value::as_object_mut).into_iter().flat_map(|c| c.values_mut()) {
+        if let Some(schema) = content.get_mut("schema") {
+            hoist(schema, schemas, names, name);
+        }
+    }
+}
+
+/// Whether a schema becomes a Rust type of its own (a struct or an enum) rather than a primitive,
+/// a `Vec` or `serde_json::Value`.
+fn needs_name(schema: &Value) -> bool {
+    let Some(schema) = schema.as_object() else { return false };
+    if schema.contains_key("$ref") {
+        return false;
+    }
+    let composed = ["properties", "additionalProperties", "allOf", "oneOf", "anyOf", "not"]
+        .iter()
+        .any(|k| schema.contains_key(*k));
+    let enumerated = schema.get("enum").is_some_and(|e| e != &json!([null]));
+    composed || enumerated || schema.get("type") == Some(&json!("object"))
+}
+
+/// Replaces an inline schema that needs a name by a `$ref` to it under `components/schemas`; for
+/// an array, does the same to its items (`{name}Item`).
+fn hoist(schema: &mut Value, schemas: &mut Map<String, Value>, names: &mut Names, name: &str) {
+    if needs_name(schema) {
+        let name = names.claim(name);
+        let moved = std::mem::replace(schema, json!({ "$ref": format!("#/components/schemas/{name}") }));
+        schemas.insert(name, moved);
+    } else if schema.get("type") == Some(&json!("array"))
+        && let Some(items) = schema.get_mut("items")
+    {
+        hoist(items, schemas, names, &format!("{name}Item"));
+    }
+}

@@ -1,0 +1,238 @@
+//! Parameter styles: how each parameter is written on the wire (the document's `in`, `style` and
+//! `explode`, read as the specification's style tables write them) and the shape of its value.
+//!
+//! The server reads every style (the runtime's `styles` module, handed a [`Wire`] per
+//! parameter); the client writes what progenitor cannot through carriers (`write::client::styles`).
+
+use serde_json::Value;
+
+use super::document::resolve;
+use super::marks::COOKIE_STYLE;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Path,
+    Query,
+    Header,
+    Cookie,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    Form,
+    SpaceDelimited,
+    PipeDelimited,
+    DeepObject,
+    Simple,
+    Label,
+    Matrix,
+    /// OpenAPI 3.2's cookie style: as `form`, but values are not percent-encoded.
+    Cookie,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leaf {
+    String,
+    Integer,
+    Number,
+    Boolean,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shape {
+    Scalar(Leaf),
+    Array(Leaf),
+    /// An object of scalar properties.
+    Object(Vec<(String, Leaf)>),
+    /// Anything else (a `oneOf`, an array of objects): read as today's default styles read it,
+    /// one text, and refused in any other style.
+    Opaque,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wire {
+    pub place: Place,
+    pub name: String,
+    pub style: Style,
+    pub explode: bool,
+    pub shape: Shape,
+}
+
+/// Why a parameter cannot be written as the document asks.
+#[derive(Debug, thiserror::Error)]
+pub enum Unwritable {
+    #[error("parameter {name} is `in: {place}`, not a place OpenAPI has")]
+    Place { name: String, place: String },
+    #[error("parameter {name} has style {style:?}, which OpenAPI does not define")]
+    Style { name: String, style: String },
+    #[error("{place} parameter {name} has style {style:?}, which that place does not take")]
+    StyleHere { place: String, name: String, style: String },
+    #[error("parameter {name} is {style:?} but not an array or an object of scalars")]
+    NotDelimitable { name: String, style: Style },
+    #[error("parameter {name} is deepObject but not an object of scalars or an array")]
+    NotDeepObject { name: String },
+    #[error(
+        "parameter {name}: in this place and style only a scalar, an array of scalars or an object of scalar \
+         properties can be written"
+    )]
+    NotPlain { name: String },
+    #[error("parameter {name} is an object without properties to write")]
+    NoProperties { name: String },
+}
+
+impl Wire {
+    /// The parameter `parameter` (resolved) of the document whose components are `components`;
+    /// an error says what the generators cannot serve.
+    pub fn of(parameter: &Value, components: &Value) -> std::result::Result<Wire, Unwritable> {
+        let name = parameter.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        let place = match parameter.get("in").and_then(Value::as_str) {
+            Some("path") => Place::Path,
+            Some("query") => Place::Query,
+            Some("header") => Place::Header,
+            Some("cookie") => Place::Cookie,
+            other => return Err(Unwritable::Place { name, place: other.unwrap_or_default().to_owned() }),
+        };
+        let written = parameter.get("style").and_then(Value::as_str);
+        let style = match written {
+            None => match place {
+                Place::Query | Place::Cookie => Style::Form,
+                Place::Path | Place::Header => Style::Simple,
+            },
+            Some("form") => Style::Form,
+            Some("spaceDelimited") => Style::SpaceDelimited,
+            Some("pipeDelimited") => Style::PipeDelimited,
+            Some("deepObject") => Style::DeepObject,
+            Some("simple") => Style::Simple,
+            Some("label") => Style::Label,
+            Some("matrix") => Style::Matrix,
+            Some("cookie") => Style::Cookie,
+            Some(other) => {
+                return Err(Unwritable::Style { name, style: other.to_owned() });
+            }
+        };
+        let style = match parameter.get(COOKIE_STYLE) {
+            Some(Value::Bool(true)) if style == Style::Form => Style::Cookie,
+            _ => style,
+        };
+        let allowed: &[Style] = match place {
+            Place::Path => &[Style::Simple, Style::Label, Style::Matrix],
+            Place::Query => &[Style::Form, Style::SpaceDelimited, Style::PipeDelimited, Style::DeepObject],
+            Place::Header => &[Style::Simple],
+            Place::Cookie => &[Style::Form, Style::Cookie],
+        };
+        if !allowed.contains(&style) {
+            let place = format!("{place:?}").to_lowercase();
+            return Err(Unwritable::StyleHere { place, name, style: written.unwrap_or_default().to_owned() });
+        }
+        let explode =
+            parameter.get("explode").and_then(Value::as_bool).unwrap_or(matches!(style, Style::Form | Style::Cookie));
+        let shape = parameter.get("schema").map(|schema| shape(schema, components)).unwrap_or(Shape::Opaque);
+        let wire = Wire { place, name, style, explode, shape };
+        wire.check()?;
+        Ok(wire)
+    }
+
+    fn check(&self) -> std::result::Result<(), Unwritable> {
+        let name = self.name.clone();
+        match (&self.style, &self.shape) {
+            (Style::SpaceDelimited | Style::PipeDelimited, Shape::Array(_) | Shape::Object(_)) => {}
+            (Style::SpaceDelimited | Style::PipeDelimited, _) => {
+                return Err(Unwritable::NotDelimitable { name, style: self.style });
+            }
+            // An array in deepObject is Stripe's `expand[]=a&expand[]=b` (or `expand[0]=a`).
+            (Style::DeepObject, Shape::Object(_) | Shape::Array(_)) => {}
+            (Style::DeepObject, _) => {
+                return Err(Unwritable::NotDeepObject { name });
+            }
+            _ => {}
+        }
+        if self.shape == Shape::Opaque && !self.plain() {
+            return Err(Unwritable::NotPlain { name });
+        }
+        if let Shape::Object(fields) = &self.shape
+            && fields.is_empty()
+        {
+            return Err(Unwritable::NoProperties { name });
+        }
+        Ok(())
+    }
+
+    /// Whether the defaults serve it (as they did before styles): a query parameter in `form`,
+    /// exploded, a scalar or an array; a path or header parameter, `simple`, a scalar.
+    pub fn plain(&self) -> bool {
+        let scalar = matches!(self.shape, Shape::Scalar(_) | Shape::Opaque);
+        match self.place {
+            Place::Query => self.style == Style::Form && self.explode && !matches!(self.shape, Shape::Object(_)),
+            Place::Path => self.style == Style::Simple && scalar,
+            Place::Header => scalar,
+            Place::Cookie => false,
+        }
+    }
+
+    /// Whether progenitor's client writes it as the document says: what [`Wire::plain`] is, and
+    /// a query object in `form` style, exploded (each property its own pair, as serde writes a
+    /// struct into a query).
+    pub fn client_writes(&self) -> bool {
+        self.plain()
+            || (self.place == Place::Query
+                && self.style == Style::Form
+                && self.explode
+                && matches!(self.shape, Shape::Object(_)))
+    }
+
+    /// The names the default query serialisation (progenitor's) writes it under: an object's
+    /// properties, anything else its own name.
+    pub fn query_keys(&self, name: &str) -> Vec<String> {
+        match &self.shape {
+            Shape::Object(fields) => fields.iter().map(|(field, _)| field.clone()).collect(),
+            _ => vec![name.to_string()],
+        }
+    }
+}
+
+/// What `schema` (a `$ref` resolved through `components`) is, as far as a parameter style cares.
+pub(crate) fn shape(schema: &Value, components: &Value) -> Shape {
+    let schema = unwrap(schema, components);
+    match schema.get("type").and_then(Value::as_str) {
+        Some("array") => match schema.get("items").map(|items| leaf(items, components)) {
+            Some(Some(item)) => Shape::Array(item),
+            _ => Shape::Opaque,
+        },
+        Some("object") => {
+            let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return Shape::Opaque };
+            let fields: Option<Vec<(String, Leaf)>> =
+                properties.iter().map(|(name, property)| Some((name.clone(), leaf(property, components)?))).collect();
+            fields.map(Shape::Object).unwrap_or(Shape::Opaque)
+        }
+        _ => leaf(schema, components).map(Shape::Scalar).unwrap_or(Shape::Opaque),
+    }
+}
+
+fn leaf(schema: &Value, components: &Value) -> Option<Leaf> {
+    let schema = unwrap(schema, components);
+    match schema.get("type").and_then(Value::as_str) {
+        Some("string") => Some(Leaf::String),
+        Some("integer") => Some(Leaf::Integer),
+        Some("number") => Some(Leaf::Number),
+        Some("boolean") => Some(Leaf::Boolean),
+        None if schema.get("enum").and_then(Value::as_array).is_some_and(|e| e.iter().all(Value::is_string)) => {
+            Some(Leaf::String)
+        }
+        _ => None,
+    }
+}
+
+/// `schema` through its `$ref`s and the one-element `allOf`s nullable references become.
+fn unwrap<'a>(schema: &'a Value, components: &'a Value) -> &'a Value {
+    let mut schema = schema;
+    for _ in 0..16 {
+        if let Some(next) = schema.get("$ref").and_then(|_| resolve(schema, components, "schemas")) {
+            schema = next;
+        } else if let Some([only]) = schema.get("allOf").and_then(Value::as_array).map(Vec::as_slice) {
+            schema = only;
+        } else {
+            break;
+        }
+    }
+    schema
+}

@@ -1,0 +1,191 @@
+//! The client's side of the document's security schemes: a `Credentials` the client is built
+//! with (one setter per scheme), whose `apply`, called by progenitor's request hook, sends each
+//! operation the credentials of the first of its requirements whose every scheme has one — in the
+//! `Authorization` header (bearer, basic), or the header, query parameter or cookie an api key
+//! goes in. The requirements are the server generator's (`server::security`), so client and
+//! router read the document alike.
+
+use heck::ToSnakeCase;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::view::View;
+use crate::error::Result;
+use crate::model::security::{self, Kind, Place};
+
+/// The generated `Credentials`, and whether it encodes basic credentials (the client crate then
+/// needs `base64`).
+pub struct Client {
+    pub tokens: TokenStream,
+    pub basic: bool,
+}
+
+/// `None` when no operation asks for a credential (the client then holds none).
+pub fn client(view: &View) -> Result<Option<Client>> {
+    let openapi = &view.openapi;
+    let schemes = security::schemes(openapi)?;
+    let mut table = Vec::new();
+    for (path, method, operation) in openapi.operations() {
+        let Some(operation_id) = &operation.operation_id else { continue };
+        let at = crate::read::document::pointer(&["paths", path, method]);
+        let context = format!("{operation_id} ({} {path}) at {at}", method.to_uppercase());
+        if let Some(requirement) = security::requirement(openapi, Some(operation), &schemes, &context)? {
+            // progenitor names the operation in its hook by its method's name.
+            table.push((operation_id.to_snake_case(), requirement.alternatives));
+        }
+    }
+    if table.is_empty() {
+        return Ok(None);
+    }
+    let used: std::collections::BTreeSet<usize> =
+        table.iter().flat_map(|(_, alternatives)| alternatives.iter().flatten().copied()).collect();
+    let basic = used.iter().any(|&i| schemes[i].kind == Kind::Basic);
+
+    let setter = |i: usize| crate::model::operation::field_ident(&schemes[i].name);
+    let field = |i: usize| format_ident!("{}_", setter(i).to_string().trim_start_matches("r#").trim_matches('_'));
+    let fields = used.iter().map(|&i| {
+        let name = field(i);
+        match schemes[i].kind {
+            Kind::Basic => quote!(#name: Option<(String, String)>,),
+            _ => quote!(#name: Option<String>,),
+        }
+    });
+    let setters = used.iter().map(|&i| {
+        let scheme = &schemes[i];
+        let name = field(i);
+        let setter = setter(i);
+        let doc = format!(" Sends `{}` to the operations that take it: {}", scheme.name, sent_as(&scheme.kind));
+        match scheme.kind {
+            Kind::Basic => quote! {
+                #[doc = #doc]
+                pub fn #setter(mut self, username: impl Into<String>, password: impl Into<String>) -> Self {
+                    self.#name = Some((username.into(), password.into()));
+                    self
+                }
+            },
+            _ => quote! {
+                #[doc = #doc]
+                pub fn #setter(mut self, value: impl Into<String>) -> Self {
+                    self.#name = Some(value.into());
+                    self
+                }
+            },
+        }
+    });
+    let redacted = used.iter().map(|&i| {
+        let (name, label) = (field(i), &schemes[i].name);
+        quote!(.field(#label, &self.#name.as_ref().map(|_| "<set>")))
+    });
+    let arms = table.iter().map(|(operation_id, alternatives)| {
+        let alternatives = alternatives.iter().map(|together| {
+            let checks = together.iter().map(|&i| {
+                let name = field(i);
+                quote!(self.#name.is_some())
+            });
+            let sends = together.iter().map(|&i| send(&schemes[i].kind, &field(i)));
+            quote! {
+                if #(#checks)&&* {
+                    #(#sends)*
+                    return Ok(());
+                }
+            }
+        });
+        quote! { #operation_id => { #(#alternatives)* } }
+    });
+    let tokens = quote! {
+        /// The credentials this client sends, one per security scheme of the document. Each
+        /// operation is sent those of the first of its requirements whose every scheme has one
+        /// here; an operation none of whose requirements is met is sent as it is (the server
+        /// answers `401`).
+        #[derive(Clone, Default)]
+        pub struct Credentials {
+            #(#fields)*
+        }
+
+        impl Credentials {
+            /// No credentials yet.
+            pub fn new() -> Self {
+                Self::default()
+            }
+
+            #(#setters)*
+
+            /// Adds to `request` (of `operation_id`) what it asks for. Its error is text: the request
+            /// hook hands it to progenitor's `Error::InvalidRequest(String)`.
+            fn apply(&self, operation_id: &str, request: &mut reqwest::Request) -> Result<(), String> {
+                match operation_id {
+                    #(#arms)*
+                    _ => {}
+                }
+                Ok(())
+            }
+        }
+
+        /// Shows which credentials are set, never what they are.
+        impl ::std::fmt::Debug for Credentials {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.debug_struct("Credentials") #(#redacted)* .finish()
+            }
+        }
+
+        /// A header value that is a secret: not shown by `Debug`, not compressed in HTTP/2.
+        fn secret_header(value: &str) -> Result<reqwest::header::HeaderValue, String> {
+            let mut value = reqwest::header::HeaderValue::from_str(value)
+                .map_err(|_| "a credential is not a valid header value".to_string())?;
+            value.set_sensitive(true);
+            Ok(value)
+        }
+    };
+    Ok(Some(Client { tokens, basic }))
+}
+
+fn sent_as(kind: &Kind) -> String {
+    match kind {
+        Kind::Bearer => "`Authorization: Bearer <token>`.".into(),
+        Kind::Basic => "`Authorization: Basic`.".into(),
+        Kind::ApiKey(Place::Header(name)) => format!("the `{name}` header."),
+        Kind::ApiKey(Place::Query(name)) => format!("the `{name}` query parameter."),
+        Kind::ApiKey(Place::Cookie(name)) => format!("the `{name}` cookie."),
+        Kind::Unsupported(why) => why.clone(),
+    }
+}
+
+/// Statements that add the credential in field `name` to `request`.
+fn send(kind: &Kind, name: &proc_macro2::Ident) -> TokenStream {
+    match kind {
+        Kind::Bearer => quote! {
+            if let Some(token) = &self.#name {
+                request.headers_mut().insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
+            }
+        },
+        Kind::Basic => quote! {
+            if let Some((username, password)) = &self.#name {
+                use base64::Engine;
+                let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
+                request.headers_mut().insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Basic {encoded}"))?);
+            }
+        },
+        Kind::ApiKey(Place::Header(header)) => quote! {
+            if let Some(key) = &self.#name {
+                request.headers_mut().insert(#header, secret_header(key)?);
+            }
+        },
+        Kind::ApiKey(Place::Query(parameter)) => quote! {
+            if let Some(key) = &self.#name {
+                request.url_mut().query_pairs_mut().append_pair(#parameter, key);
+            }
+        },
+        Kind::ApiKey(Place::Cookie(cookie)) => quote! {
+            if let Some(key) = &self.#name {
+                let pair = format!("{}={key}", #cookie);
+                let line = match request.headers().get(reqwest::header::COOKIE).and_then(|v| v.to_str().ok()) {
+                    Some(before) => format!("{before}; {pair}"),
+                    None => pair,
+                };
+                request.headers_mut().insert(reqwest::header::COOKIE, secret_header(&line)?);
+            }
+        },
+        // Never asked for: `requirement` refuses it.
+        Kind::Unsupported(_) => TokenStream::new(),
+    }
+}

@@ -1,0 +1,217 @@
+//! The client's side of parameter styles: progenitor's client writes only the default styles of
+//! scalars and arrays, and no cookie, so each parameter it cannot write is given to it as a
+//! query parameter of the same schema, a *carrier*, and the client's request hook
+//! (`client_styles.rs`, copied into the client) moves each carrier into its place and style
+//! before the request leaves.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use serde_json::{Value, json};
+
+use crate::error::{Result, bail};
+use crate::read::Spec;
+use crate::read::document::{METHODS, pointer, resolve, rust_name};
+use crate::read::wire::{Place, Shape, Wire};
+
+/// Gives progenitor, in the client's view of the document, a query parameter (a carrier) for
+/// every parameter it cannot write (see the module's documentation), and moves an operation with
+/// a carried path parameter to a path whose template has a placeholder in its place.
+///
+/// progenitor cannot take a parameter whose model has a builder (an object: it panics, as it
+/// takes only a body so); such a parameter refers instead to a copy of its schema that progenitor is told to
+/// replace with the model itself. Answers those replacements: the copy's type name, the model's
+/// path.
+pub fn for_client(doc: &mut Value) -> Result<Vec<(String, String)>> {
+    let components = doc.get("components").cloned().unwrap_or_else(|| json!({}));
+    let mut replacements = Vec::new();
+    let mut copies = serde_json::Map::new();
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return Ok(replacements) };
+    let mut moves = Vec::new();
+    for (path, item) in paths.iter_mut() {
+        for method in METHODS {
+            let Some(operation) = item.get_mut(method) else { continue };
+            let at = ["paths", path.as_str(), method];
+            let moved = carry(operation, path, &components, &at)?;
+            optional_objects(operation, &components, &mut copies, &mut replacements);
+            if moved != *path {
+                moves.push((path.clone(), method, moved));
+            }
+        }
+    }
+    for (from, method, to) in moves {
+        if paths.contains_key(&to) && paths[&to].get(method).is_some() {
+            bail!(pointer(&["paths", &from, method]), "the client's placeholder path {to} is taken");
+        }
+        let operation = paths[&from].as_object_mut().and_then(|item| item.remove(method)).expect("found above");
+        paths.entry(to).or_insert_with(|| json!({}))[method] = operation;
+        if paths[&from].as_object().is_some_and(|item| !METHODS.iter().any(|m| item.contains_key(*m))) {
+            paths.remove(&from);
+        }
+    }
+    for (name, schema) in copies {
+        doc["components"]["schemas"][name] = schema;
+    }
+    Ok(replacements)
+}
+
+/// Points each query parameter of `operation` (carriers included) whose model is an object at a
+/// copy of its schema, `{name}.optional`, which progenitor replaces with the model.
+fn optional_objects(
+    operation: &mut Value,
+    components: &Value,
+    copies: &mut serde_json::Map<String, Value>,
+    replacements: &mut Vec<(String, String)>,
+) {
+    for parameter in operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
+        let resolved = resolve(parameter, components, "parameters").cloned().unwrap_or_else(|| parameter.clone());
+        let Ok(wire) = Wire::of(&resolved, components) else { continue };
+        let reference = resolved.pointer("/schema/$ref").and_then(Value::as_str);
+        let Some(name) = reference.and_then(|r| r.strip_prefix("#/components/schemas/")) else { continue };
+        if wire.place != Place::Query || !matches!(wire.shape, Shape::Object(_)) {
+            continue;
+        }
+        let copy = format!("{name}.optional");
+        if !copies.contains_key(&copy) {
+            copies.insert(copy.clone(), components["schemas"][name].clone());
+            let model = heck::ToUpperCamelCase::to_upper_camel_case(name);
+            // typify keys a replacement by the name it would give the type.
+            let key = heck::ToUpperCamelCase::to_upper_camel_case(copy.as_str());
+            replacements.push((key, format!("types::{model}")));
+        }
+        let mut parameter_now = resolved;
+        parameter_now["schema"] = json!({ "$ref": format!("#/components/schemas/{copy}") });
+        *parameter = parameter_now;
+    }
+}
+
+/// The placeholder a carried path parameter has in the client's path template.
+pub fn placeholder(index: usize) -> String {
+    format!("~style{index}~")
+}
+
+/// The parameters of `operation` progenitor cannot write: each one's index among the
+/// operation's parameters, its wire, and the name of the query parameter that carries it (its
+/// own, unless a query parameter has that name: then `{name}-{place}`).
+fn carried(operation: &Value, components: &Value) -> Vec<(usize, Wire, String)> {
+    let parameters = operation.get("parameters").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let wires: Vec<Wire> = parameters
+        .iter()
+        .map(|p| Wire::of(resolve(p, components, "parameters").unwrap_or(p), components).expect("checked by normalise"))
+        .collect();
+    let mut taken: Vec<String> =
+        wires.iter().filter(|w| w.place == Place::Query && w.client_writes()).map(|w| w.name.clone()).collect();
+    let mut out = Vec::new();
+    for (i, wire) in wires.into_iter().enumerate().filter(|(_, w)| !w.client_writes()) {
+        let mut key = wire.name.clone();
+        if wire.place != Place::Query && taken.contains(&key) {
+            key = format!("{}-{}", wire.name, format!("{:?}", wire.place).to_lowercase());
+        }
+        taken.push(key.clone());
+        out.push((i, wire, key));
+    }
+    out
+}
+
+/// Turns `operation`'s parameters that progenitor cannot write into carriers; answers the path
+/// its template becomes.
+fn carry(operation: &mut Value, path: &str, components: &Value, at: &[&str]) -> Result<String> {
+    let mut path = path.to_string();
+    let carried = carried(operation, components);
+    let Some(parameters) = operation.get_mut("parameters").and_then(Value::as_array_mut) else { return Ok(path) };
+    // Every name progenitor will write in the query, with the parameter it writes it for.
+    let mut keys: Vec<(String, usize)> = Vec::new();
+    for (i, parameter) in parameters.iter().enumerate() {
+        let resolved = resolve(parameter, components, "parameters").unwrap_or(parameter);
+        let wire = Wire::of(resolved, components).expect("checked by normalise");
+        if wire.place == Place::Query && wire.client_writes() {
+            keys.extend(wire.query_keys(&wire.name).into_iter().map(|k| (k, i)));
+        }
+    }
+    for (i, wire, key) in carried {
+        let resolved = resolve(&parameters[i], components, "parameters").cloned().expect("checked by normalise");
+        keys.extend(wire.query_keys(&key).into_iter().map(|k| (k, i)));
+        if wire.place == Place::Path {
+            path = path.replace(&format!("{{{}}}", wire.name), &placeholder(i));
+        }
+        let mut carrier = json!({
+            "name": key,
+            "in": "query",
+            "required": resolved.get("required").and_then(Value::as_bool).unwrap_or(false),
+            "schema": resolved.get("schema").cloned().unwrap_or_else(|| json!({})),
+        });
+        if let Some(description) = resolved.get("description") {
+            carrier["description"] = description.clone();
+        }
+        parameters[i] = carrier;
+    }
+    keys.sort();
+    if let Some(pair) = keys.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+        bail!(
+            format!("{}/parameters/{}", pointer(at), pair[1].1),
+            "the client would write query parameter {:?} for two parameters (an object in `form` style writes \
+             each property under its own name)",
+            pair[0].0
+        );
+    }
+    Ok(path)
+}
+
+/// The client's part: the runtime module (`runtime/client_styles.rs`) and `carriers`, the
+/// carried parameters of each operation, by the name progenitor's hook gives it; `None` when
+/// progenitor writes every parameter itself.
+pub fn client(spec: &Spec) -> Result<Option<TokenStream>> {
+    let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
+    let module = quote!(styles);
+    let mut arms = Vec::new();
+    for (_, item) in spec.raw.get("paths").and_then(Value::as_object).into_iter().flatten() {
+        for method in METHODS {
+            let Some(operation) = item.get(method) else { continue };
+            let carried = carried(operation, &components);
+            if carried.is_empty() {
+                continue;
+            }
+            let id = operation["operationId"].as_str().expect("normalise gives every operation an id");
+            // progenitor names the operation in its hook by its method's name; a negotiated
+            // operation's twin (`events`) carries the same parameters.
+            let twin = super::events::negotiated(operation, &components)
+                .then(|| rust_name(&super::events::twin_id(id), false))
+                .map(|twin| quote!(| #twin));
+            let id = rust_name(id, false);
+            let carriers = carried.iter().map(|(i, wire, key)| {
+                let place = match wire.place {
+                    Place::Path => {
+                        let placeholder = placeholder(*i);
+                        quote!(styles::Place::Path(#placeholder))
+                    }
+                    Place::Query => quote!(styles::Place::Query),
+                    Place::Header => quote!(styles::Place::Header),
+                    Place::Cookie => quote!(styles::Place::Cookie),
+                };
+                let mut wire = wire.clone();
+                if wire.place == Place::Header {
+                    wire.name = wire.name.to_ascii_lowercase();
+                }
+                let wire = crate::write::wire::tokens(&wire, &module);
+                quote!(styles::Carrier { key: #key, place: #place, wire: #wire })
+            });
+            arms.push(quote!(#id #twin => &[#(#carriers),*],));
+        }
+    }
+    if arms.is_empty() {
+        return Ok(None);
+    }
+    let runtime: TokenStream =
+        include_str!("../../../runtime/client_styles.rs").parse().expect("the client's styles parse");
+    Ok(Some(quote! {
+        #runtime
+
+        /// The parameters of `operation_id` that progenitor writes as query parameters and
+        /// [`styles::restyle`] moves into their place and style.
+        fn carriers(operation_id: &str) -> &'static [styles::Carrier] {
+            match operation_id {
+                #(#arms)*
+                _ => &[],
+            }
+        }
+    }))
+}

@@ -1,0 +1,216 @@
+//! progenitor's view of the document: the read view adapted to what progenitor 0.15 accepts
+//! without panicking — one request media type, one success type and one error type per
+//! operation, parameters it cannot write given to it as carriers (`styles`), event streams and
+//! multipart bodies as it can take them.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{Result, bail};
+use crate::read::Spec;
+use crate::read::document::{METHODS, essence, pointer, resolve, rust_name};
+use crate::read::normalise::Names;
+
+/// The document as progenitor reads it.
+pub struct View {
+    pub openapi: openapiv3::OpenAPI,
+    /// Schemas of `openapi` progenitor is to replace with a model: name, the model's Rust path.
+    pub replacements: Vec<(String, String)>,
+}
+
+impl View {
+    pub fn of(spec: &Spec) -> Result<Self> {
+        let mut client = spec.raw.clone();
+        let replacements = for_client(&mut client).map_err(|error| spec.locate(error))?;
+        Ok(Self { openapi: crate::read::openapi_model(client)?, replacements })
+    }
+}
+
+/// How progenitor reads a response: its JSON schema, a raw stream, an upgrade, or nothing.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Json(String),
+    Upgrade,
+    Raw,
+    None,
+}
+
+fn response_kind(status: &str, response: &Value) -> Kind {
+    let content = response.get("content").and_then(Value::as_object);
+    let json = content.and_then(|c| {
+        c.iter().find(|(media, _)| media.as_str() == "application/json" || media.starts_with("application/json;"))
+    });
+    match json {
+        Some((_, media)) => Kind::Json(media.get("schema").unwrap_or(&json!({})).to_string()),
+        None if status == "101" => Kind::Upgrade,
+        None if content.is_some_and(|c| !c.is_empty()) => Kind::Raw,
+        None => Kind::None,
+    }
+}
+
+/// Progenitor's view of the shared document: see the module's documentation. Answers the
+/// replacements progenitor is to make (`styles::for_client`).
+pub fn for_client(doc: &mut Value) -> Result<Vec<(String, String)>> {
+    let replacements = super::styles::for_client(doc)?;
+    super::events::for_client(doc)?;
+    let components = doc.get("components").cloned().unwrap_or_else(|| json!({}));
+    let mut schemas = components.get("schemas").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut names = Names::new(&schemas);
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return Ok(replacements) };
+    for (path, item) in paths.iter_mut() {
+        for method in METHODS {
+            let Some(operation) = item.get_mut(method) else { continue };
+            let at = ["paths", path.as_str(), method];
+            client_parameters(operation);
+            client_body(operation, &components, &at)?;
+            client_responses(operation, &components, &mut schemas, &mut names, &at)?;
+        }
+    }
+    if !schemas.is_empty() {
+        doc["components"]["schemas"] = Value::Object(schemas);
+    }
+    Ok(replacements)
+}
+
+/// A path or header parameter is sent as text, present or not: a `nullable` one (FastAPI's
+/// `bool | None`) would be an `Option` that progenitor's client formats as if it were a value.
+fn client_parameters(operation: &mut Value) {
+    for parameter in operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
+        if matches!(parameter.get("in").and_then(Value::as_str), Some("path" | "header"))
+            && let Some(schema) = parameter.get_mut("schema").and_then(Value::as_object_mut)
+        {
+            schema.remove("nullable");
+        }
+    }
+}
+
+/// The one media type progenitor's client sends: JSON when offered, else form, bytes or text.
+fn client_body(operation: &mut Value, components: &Value, at: &[&str]) -> Result<()> {
+    let Some(body) = operation.get("requestBody") else { return Ok(()) };
+    let mut body = resolve(body, components, "requestBodies").cloned().unwrap_or_default();
+    let Some(content) = body.get("content").and_then(Value::as_object) else { return Ok(()) };
+    let rank = |media: &str| match essence(media).as_str() {
+        "application/json" => Some(0),
+        "application/x-www-form-urlencoded" => Some(1),
+        "application/octet-stream" => Some(2),
+        "text/plain" | "text/x-markdown" => Some(3),
+        // progenitor has no multipart: its bytes are sent as a body of their own (`multipart`).
+        "multipart/form-data" => Some(4),
+        _ => None,
+    };
+    let Some((media, chosen)) = content.iter().filter(|(m, _)| rank(m).is_some()).min_by_key(|(m, _)| rank(m)) else {
+        let offered: Vec<&String> = content.keys().collect();
+        bail!(
+            format!("{}/requestBody", pointer(at)),
+            "offered as {offered:?}; the client (progenitor) sends only application/json, \
+             application/x-www-form-urlencoded, application/octet-stream, text/plain and multipart/form-data"
+        );
+    };
+    let mut chosen = chosen.clone();
+    if let Some(chosen) = chosen.as_object_mut() {
+        chosen.remove("encoding");
+    }
+    if essence(media) == "multipart/form-data" {
+        super::multipart::for_client(operation, &mut body, chosen, at)?;
+        return Ok(());
+    }
+    match essence(media).as_str() {
+        "application/octet-stream" => chosen["schema"] = json!({"type": "string", "format": "binary"}),
+        "text/plain" | "text/x-markdown" => chosen["schema"] = json!({"type": "string"}),
+        _ if chosen.get("schema").is_none() => chosen["schema"] = json!({}),
+        _ => {}
+    }
+    body["content"] = json!({ media.clone(): chosen });
+    operation["requestBody"] = body;
+    Ok(())
+}
+
+/// One success type and one error type per operation, as progenitor requires: differing JSON
+/// schemas become one `oneOf` (`{Op}Success`, `{Op}Error`), any other mix a raw response; a
+/// `default` that would be a third type is left out (the client then reports those statuses as
+/// unexpected, with the response).
+fn client_responses(
+    operation: &mut Value,
+    components: &Value,
+    schemas: &mut Map<String, Value>,
+    names: &mut Names,
+    at: &[&str],
+) -> Result<()> {
+    let id = operation["operationId"].as_str().unwrap_or_default().to_string();
+    let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return Ok(()) };
+    for response in responses.values_mut() {
+        let mut resolved = resolve(response, components, "responses").cloned().unwrap_or_default();
+        for media in resolved.get_mut("content").and_then(Value::as_object_mut).into_iter().flat_map(|c| c.values_mut())
+        {
+            if let Some(media) = media.as_object_mut() {
+                media.remove("encoding");
+                media.entry("schema").or_insert_with(|| json!({}));
+            }
+        }
+        *response = resolved;
+    }
+    let class = |status: &str| -> Option<bool> {
+        match status {
+            "101" | "2XX" | "2xx" => Some(true),
+            "4XX" | "5XX" | "4xx" | "5xx" => Some(false),
+            _ => match status.parse::<u16>() {
+                Ok(200..=299) => Some(true),
+                Ok(400..=599) => Some(false),
+                _ => None,
+            },
+        }
+    };
+    for (success, suffix) in [(true, "success"), (false, "error")] {
+        let statuses: Vec<String> = responses.keys().filter(|s| class(s) == Some(success)).cloned().collect();
+        let kinds: BTreeSet<Kind> = statuses.iter().map(|s| response_kind(s, &responses[s])).collect();
+        if kinds.len() <= 1 {
+            continue;
+        }
+        if kinds.contains(&Kind::Upgrade) {
+            bail!(
+                format!("{}/responses/101", pointer(at)),
+                "a protocol switch beside other success responses is not supported"
+            );
+        }
+        if kinds.iter().all(|k| matches!(k, Kind::Json(_))) {
+            let name = names.claim(&rust_name(&format!("{id}-{suffix}"), true));
+            let variants: Vec<Value> = kinds
+                .iter()
+                .map(|k| match k {
+                    Kind::Json(schema) => serde_json::from_str(schema).expect("serialised above"),
+                    _ => unreachable!(),
+                })
+                .collect();
+            schemas.insert(name.clone(), json!({ "oneOf": variants }));
+            for status in &statuses {
+                let media = json_media(&mut responses[status]);
+                media["schema"] = json!({ "$ref": format!("#/components/schemas/{name}") });
+            }
+        } else {
+            for status in &statuses {
+                responses[status]["content"] = json!({ "*/*": { "schema": {} } });
+            }
+        }
+    }
+    if let Some(default) = responses.get("default") {
+        let kind = response_kind("default", default);
+        let differs =
+            |success: bool| responses.iter().any(|(s, r)| class(s) == Some(success) && response_kind(s, r) != kind);
+        if differs(true) || differs(false) {
+            responses.remove("default");
+        }
+    }
+    Ok(())
+}
+
+/// The JSON media type entry of a response (the one `response_kind` found).
+fn json_media(response: &mut Value) -> &mut Value {
+    let content = response["content"].as_object_mut().expect("a JSON response has content");
+    let key = content
+        .keys()
+        .find(|m| m.as_str() == "application/json" || m.starts_with("application/json;"))
+        .cloned()
+        .expect("a JSON response has a JSON media type");
+    &mut content[&key]
+}

@@ -1,0 +1,205 @@
+//! The Rust samples: the generated client's builder chain, each value a literal of the type the
+//! builder takes (read from the client progenitor wrote), the client made as the flavour or the
+//! document's security says.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use heck::ToSnakeCase;
+use serde_json::Value;
+
+use super::{Call, Flavour, plain};
+use crate::error::{Error, Result};
+use crate::model::security::{Kind, Scheme};
+use crate::read::Spec;
+
+impl Call {
+    /// The Rust sample, and the same with the test's lines.
+    pub(super) fn rust(
+        &self,
+        function: &str,
+        fields: &BTreeMap<String, String>,
+        flavour: &Flavour,
+        connect: &str,
+        bytes: bool,
+    ) -> Result<(String, String)> {
+        let types = &flavour.types;
+        let mut shown = String::new();
+        let mut checked = String::new();
+        let mut line = |text: &str, test: Option<String>| {
+            shown.push_str(text);
+            shown.push('\n');
+            checked.push_str(text);
+            checked.push('\n');
+            if let Some(test) = test {
+                checked.push_str(&test);
+                checked.push('\n');
+            }
+        };
+        let environment = if connect.contains("token") {
+            format!(
+                "let (base_url, token) = (std::env::var(\"{}\")?, std::env::var(\"{}\")?);",
+                flavour.base_url_variable, flavour.token_variable
+            )
+        } else {
+            format!("let base_url = std::env::var(\"{}\")?;", flavour.base_url_variable)
+        };
+        if let Some(prelude) = &flavour.prelude {
+            line(prelude, None);
+        }
+        line(&environment, None);
+        line(&format!("let client = {connect};"), None);
+        let mut chain = format!("let answer = client.{function}()");
+        let field_type = |field: &str| {
+            fields.get(field).ok_or_else(|| {
+                Error::Document(format!("samples: the client's builder for {function} has no `{field}`"))
+            })
+        };
+        for parameter in &self.parameters {
+            // progenitor tells apart parameters of one name in two places by the place's name.
+            let name = rust_name(&parameter.wire.name);
+            let placed = format!("{name}_{}", format!("{:?}", parameter.wire.place).to_lowercase());
+            let field = if fields.contains_key(&placed) { placed } else { name };
+            let literal = literal(field_type(&field)?, &parameter.example, types);
+            // A string literal is a `&str`, which the test's value (owned) cannot be: it gets a
+            // `String`, which the builders take as well.
+            let test = if literal.starts_with('"') && literal.ends_with('"') {
+                format!("let {field} = values.text({:?}, {field});", parameter.wire.name)
+            } else {
+                format!("let {field} = values.swap({:?}, {field})?;", parameter.wire.name)
+            };
+            line(&format!("let {field} = {literal};"), Some(test));
+            let _ = write!(chain, ".{field}({field})");
+        }
+        if let Some(body) = &self.body {
+            let model = field_type("body")?.replace("types::builder::", &format!("{types}::"));
+            let json = indented(&body.example);
+            line(
+                &format!("let body = serde_json::from_value::<{model}>(serde_json::json!({json}))?;"),
+                Some("let body = values.swap(\"body\", body)?;".to_owned()),
+            );
+            chain.push_str(".body(body)");
+        }
+        chain.push_str(".send().await?;");
+        line(&chain, None);
+        if bytes {
+            line("println!(\"{}\", answer.status());", None);
+            checked.push_str("Ok((answer.status().as_u16(), serde_json::Value::Null))\n");
+        } else {
+            line("println!(\"{} {:#?}\", answer.status(), *answer);", None);
+            checked.push_str("Ok((answer.status().as_u16(), serde_json::to_value(answer.into_inner())?))\n");
+        }
+        Ok((shown, checked))
+    }
+}
+
+/// `value` as JSON indented by four spaces, as Rust is.
+fn indented(value: &Value) -> String {
+    use serde::Serialize;
+    let mut out = Vec::new();
+    let mut serializer =
+        serde_json::Serializer::with_formatter(&mut out, serde_json::ser::PrettyFormatter::with_indent(b"    "));
+    value.serialize(&mut serializer).expect("JSON");
+    String::from_utf8(out).expect("JSON is UTF-8")
+}
+
+/// How a sample makes the generated client: `Client::new`, with `Credentials` for the
+/// operation's `credentials` when the client takes any (each setter the scheme's name in snake
+/// case, as `credentials.rs` writes it).
+pub(super) fn connect(spec: &Spec, credentials: &[Scheme], krate: &str) -> String {
+    let view = crate::write::client::view::View::of(spec).ok();
+    if view.and_then(|view| crate::write::client::credentials::client(&view).ok().flatten()).is_none() {
+        return format!("{krate}::Client::new(&base_url)");
+    }
+    let mut setters = String::new();
+    for scheme in credentials {
+        let setter = crate::model::operation::field_ident(&scheme.name);
+        // A basic credential's token is `username:password`, as curl's `-u` takes it.
+        let _ = write!(setters, ".{setter}({})", if scheme.kind == Kind::Basic { "user, password" } else { "&token" });
+    }
+    let made = format!("{krate}::Client::new(&base_url, {krate}::Credentials::new(){setters})");
+    if credentials.iter().any(|scheme| scheme.kind == Kind::Basic) {
+        format!("{{ let (user, password) = token.split_once(':').unwrap_or((&token, \"\")); {made} }}")
+    } else {
+        made
+    }
+}
+
+/// The Rust name progenitor gives a parameter's builder method.
+fn rust_name(name: &str) -> String {
+    let name = name.to_snake_case();
+    match name.as_str() {
+        "type" | "ref" | "self" | "match" | "fn" | "mod" | "use" | "where" | "move" | "async" | "await" => {
+            format!("{name}_")
+        }
+        _ => name,
+    }
+}
+
+/// A Rust expression of type `ty` (the builder's, as written in the client) for `value`, one the
+/// builder's `TryInto` takes.
+fn literal(ty: &str, value: &Value, types: &str) -> String {
+    let text = plain(value);
+    let bare = ty.trim_start_matches("::");
+    let json = || {
+        let model = match bare.strip_prefix("types::") {
+            Some(model) => format!("{types}::{model}"),
+            None => ty.to_owned(),
+        };
+        format!("serde_json::from_value::<{model}>(serde_json::json!({value}))?")
+    };
+    match (bare, value) {
+        ("uuid::Uuid", Value::String(_)) => format!("uuid::uuid!({text:?})"),
+        (t, Value::String(_)) if t.starts_with("chrono::DateTime") => {
+            format!("{text:?}.parse::<chrono::DateTime<chrono::Utc>>()?")
+        }
+        ("chrono::NaiveDate", Value::String(_)) => format!("{text:?}.parse::<chrono::NaiveDate>()?"),
+        ("std::string::String" | "String", Value::String(_)) => format!("{text:?}"),
+        (t, Value::String(_)) if t.starts_with("types::") => format!("{text:?}"),
+        (t, Value::Number(_)) if t.starts_with("std::num::NonZero") => {
+            let primitive = t.trim_start_matches("std::num::NonZero").to_ascii_lowercase();
+            format!("{text}{primitive}")
+        }
+        ("i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "f32" | "f64", Value::Number(_)) => {
+            format!("{text}{bare}")
+        }
+        ("bool", Value::Bool(_)) => text,
+        _ => json(),
+    }
+}
+
+/// Every operation builder's fields (`pub mod builder { pub struct CreateBalance<'a> { … } }`)
+/// with their value types, without the `Result<_, String>` and `Option<_>` around them.
+pub(super) fn builders(client: &str) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
+    let file = syn::parse_file(client).map_err(|e| Error::unparsable("samples: the client", e))?;
+    let mut builders = BTreeMap::new();
+    for item in &file.items {
+        let syn::Item::Mod(module) = item else { continue };
+        if module.ident != "builder" {
+            continue;
+        }
+        for item in module.content.iter().flat_map(|(_, items)| items) {
+            let syn::Item::Struct(builder) = item else { continue };
+            let mut fields = BTreeMap::new();
+            for field in &builder.fields {
+                let Some(name) = &field.ident else { continue };
+                fields.insert(name.to_string().trim_start_matches("r#").to_owned(), inner(&field.ty));
+            }
+            builders.insert(builder.ident.to_string(), fields);
+        }
+    }
+    Ok(builders)
+}
+
+/// `ty` without the `Result<_, String>` and `Option<_>` a builder keeps it in, as text.
+fn inner(ty: &syn::Type) -> String {
+    if let syn::Type::Path(path) = ty
+        && let Some(last) = path.path.segments.last()
+        && (last.ident == "Result" || last.ident == "Option")
+        && let syn::PathArguments::AngleBracketed(arguments) = &last.arguments
+        && let Some(syn::GenericArgument::Type(first)) = arguments.args.first()
+    {
+        return inner(first);
+    }
+    quote::quote!(#ty).to_string().replace(' ', "")
+}

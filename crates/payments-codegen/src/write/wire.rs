@@ -1,0 +1,39 @@
+//! A parameter's wire form ([`Wire`]) as a constant of a runtime's `styles` module: how the
+//! server's router and the client's request hook are told how each parameter is written.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::read::wire::{Leaf, Shape, Wire};
+
+/// The wire as a constant of the runtime module at `module` (the server's
+/// `runtime::styles`, the client's `styles`).
+pub fn tokens(wire: &Wire, module: &TokenStream) -> TokenStream {
+    let name = &wire.name;
+    let explode = wire.explode;
+    let style = quote::format_ident!("{}", format!("{:?}", wire.style));
+    let leaf = |leaf: &Leaf| {
+        let leaf = quote::format_ident!("{}", format!("{leaf:?}"));
+        quote!(#module::Leaf::#leaf)
+    };
+    let shape = match &wire.shape {
+        Shape::Scalar(l) => {
+            let l = leaf(l);
+            quote!(#module::Shape::Scalar(#l))
+        }
+        Shape::Array(l) => {
+            let l = leaf(l);
+            quote!(#module::Shape::Array(#l))
+        }
+        Shape::Object(fields) => {
+            let fields = fields.iter().map(|(field, l)| {
+                let l = leaf(l);
+                quote!((#field, #l))
+            });
+            quote!(#module::Shape::Object(&[#(#fields),*]))
+        }
+        // Text, as the default styles read it.
+        Shape::Opaque => quote!(#module::Shape::Scalar(#module::Leaf::String)),
+    };
+    quote!(#module::Wire { name: #name, style: #module::Style::#style, explode: #explode, shape: #shape })
+}

@@ -1,0 +1,280 @@
+//! `cargo xtask codegen --spec FILE --out DIR`: the three crates for another document, as a Cargo
+//! workspace of their own. The sources come from the same [`crate::generate`] as ours; what is
+//! added here is what our workspace writes by hand: the manifests, each crate's `lib.rs`, and
+//! the server's runtime (`payments-server/src/runtime.rs`, copied as it is).
+
+use crate::error::{Error, Result};
+use crate::write::Config;
+
+/// One file of the workspace: its path under DIR and its contents. `rust` files are to be
+/// formatted before they are written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct File {
+    pub path: String,
+    pub contents: String,
+    pub rust: bool,
+}
+
+/// The edition of the generated crates: 2021, the one progenitor's and typify's output is written
+/// for (it may use `gen`, a keyword from 2024 on).
+pub const STANDALONE_EDITION: &str = "2021";
+
+/// The server's hand-written runtime, shared with our own server crate.
+const RUNTIME: &str = include_str!("../../../../payments-server/src/runtime.rs");
+/// Its modules (parameter styles, path segments, JSON bodies read in place, server-sent events,
+/// streamed items, multipart bodies), copied beside it: name, text.
+const RUNTIME_MODULES: [(&str, &str); 6] = [
+    ("styles", include_str!("../../../../payments-server/src/runtime/styles.rs")),
+    ("path", include_str!("../../../../payments-server/src/runtime/path.rs")),
+    ("json_tape", include_str!("../../../../payments-server/src/runtime/json_tape.rs")),
+    ("events", include_str!("../../../../payments-server/src/runtime/events.rs")),
+    ("items", include_str!("../../../../payments-server/src/runtime/items.rs")),
+    ("multipart", include_str!("../../../../payments-server/src/runtime/multipart.rs")),
+];
+
+/// The crates `<name>-types`, `<name>-client` and `<name>-server` generated from the document
+/// `spec_text` (whose path, for the headers, is `source`).
+/// A workspace of its own for a document: its files, and what reading it left out.
+#[derive(Debug, Clone)]
+pub struct Standalone {
+    pub files: Vec<File>,
+    pub notes: Vec<crate::read::Note>,
+}
+
+pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalone> {
+    let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.ends_with('-');
+    if !valid {
+        return Err(Error::Document(format!(
+            "{name:?} cannot name crates: use lower-case letters, digits and dashes, starting with a letter"
+        )));
+    }
+    let types_crate = format!("{name}-types");
+    let types_path = types_crate.replace('-', "_");
+    let config =
+        Config { types_path: types_path.clone(), server_runtime_path: "crate::runtime".into(), source: source.into() };
+    // Read once, for the crates and for the README's samples.
+    let spec = crate::read::Spec::parse(spec_text)?;
+    let generated = crate::write::generate(&spec, &config).map_err(|error| spec.locate(error))?;
+    let rust = |path: String, contents: String| File { path, contents, rust: true };
+    let text = |path: String, contents: String| File { path, contents, rust: false };
+    let header = crate::write::header(&config);
+    let notes = generated.notes.clone();
+    let client = generated.client;
+    let mut files = vec![
+        text("Cargo.toml".into(), workspace_manifest(name)),
+        text(format!("{name}-types/Cargo.toml"), crate_manifest(&types_crate, "The models", TYPES_DEPENDENCIES)),
+        rust(
+            format!("{name}-types/src/lib.rs"),
+            format!(
+                "{header}//! The models of {source}.\n\n#[allow(clippy::all, clippy::pedantic, unused_imports, dead_code)]\nmod generated;\n\npub use generated::*;\n"
+            ),
+        ),
+        rust(format!("{name}-types/src/generated.rs"), generated.types),
+        text(
+            format!("{name}-client/Cargo.toml"),
+            crate_manifest(
+                &format!("{name}-client"),
+                "The client (progenitor)",
+                &client_dependencies(&types_crate, &generated.client_uses),
+            ),
+        ),
+        rust(format!("{name}-client/src/lib.rs"), format!("{header}{CLIENT_LIB}")),
+        rust(format!("{name}-client/src/generated.rs"), client.clone()),
+        text(
+            format!("{name}-server/Cargo.toml"),
+            crate_manifest(
+                &format!("{name}-server"),
+                "The server trait and its axum router",
+                &server_dependencies(&types_crate),
+            ),
+        ),
+        rust(format!("{name}-server/src/lib.rs"), format!("{header}{SERVER_LIB}")),
+        rust(format!("{name}-server/src/generated.rs"), generated.server),
+        rust(
+            format!("{name}-server/src/main.rs"),
+            format!("{header}{}", SERVER_MAIN.replace("{crate}", &name.replace('-', "_"))),
+        ),
+        text(format!("{name}-server/src/schemas.json"), generated.server_schemas),
+        rust(
+            format!("{name}-server/src/runtime.rs"),
+            format!("// Copied by `cargo xtask codegen` from payments-server's runtime.rs.\n\n{RUNTIME}"),
+        ),
+    ];
+    files.push(text("README.md".into(), readme(&spec, name, source, &client)?));
+    files.extend(RUNTIME_MODULES.iter().map(|(module, text)| {
+        rust(
+            format!("{name}-server/src/runtime/{module}.rs"),
+            format!("// Copied by `cargo xtask codegen` from payments-server's runtime/{module}.rs.\n\n{text}"),
+        )
+    }));
+    Ok(Standalone { files, notes })
+}
+
+/// The workspace's README: how to run its mock, then every operation with its samples (the
+/// client's call and curl's), written as `cargo xtask codegen` writes ours.
+fn readme(spec: &crate::read::Spec, name: &str, source: &str, client: &str) -> Result<String> {
+    let rust_name = name.replace('-', "_");
+    let variables = rust_name.to_ascii_uppercase();
+    let flavour = crate::Flavour {
+        client_crate: format!("{rust_name}_client"),
+        types: format!("{rust_name}_client::types"),
+        prelude: Some(format!("{rust_name}_client::install_crypto_provider();")),
+        connect: None,
+        cli: None,
+        base_url_variable: format!("{variables}_BASE_URL"),
+        token_variable: format!("{variables}_TOKEN"),
+        webhooks: None,
+    };
+    let samples = crate::samples(spec, client, None, &flavour)?;
+    let title = spec.original.pointer("/info/title").and_then(|t| t.as_str()).unwrap_or(name);
+    let mut out = format!(
+        "<!-- @generated by `cargo xtask codegen --spec` from {source}. -->\n\n# {title}\n\n\
+         The crates `{name}-types`, `{name}-client` and `{name}-server`, generated from `{source}`. \
+         `cargo run -p {name}-server` serves the API as a mock (each operation answers its documented \
+         success with the document's example, after checking the request as the real router does); \
+         the samples below call it once the shell knows where it is and what credential to send \
+         (any, to the mock):\n\n\
+         ```sh\nexport {variables}_BASE_URL=http://127.0.0.1:8080 {variables}_TOKEN=any\n```\n\n\
+         The Rust samples are statements of an `async fn` returning `Result<(), Box<dyn std::error::Error>>`, \
+         with `{name}-client`, `serde_json` and `uuid` among its crate's dependencies.\n\n## Operations\n"
+    );
+    for sample in &samples {
+        out.push_str(&format!(
+            "\n### `{} {}` ({})\n\n{}",
+            sample.method,
+            sample.path,
+            sample.operation_id,
+            crate::write::samples::markdown(sample)
+        ));
+    }
+    let without: Vec<String> = crate::unsampled(spec, &samples, &flavour).iter().map(|id| format!("`{id}`")).collect();
+    if !without.is_empty() {
+        out.push_str(&format!(
+            "\nWithout samples yet (their bodies are not JSON, or their parameters not ones the samples write): {}.\n",
+            without.join(", ")
+        ));
+    }
+    Ok(out)
+}
+
+fn workspace_manifest(name: &str) -> String {
+    format!(
+        "# @generated by `cargo xtask codegen --spec`.\n\n[workspace]\nresolver = \"3\"\nmembers = [\"{name}-types\", \"{name}-client\", \"{name}-server\"]\n"
+    )
+}
+
+/// A crate's manifest: `dependencies` (which may end in a `[features]` table) after the ones
+/// every crate has.
+fn crate_manifest(name: &str, what: &str, dependencies: &str) -> String {
+    format!(
+        "[package]\nname = \"{name}\"\ndescription = \"{what}, generated by `cargo xtask codegen --spec`.\"\nversion = \"0.1.0\"\nedition = \"{STANDALONE_EDITION}\"\nrust-version = \"1.88\"\npublish = false\n\n[dependencies]\n{MODEL_DEPENDENCIES}{dependencies}"
+    )
+}
+
+// The versions our own crates build with (the workspace's Cargo.toml; a test holds them to it).
+/// What all three crates use: the models' serialisation and their field types.
+const MODEL_DEPENDENCIES: &str = r#"serde = { version = "1", features = ["derive"] }
+serde_json = "1"
+chrono = { version = "0.4", default-features = false, features = ["serde", "std", "clock"] }
+uuid = { version = "1", features = ["serde", "v4"] }
+"#;
+
+const TYPES_DEPENDENCIES: &str = r#"regress = "0.12"
+schemars = { version = "0.8.22", features = ["chrono", "uuid1"], optional = true }
+
+[features]
+schemars = ["dep:schemars"]
+"#;
+
+fn client_dependencies(types_crate: &str, uses: &[&str]) -> String {
+    let extra: String = uses
+        .iter()
+        .map(|name| match *name {
+            "futures" => "futures = \"0.3\"\n",
+            "base64" => "base64 = \"0.22\"\n",
+            "rand" => "rand = \"0.9\"\n",
+            "percent-encoding" => "percent-encoding = \"2\"\n",
+            other => unreachable!("no version is known for {other}"),
+        })
+        .collect();
+    format!(
+        r#"{types_crate} = {{ path = "../{types_crate}" }}
+progenitor-client = "=0.15.1"
+reqwest = {{ version = "0.13", default-features = false, features = ["json", "query", "stream"] }}
+rustls = {{ version = "0.23", default-features = false, features = ["ring", "std", "tls12"], optional = true }}
+{extra}
+[features]
+default = ["tls"]
+tls = ["dep:rustls", "reqwest/rustls-no-provider"]
+"#
+    )
+}
+
+fn server_dependencies(types_crate: &str) -> String {
+    format!(
+        r#"{types_crate} = {{ path = "../{types_crate}" }}
+axum = "0.8"
+http-body-util = "0.1"
+jsonschema = {{ version = "0.60", default-features = false }}
+serde_path_to_error = "0.1"
+serde_urlencoded = "0.7"
+form_urlencoded = "1"
+percent-encoding = "2"
+serde_html_form = {{ version = "0.4", default-features = false, features = ["de", "std"] }}
+tower = "0.5"
+base64 = "0.22"
+tokio = {{ version = "1", features = ["macros", "rt-multi-thread", "net", "fs", "io-util"] }}
+multer = "3"
+tempfile = "3"
+futures-util = {{ version = "0.3", default-features = false, features = ["std"] }}
+"#
+    )
+}
+
+const CLIENT_LIB: &str = r#"//! The client, generated by progenitor: every operation is a method on [`Client`] returning a
+//! builder; `.send().await` performs it.
+
+#[allow(clippy::all, clippy::pedantic, unused_imports, dead_code)]
+mod generated;
+
+pub use generated::*;
+
+/// Makes ring rustls's process-wide crypto provider, unless one is already installed: reqwest is
+/// built without one, so call this before building a client. Without the `tls` feature there is
+/// no TLS and nothing to install.
+pub fn install_crypto_provider() {
+    #[cfg(feature = "tls")]
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+"#;
+
+const SERVER_MAIN: &str = r#"//! `cargo run`: the API as a mock, at http://127.0.0.1:8080 (or the port in `PORT`). Every
+//! operation answers its first documented success with the document's example (or a value built
+//! from its schema), after authenticating (any credential of a kind it takes) and validating the
+//! request as the real router does. Serve your implementation with `{crate}_server::router`, or
+//! with `mock_router` while some operations are still to be written.
+
+use std::sync::Arc;
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let port = std::env::var("PORT").ok().and_then(|p| p.parse::<u16>().ok()).unwrap_or(8080);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    println!("mock at http://{}", listener.local_addr()?);
+    axum::serve(listener, {crate}_server::mock_router(Arc::new({crate}_server::MockApi))).await
+}
+"#;
+
+const SERVER_LIB: &str = r#"//! The server side: the generated [`Api`] trait (one method per operation, each with a default
+//! that answers `501`) and [`router`], the axum router that authenticates, parses and validates
+//! requests before calling it.
+
+#[allow(clippy::all, clippy::pedantic)]
+mod generated;
+pub mod runtime;
+
+pub use generated::*;
+pub use runtime::{ApiError, RequestContext};
+"#;

@@ -1,0 +1,340 @@
+//! `cargo xtask corpus [NAME…]`: every document the generator is tested on, generated as a
+//! workspace of its own the way its users make one (the `openapi-workspace` tool's
+//! `write_workspace`), then checked the way they build it. For each document:
+//!
+//! - generated twice, each time in a child process of its own (so the figures are one
+//!   document's: seconds, peak memory), and the two outputs compared file by file — the output
+//!   must not depend on the process (hash seeds, thread timing);
+//! - `cargo check --workspace` with `-D warnings`, with the default features and with
+//!   `--all-features`, offline, with this repository's lock file, every document sharing one
+//!   target directory (`$CARGO_TARGET_DIR/corpus`) so the dependencies are compiled once;
+//! - where the document says how, its mock started with `cargo run` and asked one operation.
+//!
+//! It writes `CORPUS.md`, the table of what it measured, and fails when any document fails.
+//! These compiles are the slow part of the generator's tests, so they live here rather than in
+//! `cargo test` (the README's test command); `.ci/run` runs both.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context, bail, ensure};
+
+/// A document of the corpus: the workspace's name, its path from the repository's root, and the
+/// operation its mock is asked, if it is run.
+struct Document {
+    name: &'static str,
+    path: &'static str,
+    serve: Option<Probe>,
+}
+
+/// A `GET` the generated mock must answer `200` with a JSON object holding `fields`, and a path
+/// it must refuse without a credential (`401`, as the real router does: paths cannot be probed).
+struct Probe {
+    path: &'static str,
+    fields: &'static [&'static str],
+    unknown: &'static str,
+}
+
+const fn document(name: &'static str, path: &'static str) -> Document {
+    Document { name, path, serve: None }
+}
+
+/// Ours and the generator's samples first, then public documents (`tests/corpus/README.md` says
+/// where each comes from and under which licence).
+const CORPUS: &[Document] = &[
+    document("payments", "openapi/payments.yaml"),
+    document("payments31", "docs/openapi-3.1.json"),
+    document("sample", "crates/payments-codegen/tests/samples/parameters_and_responses.yaml"),
+    document("generality", "crates/payments-codegen/tests/samples/generality.yaml"),
+    document("styles", "crates/payments-codegen/tests/samples/parameter_styles.yaml"),
+    document("events", "crates/payments-codegen/tests/samples/events.yaml"),
+    document("multipart", "crates/payments-codegen/tests/samples/multipart.yaml"),
+    document("keeper", "crates/payments-codegen/tests/corpus/keeper.json"),
+    document("buildomat", "crates/payments-codegen/tests/corpus/buildomat.json"),
+    document("propolis-server", "crates/payments-codegen/tests/corpus/propolis-server.json"),
+    document("nexus", "crates/payments-codegen/tests/corpus/nexus.json"),
+    document("webhook-example", "crates/payments-codegen/tests/corpus/openapi-3.1/webhook-example.yaml"),
+    document("non-oauth-scopes", "crates/payments-codegen/tests/corpus/openapi-3.1/non-oauth-scopes.yaml"),
+    document("tictactoe", "crates/payments-codegen/tests/corpus/openapi-3.1/tictactoe.yaml"),
+    Document {
+        name: "crates-io",
+        path: "crates/payments-codegen/tests/corpus/openapi-3.1/crates-io.json",
+        serve: Some(Probe {
+            path: "/api/v1/summary",
+            fields: &["just_updated", "most_downloaded", "new_crates", "num_crates", "popular_categories"],
+            unknown: "/api/v1/no-such-thing",
+        }),
+    },
+    document("prefect", "crates/payments-codegen/tests/corpus/openapi-3.1/prefect.json"),
+    document("adyen-transfers", "crates/payments-codegen/tests/corpus/openapi-3.1/adyen-transfers.json"),
+    document("adyen-balance-webhooks", "crates/payments-codegen/tests/corpus/openapi-3.1/adyen-balance-webhooks.json"),
+];
+
+/// What generating one document took, as the child process reports it on its last line.
+struct Generation {
+    seconds: f64,
+    peak_mib: f64,
+    warnings: usize,
+    files: usize,
+    lines: usize,
+}
+
+/// One row of the table.
+struct Row {
+    name: &'static str,
+    path: &'static str,
+    generation: Generation,
+    identical: bool,
+    check: Vec<(&'static str, Result<f64, String>)>,
+    served: Option<Result<(), String>>,
+}
+
+impl Row {
+    fn passed(&self) -> bool {
+        self.identical && self.check.iter().all(|(_, r)| r.is_ok()) && !matches!(self.served, Some(Err(_)))
+    }
+}
+
+/// The child's side: generates `spec` into `out` and prints what it took.
+pub fn generate_one(spec: &Path, out: &Path) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let written = payments_codegen::write_workspace(spec, out, false)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let (mut files, mut lines) = (0, 0);
+    for file in files_under(out)? {
+        files += 1;
+        lines += std::fs::read_to_string(out.join(&file))?.lines().count();
+    }
+    println!(
+        "generated seconds={seconds:.3} peak_kib={} warnings={} files={files} lines={lines}",
+        peak_kib()?,
+        written.notes.len()
+    );
+    Ok(())
+}
+
+/// This process's peak resident memory (Linux's `VmHWM`), in KiB.
+fn peak_kib() -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").context("/proc/self/status")?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).context("no VmHWM in /proc/self/status")?;
+    Ok(line.split_whitespace().nth(1).context("VmHWM's value")?.parse()?)
+}
+
+/// Every file under `dir`, relative to it, sorted.
+fn files_under(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    fn walk(root: &Path, dir: &Path, found: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+        for entry in std::fs::read_dir(dir).with_context(|| dir.display().to_string())? {
+            let path = entry?.path();
+            if path.is_dir() {
+                walk(root, &path, found)?;
+            } else {
+                found.push(path.strip_prefix(root)?.to_path_buf());
+            }
+        }
+        Ok(())
+    }
+    let mut found = Vec::new();
+    walk(dir, dir, &mut found)?;
+    found.sort();
+    Ok(found)
+}
+
+/// Runs the child: this program again, generating `spec` into a fresh `out`.
+fn generate(root: &Path, spec: &str, out: &Path) -> anyhow::Result<Generation> {
+    if out.exists() {
+        std::fs::remove_dir_all(out).with_context(|| out.display().to_string())?;
+    }
+    let output = Command::new(std::env::current_exe()?)
+        .args(["corpus", "--generate-one", spec])
+        .arg(out)
+        .current_dir(root)
+        .output()?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    ensure!(
+        output.status.success(),
+        "generating {spec} failed:\n{}{}",
+        stdout,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let line = stdout.lines().find_map(|l| l.strip_prefix("generated ")).context("the child printed no figures")?;
+    let field = |name: &str| -> anyhow::Result<&str> {
+        line.split(' ').find_map(|f| f.strip_prefix(name)?.strip_prefix('=')).with_context(|| format!("no {name}"))
+    };
+    Ok(Generation {
+        seconds: field("seconds")?.parse()?,
+        peak_mib: field("peak_kib")?.parse::<f64>()? / 1024.0,
+        warnings: field("warnings")?.parse()?,
+        files: field("files")?.parse()?,
+        lines: field("lines")?.parse()?,
+    })
+}
+
+/// Whether the two trees hold the same files with the same contents; the first difference, if not.
+fn same_tree(a: &Path, b: &Path) -> anyhow::Result<Option<String>> {
+    let (files_a, files_b) = (files_under(a)?, files_under(b)?);
+    if files_a != files_b {
+        return Ok(Some(format!("different files: {files_a:?} and {files_b:?}")));
+    }
+    for file in files_a {
+        if std::fs::read(a.join(&file))? != std::fs::read(b.join(&file))? {
+            return Ok(Some(format!("{} differs", file.display())));
+        }
+    }
+    Ok(None)
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+/// `cargo check` of the workspace in `dir` as its users build it, `-D warnings`; its seconds.
+fn check(dir: &Path, target: &Path, features: Option<&str>) -> Result<f64, String> {
+    let started = Instant::now();
+    let output = cargo()
+        .args(["check", "--offline", "--quiet", "--workspace"])
+        .args(features)
+        .arg("--manifest-path")
+        .arg(dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", target)
+        .env("RUSTFLAGS", "-D warnings")
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// `cargo run` in the workspace in `dir` serves its mock: `probe` answered as it says.
+fn serve(dir: &Path, target: &Path, probe: &Probe) -> anyhow::Result<()> {
+    let mut server = cargo()
+        .args(["run", "--offline", "--quiet", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", target)
+        .env("PORT", "0")
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().context("piped stdout")?).read_line(&mut line)?;
+    let asked = (|| {
+        let address = line.trim().strip_prefix("mock at http://").with_context(|| format!("printed {line:?}"))?;
+        let get = |path: &str| -> anyhow::Result<String> {
+            let mut stream = std::net::TcpStream::connect(address)?;
+            write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")?;
+            let mut answer = String::new();
+            stream.read_to_string(&mut answer)?;
+            Ok(answer)
+        };
+        Ok::<_, anyhow::Error>((get(probe.path)?, get(probe.unknown)?))
+    })();
+    // `cargo run` replaced itself with the server (it execs on Unix): this ends the server.
+    server.kill()?;
+    server.wait()?;
+    let (answer, unknown) = asked?;
+    let (head, body) = answer.split_once("\r\n\r\n").context("no end of headers")?;
+    ensure!(head.starts_with("HTTP/1.1 200"), "GET {} answered {answer}", probe.path);
+    let body: serde_json::Value = serde_json::from_str(body).context("the body is not JSON")?;
+    for field in probe.fields {
+        ensure!(body.get(field).is_some(), "{field} missing from {body}");
+    }
+    ensure!(unknown.starts_with("HTTP/1.1 401"), "GET {} without a credential answered {unknown}", probe.unknown);
+    Ok(())
+}
+
+pub fn run(root: &Path, only: &[&str]) -> anyhow::Result<()> {
+    for name in only {
+        ensure!(CORPUS.iter().any(|d| d.name == *name), "no document {name} in the corpus");
+    }
+    let work = crate::target_dir(root).join("corpus");
+    let cargo_target = work.join("target");
+    let mut rows = Vec::new();
+    for document in CORPUS.iter().filter(|d| only.is_empty() || only.contains(&d.name)) {
+        eprintln!("== {} ({})", document.name, document.path);
+        let out = work.join("workspaces").join(document.name);
+        let again = work.join("again").join(document.name);
+        let generation = generate(root, document.path, &out)?;
+        generate(root, document.path, &again)?;
+        let difference = same_tree(&out, &again)?;
+        if let Some(difference) = &difference {
+            eprintln!("   regenerated differently: {difference}");
+        }
+        std::fs::copy(root.join("Cargo.lock"), out.join("Cargo.lock"))?;
+        let mut checks = Vec::new();
+        for (label, features) in [("default", None), ("all features", Some("--all-features"))] {
+            let result = check(&out, &cargo_target, features);
+            match &result {
+                Ok(seconds) => eprintln!("   cargo check ({label}): {seconds:.1} s"),
+                Err(errors) => eprintln!("   cargo check ({label}) failed:\n{errors}"),
+            }
+            checks.push((label, result));
+        }
+        let served = document.serve.as_ref().map(|probe| {
+            let result = serve(&out, &cargo_target, probe).map_err(|e| format!("{e:#}"));
+            if let Err(why) = &result {
+                eprintln!("   its mock: {why}");
+            }
+            result
+        });
+        rows.push(Row {
+            name: document.name,
+            path: document.path,
+            generation,
+            identical: difference.is_none(),
+            check: checks,
+            served,
+        });
+    }
+    if only.is_empty() {
+        std::fs::write(root.join("CORPUS.md"), table(&rows)).context("CORPUS.md")?;
+        eprintln!("wrote CORPUS.md");
+    } else {
+        eprint!("{}", table(&rows));
+    }
+    let failed: Vec<&str> = rows.iter().filter(|r| !r.passed()).map(|r| r.name).collect();
+    if !failed.is_empty() {
+        bail!("{} of {} documents failed: {}", failed.len(), rows.len(), failed.join(", "));
+    }
+    Ok(())
+}
+
+fn table(rows: &[Row]) -> String {
+    let mut text = String::from(
+        "# The generator's corpus\n\n\
+         Written by `cargo xtask corpus` (see `xtask/src/corpus.rs`): each document generated as a workspace \
+         of its own by `openapi-workspace`, twice, in separate processes (the two outputs must be identical), then \
+         `cargo check --workspace` with `-D warnings`, with the default features and with `--all-features`, all \
+         documents sharing one target directory (so the first check also builds the dependencies). Generation \
+         includes rustfmt over every file; memory is the generating process's peak resident set.\n\n\
+         | document | generate (s) | peak memory (MiB) | warnings | files | lines | regenerated identical | check, default (s) | check, all features (s) | mock answers |\n\
+         |---|---:|---:|---:|---:|---:|---|---:|---:|---|\n",
+    );
+    for row in rows {
+        let g = &row.generation;
+        let check = |i: usize| match &row.check[i].1 {
+            Ok(seconds) => format!("{seconds:.1}"),
+            Err(_) => "**fails**".into(),
+        };
+        let served = match &row.served {
+            None => "—",
+            Some(Ok(())) => "yes",
+            Some(Err(_)) => "**no**",
+        };
+        text.push_str(&format!(
+            "| [{}]({}) | {:.2} | {:.0} | {} | {} | {} | {} | {} | {} | {} |\n",
+            row.name,
+            row.path,
+            g.seconds,
+            g.peak_mib,
+            g.warnings,
+            g.files,
+            g.lines,
+            if row.identical { "yes" } else { "**no**" },
+            check(0),
+            check(1),
+            served
+        ));
+    }
+    text
+}
