@@ -52,8 +52,8 @@ struct Toolchain {
 /// The corpus documents the generator is timed on: nexus (3.0, 193 operations) and Prefect's
 /// (3.1 by FastAPI, 179 operations in 1.3 MB, the largest).
 const TIMED_DOCUMENTS: [&str; 2] = [
-    "crates/payments-codegen/tests/corpus/nexus.json",
-    "crates/payments-codegen/tests/corpus/openapi-3.1/prefect.json",
+    "crates/openapi-workspace/tests/corpus/nexus.json",
+    "crates/openapi-workspace/tests/corpus/openapi-3.1/prefect.json",
 ];
 
 fn toolchain(root: &Path, work: &Path, cold: bool) -> anyhow::Result<Toolchain> {
@@ -96,7 +96,7 @@ fn toolchain(root: &Path, work: &Path, cold: bool) -> anyhow::Result<Toolchain> 
         for i in 0..3 {
             let out = work.join(format!("codegen-{i}")).join("timed");
             let start = Instant::now();
-            payments_codegen::write_workspace(&spec, &out, false)?;
+            openapi_workspace::write_workspace(&spec, &out, false)?;
             runs.push(start.elapsed().as_secs_f64());
         }
         let name = Path::new(document).file_name().and_then(|n| n.to_str()).unwrap_or(document);
@@ -125,7 +125,7 @@ fn render_toolchain(t: &Toolchain) -> String {
          formatted, compared with what is committed; the generator's heaviest dependencies built at opt-level 1 in \
          the dev profile, see Cargo.toml): **{:.2} s** as the command (cargo's start and freshness check \
          included), {:.2} s of it the generator's own work, medians of five runs.\n\nA workspace written for another \
-         document (`payments_codegen::write_workspace`, what `openapi-workspace` and `cargo xtask codegen --spec` \
+         document (`openapi_workspace::write_workspace`, what `openapi-workspace` and `cargo xtask codegen --spec` \
          do: read, repaired, generated, every file through rustfmt, written), the median of three:\n\n\
          | document | operations | seconds | ms per operation |\n|---|---|---|---|\n",
         t.check_command, t.check

@@ -328,7 +328,7 @@ fn nullable(document: &Value, schema: &Value) -> bool {
             schema
                 .get(*key)
                 .and_then(Value::as_array)
-                .is_some_and(|members| members.iter().any(|m| payments_codegen::is_null_only(resolve(document, m))))
+                .is_some_and(|members| members.iter().any(|m| openapi_workspace::is_null_only(resolve(document, m))))
         })
 }
 

@@ -46,30 +46,30 @@ const fn document(name: &'static str, path: &'static str) -> Document {
 const CORPUS: &[Document] = &[
     document("payments", "openapi/payments.yaml"),
     document("payments31", "docs/openapi-3.1.json"),
-    document("sample", "crates/payments-codegen/tests/samples/parameters_and_responses.yaml"),
-    document("generality", "crates/payments-codegen/tests/samples/generality.yaml"),
-    document("styles", "crates/payments-codegen/tests/samples/parameter_styles.yaml"),
-    document("events", "crates/payments-codegen/tests/samples/events.yaml"),
-    document("multipart", "crates/payments-codegen/tests/samples/multipart.yaml"),
-    document("keeper", "crates/payments-codegen/tests/corpus/keeper.json"),
-    document("buildomat", "crates/payments-codegen/tests/corpus/buildomat.json"),
-    document("propolis-server", "crates/payments-codegen/tests/corpus/propolis-server.json"),
-    document("nexus", "crates/payments-codegen/tests/corpus/nexus.json"),
-    document("webhook-example", "crates/payments-codegen/tests/corpus/openapi-3.1/webhook-example.yaml"),
-    document("non-oauth-scopes", "crates/payments-codegen/tests/corpus/openapi-3.1/non-oauth-scopes.yaml"),
-    document("tictactoe", "crates/payments-codegen/tests/corpus/openapi-3.1/tictactoe.yaml"),
+    document("sample", "crates/openapi-workspace/tests/samples/parameters_and_responses.yaml"),
+    document("generality", "crates/openapi-workspace/tests/samples/generality.yaml"),
+    document("styles", "crates/openapi-workspace/tests/samples/parameter_styles.yaml"),
+    document("events", "crates/openapi-workspace/tests/samples/events.yaml"),
+    document("multipart", "crates/openapi-workspace/tests/samples/multipart.yaml"),
+    document("keeper", "crates/openapi-workspace/tests/corpus/keeper.json"),
+    document("buildomat", "crates/openapi-workspace/tests/corpus/buildomat.json"),
+    document("propolis-server", "crates/openapi-workspace/tests/corpus/propolis-server.json"),
+    document("nexus", "crates/openapi-workspace/tests/corpus/nexus.json"),
+    document("webhook-example", "crates/openapi-workspace/tests/corpus/openapi-3.1/webhook-example.yaml"),
+    document("non-oauth-scopes", "crates/openapi-workspace/tests/corpus/openapi-3.1/non-oauth-scopes.yaml"),
+    document("tictactoe", "crates/openapi-workspace/tests/corpus/openapi-3.1/tictactoe.yaml"),
     Document {
         name: "crates-io",
-        path: "crates/payments-codegen/tests/corpus/openapi-3.1/crates-io.json",
+        path: "crates/openapi-workspace/tests/corpus/openapi-3.1/crates-io.json",
         serve: Some(Probe {
             path: "/api/v1/summary",
             fields: &["just_updated", "most_downloaded", "new_crates", "num_crates", "popular_categories"],
             unknown: "/api/v1/no-such-thing",
         }),
     },
-    document("prefect", "crates/payments-codegen/tests/corpus/openapi-3.1/prefect.json"),
-    document("adyen-transfers", "crates/payments-codegen/tests/corpus/openapi-3.1/adyen-transfers.json"),
-    document("adyen-balance-webhooks", "crates/payments-codegen/tests/corpus/openapi-3.1/adyen-balance-webhooks.json"),
+    document("prefect", "crates/openapi-workspace/tests/corpus/openapi-3.1/prefect.json"),
+    document("adyen-transfers", "crates/openapi-workspace/tests/corpus/openapi-3.1/adyen-transfers.json"),
+    document("adyen-balance-webhooks", "crates/openapi-workspace/tests/corpus/openapi-3.1/adyen-balance-webhooks.json"),
 ];
 
 /// What generating one document took, as the child process reports it on its last line.
@@ -100,7 +100,7 @@ impl Row {
 /// The child's side: generates `spec` into `out` and prints what it took.
 pub fn generate_one(spec: &Path, out: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
-    let written = payments_codegen::write_workspace(spec, out, false)?;
+    let written = openapi_workspace::write_workspace(spec, out, false)?;
     let seconds = started.elapsed().as_secs_f64();
     let (mut files, mut lines) = (0, 0);
     for file in files_under(out)? {

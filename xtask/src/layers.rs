@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use syn::visit::Visit;
 
 const SANDBOX: &str = "crates/payments-sandbox/src";
-const GENERATOR: &str = "crates/payments-codegen/src";
+const GENERATOR: &str = "crates/openapi-workspace/src";
 
 /// A module, as its path from the crate root (`["domain", "transactions"]`).
 type Module = Vec<String>;

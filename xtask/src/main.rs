@@ -36,7 +36,7 @@ use anyhow::{Context, anyhow, bail};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use payments_codegen::Config;
+use openapi_workspace::Config;
 
 const SPEC: &str = "openapi/payments.yaml";
 
@@ -115,11 +115,11 @@ fn codegen(mode: Mode) -> anyhow::Result<()> {
     // The client, the CLI and the document read for the references at once; the samples are
     // written with all three; then the references (which show the samples) and the rustfmt
     // runs, at once.
-    let join = |e: payments_codegen::Error| anyhow::Error::new(e).context(SPEC);
+    let join = |e: openapi_workspace::Error| anyhow::Error::new(e).context(SPEC);
     let (generated, cli, read) = std::thread::scope(|s| {
-        let generated = s.spawn(|| payments_codegen::generate(&spec, &config));
-        let cli = s.spawn(|| payments_codegen::cli(&spec, "payments_client", &config));
-        let read = s.spawn(|| payments_codegen::Spec::parse(&spec));
+        let generated = s.spawn(|| openapi_workspace::generate(&spec, &config));
+        let cli = s.spawn(|| openapi_workspace::cli(&spec, "payments_client", &config));
+        let read = s.spawn(|| openapi_workspace::Spec::parse(&spec));
         Ok::<_, anyhow::Error>((
             generated.join().expect("generate").map_err(join)?,
             cli.join().expect("cli").map_err(join)?,
@@ -127,13 +127,13 @@ fn codegen(mode: Mode) -> anyhow::Result<()> {
         ))
     })?;
     let flavour = samples::flavour();
-    let samples = payments_codegen::samples(&read, &generated.client, Some(&cli), &flavour).map_err(join)?;
+    let samples = openapi_workspace::samples(&read, &generated.client, Some(&cli), &flavour).map_err(join)?;
     samples::complete(&read, &samples, &flavour)?;
-    let guide = payments_codegen::guide(&samples, &samples::guide()).map_err(join)?;
-    let samples_test = payments_codegen::samples_test_file(&samples, SPEC, Some(&guide));
+    let guide = openapi_workspace::guide(&samples, &samples::guide()).map_err(join)?;
+    let samples_test = openapi_workspace::samples_test_file(&samples, SPEC, Some(&guide));
     let (rendition, markdown, [types, client, server, cli, samples_test]) = std::thread::scope(|s| {
-        let rendition = s.spawn(|| payments_codegen::openapi_31(&read, &samples, Some(&guide)));
-        let markdown = s.spawn(|| payments_codegen::markdown_reference(&read, SPEC, &samples, Some(&guide)));
+        let rendition = s.spawn(|| openapi_workspace::openapi_31(&read, &samples, Some(&guide)));
+        let markdown = s.spawn(|| openapi_workspace::markdown_reference(&read, SPEC, &samples, Some(&guide)));
         let formatted = [&generated.types, &generated.client, &generated.server, &cli, &samples_test]
             .map(|source| s.spawn(|| rustfmt(&root, source, "2024")))
             .map(|formatting| formatting.join().expect("rustfmt"));
@@ -166,10 +166,10 @@ fn codegen(mode: Mode) -> anyhow::Result<()> {
     }
 }
 
-/// Writes the standalone workspace for `spec` into `out` (`payments_codegen::write_workspace`, as
+/// Writes the standalone workspace for `spec` into `out` (`openapi_workspace::write_workspace`, as
 /// the `openapi-workspace` binary does), with the notes on stderr.
 fn standalone(spec: &Path, out: &Path, strict: bool) -> anyhow::Result<()> {
-    let written = payments_codegen::write_workspace(spec, out, strict)?;
+    let written = openapi_workspace::write_workspace(spec, out, strict)?;
     for note in &written.notes {
         eprintln!("warning: {}#{}: {}", spec.display(), note.pointer, note.message);
     }
@@ -185,7 +185,7 @@ fn standalone(spec: &Path, out: &Path, strict: bool) -> anyhow::Result<()> {
 /// `source` in the workspace's style (`rustfmt.toml`), so generated files are what `cargo fmt`
 /// would make of them and its check holds for them too.
 fn rustfmt(root: &Path, source: &str, edition: &str) -> anyhow::Result<String> {
-    Ok(payments_codegen::rustfmt(source, edition, &root.join("rustfmt.toml"))?)
+    Ok(openapi_workspace::rustfmt(source, edition, &root.join("rustfmt.toml"))?)
 }
 
 /// Makes `path` hold `contents` (or, checking, reports with a diff that it does not).

@@ -2,7 +2,7 @@
 //! variables and webhook kit (`flavour`), and the "Getting started" walk-through (`guide`), the
 //! README's, as steps of operations' curl samples. `tests/docs_samples` runs both.
 
-use payments_codegen::{Flavour, GettingStarted, Step, WebhookKit};
+use openapi_workspace::{Flavour, GettingStarted, Step, WebhookKit};
 
 pub fn flavour() -> Flavour {
     Flavour {
@@ -78,11 +78,11 @@ pub fn guide() -> GettingStarted {
 /// Every operation and webhook of the document has its samples: the generator leaves out what it
 /// cannot write, which for our own document is a fault to fix, not a gap to publish.
 pub fn complete(
-    spec: &payments_codegen::Spec,
-    samples: &[payments_codegen::Sample],
+    spec: &openapi_workspace::Spec,
+    samples: &[openapi_workspace::Sample],
     flavour: &Flavour,
 ) -> anyhow::Result<()> {
-    let missing = payments_codegen::unsampled(spec, samples, flavour);
+    let missing = openapi_workspace::unsampled(spec, samples, flavour);
     if !missing.is_empty() {
         anyhow::bail!("no samples could be written for {missing:?}");
     }

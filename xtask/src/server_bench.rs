@@ -1,6 +1,6 @@
 //! The generated server's figure of `cargo xtask bench`: the generated server of
 //! `samples/pet_store.yaml` against a hand-written axum server doing the same work, both in
-//! `router-bench` (`crates/payments-codegen/tests/output/src/bin/router-bench.rs`), route by
+//! `router-bench` (`crates/openapi-workspace/tests/output/src/bin/router-bench.rs`), route by
 //! route, under the same load, alternating; and the heap allocations each makes per request,
 //! counted in-process by that binary. The target ([`TARGET`]): every route at that share of the
 //! hand-written server's requests per CPU second or better, the refused-input routes included.
@@ -104,7 +104,14 @@ fn serve(binary: &Path, which: &str) -> anyhow::Result<Serving> {
 pub fn measure(root: &Path, wrk_path: &Path, work: &Path, release: bool, seconds: u64) -> anyhow::Result<Servers> {
     eprintln!("== the generated server against a hand-written one");
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo.current_dir(root).args(["build", "--quiet", "--package", "payments-codegen-output", "--bin", "router-bench"]);
+    cargo.current_dir(root).args([
+        "build",
+        "--quiet",
+        "--package",
+        "openapi-workspace-output",
+        "--bin",
+        "router-bench",
+    ]);
     if release {
         cargo.arg("--release");
     }
@@ -206,11 +213,11 @@ impl Counted {
 /// The "# The generated server" section of BENCHMARKS.md.
 pub fn render(s: &Servers) -> String {
     let mut out = format!(
-        "# The generated server\n\nThe server generated from a small document (`crates/payments-codegen/tests/samples/pet_store.yaml`: \
+        "# The generated server\n\nThe server generated from a small document (`crates/openapi-workspace/tests/samples/pet_store.yaml`: \
          a list with query parameters, a get by id, a create with a validated JSON body, a bearer token), implemented \
          with fixed answers, against a hand-written axum server doing the same work as a careful engineer would write \
          it (the same token check, parsing and validation of parameters and body, JSON answers and error object): \
-         both in `router-bench` (`crates/payments-codegen/tests/output/src/bin/router-bench.rs`), {} connections, \
+         both in `router-bench` (`crates/openapi-workspace/tests/output/src/bin/router-bench.rs`), {} connections, \
          {} s per run, {} rounds alternating which goes first, medians. The ratio is the hand-written server's CPU \
          time per request over the generated one's (the scheduler's count for the server's threads, divided by the \
          requests wrk had answered): the requests a core serves, which is what a rate measures once the server has \

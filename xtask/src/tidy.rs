@@ -22,7 +22,7 @@ fn hand_written_rust() -> Vec<PathBuf> {
         .into_iter()
         .filter(|path| path.extension().is_some_and(|e| e == "rs"))
         .filter(|path| !GENERATED.contains(&path.to_str().unwrap_or_default()))
-        .filter(|path| !path.starts_with("crates/payments-codegen/runtime"))
+        .filter(|path| !path.starts_with("crates/openapi-workspace/runtime"))
         .collect()
 }
 

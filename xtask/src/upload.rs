@@ -27,7 +27,7 @@ pub fn measure(root: &Path, bytes: u64, release: bool) -> anyhow::Result<Upload>
         "build",
         "--quiet",
         "--package",
-        "payments-codegen-output",
+        "openapi-workspace-output",
         "--bin",
         "upload-server",
     ]);

@@ -1,0 +1,92 @@
+//! openapi-workspace, the generator: an OpenAPI 3.0, 3.1 or 3.2 document in, the source of a
+//! workspace's types, client and server crates out (with its CLI, mock, samples and docs);
+//! `cargo xtask codegen` runs it on our own document. Three stages, data flowing one way:
+//! `read` (the document to one view), `model` (what the writers read), `write` (the files).
+//!
+//! Everything here is a pure function of the document's text, so the output is deterministic:
+//! maps are walked in document order or sorted, and formatting is `prettyplease` (with doc
+//! comments as `///` lines; `xtask` then applies the workspace's rustfmt style).
+
+mod error;
+mod model;
+mod read;
+mod write;
+
+pub use error::{Error, Result};
+pub use read::nullable::is_null_only;
+pub use read::{Note, Spec};
+pub use write::docs::rendition::openapi_31;
+pub use write::samples::{
+    Flavour, GettingStarted, Guide, Sample, Step, WebhookKit, guide, test_file as samples_test_file, unsampled,
+};
+pub use write::workspace::files::{Written, rustfmt, write_workspace};
+pub use write::workspace::standalone::{File, STANDALONE_EDITION, Standalone, standalone};
+pub use write::{Config, Generated, header};
+
+/// Generates all three crates' sources from the document's YAML (or JSON) text.
+pub fn generate(spec_text: &str, config: &Config) -> Result<Generated> {
+    let spec = Spec::parse(spec_text)?;
+    write::generate(&spec, config).map_err(|error| spec.locate(error))
+}
+
+/// progenitor's clap CLI (`Cli`, `CliCommand`, `CliConfig`) for the document, driving the
+/// client crate `client_crate` (a Rust path, `payments_client`).
+pub fn cli(spec_text: &str, client_crate: &str, config: &Config) -> Result<String> {
+    let spec = Spec::parse(spec_text)?;
+    write::format_file(config, write::client::cli(&spec, client_crate).map_err(|error| spec.locate(error))?)
+}
+
+/// The Markdown reference (`docs/api.md`) of the document; `source` is its path from the
+/// workspace root, for the header and links. Each operation shows its `samples`; the `guide`
+/// ("Getting started") follows the overview.
+pub fn markdown_reference(spec: &Spec, source: &str, samples: &[Sample], guide: Option<&Guide>) -> Result<String> {
+    Ok(write::docs::markdown::reference(spec, source, samples, guide))
+}
+
+/// How to call each operation of the document, in Rust, with the CLI and with curl
+/// ([`Sample`]), written with the generated `client` and `cli` (their source) as `flavour` says.
+pub fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) -> Result<Vec<Sample>> {
+    write::samples::samples(spec, client, cli, flavour).map_err(|error| spec.locate(error))
+}
+
+/// What an operation answers in the generated `mock_router` until it is implemented.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MockAnswer {
+    pub operation_id: String,
+    pub status: u16,
+    /// A JSON body, with the JSON Schema (2020-12, the document's components beside it) it meets.
+    pub json: Option<(serde_json::Value, serde_json::Value)>,
+}
+
+/// Each operation's mock answer (see `server::mock`), for checking it against the document.
+pub fn mock_answers(spec_text: &str) -> Result<Vec<MockAnswer>> {
+    let spec = Spec::parse(spec_text)?;
+    let components = spec.raw.get("components").cloned().unwrap_or_default();
+    let schemas: serde_json::Value =
+        serde_json::from_str(&model::json_schema::schema_document(&spec)?).expect("generated JSON");
+    let mut answers = Vec::new();
+    for (path, item) in spec.raw.get("paths").and_then(|p| p.as_object()).into_iter().flatten() {
+        for method in read::document::METHODS {
+            let Some(operation) = item.get(method) else { continue };
+            let Some(mock) = model::mock::mock(operation, &components) else { continue };
+            let json = match &mock.body {
+                Some((media_type, model::mock::Body::Json(value))) => {
+                    let response = model::mock::response(operation, &components, mock.status);
+                    let schema = response
+                        .and_then(|r| r.pointer(&format!("/content/{}/schema", read::document::escape(media_type))))
+                        .cloned()
+                        .unwrap_or_else(|| serde_json::json!({}));
+                    let mut schema = model::json_schema::to_json_schema(&schema);
+                    if let Some(object) = schema.as_object_mut() {
+                        object.insert("components".into(), schemas["components"].clone());
+                    }
+                    Some((value.clone(), schema))
+                }
+                _ => None,
+            };
+            let operation_id = operation["operationId"].as_str().unwrap_or(path).to_string();
+            answers.push(MockAnswer { operation_id, status: mock.status, json });
+        }
+    }
+    Ok(answers)
+}

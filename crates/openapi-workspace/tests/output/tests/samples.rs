@@ -1,0 +1,153 @@
+//! Every sample a standalone workspace's README shows (`cargo xtask codegen --spec`), for each
+//! sample document: the Rust ones compiled (this file includes them, as the build script writes
+//! them) and run in a child process of this binary with the document's variables set, as a
+//! reader's program would be, and the curl ones run with `sh`; each against the document's mock
+//! (`mock_router` with `MockApi`, which checks each request as the real router does), and each
+//! answered with its documented status.
+//!
+//! A test without libtest's harness (`harness = false`): `main` is the test, and the child's
+//! entry point too.
+
+mod support;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// The line on which a child prints a sample's answer: the operation, then its status.
+const ANSWER: &str = "sample answered: ";
+
+macro_rules! documents {
+    ($($name:ident),* $(,)?) => {
+        $(
+            // This harness reads each sample's operation, status and curl line only.
+            #[allow(dead_code)]
+            mod $name {
+                include!(concat!(env!("OUT_DIR"), "/", stringify!($name), "/samples.rs"));
+            }
+        )*
+
+        /// The child: runs every Rust sample of `document`, printing each one's status. It
+        /// installs the TLS crypto provider first, as a reader's program does (reqwest is built
+        /// without one here, see payments-client).
+        async fn child(document: &str) -> ExitCode {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            match document {
+                $(stringify!($name) => {
+                    for sample in $name::SHELL {
+                        match $name::run(sample.operation_id, &$name::Values::default()).await {
+                            Ok((status, _)) => println!("{ANSWER}{} {status}", sample.operation_id),
+                            Err(error) => println!("{ANSWER}{} failed: {error}", sample.operation_id),
+                        }
+                    }
+                    ExitCode::SUCCESS
+                })*
+                other => {
+                    eprintln!("no document {other}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+
+        /// Runs every document's samples; what went wrong, one line each, and the count run.
+        async fn parent() -> (Vec<String>, usize) {
+            let (mut failures, mut run) = (Vec::new(), 0);
+            $(
+                let router = openapi_workspace_output::$name::server::mock_router(Arc::new(
+                    openapi_workspace_output::$name::server::MockApi,
+                ));
+                let url = support::serve(router).await;
+                let name = stringify!($name);
+                let variables = name.to_ascii_uppercase();
+                let environment =
+                    [(format!("{variables}_BASE_URL"), url.clone()), (format!("{variables}_TOKEN"), "any".to_owned())];
+                let (answers, stderr) = rust_answers(name, &environment).await;
+                for sample in $name::SHELL {
+                    let expected = sample.status.to_string();
+                    let rust = answers.iter().find(|(id, _)| id == sample.operation_id).map(|(_, said)| said.as_str());
+                    if rust != Some(expected.as_str()) {
+                        failures.push(format!(
+                            "{name}: the Rust sample of {} answered {rust:?}{}",
+                            sample.operation_id,
+                            if rust.is_none() { format!(" (the child said: {stderr})") } else { String::new() }
+                        ));
+                    }
+                    let curl = curl_status(sample.curl, &environment).await;
+                    if curl != expected {
+                        failures.push(format!("{name}: the curl sample of {} answered {curl}:\n{}", sample.operation_id, sample.curl));
+                    }
+                    run += 2;
+                }
+            )*
+            (failures, run)
+        }
+    };
+}
+
+documents!(
+    bounds,
+    events,
+    generality,
+    multipart,
+    nullable_and_enums,
+    openapi_3_1,
+    openapi_3_2,
+    parameter_styles,
+    parameters_and_responses,
+    pet_store,
+    query_arrays,
+    repairs,
+    security,
+    webhooks,
+);
+
+/// Each Rust sample of `document` as the child ran it: the operation and its status (or why it
+/// failed); and what the child wrote on stderr.
+async fn rust_answers(document: &str, environment: &[(String, String)]) -> (Vec<(String, String)>, String) {
+    let me = std::env::current_exe().expect("this test's binary");
+    let output = tokio::process::Command::new(me)
+        .args(["samples-child", document])
+        .envs(environment.iter().map(|(k, v)| (k, v)))
+        .output()
+        .await
+        .expect("the test's binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let answers = stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix(ANSWER))
+        .filter_map(|answer| answer.split_once(' '))
+        .map(|(id, said)| (id.to_owned(), said.to_owned()))
+        .collect();
+    (answers, String::from_utf8_lossy(&output.stderr).trim().to_owned())
+}
+
+/// The status a curl sample was answered with.
+async fn curl_status(curl: &str, environment: &[(String, String)]) -> String {
+    let output = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{curl} -sS -o /dev/null -w '%{{http_code}}'"))
+        .envs(environment.iter().map(|(k, v)| (k, v)))
+        .output()
+        .await
+        .expect("sh runs");
+    let status = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    if output.status.success() { status } else { format!("{status} ({})", String::from_utf8_lossy(&output.stderr)) }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
+    match args.as_slice() {
+        [mode, document] if mode == "samples-child" => runtime.block_on(child(document)),
+        // What libtest would be given (`--nocapture`, a filter): the samples run either way.
+        _ => {
+            let (failures, run) = runtime.block_on(parent());
+            if failures.is_empty() {
+                println!("samples of the sample documents run, each answered its documented status: {run}");
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("{} of {run} samples failed:\n{}", failures.len(), failures.join("\n"));
+                ExitCode::FAILURE
+            }
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! The server generated for `samples/generality.yaml`, implemented and served over real HTTP:
+//! what compiles must also answer as the document says — header parameters (typed, defaulted,
+//! required), a body in two media types chosen by `Content-Type`, text and bytes bodies, integer
+//! path parameters, a status class the implementation must keep to, `default`, response headers
+//! and raw responses; and progenitor's client reads the unified success type.
+
+mod support;
+
+use std::sync::Arc;
+
+use axum::http::{HeaderValue, StatusCode};
+use openapi_workspace_output::generality::{client, server, types};
+use payments_server::runtime::{ApiError, Raw, RequestContext};
+use serde_json::{Value, json};
+
+struct Pets;
+
+fn pet(name: &str) -> types::Pet {
+    serde_json::from_value(json!({"id": 7, "name": name})).unwrap()
+}
+
+impl server::Api<String> for Pets {
+    async fn authenticate(&self, credentials: &[server::Credential<'_>]) -> Result<String, ApiError> {
+        match credentials {
+            [server::Credential::Token("secret")] => Ok("alice".into()),
+            _ => Err(ApiError::unauthorized()),
+        }
+    }
+
+    async fn get_pets(
+        &self,
+        context: RequestContext<String>,
+        x_trace: Option<String>,
+        accept_language: Option<types::GetPetsAcceptLanguage>,
+        x_limit: i32,
+        query: server::GetPetsQuery,
+    ) -> Result<server::GetPetsResponse, ApiError> {
+        if query.kind == Some(types::GetPetsKind::Dog) {
+            // Outside the documented class: the router must not pass it on.
+            return Ok(server::GetPetsResponse::ClientError {
+                status: StatusCode::OK,
+                body: types::Problem { detail: "no dogs".into() },
+            });
+        }
+        if x_limit < 1 {
+            return Ok(server::GetPetsResponse::ClientError {
+                status: StatusCode::UNPROCESSABLE_ENTITY,
+                body: types::Problem { detail: "x-limit must be positive".into() },
+            });
+        }
+        let name = format!("{}-{:?}-{}", context.caller, accept_language, x_trace.unwrap_or_default());
+        Ok(server::GetPetsResponse::Ok { body: vec![pet(&name)], x_next: Some("page-2".into()) })
+    }
+
+    async fn pets_create(
+        &self,
+        _: RequestContext<String>,
+        _: Option<String>,
+        body: server::PetsCreateBody,
+    ) -> Result<server::PetsCreateResponse, ApiError> {
+        let name = match &body {
+            server::PetsCreateBody::Json(new) => new.name.to_string(),
+            server::PetsCreateBody::Form(form) => format!("{}:{}", *form.name, form.age.unwrap_or_default()),
+        };
+        Ok(match name.as_str() {
+            "teapot" => server::PetsCreateResponse::Default {
+                status: StatusCode::IM_A_TEAPOT,
+                body: types::Problem { detail: "short and stout".into() },
+            },
+            "old" => server::PetsCreateResponse::Ok(pet("old")),
+            "nothing" => server::PetsCreateResponse::UnprocessableEntity(Raw::new("not a pet")),
+            _ => server::PetsCreateResponse::Created(types::PetsCreateResponse { pet: pet(&name), created: true }),
+        })
+    }
+
+    async fn put_photo(
+        &self,
+        _: RequestContext<String>,
+        id: i64,
+        body: Option<axum::body::Bytes>,
+    ) -> Result<server::PutPhotoResponse, ApiError> {
+        match body {
+            Some(bytes) if id == 7 && bytes.as_ref() == b"\x89PNG" => Ok(server::PutPhotoResponse::NoContent),
+            other => Err(ApiError::bad_request(format!("photo {id}: {other:?}"))),
+        }
+    }
+
+    async fn _2get_photo(&self, _: RequestContext<String>, id: i64) -> Result<server::_2getPhotoResponse, ApiError> {
+        if id == 7 {
+            Ok(server::_2getPhotoResponse::Ok(Raw::new(&b"\x89PNG"[..])))
+        } else {
+            Ok(server::_2getPhotoResponse::Found { location: format!("/pets/{}/photo", id - 1) })
+        }
+    }
+
+    async fn put_note(&self, context: RequestContext<()>, body: String) -> Result<server::PutNoteResponse, ApiError> {
+        let () = context.caller;
+        Ok(server::PutNoteResponse::Ok(types::PutNoteResponse::String(body.to_uppercase())))
+    }
+}
+
+async fn start() -> String {
+    support::serve(server::router(Arc::new(Pets))).await
+}
+
+/// The status, headers and body (as text: a binary body is checked through [`bytes`]).
+async fn send(request: reqwest::RequestBuilder) -> (u16, reqwest::header::HeaderMap, String) {
+    let (status, headers, body) = bytes(request).await;
+    (status, headers, String::from_utf8_lossy(&body).into_owned())
+}
+
+async fn bytes(request: reqwest::RequestBuilder) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    (status, headers, response.bytes().await.unwrap().to_vec())
+}
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[tokio::test]
+async fn the_generated_server_answers_as_the_document_says() {
+    let url = start().await;
+    let http = reqwest::Client::new();
+    let get_pets = || http.get(format!("{url}/pets")).bearer_auth("secret");
+
+    // Header parameters: typed, the absent one `None`, the required one required.
+    let (status, headers, body) = send(get_pets().header("x-limit", "2").header("x-trace", "t1")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(headers["x-next"], "page-2");
+    assert_eq!(json_of(&body)[0]["name"], "alice-None-t1");
+    let (_, _, body) = send(get_pets().header("x-limit", "2").header("accept-language", "de")).await;
+    assert_eq!(json_of(&body)[0]["name"], "alice-Some(De)-");
+    let (status, _, body) = send(get_pets()).await;
+    assert_eq!(
+        (status, json_of(&body)["message"].as_str()),
+        (400, Some("Invalid request: header `x-limit` is required"))
+    );
+    let (status, _, body) = send(get_pets().header("x-limit", "two")).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        json_of(&body)["message"].as_str().unwrap().starts_with("Invalid request: header `x-limit`: \"two\""),
+        "{body}"
+    );
+    let (status, _, _) = send(http.get(format!("{url}/pets")).header("x-limit", "2")).await;
+    assert_eq!(status, 401);
+
+    // A status class: kept to, and one outside it becomes 500.
+    let (status, _, body) = send(get_pets().header("x-limit", "0")).await;
+    assert_eq!((status, json_of(&body)["detail"].as_str()), (422, Some("x-limit must be positive")));
+    let (status, _, body) = send(get_pets().header("x-limit", "2").query(&[("kind", "dog")])).await;
+    assert_eq!((status, json_of(&body)["request"].as_str()), (500, Some("error")));
+
+    // One body, two media types, chosen by Content-Type; validated either way.
+    let post = || http.post(format!("{url}/pets")).bearer_auth("secret");
+    let (status, _, body) = send(post().json(&json!({"name": "Rex"}))).await;
+    assert_eq!((status, json_of(&body)["pet"]["name"].as_str()), (201, Some("Rex")));
+    let form = "application/x-www-form-urlencoded";
+    let (status, _, body) = send(post().header("content-type", form).body("name=Rex&age=3")).await;
+    assert_eq!((status, json_of(&body)["pet"]["name"].as_str()), (201, Some("Rex:3")));
+    let (status, _, body) = send(post().header("content-type", form).body("name=thisnameiswaytoolongforapet")).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("name"), "{body}");
+    let (status, _, body) = send(post().header("content-type", "text/plain").body("Rex")).await;
+    assert_eq!(status, 415);
+    assert!(body.contains("application/json, application/x-www-form-urlencoded"), "{body}");
+    // `default` carries any status; a raw response its documented media type.
+    let (status, _, body) = send(post().json(&json!({"name": "teapot"}))).await;
+    assert_eq!((status, json_of(&body)["detail"].as_str()), (418, Some("short and stout")));
+    let (status, headers, body) = send(post().json(&json!({"name": "nothing"}))).await;
+    assert_eq!((status, headers["content-type"].to_str().unwrap(), body.as_str()), (422, "text/plain", "not a pet"));
+
+    // Bytes in and out, an integer path parameter, a redirect with its Location.
+    let photo = |id: &str| format!("{url}/pets/{id}/photo");
+    let (status, _, body) = send(http.put(photo("7")).bearer_auth("secret").body(&b"\x89PNG"[..])).await;
+    assert_eq!(status, 204, "{body}");
+    let (status, _, body) = send(http.put(photo("seven")).bearer_auth("secret").body(&b"\x89PNG"[..])).await;
+    assert_eq!(status, 400, "{body}");
+    let (status, headers, body) = bytes(http.get(photo("7")).bearer_auth("secret")).await;
+    assert_eq!(
+        (status, &headers["content-type"], body.as_slice()),
+        (200, &HeaderValue::from_static("image/png"), &b"\x89PNG"[..])
+    );
+    let no_redirects = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let (status, headers, _) = send(no_redirects.get(photo("8")).bearer_auth("secret")).await;
+    assert_eq!((status, headers["location"].to_str().unwrap()), (302, "/pets/7/photo"));
+
+    // An operation the document leaves unsecured: no token needed, a text body.
+    let (status, _, body) =
+        send(http.put(format!("{url}/notes")).header("content-type", "text/plain").body("hi")).await;
+    assert_eq!((status, json_of(&body)), (200, json!("HI")));
+}
+
+/// progenitor's client takes one success type: the document's 200 (`Pet`) and 201
+/// (`PetsCreateResponse`) reach it as the `oneOf` the generator made of them.
+#[tokio::test]
+async fn the_client_reads_either_success() {
+    let url = start().await;
+    // The client sends the scheme's credential to the operations that ask for it.
+    let client = client::Client::new(&url, client::Credentials::new().token("secret"));
+    let new = |name: &str| types::NewPet { name: name.parse().unwrap(), tag: None };
+    let created = client.pets_create().body(new("Rex")).send().await.unwrap();
+    assert_eq!(created.status(), 201);
+    match created.into_inner() {
+        types::PetsCreateSuccess::PetsCreateResponse(r) => assert!(r.created && *r.pet.name == "Rex"),
+        other => panic!("{other:?}"),
+    }
+    let existing = client.pets_create().body(new("old")).send().await.unwrap();
+    assert_eq!(existing.status(), 200);
+    assert!(matches!(existing.into_inner(), types::PetsCreateSuccess::Pet(p) if *p.name == "old"));
+}

@@ -1,0 +1,106 @@
+//! The `openapi-workspace` binary, run as a user runs it once installed: from a directory of its
+//! own, with relative paths, and with nothing of this repository beside it.
+
+use std::path::Path;
+use std::process::Command;
+
+fn tool(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_openapi-workspace")).args(args).current_dir(dir).output().unwrap()
+}
+
+#[test]
+fn writes_the_same_workspace_as_the_library_from_any_directory() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let document = std::fs::read_to_string(root.join("crates/openapi-workspace/tests/samples/security.yaml")).unwrap();
+    std::fs::write(dir.path().join("api.yaml"), &document).unwrap();
+
+    let output = tool(dir.path(), &["--spec", "api.yaml", "--out", "Shop_api"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("shop-api-types, shop-api-client and shop-api-server"));
+
+    // Every file the library makes, formatted by rustfmt with the rustfmt.toml written beside
+    // them (which keeps `cargo fmt` there in agreement).
+    let config = dir.path().join("Shop_api/rustfmt.toml");
+    let files = openapi_workspace::standalone(&document, "shop-api", "api.yaml").unwrap().files;
+    for file in &files {
+        let written = std::fs::read_to_string(dir.path().join("Shop_api").join(&file.path))
+            .unwrap_or_else(|e| panic!("{}: {e}", file.path));
+        let expected = if file.rust {
+            openapi_workspace::rustfmt(&file.contents, openapi_workspace::STANDALONE_EDITION, &config).unwrap()
+        } else {
+            file.contents.clone()
+        };
+        assert!(written == expected, "{} differs from the library's", file.path);
+    }
+    let rustfmt = std::fs::read_to_string(dir.path().join("Shop_api/rustfmt.toml")).unwrap();
+    assert!(rustfmt.contains(&format!("edition = \"{}\"", openapi_workspace::STANDALONE_EDITION)), "{rustfmt}");
+
+    // A second run over the same directory changes nothing.
+    let before = std::fs::metadata(dir.path().join("Shop_api/shop-api-server/src/lib.rs")).unwrap().modified().unwrap();
+    assert!(tool(dir.path(), &["--out", "Shop_api", "--spec", "api.yaml"]).status.success());
+    let after = std::fs::metadata(dir.path().join("Shop_api/shop-api-server/src/lib.rs")).unwrap().modified().unwrap();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn refuses_with_a_pointer_and_a_failing_status() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.yaml"),
+        "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\njsonSchemaDialect: https://example.com/dialect\n",
+    )
+    .unwrap();
+    let output = tool(dir.path(), &["--spec", "bad.yaml", "--out", "bad"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("bad.yaml") && stderr.contains("/jsonSchemaDialect"), "{stderr}");
+    assert!(!dir.path().join("bad").exists(), "a refused document writes nothing");
+
+    let usage = tool(dir.path(), &["--spec", "bad.yaml"]);
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&usage.stderr).contains("usage: openapi-workspace --spec FILE --out DIR"));
+}
+
+#[test]
+fn repairs_are_warnings_and_strict_refuses_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root.join("crates/openapi-workspace/tests/samples/repairs.yaml"), dir.path().join("api.yaml"))
+        .unwrap();
+
+    let output = tool(dir.path(), &["--spec", "api.yaml", "--out", "api"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let shelf = "api.yaml#/paths/~1shelves~1{shelf}~1books~1{book}";
+    for expected in [
+        format!("warning: {shelf}/parameters/1: path parameter isbn is not in the path: dropped"),
+        format!(
+            "warning: {shelf}/parameters/0/required: path parameter shelf is not marked required; a path cannot go \
+             without it: required"
+        ),
+        format!(
+            "warning: {shelf}/get/parameters: the path names {{book}} but no parameter does: read as a required string"
+        ),
+        format!("warning: {shelf}/get/parameters/0: parameter lang has no schema: read as a string"),
+        format!("warning: {shelf}/get/parameters/1/schema/default: the default \"10\" is not an integer: read as 10"),
+        format!("warning: {shelf}/get/parameters/2/schema/default: the default \"none\" is not an integer: dropped"),
+        format!(
+            "warning: {shelf}/get/parameters/3/schema/default: the default \"author\" is not one of the schema's `enum` \
+             values: dropped"
+        ),
+        "warning: api.yaml#/components/schemas/Book/properties/rating/exclusiveMinimum: a number here is OpenAPI \
+         3.1's spelling; read as 3.0's `minimum: 0, exclusiveMinimum: true`"
+            .to_owned(),
+    ] {
+        assert!(stderr.contains(&expected), "{expected}\nnot in:\n{stderr}");
+    }
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("warning: ")).count(), 8, "{stderr}");
+
+    let strict = tool(dir.path(), &["--spec", "api.yaml", "--out", "strict", "--strict"]);
+    assert_eq!(strict.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&strict.stderr);
+    assert!(stderr.contains("refused (--strict): 8 repair(s) or approximation(s) needed"), "{stderr}");
+    assert!(stderr.contains("path parameter isbn is not in the path"), "{stderr}");
+    assert!(!dir.path().join("strict").exists(), "a refused document writes nothing");
+}
