@@ -139,6 +139,7 @@ fn comments_quote_no_figures() {
         // The benchmark's own code names what it measures and its targets; tests describe the
         // timings they set up; this file, the figures it looks for.
         let measures = path.starts_with("xtask/src/bench.rs")
+            || path.starts_with("xtask/src/bench/")
             || path.starts_with("xtask/src/tidy.rs")
             || path.components().any(|c| matches!(c.as_os_str().to_str(), Some("benches" | "tests")));
         if measures {
@@ -168,4 +169,17 @@ fn no_test_file_is_over_800_lines() {
         })
         .collect();
     assert!(long.is_empty(), "split these by what they test, set-up into fixtures: {long:?}");
+}
+
+#[test]
+fn no_hand_written_file_is_over_600_lines() {
+    let long: Vec<String> = hand_written_rust()
+        .into_iter()
+        .filter(|path| !path.components().any(|c| c.as_os_str() == "tests"))
+        .filter_map(|path| {
+            let lines = read(&path).lines().count();
+            (lines > 600).then(|| format!("{} ({lines})", path.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "a file this long does several things: split it by what each part does: {long:?}");
 }

@@ -129,7 +129,7 @@ fn unsupported_shapes_are_refused_with_a_reason() {
 
 /// The public documents of `tests/corpus` (progenitor's samples; utoipa's, FastAPI's and
 /// Adyen's 3.1 documents): what an implementer of each meets, the server trait.
-/// `tests/standalone.rs` compiles all three crates of each.
+/// `cargo xtask corpus` compiles all three crates of each.
 #[test]
 fn corpus_server_traits() {
     for (name, file) in [

@@ -23,7 +23,8 @@
 
 #[allow(clippy::all, clippy::pedantic)]
 mod generated;
-pub mod runtime;
+/// The generated code's runtime (`openapi-workspace-runtime`), where the generated code finds it.
+pub use openapi_workspace_runtime as runtime;
 
 pub use generated::*;
 pub use payments_types as types;

@@ -6,5 +6,9 @@
 pub mod json_schema;
 pub mod methods;
 pub mod mock;
+pub mod names;
 pub mod operation;
+mod operations;
 pub mod security;
+
+pub use operations::operations;

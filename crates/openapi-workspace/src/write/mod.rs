@@ -38,11 +38,11 @@ impl Config {
     }
 
     /// For a self-contained module tree where `types`, `client` and `server` are sibling modules
-    /// (the snapshot samples): the server's runtime comes from the `payments-server` crate.
+    /// (the snapshot samples): the server's runtime is the `openapi-workspace-runtime` crate.
     pub fn sibling_modules(source: &str) -> Self {
         Self {
             types_path: "super::types".into(),
-            server_runtime_path: "payments_server::runtime".into(),
+            server_runtime_path: "openapi_workspace_runtime".into(),
             source: source.into(),
         }
     }

@@ -41,7 +41,7 @@ pub fn client(view: &View) -> Result<Option<Client>> {
         table.iter().flat_map(|(_, alternatives)| alternatives.iter().flatten().copied()).collect();
     let basic = used.iter().any(|&i| schemes[i].kind == Kind::Basic);
 
-    let setter = |i: usize| crate::model::operation::field_ident(&schemes[i].name);
+    let setter = |i: usize| crate::model::names::field_ident(&schemes[i].name);
     let field = |i: usize| format_ident!("{}_", setter(i).to_string().trim_start_matches("r#").trim_matches('_'));
     let fields = used.iter().map(|&i| {
         let name = field(i);

@@ -122,7 +122,7 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let type_names: BTreeSet<String> = type_space.iter_types().map(|t| t.name()).collect();
     // The server's model of the operations, which the client's event streams and multipart
     // bodies are written from.
-    let ops = crate::model::operation::operations(spec, &type_names, &crate::model::security::schemes(&spec.openapi)?)?;
+    let ops = crate::model::operations(spec, &type_names, &crate::model::security::schemes(&spec.openapi)?)?;
     let extras = [events::client(spec, &ops), items::client(&ops), multipart::client(&ops)];
     for extra in extras.into_iter().flatten() {
         client.extend(extra);

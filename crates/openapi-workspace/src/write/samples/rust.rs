@@ -113,7 +113,7 @@ pub(super) fn connect(spec: &Spec, credentials: &[Scheme], krate: &str) -> Strin
     }
     let mut setters = String::new();
     for scheme in credentials {
-        let setter = crate::model::operation::field_ident(&scheme.name);
+        let setter = crate::model::names::field_ident(&scheme.name);
         // A basic credential's token is `username:password`, as curl's `-u` takes it.
         let _ = write!(setters, ".{setter}({})", if scheme.kind == Kind::Basic { "user, password" } else { "&token" });
     }

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::StreamExt;
 use openapi_workspace_output::events::{client, server, types};
-use payments_server::runtime::events::{Event, EventStream, Negotiated};
-use payments_server::runtime::{ApiError, RequestContext};
+use openapi_workspace_runtime::events::{Event, EventStream, Negotiated};
+use openapi_workspace_runtime::{ApiError, RequestContext};
 
 #[derive(Default)]
 struct Ticker {

@@ -8,8 +8,8 @@ mod support;
 use std::sync::Arc;
 
 use openapi_workspace_output::multipart::{client, server, types};
-use payments_server::runtime::multipart::{File, MAX_FIELD, MAX_PARTS};
-use payments_server::runtime::{ApiError, RequestContext};
+use openapi_workspace_runtime::multipart::{File, MAX_FIELD, MAX_PARTS};
+use openapi_workspace_runtime::{ApiError, RequestContext};
 
 struct Store;
 

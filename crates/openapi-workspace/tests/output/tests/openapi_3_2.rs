@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use openapi_workspace_output::openapi_3_2::{client, server, types};
-use payments_server::runtime::events::{Event, EventStream};
-use payments_server::runtime::items::ItemStream;
-use payments_server::runtime::{ApiError, RequestContext};
+use openapi_workspace_runtime::events::{Event, EventStream};
+use openapi_workspace_runtime::items::ItemStream;
+use openapi_workspace_runtime::{ApiError, RequestContext};
 
 struct Prices;
 

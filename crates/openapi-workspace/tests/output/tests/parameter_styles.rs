@@ -9,7 +9,7 @@ mod support;
 use std::sync::Arc;
 
 use openapi_workspace_output::parameter_styles::{client, server, types};
-use payments_server::runtime::{ApiError, RequestContext};
+use openapi_workspace_runtime::{ApiError, RequestContext};
 use serde_json::{Value, json};
 
 /// Answers what it was given, each parameter under its name.

@@ -9,7 +9,7 @@ use std::num::NonZeroU64;
 use std::sync::Arc;
 
 use openapi_workspace_output::query_arrays::{client, server, types};
-use payments_server::runtime::{ApiError, RequestContext};
+use openapi_workspace_runtime::{ApiError, RequestContext};
 
 struct Echo;
 

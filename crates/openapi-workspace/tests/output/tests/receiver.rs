@@ -7,7 +7,7 @@ mod support;
 use std::sync::{Arc, Mutex};
 
 use openapi_workspace_output::webhooks::{server::receiver, types};
-use payments_server::runtime::{ApiError, RequestContext};
+use openapi_workspace_runtime::{ApiError, RequestContext};
 use serde_json::json;
 
 #[derive(Default)]

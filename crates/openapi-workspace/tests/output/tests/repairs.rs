@@ -8,7 +8,7 @@ mod support;
 use std::sync::Arc;
 
 use openapi_workspace_output::repairs::{client, server, types};
-use payments_server::runtime::{ApiError, RequestContext};
+use openapi_workspace_runtime::{ApiError, RequestContext};
 
 struct Service;
 

@@ -9,7 +9,7 @@ mod support;
 use std::sync::Arc;
 
 use openapi_workspace_output::security::{client, server};
-use payments_server::runtime::{ApiError, RequestContext};
+use openapi_workspace_runtime::{ApiError, RequestContext};
 
 struct Service;
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use axum::http::{HeaderValue, StatusCode};
 use openapi_workspace_output::generality::{client, server, types};
-use payments_server::runtime::{ApiError, Raw, RequestContext};
+use openapi_workspace_runtime::{ApiError, Raw, RequestContext};
 use serde_json::{Value, json};
 
 struct Pets;

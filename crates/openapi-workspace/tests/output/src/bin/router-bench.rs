@@ -22,7 +22,7 @@ use axum::extract::{Path, Query};
 use axum::http::{HeaderMap, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use openapi_workspace_output::pet_store::{server, types};
-use payments_server::runtime::{ApiError, RequestContext};
+use openapi_workspace_runtime::{ApiError, RequestContext};
 use serde::{Deserialize, Serialize};
 use tower::ServiceExt;
 
@@ -258,7 +258,7 @@ async fn create(headers: HeaderMap, body: Body) -> Response {
     }
     // The limit applied here rather than with axum's `DefaultBodyLimit` layer, which costs
     // every request of the router an extension and a box.
-    let Ok(body) = axum::body::to_bytes(body, payments_server::runtime::BODY_LIMIT).await else {
+    let Ok(body) = axum::body::to_bytes(body, openapi_workspace_runtime::BODY_LIMIT).await else {
         return problem(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large");
     };
     let new: NewPet = match serde_json::from_slice(&body) {

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use openapi_workspace_output::multipart::{server, types};
-use payments_server::runtime::{ApiError, RequestContext};
+use openapi_workspace_runtime::{ApiError, RequestContext};
 use tokio::io::AsyncReadExt;
 
 struct Drain;

@@ -1,9 +1,9 @@
-//! The tape a JSON body is validated on (`runtime/json_tape.rs`) against what it stands in for:
+//! The tape a JSON body is validated on (`src/json_tape.rs`) against what it stands in for:
 //! jsonschema's contract for a representation, serde_json's `Value` and its parser, and the same
 //! validators' answers on the same bodies given as a `Value`.
 use jsonschema::json::Node;
-use payments_server::runtime::SchemaSet;
-use payments_server::runtime::json_tape::{Instance, RequestJson, Tape};
+use openapi_workspace_runtime::SchemaSet;
+use openapi_workspace_runtime::json_tape::{Instance, RequestJson, Tape};
 use serde_json::{Value, json};
 
 #[test]
@@ -82,7 +82,7 @@ fn a_tape_is_validated_as_its_value_is_and_refused_in_the_same_words() {
     for body in bodies {
         let tape = Tape::parse(body.as_bytes()).unwrap();
         let value: Value = serde_json::from_str(body).unwrap();
-        let answer = |result: Result<(), payments_server::runtime::ApiError>| result.err().map(|e| e.to_string());
+        let answer = |result: Result<(), openapi_workspace_runtime::ApiError>| result.err().map(|e| e.to_string());
         let refused = answer(validator.check_body(&tape));
         assert_eq!(refused, answer(validator.check(&value, "")), "{body}");
         refusals.push(refused);

@@ -1,0 +1,122 @@
+//! The error every operation and the router answer with: a status and a message, written as
+//! the error object `{"request":"error","code":<status>,"message":"..."}`.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// A failed request: an HTTP status and a message, answered as the error object
+/// `{"request":"error","code":<status>,"message":"..."}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    status: StatusCode,
+    pub(crate) message: String,
+    retry_after: Option<u64>,
+    /// A `401`'s `WWW-Authenticate`: the challenges of the schemes the operation takes.
+    challenge: Option<&'static str>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self { status, message: message.into(), retry_after: None, challenge: None }
+    }
+
+    /// `400`: the request breaks a rule; `message` says which.
+    pub fn bad_request(message: impl std::fmt::Display) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, format!("Invalid request: {message}"))
+    }
+
+    /// `401`: no credential, or one that is not valid.
+    pub fn unauthorized() -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "Missing or invalid credential: send Authorization: Bearer <token>")
+    }
+
+    /// `404`: no such resource for this caller.
+    pub fn not_found(message: impl std::fmt::Display) -> Self {
+        Self::new(StatusCode::NOT_FOUND, format!("Not found: {message}"))
+    }
+
+    /// `409`: an id already used by a different request, or a state change the state forbids.
+    pub fn conflict(message: impl std::fmt::Display) -> Self {
+        Self::new(StatusCode::CONFLICT, format!("Conflict: {message}"))
+    }
+
+    /// `429`: rate limited; the caller may retry after `seconds`.
+    pub fn too_many_requests(seconds: u64) -> Self {
+        let unit = if seconds == 1 { "second" } else { "seconds" };
+        Self::new(StatusCode::TOO_MANY_REQUESTS, format!("Too many requests: retry after {seconds} {unit}"))
+            .retry_after(seconds)
+    }
+
+    /// `401` for a request that presented none of the credentials an operation takes;
+    /// `challenge` is the `WWW-Authenticate` that names them, `send` what to send.
+    pub fn unauthorized_for(challenge: &'static str, send: &str) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, format!("Missing or invalid credential: send {send}"))
+            .with_challenge(challenge)
+    }
+
+    /// The same error, a `401` naming `challenge` in `WWW-Authenticate` (the router sets the
+    /// operation's on an implementation's `401`s).
+    pub fn with_challenge(self, challenge: &'static str) -> Self {
+        Self { challenge: Some(challenge), ..self }
+    }
+
+    /// The same error, answered with `Retry-After: <seconds>`.
+    pub fn retry_after(self, seconds: u64) -> Self {
+        Self { retry_after: Some(seconds), ..self }
+    }
+
+    /// `500`: an unexpected failure. The detail is for the server's log, not the caller.
+    pub fn internal() -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal error")
+    }
+
+    /// Whether this is the `501` an operation answers until it is implemented.
+    pub fn is_not_implemented(&self) -> bool {
+        self.status == StatusCode::NOT_IMPLEMENTED
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The error object, as JSON: for writers below axum (the connection layer).
+    pub fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec(&ErrorBody { request: "error", code: self.status.as_u16(), message: &self.message })
+            .expect("the error object serialises")
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.status.as_u16(), self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    request: &'static str,
+    code: u16,
+    message: &'a str,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let json = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
+        let mut response = (self.status, json, self.to_json()).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            let challenge = self.challenge.unwrap_or("Bearer realm=\"payments\"");
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+        }
+        if let Some(seconds) = self.retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
