@@ -33,7 +33,7 @@ pub fn generate(spec_text: &str, config: &Config) -> Result<Generated> {
 /// client crate `client_crate` (a Rust path, `payments_client`).
 pub fn cli(spec_text: &str, client_crate: &str, config: &Config) -> Result<String> {
     let spec = Spec::parse(spec_text)?;
-    write::format_file(config, write::client::cli(&spec, client_crate).map_err(|error| spec.locate(error))?)
+    write::format_file(config, write::client::cli::cli(&spec, client_crate).map_err(|error| spec.locate(error))?)
 }
 
 /// The Markdown reference (`docs/api.md`) of the document; `source` is its path from the

@@ -106,12 +106,6 @@ impl<T: CliConfig> Cli<T> {
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
             )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
-            )
             .about(
                 "Create a balance\n\nOpens an empty balance in `currency`. An account may hold several balances in one currency\n(for example one per purpose). GBP balances get a local UK address (sort code and account\nnumber) that receives Faster Payments, BACS and CHAPS.\n",
             )
@@ -149,12 +143,6 @@ impl<T: CliConfig> Cli<T> {
                     .required(false)
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
-            )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
             )
             .about("Rename a balance\n\nSets the balance's `name`.")
     }
@@ -305,12 +293,6 @@ impl<T: CliConfig> Cli<T> {
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
             )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
-            )
             .about(
                 "Create a payment request\n\nCreates a request for `amount` and returns its pay link and QR code. Without `amount` the\nrequest is open: the payment page asks the payer how much to pay, and the request's\n`amount` is `null` until it is paid, then the amount paid. Give\n`settlement_balance_id`, `currency`, or both (they must then agree): without a balance the\nrequest settles into your oldest balance in `currency`. The currency must support payment\nrequests (`GET /currencies`). An unknown `settlement_balance_id` answers `404`. Emits\n`paymentrequest.initiated`.\n",
             )
@@ -405,12 +387,6 @@ impl<T: CliConfig> Cli<T> {
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
             )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
-            )
             .about(
                 "Create a recipient\n\nSaves a bank account to pay. `bank_account` carries `currency` and exactly the keys\n`GET /bankfields` lists for `country` and that currency; each is validated (lengths, digits,\nsort-code format, IBAN check digits). Where banks resolve names (GB, NG) `account_name` is\nchecked against the name the bank holds, as `POST /recipients/validate` reports it\n(`NameCheck`): a `match` is saved as given, a `close_match` is saved with the bank's name,\nand a `no_match` is refused with `400`. Emits `recipient.created`.\n",
             )
@@ -430,12 +406,6 @@ impl<T: CliConfig> Cli<T> {
                     .required(true)
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
-            )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
             )
             .about(
                 "Validate bank details\n\nChecks bank-account details as `POST /recipients` would, without saving anything. For\ncountries whose banks resolve names (NG, GB) `account_name` is the name the bank holds and\n`name_check` compares the name given with it; elsewhere `account_name` echoes the name\ngiven, or is `null`, and `name_check` is `not_checked`.\n",
@@ -489,12 +459,6 @@ impl<T: CliConfig> Cli<T> {
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
             )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
-            )
             .about("Rename a recipient\n\nSets the recipient's `alias`; `null` removes it.")
     }
     pub fn cli_advance_sandbox() -> ::clap::Command {
@@ -546,12 +510,6 @@ impl<T: CliConfig> Cli<T> {
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
             )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
-            )
             .about(
                 "Simulate a bank transfer to a balance's bank address\n\n**Sandbox.** A sender pays `amount` (in the balance's currency) into the UK account in a\nGBP balance's `addresses` (Faster Payments, BACS or CHAPS): it is credited to the\nbalance as a `processed` `collection` transaction paid by `bank_transfer`, with\n`payer_name` the sender's name (event `transaction.processed`). Only balances with a bank\naddress can receive one: a transfer to a balance without one (every currency but GBP) is\nrefused with `409`, as no bank could send it.\n",
             )
@@ -599,12 +557,6 @@ impl<T: CliConfig> Cli<T> {
                     .required(false)
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
-            )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
             )
             .about(
                 "Simulate the payer paying\n\n**Sandbox.** Does what the hosted payment page's pay button does. With `outcome`\n`processed` (the default) the request becomes `processed` and its amount is credited to the\nsettlement balance as a `collection` transaction (events `paymentrequest.processed`,\n`paymentrequest.settled`); with `failed` it becomes `failed` (`paymentrequest.failed`).\nOnly an `initiated` request can be paid (`409` otherwise).\n",
@@ -661,12 +613,6 @@ impl<T: CliConfig> Cli<T> {
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
             )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
-            )
             .about(
                 "Simulate the rail changing a transaction's status\n\n**Sandbox.** Moves a `payment` to `status` as the payment rail would, following the\ntransitions in *Transactions* (`409` otherwise): for example `failed` with a\n`failure_reason`, which returns amount and fees to the balance. Emits the matching\n`transaction.*` event.\n",
             )
@@ -706,12 +652,6 @@ impl<T: CliConfig> Cli<T> {
                     .required(false)
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
-            )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
             )
             .about(
                 "Simulate the bank changing a virtual account's status\n\n**Sandbox.** Moves the account to `active` or `blocked` as the bank would, following the\ntransitions in *Virtual accounts* (`409` otherwise). Emits the matching\n`virtualaccount.*` event.\n",
@@ -755,12 +695,6 @@ impl<T: CliConfig> Cli<T> {
                     .required(false)
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
-            )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
             )
             .about(
                 "Simulate a bank transfer to a virtual account\n\n**Sandbox.** A payer sends `amount` (in the account's currency) to an `active` virtual\naccount: it is credited to the settlement balance as a `processed` `deposit` transaction\n(events `transaction.processed`). A transfer to an account that is not `active` is refused\nwith `409`, as the bank would return it.\n",
@@ -974,12 +908,6 @@ impl<T: CliConfig> Cli<T> {
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
             )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
-            )
             .about(
                 "Pay a recipient\n\nPays a recipient from a balance. Give exactly one of `amount` (what leaves the balance, in\nthe balance's currency) or `to_amount` (what the recipient receives, in the recipient's\ncurrency); the other is computed at the current rate. `amount` plus `fees` is taken from the\nbalance at once, atomically; a balance that does not cover it is refused with `400` and\nnothing changes. The transaction starts `initiated` and is moved on by the payment rail.\nAn unknown `balance_id` or `recipient_id` (a deleted recipient included) answers `404`.\nEmits `transaction.initiated`.\n",
             )
@@ -1112,12 +1040,6 @@ impl<T: CliConfig> Cli<T> {
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
             )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
-            )
             .about(
                 "Create a virtual account\n\nIssues bank details in a currency that supports virtual accounts (`GET /currencies`). Give\n`settlement_balance_id`, `currency`, or both (they must agree). The account starts\n`initiated` and becomes `active` when the bank confirms it (in the sandbox within seconds,\nor at once with `POST /sandbox/advance`). An unknown `settlement_balance_id` answers `404`.\nEmits `virtualaccount.initiated`.\n",
             )
@@ -1169,12 +1091,6 @@ impl<T: CliConfig> Cli<T> {
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
             )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
-            )
             .about("Rename a virtual account\n\nChanges `account_name`; a `closed` account is refused with `409`.")
     }
     pub fn cli_list_webhook_endpoints() -> ::clap::Command {
@@ -1215,12 +1131,6 @@ impl<T: CliConfig> Cli<T> {
                     .required(false)
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
-            )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
             )
             .about(
                 "Create a webhook endpoint\n\n**Extension.** Registers an `https://` URL to receive notifications for `events` (all\nevents when absent, including ones added later). The URL must have a certificate that\nverifies and must not resolve to a loopback, private, link-local or metadata address.\nThe response carries the signing `secret`; it is not shown again.\n",
@@ -1338,12 +1248,6 @@ impl<T: CliConfig> Cli<T> {
                     .required(false)
                     .value_parser(::clap::value_parser!(std::path::PathBuf))
                     .help("Path to a file that contains the full json body."),
-            )
-            .arg(
-                ::clap::Arg::new("json-body-template")
-                    .long("json-body-template")
-                    .action(::clap::ArgAction::SetTrue)
-                    .help("XXX"),
             )
             .about(
                 "Send a ping\n\nRecords a `ping` notification for the endpoint and delivers it at once; use it to check an\nendpoint after setting it up. The first attempt ends within 10 seconds (the time a receiver\nhas to answer). With `wait: true` the answer comes once it has ended, within 9 seconds (so\nthat clients with a 10-second timeout get it), and carries its outcome: `status`\n`delivered` with the endpoint's `response_code`, or `failed` with the code (`null` when\nnothing answered) and the redelivery's `next_attempt`; a receiver still silent after 9\nseconds leaves it `pending`. Without `wait` the answer is immediate, usually `pending`.\nEither way the outcome is on `GET /webhooks/{id}` within 10 seconds of sending, and the\nping is retried like any notification.\n",

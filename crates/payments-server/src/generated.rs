@@ -4240,31 +4240,28 @@ async fn unknown_path<P: Send + 'static, A: Api<P>>(
 ) -> Result<Response, ApiError> {
     let (parts, _) = request.into_parts();
     let (headers, uri) = (parts.headers, parts.uri);
-    let _caller: P = {
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
-            if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
-                    Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                        refused = Some(error);
-                    }
-                    Err(error) => return Err(error),
-                }
-            }
-            None
-        };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| {
-                    ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                });
-                return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-            }
-        }
-    };
+    let _caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
     Err(crate::runtime::unknown_path(&uri))
+}
+/// Authenticates a request against the security requirement `bearerAuth`: the caller, or the `401`.
+async fn authenticate_bearer_auth<P: Send + 'static, A: Api<P>>(
+    api: &A,
+    headers: &::axum::http::HeaderMap,
+) -> Result<P, ApiError> {
+    let mut refused: Option<ApiError> = None;
+    if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
+        match <A as Api<P>>::authenticate(api, &[Credential::BearerAuth(found_0)]).await {
+            Ok(caller) => return Ok(caller),
+            Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
+                refused = Some(error);
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    let refused = refused.unwrap_or_else(|| {
+        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
+    });
+    Err(refused.with_challenge("Bearer realm=\"Payments API\""))
 }
 /// `GET /balances`
 fn list_balances<P: Send + 'static, A: Api<P>>(
@@ -4275,30 +4272,7 @@ fn list_balances<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     let uri = parts.uri;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let query: ListBalancesQuery = crate::runtime::query(&uri, &shared.validators.list_balances_query)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::list_balances(&shared.api, context, query).await {
@@ -4323,30 +4297,7 @@ fn create_balance<P: Send + 'static, A: Api<P>>(
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::BalanceCreate =
             crate::runtime::json_body(&headers, bytes, &shared.validators.create_balance_body)?;
@@ -4375,30 +4326,7 @@ fn get_balance<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::get_balance(&shared.api, context, id).await {
@@ -4425,30 +4353,7 @@ fn update_balance<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::BalanceUpdate =
@@ -4477,30 +4382,7 @@ fn list_bank_fields<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     let uri = parts.uri;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let query: ListBankFieldsQuery = crate::runtime::query(&uri, &shared.validators.list_bank_fields_query)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::list_bank_fields(&shared.api, context, query).await {
@@ -4525,30 +4407,7 @@ fn list_countries<P: Send + 'static, A: Api<P>>(
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::list_countries(&shared.api, context).await {
             Err(error) if shared.mock && error.is_not_implemented() => {
@@ -4572,30 +4431,7 @@ fn list_currencies<P: Send + 'static, A: Api<P>>(
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::list_currencies(&shared.api, context).await {
             Err(error) if shared.mock && error.is_not_implemented() => {
@@ -4620,30 +4456,7 @@ fn list_payment_requests<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     let uri = parts.uri;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let query: ListPaymentRequestsQuery =
             crate::runtime::query(&uri, &shared.validators.list_payment_requests_query)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -4669,30 +4482,7 @@ fn create_payment_request<P: Send + 'static, A: Api<P>>(
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::PaymentRequestCreate =
             crate::runtime::json_body(&headers, bytes, &shared.validators.create_payment_request_body)?;
@@ -4721,30 +4511,7 @@ fn get_payment_request<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::get_payment_request(&shared.api, context, id).await {
@@ -4771,30 +4538,7 @@ fn cancel_payment_request<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::cancel_payment_request(&shared.api, context, id).await {
@@ -4815,30 +4559,7 @@ fn list_recipients<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     let uri = parts.uri;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let query: ListRecipientsQuery = crate::runtime::query(&uri, &shared.validators.list_recipients_query)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::list_recipients(&shared.api, context, query).await {
@@ -4863,30 +4584,7 @@ fn create_recipient<P: Send + 'static, A: Api<P>>(
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::RecipientCreate =
             crate::runtime::json_body(&headers, bytes, &shared.validators.create_recipient_body)?;
@@ -4913,30 +4611,7 @@ fn validate_recipient<P: Send + 'static, A: Api<P>>(
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::RecipientValidate =
             crate::runtime::json_body(&headers, bytes, &shared.validators.validate_recipient_body)?;
@@ -4965,30 +4640,7 @@ fn get_recipient<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::get_recipient(&shared.api, context, id).await {
@@ -5015,30 +4667,7 @@ fn delete_recipient<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::delete_recipient(&shared.api, context, id).await {
@@ -5060,30 +4689,7 @@ fn update_recipient<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::RecipientUpdate =
@@ -5111,30 +4717,7 @@ fn advance_sandbox<P: Send + 'static, A: Api<P>>(
     let (parts, _) = request.into_parts();
     let headers = parts.headers;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::advance_sandbox(&shared.api, context).await {
             Err(error) if shared.mock && error.is_not_implemented() => {
@@ -5160,30 +4743,7 @@ fn simulate_balance_transfer<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::SimulateBalanceTransfer =
@@ -5213,30 +4773,7 @@ fn simulate_payment<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: Option<types::SimulatePayment> =
@@ -5266,30 +4803,7 @@ fn simulate_transaction_status<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::SimulateTransactionStatus =
@@ -5319,30 +4833,7 @@ fn simulate_virtual_account_status<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::SimulateVirtualAccountStatus =
@@ -5372,30 +4863,7 @@ fn simulate_inbound_transfer<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::SimulateInboundTransfer =
@@ -5424,30 +4892,7 @@ fn list_transactions<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     let uri = parts.uri;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let query: ListTransactionsQuery = crate::runtime::query(&uri, &shared.validators.list_transactions_query)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::list_transactions(&shared.api, context, query).await {
@@ -5472,30 +4917,7 @@ fn create_transaction<P: Send + 'static, A: Api<P>>(
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::TransactionCreate =
             crate::runtime::json_body(&headers, bytes, &shared.validators.create_transaction_body)?;
@@ -5524,30 +4946,7 @@ fn get_transaction<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::get_transaction(&shared.api, context, id).await {
@@ -5573,30 +4972,7 @@ fn list_virtual_accounts<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     let uri = parts.uri;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let query: ListVirtualAccountsQuery =
             crate::runtime::query(&uri, &shared.validators.list_virtual_accounts_query)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -5622,30 +4998,7 @@ fn create_virtual_account<P: Send + 'static, A: Api<P>>(
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::VirtualAccountCreate =
             crate::runtime::json_body(&headers, bytes, &shared.validators.create_virtual_account_body)?;
@@ -5674,30 +5027,7 @@ fn get_virtual_account<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::get_virtual_account(&shared.api, context, id).await {
@@ -5724,30 +5054,7 @@ fn close_virtual_account<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::close_virtual_account(&shared.api, context, id).await {
@@ -5769,30 +5076,7 @@ fn update_virtual_account<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::VirtualAccountUpdate =
@@ -5821,30 +5105,7 @@ fn list_webhook_endpoints<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     let uri = parts.uri;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let query: ListWebhookEndpointsQuery =
             crate::runtime::query(&uri, &shared.validators.list_webhook_endpoints_query)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
@@ -5870,30 +5131,7 @@ fn create_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::WebhookEndpointCreate =
             crate::runtime::json_body(&headers, bytes, &shared.validators.create_webhook_endpoint_body)?;
@@ -5922,30 +5160,7 @@ fn get_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::get_webhook_endpoint(&shared.api, context, id).await {
@@ -5972,30 +5187,7 @@ fn delete_webhook_endpoint<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::delete_webhook_endpoint(&shared.api, context, id).await {
@@ -6017,30 +5209,7 @@ fn rotate_webhook_endpoint_secret<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::rotate_webhook_endpoint_secret(&shared.api, context, id).await {
@@ -6066,30 +5235,7 @@ fn list_webhooks<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     let uri = parts.uri;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let query: ListWebhooksQuery = crate::runtime::query(&uri, &shared.validators.list_webhooks_query)?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::list_webhooks(&shared.api, context, query).await {
@@ -6114,30 +5260,7 @@ fn send_test_webhook<P: Send + 'static, A: Api<P>>(
     let (parts, request_body) = request.into_parts();
     let headers = parts.headers;
     async move {
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let bytes = crate::runtime::read_body(request_body).await?;
         let body: types::WebhookPing =
             crate::runtime::json_body(&headers, bytes, &shared.validators.send_test_webhook_body)?;
@@ -6166,30 +5289,7 @@ fn get_webhook<P: Send + 'static, A: Api<P>>(
     let headers = parts.headers;
     async move {
         let axum::extract::Path((id,)) = path.map_err(crate::runtime::path::refused)?;
-        let caller: P = {
-            let mut refused: Option<ApiError> = None;
-            let caller: Option<P> = 'authenticated: {
-                if let (Some(found_0),) = (crate::runtime::bearer(&headers),) {
-                    match <A as Api<P>>::authenticate(&shared.api, &[Credential::BearerAuth(found_0)]).await {
-                        Ok(caller) => break 'authenticated Some(caller),
-                        Err(error) if error.status() == StatusCode::UNAUTHORIZED => {
-                            refused = Some(error);
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-                None
-            };
-            match caller {
-                Some(caller) => caller,
-                None => {
-                    let refused = refused.unwrap_or_else(|| {
-                        ApiError::unauthorized_for("Bearer realm=\"Payments API\"", "Authorization: Bearer <token>")
-                    });
-                    return Err(refused.with_challenge("Bearer realm=\"Payments API\""));
-                }
-            }
-        };
+        let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
         let output = match <A as Api<P>>::get_webhook(&shared.api, context, id).await {

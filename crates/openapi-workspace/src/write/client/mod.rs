@@ -1,6 +1,7 @@
 //! Models and client, both from progenitor: its type space (typify 0.8) becomes the types
 //! crate, and its client refers to that crate instead of carrying a second copy.
 
+pub mod cli;
 pub mod credentials;
 pub mod events;
 pub mod items;
@@ -32,7 +33,7 @@ pub struct Models {
 /// progenitor's settings. With `credentials`, the client holds a [`credentials`]'s
 /// `Credentials`; with `hooks`, its request hook (written in [`generate`]) sends what each
 /// operation asks for and writes the parameters progenitor cannot ([`crate::styles`]).
-fn settings(view: &View, credentials: bool, hooks: bool) -> GenerationSettings {
+pub(crate) fn settings(view: &View, credentials: bool, hooks: bool) -> GenerationSettings {
     let mut settings = GenerationSettings::default();
     settings
         .with_interface(InterfaceStyle::Builder)
@@ -53,7 +54,7 @@ fn settings(view: &View, credentials: bool, hooks: bool) -> GenerationSettings {
 
 /// Runs progenitor. The document was adapted to what it takes (`normalise::for_client`); should
 /// it still find something to panic on, that is an error naming progenitor, not a crash.
-fn progenitor<T>(what: &str, run: impl FnOnce() -> std::result::Result<T, progenitor::Error>) -> Result<T> {
+pub(crate) fn progenitor<T>(what: &str, run: impl FnOnce() -> std::result::Result<T, progenitor::Error>) -> Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
         .map_err(|panic| {
             let message = panic
@@ -469,15 +470,4 @@ fn replace_types_module(client: TokenStream, types_path: &str) -> Result<TokenSt
         pub use #path as types;
     };
     Ok(quote::quote!(#file))
-}
-
-/// progenitor's clap CLI for the client crate `client_crate`: a `Cli` that turns each operation
-/// into a `clap::Command` and runs it, reporting through a `CliConfig` the binary implements.
-pub fn cli(spec: &Spec, client_crate: &str) -> Result<TokenStream> {
-    let view = View::of(spec)?;
-    let credentials = credentials::client(&view)?.is_some();
-    let hooks =
-        credentials || styles::client(spec)?.is_some() || events::hook(spec).is_some() || methods::hook(spec).is_some();
-    let mut generator = Generator::new(&settings(&view, credentials, hooks));
-    progenitor("a CLI", || generator.cli(&view.openapi, client_crate))
 }

@@ -12,6 +12,7 @@ use super::routes::needs_uri;
 use super::validation::{body_validator, checked_params, literal};
 use crate::model::operation::{self as model, MediaKind, Op};
 use crate::model::security;
+use crate::read::document::rust_name;
 use crate::read::wire::Place;
 
 /// The `Credential` enum: a variant per scheme some operation (or an unknown path) asks for.
@@ -46,13 +47,32 @@ pub(super) fn credential_enum(
     })
 }
 
-/// An expression that authenticates the request (`headers`, and `uri` when an api key is in the
-/// query) against `requirement`: the caller, or an early return of the `401`.
-pub(super) fn authentication(
+/// The name of the function that authenticates a request against `requirement`: its schemes'
+/// names, `_and_` within an alternative, `_or_` between them.
+fn authenticator_name(requirement: &security::Requirement, schemes: &[security::Scheme]) -> Ident {
+    let alternatives: Vec<String> = requirement
+        .alternatives
+        .iter()
+        .map(|together| together.iter().map(|&i| rust_name(&schemes[i].name, false)).collect::<Vec<_>>().join("_and_"))
+        .collect();
+    format_ident!("authenticate_{}", alternatives.join("_or_"))
+}
+
+/// Whether authenticating against `requirement` reads the URI (an api key in the query).
+fn reads_uri(requirement: &security::Requirement, schemes: &[security::Scheme]) -> bool {
+    requirement.alternatives.iter().flatten().any(|&i| schemes[i].needs_uri())
+}
+
+/// The function that authenticates a request (its `headers`, and its `uri` when an api key is
+/// in the query) against `requirement`, one per requirement the document has: the caller found
+/// by the first alternative whose credentials the request presents and `Api::authenticate`
+/// accepts, or the `401` naming what to send.
+pub(super) fn authenticator(
     requirement: &security::Requirement,
     schemes: &[security::Scheme],
     rt: &syn::Path,
-) -> TokenStream {
+) -> (Ident, TokenStream) {
+    let name = authenticator_name(requirement, schemes);
     let (challenge, hint) = (&requirement.challenge, &requirement.hint);
     let attempts = requirement.alternatives.iter().map(|together| {
         let found: Vec<Ident> = (0..together.len()).map(|k| format_ident!("found_{}", k)).collect();
@@ -60,28 +80,47 @@ pub(super) fn authentication(
         let credentials = together.iter().zip(&found).map(|(&i, f)| schemes[i].credential(f));
         quote! {
             if let (#(Some(#found),)*) = (#(#extract,)*) {
-                match <A as Api<P>>::authenticate(&shared.api, &[#(#credentials),*]).await {
-                    Ok(caller) => break 'authenticated Some(caller),
+                match <A as Api<P>>::authenticate(api, &[#(#credentials),*]).await {
+                    Ok(caller) => return Ok(caller),
                     Err(error) if error.status() == StatusCode::UNAUTHORIZED => refused = Some(error),
                     Err(error) => return Err(error),
                 }
             }
         }
     });
-    quote! {{
-        let mut refused: Option<ApiError> = None;
-        let caller: Option<P> = 'authenticated: {
+    let uri = reads_uri(requirement, schemes).then(|| quote!(uri: &::axum::http::Uri,));
+    let named: Vec<String> = requirement
+        .alternatives
+        .iter()
+        .map(|together| together.iter().map(|&i| format!("`{}`", schemes[i].name)).collect::<Vec<_>>().join(" and "))
+        .collect();
+    let doc = format!(
+        " Authenticates a request against the security requirement {}: the caller, or the `401`.",
+        named.join(", or ")
+    );
+    let function = quote! {
+        #[doc = #doc]
+        async fn #name<P: Send + 'static, A: Api<P>>(
+            api: &A,
+            headers: &::axum::http::HeaderMap,
+            #uri
+        ) -> Result<P, ApiError> {
+            let mut refused: Option<ApiError> = None;
             #(#attempts)*
-            None
-        };
-        match caller {
-            Some(caller) => caller,
-            None => {
-                let refused = refused.unwrap_or_else(|| ApiError::unauthorized_for(#challenge, #hint));
-                return Err(refused.with_challenge(#challenge));
-            }
+            let refused = refused.unwrap_or_else(|| ApiError::unauthorized_for(#challenge, #hint));
+            Err(refused.with_challenge(#challenge))
         }
-    }}
+    };
+    (name, function)
+}
+
+/// An expression that authenticates the request (`headers`, and `uri` when an api key is in the
+/// query) against `requirement` with its [`authenticator`]: the caller, or an early return of
+/// the `401`.
+pub(super) fn authentication(requirement: &security::Requirement, schemes: &[security::Scheme]) -> TokenStream {
+    let name = authenticator_name(requirement, schemes);
+    let uri = reads_uri(requirement, schemes).then(|| quote!(&uri,));
+    quote!(#name::<P, A>(&shared.api, &headers, #uri).await?)
 }
 
 pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream {
@@ -112,7 +151,7 @@ pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> 
     }
     match &op.requirement {
         Some(requirement) => {
-            let authenticated = authentication(requirement, schemes, rt);
+            let authenticated = authentication(requirement, schemes);
             steps.push(quote! { let caller: P = #authenticated; });
         }
         None => steps.push(quote!(let caller = ();)),

@@ -14,7 +14,7 @@ mod routes;
 mod validation;
 
 use api_trait::{body_enum, parts_struct, query_struct, trait_method};
-use handlers::{authentication, credential_enum, handler};
+use handlers::{authentication, authenticator, credential_enum, handler};
 use routes::{one_url, routes};
 use validation::validator_names;
 
@@ -77,12 +77,23 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
         .or_else(|| ops.iter().find_map(|op| op.requirement.clone()));
     let unknown_path_auth = match &unknown_path_requirement {
         Some(requirement) => {
-            let authenticated = authentication(requirement, &schemes, &rt);
+            let authenticated = authentication(requirement, &schemes);
             quote! { let _caller: P = #authenticated; }
         }
         None => quote! { let _ = (&shared, &headers); },
     };
     let credential = credential_enum(&schemes, &ops, unknown_path_requirement.as_ref(), &rt);
+    // One function per requirement the document has, which each handler of it calls.
+    let authenticators: std::collections::BTreeMap<String, TokenStream> = ops
+        .iter()
+        .filter_map(|op| op.requirement.as_ref())
+        .chain(&unknown_path_requirement)
+        .map(|requirement| {
+            let (name, function) = authenticator(requirement, &schemes, &rt);
+            (name.to_string(), function)
+        })
+        .collect();
+    let authenticators = authenticators.values();
     let authenticate = (ops.iter().any(Op::secured) || unknown_path_requirement.is_some()).then(|| {
         quote! {
             /// Finds the caller from the credentials a request presented: those of the first of
@@ -227,6 +238,8 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
             #unknown_path_auth
             Err(#rt::unknown_path(&uri))
         }
+
+        #(#authenticators)*
 
         #(#handlers)*
 
