@@ -58,9 +58,11 @@ fn authenticator_name(requirement: &security::Requirement, schemes: &[security::
     format_ident!("authenticate_{}", alternatives.join("_or_"))
 }
 
-/// Whether authenticating against `requirement` reads the URI (an api key in the query).
-fn reads_uri(requirement: &security::Requirement, schemes: &[security::Scheme]) -> bool {
-    requirement.alternatives.iter().flatten().any(|&i| schemes[i].needs_uri())
+/// Whether authenticating against `requirement` reads the URI (an api key in the query), and
+/// whether it reads the headers (every other scheme).
+pub(super) fn reads(requirement: &security::Requirement, schemes: &[security::Scheme]) -> (bool, bool) {
+    let mut used = requirement.alternatives.iter().flatten().map(|&i| schemes[i].needs_uri());
+    (used.clone().any(|uri| uri), used.any(|uri| !uri))
 }
 
 /// The function that authenticates a request (its `headers`, and its `uri` when an api key is
@@ -88,7 +90,9 @@ pub(super) fn authenticator(
             }
         }
     });
-    let uri = reads_uri(requirement, schemes).then(|| quote!(uri: &::axum::http::Uri,));
+    let (uri, headers) = reads(requirement, schemes);
+    let uri = uri.then(|| quote!(uri: &::axum::http::Uri,));
+    let headers = headers.then(|| quote!(headers: &::axum::http::HeaderMap,));
     let named: Vec<String> = requirement
         .alternatives
         .iter()
@@ -102,7 +106,7 @@ pub(super) fn authenticator(
         #[doc = #doc]
         async fn #name<P: Send + 'static, A: Api<P>>(
             api: &A,
-            headers: &::axum::http::HeaderMap,
+            #headers
             #uri
         ) -> Result<P, ApiError> {
             let mut refused: Option<ApiError> = None;
@@ -119,8 +123,10 @@ pub(super) fn authenticator(
 /// the `401`.
 pub(super) fn authentication(requirement: &security::Requirement, schemes: &[security::Scheme]) -> TokenStream {
     let name = authenticator_name(requirement, schemes);
-    let uri = reads_uri(requirement, schemes).then(|| quote!(&uri,));
-    quote!(#name::<P, A>(&shared.api, &headers, #uri).await?)
+    let (uri, headers) = reads(requirement, schemes);
+    let uri = uri.then(|| quote!(&uri,));
+    let headers = headers.then(|| quote!(&headers,));
+    quote!(#name::<P, A>(&shared.api, #headers #uri).await?)
 }
 
 pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream {

@@ -14,7 +14,7 @@ mod routes;
 mod validation;
 
 use api_trait::{body_enum, parts_struct, query_struct, trait_method};
-use handlers::{authentication, authenticator, credential_enum, handler};
+use handlers::{authentication, authenticator, credential_enum, handler, reads};
 use routes::{one_url, routes};
 use validation::validator_names;
 
@@ -78,7 +78,9 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
     let unknown_path_auth = match &unknown_path_requirement {
         Some(requirement) => {
             let authenticated = authentication(requirement, &schemes);
-            quote! { let _caller: P = #authenticated; }
+            // An api key in the query alone reads no header.
+            let unread = (!reads(requirement, &schemes).1).then(|| quote!(let _ = &headers;));
+            quote! { #unread let _caller: P = #authenticated; }
         }
         None => quote! { let _ = (&shared, &headers); },
     };
