@@ -112,6 +112,7 @@ pub fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) 
     let components = spec.raw.get("components").cloned().unwrap_or_default();
     // A document whose schemes the router cannot read has no operation it serves, nor samples.
     let schemes = security::schemes(&spec.openapi).unwrap_or_default();
+    let takes_credentials = rust::takes_credentials(spec);
     let mut samples = Vec::new();
     for (path, item) in spec.raw.get("paths").and_then(Value::as_object).into_iter().flatten() {
         for method in document::METHODS {
@@ -129,7 +130,7 @@ pub fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) 
             let Ok(call) = Call::read(operation, &components, credentials(spec, operation, &schemes)) else { continue };
             let connect = match &flavour.connect {
                 Some(connect) => connect.clone(),
-                None => connect(spec, &call.credentials, &flavour.client_crate),
+                None => connect(takes_credentials, &call.credentials, &flavour.client_crate),
             };
             // A body the client reads as bytes (an event stream, a file) is shown by its status only.
             let response = crate::model::mock::response(operation, &components, mock.status);

@@ -103,12 +103,17 @@ fn indented(value: &Value) -> String {
     String::from_utf8(out).expect("JSON is UTF-8")
 }
 
-/// How a sample makes the generated client: `Client::new`, with `Credentials` for the
-/// operation's `credentials` when the client takes any (each setter the scheme's name in snake
-/// case, as `credentials.rs` writes it).
-pub(super) fn connect(spec: &Spec, credentials: &[Scheme], krate: &str) -> String {
+/// Whether the generated client of `spec` holds `Credentials` (some operation asks for one).
+pub(super) fn takes_credentials(spec: &Spec) -> bool {
     let view = crate::write::client::view::View::of(spec).ok();
-    if view.and_then(|view| crate::write::client::credentials::client(&view).ok().flatten()).is_none() {
+    view.and_then(|view| crate::write::client::credentials::client(&view).ok().flatten()).is_some()
+}
+
+/// How a sample makes the generated client: `Client::new`, with `Credentials` for the
+/// operation's `credentials` when the client takes any (`takes_credentials`; each setter the
+/// scheme's name in snake case, as `credentials.rs` writes it).
+pub(super) fn connect(takes_credentials: bool, credentials: &[Scheme], krate: &str) -> String {
+    if !takes_credentials {
         return format!("{krate}::Client::new(&base_url)");
     }
     let mut setters = String::new();
