@@ -305,7 +305,7 @@ fn table(rows: &[Row]) -> String {
          Written by `cargo xtask corpus` (see `xtask/src/corpus.rs`): each document generated as a workspace \
          of its own by `openapi-workspace`, twice, in separate processes (the two outputs must be identical), then \
          `cargo check --workspace` with `-D warnings`, with the default features and with `--all-features`, all \
-         documents sharing one target directory (so the first check also builds the dependencies). Generation \
+         documents sharing one target directory (in a cold run, the first check also builds the dependencies). Generation \
          includes rustfmt over every file; memory is the generating process's peak resident set.\n\n\
          | document | generate (s) | peak memory (MiB) | warnings | files | lines | regenerated identical | check, default (s) | check, all features (s) | mock answers |\n\
          |---|---:|---:|---:|---:|---:|---|---:|---:|---|\n",
