@@ -58,7 +58,7 @@ pub struct MockAnswer {
     pub json: Option<(serde_json::Value, serde_json::Value)>,
 }
 
-/// Each operation's mock answer (see `server::mock`), for checking it against the document.
+/// Each operation's mock answer (see `model::mock`), for checking it against the document.
 pub fn mock_answers(spec_text: &str) -> Result<Vec<MockAnswer>> {
     let spec = Spec::parse(spec_text)?;
     let components = spec.raw.get("components").cloned().unwrap_or_default();

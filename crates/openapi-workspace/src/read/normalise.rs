@@ -205,7 +205,7 @@ fn own_parameters(operation: &mut Value, shared: Option<&Value>, components: &Va
 }
 
 /// Parameters the generators can serve: path, query, header and cookie, in the styles
-/// `styles::Wire` reads, each with a schema; every `{name}` of the path template a required path
+/// `wire::Wire` reads, each with a schema; every `{name}` of the path template a required path
 /// parameter, and no other.
 fn check_parameters(path: &str, operation: &Value, components: &Value, at: &[&str]) -> Result<()> {
     let mut in_path = BTreeSet::new();

@@ -275,7 +275,7 @@ fn walk(value: &mut Value, at: &str, within: Within, media_types: &Value, notes:
                 querystring(map, at)?;
             }
             // openapiv3 (3.0's model) has no `cookie` style: it reads as `form`, with an
-            // extension that tells `styles::Wire` the values are not percent-encoded.
+            // extension that tells `wire::Wire` the values are not percent-encoded.
             if map.get("in").and_then(Value::as_str) == Some("cookie")
                 && map.get("style").and_then(Value::as_str) == Some("cookie")
             {

@@ -2,7 +2,7 @@
 //! with (one setter per scheme), whose `apply`, called by progenitor's request hook, sends each
 //! operation the credentials of the first of its requirements whose every scheme has one — in the
 //! `Authorization` header (bearer, basic), or the header, query parameter or cookie an api key
-//! goes in. The requirements are the server generator's (`server::security`), so client and
+//! goes in. The requirements are the server generator's (`model::security`), so client and
 //! router read the document alike.
 
 use heck::ToSnakeCase;

@@ -4,7 +4,7 @@
 //! `schema`, marked with [`EXTENSION`]; the server answers an `ItemStream` of the item type
 //! (the server runtime's `items`), the client gains `{operation}_items`, a stream of them
 //! (`runtime/client_items.rs`, copied into the client). Only responses stream: a request body
-//! of items is refused with its pointer (`server::model`).
+//! of items is refused with its pointer (`model::operations`).
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};

@@ -32,7 +32,7 @@ pub struct Models {
 
 /// progenitor's settings. With `credentials`, the client holds a [`credentials`]'s
 /// `Credentials`; with `hooks`, its request hook (written in [`generate`]) sends what each
-/// operation asks for and writes the parameters progenitor cannot ([`crate::styles`]).
+/// operation asks for and writes the parameters progenitor cannot (`styles`).
 pub(crate) fn settings(view: &View, credentials: bool, hooks: bool) -> GenerationSettings {
     let mut settings = GenerationSettings::default();
     settings
@@ -52,7 +52,7 @@ pub(crate) fn settings(view: &View, credentials: bool, hooks: bool) -> Generatio
     settings
 }
 
-/// Runs progenitor. The document was adapted to what it takes (`normalise::for_client`); should
+/// Runs progenitor. The document was adapted to what it takes (`view`); should
 /// it still find something to panic on, that is an error naming progenitor, not a crash.
 pub(crate) fn progenitor<T>(what: &str, run: impl FnOnce() -> std::result::Result<T, progenitor::Error>) -> Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))

@@ -103,7 +103,7 @@ impl Call {
 }
 
 /// A parameter's value as the wire carries it in its place and style (the document's table of
-/// `style` and `explode`, as `styles::Wire` reads it): percent-encoded where it goes into a URL,
+/// `style` and `explode`, as `read::wire::Wire` reads it): percent-encoded where it goes into a URL,
 /// as it is in a header and in a 3.2 `cookie`-style cookie.
 struct Styled<'a> {
     name: &'a str,

@@ -2,10 +2,11 @@
 //! axum router that does the HTTP work around it — authentication, path, header, query and body
 //! parsing, validation against the document's schemas, status codes and uniform error bodies.
 //!
-//! It reads the normalised document (`normalise`), where every schema that is a type of its own
-//! is a `$ref` to a model of the types crate. `model` turns each operation into parameters, body
-//! media types and replies with their Rust types; `responses` writes each operation's response
-//! enum; this module writes the trait, the query structs, the handlers and the router.
+//! It reads the model (`crate::model`: each operation's parameters, body media types and replies
+//! with their Rust types, every schema that is a type of its own a model of the types crate).
+//! `api_trait` writes the trait and the types its methods take, `responses` each operation's
+//! response enum, `handlers` the handlers and the authentication functions, `validation` and
+//! `routes` what the router checks and serves; this module puts the router together.
 
 mod api_trait;
 mod handlers;
