@@ -8,7 +8,7 @@
 //! `target/bench/BENCHMARKS.md`, and asserts nothing about speed: it is how CI keeps this
 //! command working.
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -167,16 +167,7 @@ fn which(program: &str) -> Option<PathBuf> {
 /// Builds the sandbox and the reference server (`crates/bench-reference`); their paths.
 fn build(root: &Path, release: bool) -> anyhow::Result<(PathBuf, PathBuf)> {
     eprintln!("== building payments-sandbox and bench-reference ({})", if release { "release" } else { "debug" });
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo.current_dir(root).args(["build", "--quiet", "--package", "payments-sandbox", "--package", "bench-reference"]);
-    if release {
-        cargo.arg("--release");
-    }
-    let status = cargo.status()?;
-    if !status.success() {
-        bail!("cargo build failed");
-    }
-    let dir = crate::target_dir(root).join(if release { "release" } else { "debug" });
+    let dir = crate::cargo_build(root, &["--package", "payments-sandbox", "--package", "bench-reference"], release)?;
     Ok((dir.join("payments-sandbox"), dir.join("bench-reference")))
 }
 

@@ -185,14 +185,10 @@ fn same_tree(a: &Path, b: &Path) -> anyhow::Result<Option<String>> {
     Ok(None)
 }
 
-fn cargo() -> Command {
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-}
-
 /// `cargo check` of the workspace in `dir` as its users build it, `-D warnings`; its seconds.
 fn check(dir: &Path, target: &Path, features: Option<&str>) -> Result<f64, String> {
     let started = Instant::now();
-    let output = cargo()
+    let output = crate::cargo()
         .args(["check", "--offline", "--quiet", "--workspace"])
         .args(features)
         .arg("--manifest-path")
@@ -209,7 +205,7 @@ fn check(dir: &Path, target: &Path, features: Option<&str>) -> Result<f64, Strin
 
 /// `cargo run` in the workspace in `dir` serves its mock: `probe` answered as it says.
 fn serve(dir: &Path, target: &Path, probe: &Probe) -> anyhow::Result<()> {
-    let mut server = cargo()
+    let mut server = crate::cargo()
         .args(["run", "--offline", "--quiet", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", target)

@@ -274,6 +274,25 @@ window.ui = SwaggerUIBundle({{
     Ok(())
 }
 
+/// The cargo running this command (`CARGO`), or the one on the path.
+fn cargo() -> std::process::Command {
+    std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+/// Builds what `what` names (`--package`s and `--bin`s) in the dev or release profile, quietly;
+/// answers the directory its binaries are in.
+fn cargo_build(root: &Path, what: &[&str], release: bool) -> anyhow::Result<PathBuf> {
+    let mut cargo = cargo();
+    cargo.current_dir(root).args(["build", "--quiet"]).args(what);
+    if release {
+        cargo.arg("--release");
+    }
+    if !cargo.status()?.success() {
+        bail!("cargo build {} failed", what.join(" "));
+    }
+    Ok(target_dir(root).join(if release { "release" } else { "debug" }))
+}
+
 /// Where cargo builds: `CARGO_TARGET_DIR` when set (relative to the working directory, as cargo
 /// reads it), else the workspace's `target`.
 fn target_dir(root: &Path) -> PathBuf {

@@ -103,22 +103,9 @@ fn serve(binary: &Path, which: &str) -> anyhow::Result<Serving> {
 /// Builds `router-bench`, counts its allocations and measures both servers on every route.
 pub fn measure(root: &Path, wrk_path: &Path, work: &Path, release: bool, seconds: u64) -> anyhow::Result<Servers> {
     eprintln!("== the generated server against a hand-written one");
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo.current_dir(root).args([
-        "build",
-        "--quiet",
-        "--package",
-        "openapi-workspace-output",
-        "--bin",
-        "router-bench",
-    ]);
-    if release {
-        cargo.arg("--release");
-    }
-    if !cargo.status()?.success() {
-        bail!("cargo build of router-bench failed");
-    }
-    let binary = crate::target_dir(root).join(if release { "release" } else { "debug" }).join("router-bench");
+    let binary =
+        crate::cargo_build(root, &["--package", "openapi-workspace-output", "--bin", "router-bench"], release)?
+            .join("router-bench");
     let counted = Command::new(&binary).arg("allocations").output().context("router-bench allocations")?;
     if !counted.status.success() {
         bail!("router-bench allocations failed:\n{}", String::from_utf8_lossy(&counted.stderr));

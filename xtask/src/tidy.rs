@@ -158,28 +158,26 @@ fn comments_quote_no_figures() {
     );
 }
 
-#[test]
-fn no_test_file_is_over_800_lines() {
-    let long: Vec<String> = hand_written_rust()
+/// The hand-written files, tests or the rest, longer than `limit` lines, each with its length.
+fn longer_than(limit: usize, tests: bool) -> Vec<String> {
+    hand_written_rust()
         .into_iter()
-        .filter(|path| path.components().any(|c| c.as_os_str() == "tests"))
+        .filter(|path| path.components().any(|c| c.as_os_str() == "tests") == tests)
         .filter_map(|path| {
             let lines = read(&path).lines().count();
-            (lines > 800).then(|| format!("{} ({lines})", path.display()))
+            (lines > limit).then(|| format!("{} ({lines})", path.display()))
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn no_test_file_is_over_800_lines() {
+    let long = longer_than(800, true);
     assert!(long.is_empty(), "split these by what they test, set-up into fixtures: {long:?}");
 }
 
 #[test]
 fn no_hand_written_file_is_over_600_lines() {
-    let long: Vec<String> = hand_written_rust()
-        .into_iter()
-        .filter(|path| !path.components().any(|c| c.as_os_str() == "tests"))
-        .filter_map(|path| {
-            let lines = read(&path).lines().count();
-            (lines > 600).then(|| format!("{} ({lines})", path.display()))
-        })
-        .collect();
+    let long = longer_than(600, false);
     assert!(long.is_empty(), "a file this long does several things: split it by what each part does: {long:?}");
 }

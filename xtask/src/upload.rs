@@ -22,22 +22,9 @@ pub struct Upload {
 /// Builds and starts the upload server, uploads a file of `bytes` bytes, and measures.
 pub fn measure(root: &Path, bytes: u64, release: bool) -> anyhow::Result<Upload> {
     eprintln!("== a {} MiB upload through a generated server", bytes >> 20);
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo.current_dir(root).args([
-        "build",
-        "--quiet",
-        "--package",
-        "openapi-workspace-output",
-        "--bin",
-        "upload-server",
-    ]);
-    if release {
-        cargo.arg("--release");
-    }
-    if !cargo.status()?.success() {
-        bail!("cargo build of upload-server failed");
-    }
-    let binary = crate::target_dir(root).join(if release { "release" } else { "debug" }).join("upload-server");
+    let binary =
+        crate::cargo_build(root, &["--package", "openapi-workspace-output", "--bin", "upload-server"], release)?
+            .join("upload-server");
     let mut server =
         Command::new(&binary).stdout(Stdio::piped()).spawn().with_context(|| binary.display().to_string())?;
     let mut address = String::new();

@@ -337,7 +337,7 @@ pub(super) fn backup(binary: &Path, work: &Path, database: &Database) -> anyhow:
 /// a million (`crates/payments-sandbox/benches/auth_failures.rs`), as the line it prints.
 pub(super) fn auth_failures(root: &Path, scale: &Scale) -> anyhow::Result<String> {
     eprintln!("== the failed-authentication limit, one address and a million");
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut cargo = crate::cargo();
     cargo.current_dir(root).args(["bench", "--quiet", "--package", "payments-sandbox", "--bench", "auth_failures"]);
     if !scale.release {
         cargo.args(["--profile", "dev", "--", "--smoke"]);

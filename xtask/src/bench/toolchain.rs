@@ -3,7 +3,6 @@
 
 use anyhow::{Context, bail};
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -42,10 +41,7 @@ pub(super) fn toolchain(root: &Path, work: &Path, cold: bool) -> anyhow::Result<
     let mut runs = Vec::new();
     for _ in 0..5 {
         let start = Instant::now();
-        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .current_dir(root)
-            .args(["xtask", "codegen", "--check"])
-            .status()?;
+        let status = crate::cargo().current_dir(root).args(["xtask", "codegen", "--check"]).status()?;
         if !status.success() {
             bail!("cargo xtask codegen --check failed");
         }
@@ -80,7 +76,7 @@ pub(super) fn toolchain(root: &Path, work: &Path, cold: bool) -> anyhow::Result<
     }
     eprintln!("== a cold debug build of payments-client");
     let start = Instant::now();
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let status = crate::cargo()
         .current_dir(root)
         .args(["build", "--quiet", "--package", "payments-client"])
         .env("CARGO_TARGET_DIR", work.join("cold-target"))

@@ -5,7 +5,7 @@ use progenitor::Generator;
 use syn::visit_mut::VisitMut;
 
 use super::view::View;
-use super::{credentials, events, methods, progenitor, settings, styles};
+use super::{Hooks, progenitor, settings};
 use crate::error::{Error, Result};
 use crate::read::Spec;
 
@@ -13,10 +13,8 @@ use crate::read::Spec;
 /// into a `clap::Command` and runs it, reporting through a `CliConfig` the binary implements.
 pub fn cli(spec: &Spec, client_crate: &str) -> Result<TokenStream> {
     let view = View::of(spec)?;
-    let credentials = credentials::client(&view)?.is_some();
-    let hooks =
-        credentials || styles::client(spec)?.is_some() || events::hook(spec).is_some() || methods::hook(spec).is_some();
-    let mut generator = Generator::new(&settings(&view, credentials, hooks));
+    let hooks = Hooks::of(spec, &view)?;
+    let mut generator = Generator::new(&settings(&view, hooks.credentials(), hooks.any()));
     let cli = progenitor("a CLI", || generator.cli(&view.openapi, client_crate))?;
     without_unimplemented_flags(cli)
 }

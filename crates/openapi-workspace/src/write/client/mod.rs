@@ -67,14 +67,41 @@ pub(crate) fn progenitor<T>(what: &str, run: impl FnOnce() -> std::result::Resul
         .map_err(|e| Error::library(format!("progenitor ({what})"), e))
 }
 
+/// The parts of the client's request hook, each `None` where the document needs none: what the
+/// client and the CLI both decide progenitor's settings by, so the two agree.
+pub(crate) struct Hooks {
+    credentials: Option<credentials::Client>,
+    styles: Option<TokenStream>,
+    twins: Option<TokenStream>,
+    methods: Option<TokenStream>,
+}
+
+impl Hooks {
+    pub(crate) fn of(spec: &Spec, view: &View) -> Result<Self> {
+        Ok(Self {
+            credentials: credentials::client(view)?,
+            styles: styles::client(spec)?,
+            twins: events::hook(spec),
+            methods: methods::hook(spec),
+        })
+    }
+
+    /// Whether the client holds `Credentials`.
+    pub(crate) fn credentials(&self) -> bool {
+        self.credentials.is_some()
+    }
+
+    /// Whether the client has a request hook at all.
+    pub(crate) fn any(&self) -> bool {
+        self.credentials() || self.styles.is_some() || self.twins.is_some() || self.methods.is_some()
+    }
+}
+
 pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let view = View::of(spec)?;
-    let credentials = credentials::client(&view)?;
-    let styles = styles::client(spec)?;
-    let twins = events::hook(spec);
-    let methods = methods::hook(spec);
-    let hooks = credentials.is_some() || styles.is_some() || twins.is_some() || methods.is_some();
-    let inner = credentials.is_some();
+    let parts = Hooks::of(spec, &view)?;
+    let (hooks, inner) = (parts.any(), parts.credentials());
+    let Hooks { credentials, styles, twins, methods } = parts;
     let mut generator = Generator::new(&settings(&view, inner, hooks));
     let mut client = progenitor("a client", || generator.generate_tokens(&view.openapi))
         .map_err(|error| locate(&view, inner, hooks, error))?;

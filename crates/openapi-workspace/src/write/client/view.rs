@@ -22,7 +22,8 @@ pub struct View {
 impl View {
     pub fn of(spec: &Spec) -> Result<Self> {
         let mut client = spec.raw.clone();
-        let replacements = for_client(&mut client).map_err(|error| spec.locate(error))?;
+        // Pointers into the view are turned into the document's by the callers (`Spec::locate`).
+        let replacements = for_client(&mut client)?;
         Ok(Self { openapi: crate::read::openapi_model(client)?, replacements })
     }
 }

@@ -49,7 +49,7 @@ pub(super) fn credential_enum(
 
 /// The name of the function that authenticates a request against `requirement`: its schemes'
 /// names, `_and_` within an alternative, `_or_` between them.
-fn authenticator_name(requirement: &security::Requirement, schemes: &[security::Scheme]) -> Ident {
+pub(super) fn authenticator_name(requirement: &security::Requirement, schemes: &[security::Scheme]) -> Ident {
     let alternatives: Vec<String> = requirement
         .alternatives
         .iter()
@@ -73,7 +73,7 @@ pub(super) fn authenticator(
     requirement: &security::Requirement,
     schemes: &[security::Scheme],
     rt: &syn::Path,
-) -> (Ident, TokenStream) {
+) -> TokenStream {
     let name = authenticator_name(requirement, schemes);
     let (challenge, hint) = (&requirement.challenge, &requirement.hint);
     let attempts = requirement.alternatives.iter().map(|together| {
@@ -102,7 +102,7 @@ pub(super) fn authenticator(
         " Authenticates a request against the security requirement {}: the caller, or the `401`.",
         named.join(", or ")
     );
-    let function = quote! {
+    quote! {
         #[doc = #doc]
         async fn #name<P: Send + 'static, A: Api<P>>(
             api: &A,
@@ -114,8 +114,7 @@ pub(super) fn authenticator(
             let refused = refused.unwrap_or_else(|| ApiError::unauthorized_for(#challenge, #hint));
             Err(refused.with_challenge(#challenge))
         }
-    };
-    (name, function)
+    }
 }
 
 /// An expression that authenticates the request (`headers`, and `uri` when an api key is in the

@@ -15,7 +15,7 @@ mod routes;
 mod validation;
 
 use api_trait::{body_enum, parts_struct, query_struct, trait_method};
-use handlers::{authentication, authenticator, credential_enum, handler, reads};
+use handlers::{authentication, authenticator, authenticator_name, credential_enum, handler, reads};
 use routes::{one_url, routes};
 use validation::validator_names;
 
@@ -87,16 +87,13 @@ pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, sur
     };
     let credential = credential_enum(&schemes, &ops, unknown_path_requirement.as_ref(), &rt);
     // One function per requirement the document has, which each handler of it calls.
-    let authenticators: std::collections::BTreeMap<String, TokenStream> = ops
+    let requirements: std::collections::BTreeMap<String, &security::Requirement> = ops
         .iter()
         .filter_map(|op| op.requirement.as_ref())
         .chain(&unknown_path_requirement)
-        .map(|requirement| {
-            let (name, function) = authenticator(requirement, &schemes, &rt);
-            (name.to_string(), function)
-        })
+        .map(|requirement| (authenticator_name(requirement, &schemes).to_string(), requirement))
         .collect();
-    let authenticators = authenticators.values();
+    let authenticators = requirements.values().map(|requirement| authenticator(requirement, &schemes, &rt));
     let authenticate = (ops.iter().any(Op::secured) || unknown_path_requirement.is_some()).then(|| {
         quote! {
             /// Finds the caller from the credentials a request presented: those of the first of
