@@ -70,8 +70,7 @@ fn operation_model(
     let mut query_params = Vec::new();
     for parameter in params {
         let raw = serde_json::to_value(parameter).expect("parameters serialise");
-        let wire =
-            crate::read::wire::Wire::of(&raw, components).map_err(|why| Error::at(&context, format!("{why}")))?;
+        let wire = crate::read::wire::of(&raw, components).map_err(|why| Error::at(&context, format!("{why}")))?;
         match parameter {
             Parameter::Path { parameter_data, .. } => {
                 path_params.push(param_model(type_names, &context, parameter_data, wire)?)

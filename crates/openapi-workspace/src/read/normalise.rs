@@ -213,8 +213,7 @@ fn check_parameters(path: &str, operation: &Value, components: &Value, at: &[&st
         let here = format!("{}/parameters/{i}", pointer(at));
         let resolved = resolve(parameter, components, "parameters").expect("checked in own_parameters");
         let (place, name) = parameter_key(parameter, components).expect("checked in own_parameters");
-        crate::read::wire::Wire::of(resolved, components)
-            .map_err(|why| crate::error::Error::at(&here, format!("{why}")))?;
+        crate::read::wire::of(resolved, components).map_err(|why| crate::error::Error::at(&here, format!("{why}")))?;
         if resolved.get("schema").is_none() {
             bail!(here, "parameter {name} needs a `schema` (`content` is not supported)");
         }

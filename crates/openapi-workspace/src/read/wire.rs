@@ -4,59 +4,20 @@
 //! The server reads every style (the runtime's `styles` module, handed a [`Wire`] per
 //! parameter); the client writes what progenitor cannot through carriers (`write::client::styles`).
 
+use openapi_workspace_runtime::wire;
 use serde_json::Value;
 
 use super::document::resolve;
 use super::marks::COOKIE_STYLE;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
-    Path,
-    Query,
-    Header,
-    Cookie,
-}
+pub use openapi_workspace_runtime::wire::{Leaf, Place, Style};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Style {
-    Form,
-    SpaceDelimited,
-    PipeDelimited,
-    DeepObject,
-    Simple,
-    Label,
-    Matrix,
-    /// OpenAPI 3.2's cookie style: as `form`, but values are not percent-encoded.
-    Cookie,
-}
+/// A parameter's value, read from the document (the runtime's [`Shape`](wire::Shape), owning its
+/// properties' names).
+pub type Shape = wire::Shape<Vec<(String, Leaf)>>;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Leaf {
-    String,
-    Integer,
-    Number,
-    Boolean,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Shape {
-    Scalar(Leaf),
-    Array(Leaf),
-    /// An object of scalar properties.
-    Object(Vec<(String, Leaf)>),
-    /// Anything else (a `oneOf`, an array of objects): read as today's default styles read it,
-    /// one text, and refused in any other style.
-    Opaque,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Wire {
-    pub place: Place,
-    pub name: String,
-    pub style: Style,
-    pub explode: bool,
-    pub shape: Shape,
-}
+/// A parameter as the document writes it (the runtime's [`Wire`](wire::Wire), owning its text).
+pub type Wire = wire::Wire<String, Vec<(String, Leaf)>>;
 
 /// Why a parameter cannot be written as the document asks.
 #[derive(Debug, thiserror::Error)]
@@ -80,113 +41,88 @@ pub enum Unwritable {
     NoProperties { name: String },
 }
 
-impl Wire {
-    /// The parameter `parameter` (resolved) of the document whose components are `components`;
-    /// an error says what the generators cannot serve.
-    pub fn of(parameter: &Value, components: &Value) -> std::result::Result<Wire, Unwritable> {
-        let name = parameter.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-        let place = match parameter.get("in").and_then(Value::as_str) {
-            Some("path") => Place::Path,
-            Some("query") => Place::Query,
-            Some("header") => Place::Header,
-            Some("cookie") => Place::Cookie,
-            other => return Err(Unwritable::Place { name, place: other.unwrap_or_default().to_owned() }),
-        };
-        let written = parameter.get("style").and_then(Value::as_str);
-        let style = match written {
-            None => match place {
-                Place::Query | Place::Cookie => Style::Form,
-                Place::Path | Place::Header => Style::Simple,
-            },
-            Some("form") => Style::Form,
-            Some("spaceDelimited") => Style::SpaceDelimited,
-            Some("pipeDelimited") => Style::PipeDelimited,
-            Some("deepObject") => Style::DeepObject,
-            Some("simple") => Style::Simple,
-            Some("label") => Style::Label,
-            Some("matrix") => Style::Matrix,
-            Some("cookie") => Style::Cookie,
-            Some(other) => {
-                return Err(Unwritable::Style { name, style: other.to_owned() });
-            }
-        };
-        let style = match parameter.get(COOKIE_STYLE) {
-            Some(Value::Bool(true)) if style == Style::Form => Style::Cookie,
-            _ => style,
-        };
-        let allowed: &[Style] = match place {
-            Place::Path => &[Style::Simple, Style::Label, Style::Matrix],
-            Place::Query => &[Style::Form, Style::SpaceDelimited, Style::PipeDelimited, Style::DeepObject],
-            Place::Header => &[Style::Simple],
-            Place::Cookie => &[Style::Form, Style::Cookie],
-        };
-        if !allowed.contains(&style) {
-            let place = format!("{place:?}").to_lowercase();
-            return Err(Unwritable::StyleHere { place, name, style: written.unwrap_or_default().to_owned() });
+/// The parameter `parameter` (resolved) of the document whose components are `components`;
+/// an error says what the generators cannot serve.
+pub fn of(parameter: &Value, components: &Value) -> std::result::Result<Wire, Unwritable> {
+    let name = parameter.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let place = match parameter.get("in").and_then(Value::as_str) {
+        Some("path") => Place::Path,
+        Some("query") => Place::Query,
+        Some("header") => Place::Header,
+        Some("cookie") => Place::Cookie,
+        other => return Err(Unwritable::Place { name, place: other.unwrap_or_default().to_owned() }),
+    };
+    let written = parameter.get("style").and_then(Value::as_str);
+    let style = match written {
+        None => match place {
+            Place::Query | Place::Cookie => Style::Form,
+            Place::Path | Place::Header => Style::Simple,
+        },
+        Some("form") => Style::Form,
+        Some("spaceDelimited") => Style::SpaceDelimited,
+        Some("pipeDelimited") => Style::PipeDelimited,
+        Some("deepObject") => Style::DeepObject,
+        Some("simple") => Style::Simple,
+        Some("label") => Style::Label,
+        Some("matrix") => Style::Matrix,
+        Some("cookie") => Style::Cookie,
+        Some(other) => {
+            return Err(Unwritable::Style { name, style: other.to_owned() });
         }
-        let explode =
-            parameter.get("explode").and_then(Value::as_bool).unwrap_or(matches!(style, Style::Form | Style::Cookie));
-        let shape = parameter.get("schema").map(|schema| shape(schema, components)).unwrap_or(Shape::Opaque);
-        let wire = Wire { place, name, style, explode, shape };
-        wire.check()?;
-        Ok(wire)
+    };
+    let style = match parameter.get(COOKIE_STYLE) {
+        Some(Value::Bool(true)) if style == Style::Form => Style::Cookie,
+        _ => style,
+    };
+    let allowed: &[Style] = match place {
+        Place::Path => &[Style::Simple, Style::Label, Style::Matrix],
+        Place::Query => &[Style::Form, Style::SpaceDelimited, Style::PipeDelimited, Style::DeepObject],
+        Place::Header => &[Style::Simple],
+        Place::Cookie => &[Style::Form, Style::Cookie],
+    };
+    if !allowed.contains(&style) {
+        let place = format!("{place:?}").to_lowercase();
+        return Err(Unwritable::StyleHere { place, name, style: written.unwrap_or_default().to_owned() });
     }
+    let explode =
+        parameter.get("explode").and_then(Value::as_bool).unwrap_or(matches!(style, Style::Form | Style::Cookie));
+    let shape = parameter.get("schema").map(|schema| shape(schema, components)).unwrap_or(Shape::Opaque);
+    let wire = Wire { place, name, style, explode, shape };
+    check(&wire)?;
+    Ok(wire)
+}
 
-    fn check(&self) -> std::result::Result<(), Unwritable> {
-        let name = self.name.clone();
-        match (&self.style, &self.shape) {
-            (Style::SpaceDelimited | Style::PipeDelimited, Shape::Array(_) | Shape::Object(_)) => {}
-            (Style::SpaceDelimited | Style::PipeDelimited, _) => {
-                return Err(Unwritable::NotDelimitable { name, style: self.style });
-            }
-            // An array in deepObject is Stripe's `expand[]=a&expand[]=b` (or `expand[0]=a`).
-            (Style::DeepObject, Shape::Object(_) | Shape::Array(_)) => {}
-            (Style::DeepObject, _) => {
-                return Err(Unwritable::NotDeepObject { name });
-            }
-            _ => {}
+fn check(wire: &Wire) -> std::result::Result<(), Unwritable> {
+    let name = wire.name.clone();
+    match (&wire.style, &wire.shape) {
+        (Style::SpaceDelimited | Style::PipeDelimited, Shape::Array(_) | Shape::Object(_)) => {}
+        (Style::SpaceDelimited | Style::PipeDelimited, _) => {
+            return Err(Unwritable::NotDelimitable { name, style: wire.style });
         }
-        if self.shape == Shape::Opaque && !self.plain() {
-            return Err(Unwritable::NotPlain { name });
+        // An array in deepObject is Stripe's `expand[]=a&expand[]=b` (or `expand[0]=a`).
+        (Style::DeepObject, Shape::Object(_) | Shape::Array(_)) => {}
+        (Style::DeepObject, _) => {
+            return Err(Unwritable::NotDeepObject { name });
         }
-        if let Shape::Object(fields) = &self.shape
-            && fields.is_empty()
-        {
-            return Err(Unwritable::NoProperties { name });
-        }
-        Ok(())
+        _ => {}
     }
-
-    /// Whether the defaults serve it (as they did before styles): a query parameter in `form`,
-    /// exploded, a scalar or an array; a path or header parameter, `simple`, a scalar.
-    pub fn plain(&self) -> bool {
-        let scalar = matches!(self.shape, Shape::Scalar(_) | Shape::Opaque);
-        match self.place {
-            Place::Query => self.style == Style::Form && self.explode && !matches!(self.shape, Shape::Object(_)),
-            Place::Path => self.style == Style::Simple && scalar,
-            Place::Header => scalar,
-            Place::Cookie => false,
-        }
+    if wire.shape == Shape::Opaque && !wire.plain() {
+        return Err(Unwritable::NotPlain { name });
     }
-
-    /// Whether progenitor's client writes it as the document says: what [`Wire::plain`] is, and
-    /// a query object in `form` style, exploded (each property its own pair, as serde writes a
-    /// struct into a query).
-    pub fn client_writes(&self) -> bool {
-        self.plain()
-            || (self.place == Place::Query
-                && self.style == Style::Form
-                && self.explode
-                && matches!(self.shape, Shape::Object(_)))
+    if let Shape::Object(fields) = &wire.shape
+        && fields.is_empty()
+    {
+        return Err(Unwritable::NoProperties { name });
     }
+    Ok(())
+}
 
-    /// The names the default query serialisation (progenitor's) writes it under: an object's
-    /// properties, anything else its own name.
-    pub fn query_keys(&self, name: &str) -> Vec<String> {
-        match &self.shape {
-            Shape::Object(fields) => fields.iter().map(|(field, _)| field.clone()).collect(),
-            _ => vec![name.to_string()],
-        }
+/// The names the default query serialisation (progenitor's) writes it under: an object's
+/// properties, anything else its own name.
+pub fn query_keys(wire: &Wire, name: &str) -> Vec<String> {
+    match &wire.shape {
+        Shape::Object(fields) => fields.iter().map(|(field, _)| field.clone()).collect(),
+        _ => vec![name.to_string()],
     }
 }
 

@@ -287,7 +287,7 @@ impl Call {
             if !required && parameter.get("example").is_none() && parameter.get("examples").is_none() {
                 continue;
             }
-            let wire = Wire::of(parameter, components).map_err(|why| Error::Document(why.to_string()))?;
+            let wire = crate::read::wire::of(parameter, components).map_err(|why| Error::Document(why.to_string()))?;
             parameters.push(Parameter { example: example(parameter, components), wire });
         }
         let body = operation.get("requestBody").and_then(|body| resolve(body, components, "requestBodies"));

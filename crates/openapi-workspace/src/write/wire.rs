@@ -1,4 +1,4 @@
-//! A parameter's wire form ([`Wire`]) as a constant of a runtime's `styles` module: how the
+//! A parameter's wire form ([`Wire`]) as a constant of the runtime's `wire` module: how the
 //! server's router and the client's request hook are told how each parameter is written.
 
 use proc_macro2::TokenStream;
@@ -6,14 +6,15 @@ use quote::quote;
 
 use crate::read::wire::{Leaf, Shape, Wire};
 
-/// The wire as a constant of the runtime module at `module` (the server's
-/// `runtime::styles`, the client's `styles`).
+/// The wire as a constant of `openapi_workspace_runtime::wire`, which the generated code names
+/// `module`.
 pub fn tokens(wire: &Wire, module: &TokenStream) -> TokenStream {
     let name = &wire.name;
     let explode = wire.explode;
+    let place = quote::format_ident!("{}", format!("{:?}", wire.place));
     let style = quote::format_ident!("{}", format!("{:?}", wire.style));
     let leaf = |leaf: &Leaf| {
-        let leaf = quote::format_ident!("{}", format!("{leaf:?}"));
+        let leaf = quote::format_ident!("{leaf:?}");
         quote!(#module::Leaf::#leaf)
     };
     let shape = match &wire.shape {
@@ -32,8 +33,15 @@ pub fn tokens(wire: &Wire, module: &TokenStream) -> TokenStream {
             });
             quote!(#module::Shape::Object(&[#(#fields),*]))
         }
-        // Text, as the default styles read it.
-        Shape::Opaque => quote!(#module::Shape::Scalar(#module::Leaf::String)),
+        Shape::Opaque => quote!(#module::Shape::Opaque),
     };
-    quote!(#module::Wire { name: #name, style: #module::Style::#style, explode: #explode, shape: #shape })
+    quote! {
+        #module::Wire {
+            place: #module::Place::#place,
+            name: #name,
+            style: #module::Style::#style,
+            explode: #explode,
+            shape: #shape,
+        }
+    }
 }

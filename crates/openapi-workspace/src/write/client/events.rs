@@ -1,7 +1,7 @@
 //! Server-sent events on the client. progenitor answers an operation whose response is
 //! `text/event-stream` with the response's bytes; for each such operation the client gains
-//! `{operation}_events`, a stream of the document's event type (`runtime/client_events.rs`,
-//! copied into the client), which reconnects with `Last-Event-ID` when the operation takes it.
+//! `{operation}_events`, a stream of the document's event type (the runtime's
+//! `client::events`), which reconnects with `Last-Event-ID` when the operation takes it.
 //! The server's side is the server model's `ReplyBody::Events` and the runtime's `events`.
 //!
 //! An operation offering JSON and events for one status answers what `Accept` asks for. progenitor
@@ -197,10 +197,8 @@ pub fn client(spec: &Spec, ops: &[Op]) -> Option<TokenStream> {
     if methods.is_empty() {
         return None;
     }
-    let runtime: TokenStream =
-        include_str!("../../../runtime/client_events.rs").parse().expect("the client's events parse");
     Some(quote! {
-        #runtime
+        pub use openapi_workspace_runtime::client::events;
 
         impl Client {
             #(#methods)*

@@ -3,7 +3,7 @@
 //! (`application/json-seq`). The 3.1 view (`openapi32`) makes the item schema the media type's
 //! `schema`, marked with [`EXTENSION`]; the server answers an `ItemStream` of the item type
 //! (the server runtime's `items`), the client gains `{operation}_items`, a stream of them
-//! (`runtime/client_items.rs`, copied into the client). Only responses stream: a request body
+//! (the runtime's `client::items`). Only responses stream: a request body
 //! of items is refused with its pointer (`model::operations`).
 
 use proc_macro2::TokenStream;
@@ -40,10 +40,8 @@ pub fn client(ops: &[Op]) -> Option<TokenStream> {
     if methods.is_empty() {
         return None;
     }
-    let runtime: TokenStream =
-        include_str!("../../../runtime/client_items.rs").parse().expect("the client's items parse");
     Some(quote! {
-        #runtime
+        pub use openapi_workspace_runtime::client::items;
 
         impl Client {
             #(#methods)*

@@ -109,7 +109,7 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let mut pre = Vec::new();
     if let Some(styles) = styles {
         client.extend(styles);
-        uses.push("percent-encoding");
+        uses.push(RUNTIME_CRATE);
         pre.push(quote::quote! {
             styles::restyle(request, carriers(info.operation_id)).map_err(Error::InvalidRequest)?;
         });
@@ -154,7 +154,7 @@ pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let extras = [events::client(spec, &ops), items::client(&ops), multipart::client(&ops)];
     for extra in extras.into_iter().flatten() {
         client.extend(extra);
-        uses.push("futures");
+        uses.extend([RUNTIME_CRATE, "futures"]);
     }
     if generator.uses_futures() {
         uses.push("futures");
@@ -341,6 +341,10 @@ fn moved_strings(types: TokenStream) -> Result<TokenStream> {
 }
 
 /// The name of the variant a value the document does not list reads as.
+/// The runtime crate, whose `client` modules a client with carriers, event streams, streamed
+/// items or multipart bodies re-exports.
+pub const RUNTIME_CRATE: &str = "openapi-workspace-runtime";
+
 pub const UNKNOWN_VARIANT: &str = "Unknown";
 
 /// Every enum of string values takes a value the document does not list as its `Unknown`

@@ -2,7 +2,7 @@
 //! document such a body is `application/octet-stream` bytes and the operation takes a
 //! `Content-Type` header; the client gains `{Op}Parts` (the parts, files as
 //! `multipart::Upload`) and `.parts(parts)` on the operation's builder, which encodes them as a
-//! streaming multipart body (`runtime/client_multipart.rs`, copied into the client) and sets
+//! streaming multipart body (the runtime's `client::multipart`) and sets
 //! both. The server's side is the server model's `MediaKind::Multipart` and the runtime's
 //! `multipart`.
 
@@ -107,10 +107,8 @@ pub fn client(ops: &[Op]) -> Option<TokenStream> {
     if items.is_empty() {
         return None;
     }
-    let runtime: TokenStream =
-        include_str!("../../../runtime/client_multipart.rs").parse().expect("the client's multipart parses");
     Some(quote! {
-        #runtime
+        pub use openapi_workspace_runtime::client::multipart;
         #(#items)*
     })
 }

@@ -1,8 +1,7 @@
 //! The client's side of parameter styles: progenitor's client writes only the default styles of
 //! scalars and arrays, and no cookie, so each parameter it cannot write is given to it as a
-//! query parameter of the same schema, a *carrier*, and the client's request hook
-//! (`client_styles.rs`, copied into the client) moves each carrier into its place and style
-//! before the request leaves.
+//! query parameter of the same schema, a *carrier*, and the client's request hook (the runtime's
+//! `client::styles`) moves each carrier into its place and style before the request leaves.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -11,7 +10,7 @@ use serde_json::{Value, json};
 use crate::error::{Result, bail};
 use crate::read::Spec;
 use crate::read::document::{METHODS, pointer, resolve, rust_name};
-use crate::read::wire::{Place, Shape, Wire};
+use crate::read::wire::{self, Place, Shape, Wire};
 
 /// Gives progenitor, in the client's view of the document, a query parameter (a carrier) for
 /// every parameter it cannot write (see the module's documentation), and moves an operation with
@@ -64,7 +63,7 @@ fn optional_objects(
 ) {
     for parameter in operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
         let resolved = resolve(parameter, components, "parameters").cloned().unwrap_or_else(|| parameter.clone());
-        let Ok(wire) = Wire::of(&resolved, components) else { continue };
+        let Ok(wire) = wire::of(&resolved, components) else { continue };
         let reference = resolved.pointer("/schema/$ref").and_then(Value::as_str);
         let Some(name) = reference.and_then(|r| r.strip_prefix("#/components/schemas/")) else { continue };
         if wire.place != Place::Query || !matches!(wire.shape, Shape::Object(_)) {
@@ -96,7 +95,7 @@ fn carried(operation: &Value, components: &Value) -> Vec<(usize, Wire, String)> 
     let parameters = operation.get("parameters").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     let wires: Vec<Wire> = parameters
         .iter()
-        .map(|p| Wire::of(resolve(p, components, "parameters").unwrap_or(p), components).expect("checked by normalise"))
+        .map(|p| wire::of(resolve(p, components, "parameters").unwrap_or(p), components).expect("checked by normalise"))
         .collect();
     let mut taken: Vec<String> =
         wires.iter().filter(|w| w.place == Place::Query && w.client_writes()).map(|w| w.name.clone()).collect();
@@ -122,14 +121,14 @@ fn carry(operation: &mut Value, path: &str, components: &Value, at: &[&str]) -> 
     let mut keys: Vec<(String, usize)> = Vec::new();
     for (i, parameter) in parameters.iter().enumerate() {
         let resolved = resolve(parameter, components, "parameters").unwrap_or(parameter);
-        let wire = Wire::of(resolved, components).expect("checked by normalise");
+        let wire = wire::of(resolved, components).expect("checked by normalise");
         if wire.place == Place::Query && wire.client_writes() {
-            keys.extend(wire.query_keys(&wire.name).into_iter().map(|k| (k, i)));
+            keys.extend(wire::query_keys(&wire, &wire.name).into_iter().map(|k| (k, i)));
         }
     }
     for (i, wire, key) in carried {
         let resolved = resolve(&parameters[i], components, "parameters").cloned().expect("checked by normalise");
-        keys.extend(wire.query_keys(&key).into_iter().map(|k| (k, i)));
+        keys.extend(wire::query_keys(&wire, &key).into_iter().map(|k| (k, i)));
         if wire.place == Place::Path {
             path = path.replace(&format!("{{{}}}", wire.name), &placeholder(i));
         }
@@ -156,12 +155,12 @@ fn carry(operation: &mut Value, path: &str, components: &Value, at: &[&str]) -> 
     Ok(path)
 }
 
-/// The client's part: the runtime module (`runtime/client_styles.rs`) and `carriers`, the
+/// The client's part: the runtime's `client::styles`, and `carriers`, the
 /// carried parameters of each operation, by the name progenitor's hook gives it; `None` when
 /// progenitor writes every parameter itself.
 pub fn client(spec: &Spec) -> Result<Option<TokenStream>> {
     let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
-    let module = quote!(styles);
+    let module = quote!(openapi_workspace_runtime::wire);
     let mut arms = Vec::new();
     for (_, item) in spec.raw.get("paths").and_then(Value::as_object).into_iter().flatten() {
         for method in METHODS {
@@ -178,21 +177,19 @@ pub fn client(spec: &Spec) -> Result<Option<TokenStream>> {
                 .map(|twin| quote!(| #twin));
             let id = rust_name(id, false);
             let carriers = carried.iter().map(|(i, wire, key)| {
-                let place = match wire.place {
+                let placeholder = match wire.place {
                     Place::Path => {
                         let placeholder = placeholder(*i);
-                        quote!(styles::Place::Path(#placeholder))
+                        quote!(Some(#placeholder))
                     }
-                    Place::Query => quote!(styles::Place::Query),
-                    Place::Header => quote!(styles::Place::Header),
-                    Place::Cookie => quote!(styles::Place::Cookie),
+                    _ => quote!(None),
                 };
                 let mut wire = wire.clone();
                 if wire.place == Place::Header {
                     wire.name = wire.name.to_ascii_lowercase();
                 }
                 let wire = crate::write::wire::tokens(&wire, &module);
-                quote!(styles::Carrier { key: #key, place: #place, wire: #wire })
+                quote!(styles::Carrier { key: #key, placeholder: #placeholder, wire: #wire })
             });
             arms.push(quote!(#id #twin => &[#(#carriers),*],));
         }
@@ -200,10 +197,8 @@ pub fn client(spec: &Spec) -> Result<Option<TokenStream>> {
     if arms.is_empty() {
         return Ok(None);
     }
-    let runtime: TokenStream =
-        include_str!("../../../runtime/client_styles.rs").parse().expect("the client's styles parse");
     Ok(Some(quote! {
-        #runtime
+        pub use openapi_workspace_runtime::client::styles;
 
         /// The parameters of `operation_id` that progenitor writes as query parameters and
         /// [`styles::restyle`] moves into their place and style.

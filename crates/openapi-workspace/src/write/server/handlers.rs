@@ -139,6 +139,7 @@ pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> 
 
     let needs_uri = needs_uri(op, schemes);
     let styles = quote!(#rt::styles);
+    let wire_module = quote!(#rt::wire);
     let is_uuid = |p: &model::Param| p.ty.to_string() == quote!(::uuid::Uuid).to_string();
     // Read in place unless a parameter has a style.
     let in_place = !op.path_params.is_empty() && op.path_params.iter().all(|p| p.wire.plain());
@@ -174,7 +175,7 @@ pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> 
             let (ident, ty, pname) = (&p.ident, &p.ty, &p.name);
             // With one styled parameter the route's are read as `RawPathParams`, each by its style.
             let parse = if !p.wire.plain() {
-                let wire = crate::write::wire::tokens(&p.wire, &styles);
+                let wire = crate::write::wire::tokens(&p.wire, &wire_module);
                 quote!(#styles::path(&path, &#wire)?)
             } else if is_uuid(p) {
                 quote!(#rt::path::Id::of(&path, #pname)?.read()?)
@@ -187,7 +188,7 @@ pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> 
     }
     for p in op.header_params.iter().chain(&op.cookie_params) {
         let (ident, ty, pname) = (&p.ident, &p.ty, &p.name);
-        let wire = crate::write::wire::tokens(&p.wire, &styles);
+        let wire = crate::write::wire::tokens(&p.wire, &wire_module);
         let parse = match p.wire.place {
             Place::Cookie => quote!(#styles::cookie_param::<#ty>(&headers, &#wire)?),
             _ if !p.wire.plain() => quote!(#styles::header_param::<#ty>(&headers, &#wire)?),
@@ -244,7 +245,7 @@ pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> 
             .collect();
         steps.push(if op.query_params.iter().any(|p| !p.wire.plain()) {
             // A parameter in a style the serde paths do not read: every parameter by its wire.
-            let wires = op.query_params.iter().map(|p| crate::write::wire::tokens(&p.wire, &styles));
+            let wires = op.query_params.iter().map(|p| crate::write::wire::tokens(&p.wire, &wire_module));
             quote! {
                 let query: #ty = #styles::query(&uri, &shared.validators.#validator, &[#(#wires),*], &[#(#credentials),*])?;
             }
@@ -335,7 +336,7 @@ pub(super) fn body_step(op: &Op, body: &model::Body, rt: &syn::Path) -> TokenStr
         let multipart = quote!(#rt::multipart);
         let leaf = |leaf: &crate::read::wire::Leaf| {
             let leaf = format_ident!("{}", format!("{leaf:?}"));
-            quote!(#rt::styles::Leaf::#leaf)
+            quote!(#rt::wire::Leaf::#leaf)
         };
         let kinds = fields.iter().map(|f| {
             let name = &f.name;

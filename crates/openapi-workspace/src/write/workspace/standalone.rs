@@ -5,6 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::write::Config;
+use crate::write::client::RUNTIME_CRATE;
 
 /// One file of the workspace: its path under DIR and its contents. `rust` files are to be
 /// formatted before they are written.
@@ -19,28 +20,32 @@ pub struct File {
 /// for (it may use `gen`, a keyword from 2024 on).
 pub const STANDALONE_EDITION: &str = "2021";
 
-/// The servers' runtime (`crates/openapi-workspace-runtime`), written into the workspace as a
+/// The runtime (`crates/openapi-workspace-runtime`), written into the workspace as a
 /// crate of its own: each file's name and text.
-const RUNTIME_FILES: [(&str, &str); 15] = [
+const RUNTIME_FILES: [(&str, &str); 22] = [
     ("lib.rs", include_str!("../../../../openapi-workspace-runtime/src/lib.rs")),
-    ("bodies.rs", include_str!("../../../../openapi-workspace-runtime/src/bodies.rs")),
-    ("context.rs", include_str!("../../../../openapi-workspace-runtime/src/context.rs")),
-    ("credentials.rs", include_str!("../../../../openapi-workspace-runtime/src/credentials.rs")),
-    ("error.rs", include_str!("../../../../openapi-workspace-runtime/src/error.rs")),
-    ("events.rs", include_str!("../../../../openapi-workspace-runtime/src/events.rs")),
-    ("finish.rs", include_str!("../../../../openapi-workspace-runtime/src/finish.rs")),
-    ("items.rs", include_str!("../../../../openapi-workspace-runtime/src/items.rs")),
-    ("json_tape.rs", include_str!("../../../../openapi-workspace-runtime/src/json_tape.rs")),
-    ("multipart.rs", include_str!("../../../../openapi-workspace-runtime/src/multipart.rs")),
-    ("params.rs", include_str!("../../../../openapi-workspace-runtime/src/params.rs")),
-    ("path.rs", include_str!("../../../../openapi-workspace-runtime/src/path.rs")),
-    ("responses.rs", include_str!("../../../../openapi-workspace-runtime/src/responses.rs")),
-    ("schemas.rs", include_str!("../../../../openapi-workspace-runtime/src/schemas.rs")),
-    ("styles.rs", include_str!("../../../../openapi-workspace-runtime/src/styles.rs")),
+    ("wire.rs", include_str!("../../../../openapi-workspace-runtime/src/wire.rs")),
+    ("client/events.rs", include_str!("../../../../openapi-workspace-runtime/src/client/events.rs")),
+    ("client/items.rs", include_str!("../../../../openapi-workspace-runtime/src/client/items.rs")),
+    ("client/mod.rs", include_str!("../../../../openapi-workspace-runtime/src/client/mod.rs")),
+    ("client/multipart.rs", include_str!("../../../../openapi-workspace-runtime/src/client/multipart.rs")),
+    ("client/styles.rs", include_str!("../../../../openapi-workspace-runtime/src/client/styles.rs")),
+    ("server/bodies.rs", include_str!("../../../../openapi-workspace-runtime/src/server/bodies.rs")),
+    ("server/context.rs", include_str!("../../../../openapi-workspace-runtime/src/server/context.rs")),
+    ("server/credentials.rs", include_str!("../../../../openapi-workspace-runtime/src/server/credentials.rs")),
+    ("server/error.rs", include_str!("../../../../openapi-workspace-runtime/src/server/error.rs")),
+    ("server/events.rs", include_str!("../../../../openapi-workspace-runtime/src/server/events.rs")),
+    ("server/finish.rs", include_str!("../../../../openapi-workspace-runtime/src/server/finish.rs")),
+    ("server/items.rs", include_str!("../../../../openapi-workspace-runtime/src/server/items.rs")),
+    ("server/json_tape.rs", include_str!("../../../../openapi-workspace-runtime/src/server/json_tape.rs")),
+    ("server/mod.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mod.rs")),
+    ("server/multipart.rs", include_str!("../../../../openapi-workspace-runtime/src/server/multipart.rs")),
+    ("server/params.rs", include_str!("../../../../openapi-workspace-runtime/src/server/params.rs")),
+    ("server/path.rs", include_str!("../../../../openapi-workspace-runtime/src/server/path.rs")),
+    ("server/responses.rs", include_str!("../../../../openapi-workspace-runtime/src/server/responses.rs")),
+    ("server/schemas.rs", include_str!("../../../../openapi-workspace-runtime/src/server/schemas.rs")),
+    ("server/styles.rs", include_str!("../../../../openapi-workspace-runtime/src/server/styles.rs")),
 ];
-
-/// The runtime crate's directory and name in a standalone workspace.
-const RUNTIME_CRATE: &str = "openapi-workspace-runtime";
 
 /// The crates `<name>-types`, `<name>-client` and `<name>-server` generated from the document
 /// `spec_text` (whose path, for the headers, is `source`).
@@ -202,7 +207,7 @@ fn client_dependencies(types_crate: &str, uses: &[&str]) -> String {
             "futures" => "futures = \"0.3\"\n",
             "base64" => "base64 = \"0.22\"\n",
             "rand" => "rand = \"0.9\"\n",
-            "percent-encoding" => "percent-encoding = \"2\"\n",
+            RUNTIME_CRATE => "openapi-workspace-runtime = { path = \"../openapi-workspace-runtime\", default-features = false, features = [\"client\"] }\n",
             other => unreachable!("no version is known for {other}"),
         })
         .collect();
@@ -234,30 +239,46 @@ fn runtime_manifest() -> String {
     format!(
         r#"[package]
 name = "{RUNTIME_CRATE}"
-description = "The servers' runtime, copied by `openapi-workspace`."
+description = "The runtime of the generated server and client, copied by `openapi-workspace`."
 version = "0.1.0"
 edition = "{STANDALONE_EDITION}"
 rust-version = "1.88"
 publish = false
 
 [dependencies]
-axum = "0.8"
-http-body-util = "0.1"
-serde = {{ version = "1", features = ["derive"] }}
-serde_json = "1"
-uuid = {{ version = "1", features = ["serde", "v4"] }}
-jsonschema = {{ version = "0.60", default-features = false }}
-serde_path_to_error = "0.1"
-serde_urlencoded = "0.7"
-form_urlencoded = "1"
-percent-encoding = "2"
-futures-util = {{ version = "0.3", default-features = false, features = ["std"] }}
-multer = "3"
-tempfile = "3"
-tokio = {{ version = "1", features = ["macros", "rt-multi-thread", "net", "fs", "io-util"] }}
-serde_html_form = {{ version = "0.4", default-features = false, features = ["de", "std"] }}
-tower = "0.5"
-base64 = "0.22"
+# The server's half (`server`).
+axum = {{ version = "0.8", optional = true }}
+http-body-util = {{ version = "0.1", optional = true }}
+uuid = {{ version = "1", features = ["serde", "v4"], optional = true }}
+jsonschema = {{ version = "0.60", default-features = false, optional = true }}
+serde_path_to_error = {{ version = "0.1", optional = true }}
+serde_urlencoded = {{ version = "0.7", optional = true }}
+form_urlencoded = {{ version = "1", optional = true }}
+futures-util = {{ version = "0.3", default-features = false, features = ["std"], optional = true }}
+multer = {{ version = "3", optional = true }}
+tempfile = {{ version = "3", optional = true }}
+tokio = {{ version = "1", features = ["macros", "rt-multi-thread", "net", "fs", "io-util"], optional = true }}
+serde_html_form = {{ version = "0.4", default-features = false, features = ["de", "std"], optional = true }}
+tower = {{ version = "0.5", optional = true }}
+base64 = {{ version = "0.22", optional = true }}
+# The client's half (`client`).
+progenitor-client = {{ version = "=0.15.1", optional = true }}
+reqwest = {{ version = "0.13", default-features = false, features = ["json", "query", "stream"], optional = true }}
+futures = {{ version = "0.3", optional = true }}
+# Both.
+serde = {{ version = "1", features = ["derive"], optional = true }}
+serde_json = {{ version = "1", optional = true }}
+percent-encoding = {{ version = "2", optional = true }}
+
+[features]
+default = ["server"]
+server = [
+    "dep:axum", "dep:http-body-util", "dep:uuid", "dep:jsonschema", "dep:serde_path_to_error",
+    "dep:serde_urlencoded", "dep:form_urlencoded", "dep:futures-util", "dep:multer", "dep:tempfile",
+    "dep:tokio", "dep:serde_html_form", "dep:tower", "dep:base64", "dep:serde", "dep:serde_json",
+    "dep:percent-encoding",
+]
+client = ["dep:progenitor-client", "dep:reqwest", "dep:futures", "dep:serde", "dep:serde_json", "dep:percent-encoding"]
 
 [dev-dependencies]
 jsonschema = {{ version = "0.60", default-features = false, features = ["conformance"] }}

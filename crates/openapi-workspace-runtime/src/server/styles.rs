@@ -20,47 +20,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::{ApiError, Validator};
-
-/// How a parameter is written: its `style`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Style {
-    Form,
-    SpaceDelimited,
-    PipeDelimited,
-    DeepObject,
-    Simple,
-    Label,
-    Matrix,
-    /// OpenAPI 3.2's cookie style: as `form`, but values are not percent-encoded.
-    Cookie,
-}
-
-/// The JSON type a piece of text is read as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Leaf {
-    String,
-    Integer,
-    Number,
-    Boolean,
-}
-
-/// What a parameter's value is.
-#[derive(Clone, Copy, Debug)]
-pub enum Shape {
-    Scalar(Leaf),
-    Array(Leaf),
-    /// An object of scalar properties: their names and types.
-    Object(&'static [(&'static str, Leaf)]),
-}
-
-/// A parameter as the document writes it.
-#[derive(Clone, Copy, Debug)]
-pub struct Wire {
-    pub name: &'static str,
-    pub style: Style,
-    pub explode: bool,
-    pub shape: Shape,
-}
+use crate::wire::{Leaf, Shape, Style, Wire};
 
 /// The query string read by `wires` (every query parameter of the operation), validated as one
 /// object and converted into the operation's query model. The pairs named in `credentials` (api
@@ -100,6 +60,7 @@ pub fn query<T: DeserializeOwned>(
         };
         let value = match wire.shape {
             Shape::Scalar(leaf) => once(&named(&|key| key == wire.name))?.map(|text| read(leaf, text)),
+            Shape::Opaque => once(&named(&|key| key == wire.name))?.map(|text| read(Leaf::String, text)),
             // Stripe's arrays in deepObject: `expand[]=a&expand[]=b`, or `expand[0]=a&expand[1]=b`.
             Shape::Array(leaf) if wire.style == Style::DeepObject => {
                 let prefix = format!("{}[", wire.name);
@@ -236,6 +197,8 @@ pub fn cookie_param<T: DeserializeOwned>(headers: &HeaderMap, wire: &Wire) -> Re
 fn delimited(wire: &Wire, text: &str, delimiter: char) -> Result<Value, Malformed> {
     match wire.shape {
         Shape::Scalar(leaf) => Ok(read(leaf, text)),
+        // One text, whatever its schema: the model's deserialiser reads it.
+        Shape::Opaque => Ok(read(Leaf::String, text)),
         Shape::Array(leaf) => Ok(array(leaf, split(text, delimiter))),
         Shape::Object(fields) if wire.explode => properties(fields, assigned(split(text, delimiter))?),
         Shape::Object(fields) => properties(fields, alternating(split(text, delimiter))?),

@@ -4,7 +4,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
-use crate::ApiError;
+use super::ApiError;
 
 /// A success response with a JSON body. Written into a plain vector, which serde_json fills
 /// faster than axum's `Json` fills its growable buffer. It starts under 1 KiB: glibc's malloc

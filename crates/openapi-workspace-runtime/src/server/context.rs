@@ -4,7 +4,7 @@
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::{ApiError, events};
+use super::{ApiError, events};
 
 /// What an operation knows of its request besides its parameters: who is calling (`P`, as the
 /// authentication hook found it; `()` for an operation the document leaves unsecured), the

@@ -4,9 +4,9 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::bodies::is_json;
-use crate::responses::Documented;
-use crate::{ApiError, BODY_LIMIT, too_large};
+use super::bodies::is_json;
+use super::responses::Documented;
+use super::{ApiError, BODY_LIMIT, too_large};
 
 /// What the generated `router` adds around the operations (which include its fallback for
 /// unknown paths): a body declared over the limit refused before any of it is read, and a last

@@ -4,8 +4,8 @@
 use axum::http::StatusCode;
 use serde_json::Value;
 
-use crate::json_tape::{Instance, RequestJson};
-use crate::{ApiError, json_tape};
+use super::json_tape::{Instance, RequestJson};
+use super::{ApiError, json_tape};
 
 /// The document's schemas (JSON Schema 2020-12), from which validators are compiled.
 pub struct SchemaSet {

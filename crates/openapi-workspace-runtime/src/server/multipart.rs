@@ -16,8 +16,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
-use super::styles::Leaf;
 use super::{ApiError, Validator};
+use crate::wire::Leaf;
 
 /// The most parts a body may have.
 pub const MAX_PARTS: usize = 128;

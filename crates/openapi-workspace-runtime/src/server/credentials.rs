@@ -3,7 +3,7 @@
 
 use axum::http::{HeaderMap, Uri, header};
 
-use crate::ApiError;
+use super::ApiError;
 
 /// The token of an `Authorization: Bearer <token>` header.
 pub fn bearer_token(headers: &HeaderMap) -> Result<&str, ApiError> {

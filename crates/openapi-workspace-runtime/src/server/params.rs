@@ -7,8 +7,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::json_tape::Instance;
-use crate::{ApiError, Validator};
+use super::json_tape::Instance;
+use super::{ApiError, Validator};
 
 /// A header parameter (`name` in lower case), parsed as its schema's type; `None` when absent.
 pub fn header_param<T: DeserializeOwned>(headers: &HeaderMap, name: &str) -> Result<Option<T>, ApiError> {

@@ -6,8 +6,8 @@ use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::json_tape::Instance;
-use crate::{ApiError, BODY_LIMIT, Validator, json_tape};
+use super::json_tape::Instance;
+use super::{ApiError, BODY_LIMIT, Validator, json_tape};
 
 /// A required JSON body: checked for content type, parsed, validated against its schema, and
 /// converted into the model.

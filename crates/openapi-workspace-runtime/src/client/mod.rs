@@ -1,0 +1,8 @@
+//! The client's half: what the hooks of the clients progenitor writes call, for what progenitor
+//! does not do itself. The generated client re-exports each module it uses under its own name
+//! (`events`, `items`, `multipart`, `styles`).
+
+pub mod events;
+pub mod items;
+pub mod multipart;
+pub mod styles;
