@@ -276,7 +276,7 @@ async fn an_instance_connects_again_when_the_server_ends_its_connections() {
         let order = format!("before-{i}");
         orders.insert(order.clone(), pay(order).await.expect("a payment"));
     }
-    let mut statuses = std::collections::BTreeMap::new();
+    let mut statuses = BTreeMap::new();
     // Many rounds: a connection ended in the middle of a batch is a matter of timing (a lane that
     // reconnected mid-batch once let a balance move land outside its transaction, caught in about
     // half of the runs of 12 rounds).

@@ -15,6 +15,8 @@
 //! A test without libtest's harness (`harness = false`): `main` is the test, and the child's
 //! entry point too.
 
+// The samples are generated, written to be included anywhere.
+#[allow(unreachable_pub, unused_qualifications)]
 mod generated;
 
 use generated::{Shell, Values};

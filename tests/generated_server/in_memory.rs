@@ -11,13 +11,13 @@ use uuid::Uuid;
 
 /// Resources as JSON, per tenant and kind; enough behaviour to tell the layers apart.
 #[derive(Default)]
-pub struct InMemory {
+pub(crate) struct InMemory {
     resources: Mutex<HashMap<(String, &'static str), Vec<Value>>>,
 }
 
-pub type Result<T> = std::result::Result<T, ApiError>;
+pub(crate) type Result<T> = std::result::Result<T, ApiError>;
 
-pub fn model<T: serde::de::DeserializeOwned>(value: Value) -> Result<T> {
+pub(crate) fn model<T: serde::de::DeserializeOwned>(value: Value) -> Result<T> {
     serde_json::from_value(value).map_err(|e| {
         eprintln!("fixture built an invalid model: {e}");
         ApiError::internal()
@@ -69,7 +69,7 @@ impl InMemory {
 }
 
 /// What each operation knows of its request: the tenant's name, headers, request id.
-pub type Context = payments_server::RequestContext<String>;
+pub(crate) type Context = payments_server::RequestContext<String>;
 
 impl Api<String> for InMemory {
     async fn authenticate(&self, credentials: &[payments_server::Credential<'_>]) -> Result<String> {

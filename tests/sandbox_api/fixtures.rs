@@ -7,11 +7,11 @@ use payments_client::{Client, types};
 use payments_tests::sandbox::*;
 use uuid::Uuid;
 
-pub fn bank(currency: &str) -> types::builder::BankAccount {
+pub(crate) fn bank(currency: &str) -> types::builder::BankAccount {
     types::BankAccount::builder().currency(code::<types::CurrencyCode>(currency))
 }
 
-pub async fn create_recipient(
+pub(crate) async fn create_recipient(
     client: &Client,
     country: &str,
     account: types::builder::BankAccount,
@@ -32,22 +32,22 @@ pub async fn create_recipient(
 
 /// A Nigerian account at bank 058 in the name the bank holds for it (the sandbox derives it
 /// from the account number: `POST /recipients/validate` tells).
-pub fn ng_account(account_number: &str, holder: &str) -> types::builder::BankAccount {
+pub(crate) fn ng_account(account_number: &str, holder: &str) -> types::builder::BankAccount {
     bank("NGN").account_name(Some(code(holder))).bank_code(Some(code("058"))).account_number(Some(code(account_number)))
 }
 
-pub async fn pr_ids(builder: payments_client::builder::ListPaymentRequests<'_>) -> Vec<Uuid> {
+pub(crate) async fn pr_ids(builder: payments_client::builder::ListPaymentRequests<'_>) -> Vec<Uuid> {
     builder.send().await.unwrap().into_inner().into_iter().map(|r| r.id).collect()
 }
 
-pub async fn tx_ids(builder: payments_client::builder::ListTransactions<'_>) -> BTreeSet<Uuid> {
+pub(crate) async fn tx_ids(builder: payments_client::builder::ListTransactions<'_>) -> BTreeSet<Uuid> {
     builder.limit(limit(100)).send().await.unwrap().into_inner().into_iter().map(|t| t.id).collect()
 }
 
-pub async fn va_ids(builder: payments_client::builder::ListVirtualAccounts<'_>) -> Vec<Uuid> {
+pub(crate) async fn va_ids(builder: payments_client::builder::ListVirtualAccounts<'_>) -> Vec<Uuid> {
     builder.send().await.unwrap().into_inner().into_iter().map(|a| a.id).collect()
 }
 
-pub fn payment_to(balance: Uuid, recipient: Uuid) -> types::builder::TransactionCreate {
+pub(crate) fn payment_to(balance: Uuid, recipient: Uuid) -> types::builder::TransactionCreate {
     payment(balance, recipient, 1)
 }

@@ -152,7 +152,7 @@ pub async fn funded_with_recipient(client: &Client, currency: &str, value: u64) 
     (balance, gb_recipient(client).await)
 }
 
-pub async fn balance_of(client: &Client, id: uuid::Uuid) -> i64 {
+pub async fn balance_of(client: &Client, id: Uuid) -> i64 {
     client.get_balance().id(id).send().await.expect("the balance").into_inner().balance
 }
 
@@ -189,7 +189,7 @@ pub async fn gb_recipient(client: &Client) -> types::Recipient {
         .into_inner()
 }
 
-pub fn payment(balance: uuid::Uuid, recipient: uuid::Uuid, value: u64) -> types::builder::TransactionCreate {
+pub fn payment(balance: Uuid, recipient: Uuid, value: u64) -> types::builder::TransactionCreate {
     types::TransactionCreate::builder()
         .transaction_type(types::TransactionCreateTransactionType::Payment)
         .amount(Some(amount(value)))

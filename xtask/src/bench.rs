@@ -45,7 +45,7 @@ pub(super) const SMOKE: Scale =
 
 /// `cargo xtask bench --codegen`: the toolchain section alone, measured now and put in place of
 /// the one in BENCHMARKS.md (the rest of the file is left as the last full run wrote it).
-pub fn codegen_only(root: &Path) -> anyhow::Result<()> {
+pub(crate) fn codegen_only(root: &Path) -> anyhow::Result<()> {
     let work = std::env::temp_dir().join(format!("payments-bench-codegen-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
     let measured = toolchain(root, &work, true);
@@ -55,7 +55,7 @@ pub fn codegen_only(root: &Path) -> anyhow::Result<()> {
 
 /// `cargo xtask bench --upload`: the uploads section alone, measured now and put in place of the
 /// one in BENCHMARKS.md (before the toolchain's; the rest left as the last full run wrote it).
-pub fn upload_only(root: &Path) -> anyhow::Result<()> {
+pub(crate) fn upload_only(root: &Path) -> anyhow::Result<()> {
     put_section(
         root,
         "# Uploads",
@@ -67,7 +67,7 @@ pub fn upload_only(root: &Path) -> anyhow::Result<()> {
 /// `cargo xtask bench --server`: the generated server's section alone, measured now and put in
 /// place of the one in BENCHMARKS.md (before the uploads'; the rest left as the last full run
 /// wrote it).
-pub fn server_only(root: &Path) -> anyhow::Result<()> {
+pub(crate) fn server_only(root: &Path) -> anyhow::Result<()> {
     let wrk = ensure_wrk()?;
     let work = std::env::temp_dir().join(format!("payments-bench-server-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
@@ -92,7 +92,7 @@ fn put_section(root: &Path, heading: &str, next: &str, section: &str) -> anyhow:
     Ok(())
 }
 
-pub fn run(root: &Path, smoke: bool) -> anyhow::Result<()> {
+pub(crate) fn run(root: &Path, smoke: bool) -> anyhow::Result<()> {
     let scale = if smoke { &SMOKE } else { &FULL };
     let wrk = ensure_wrk()?;
     let (binary, reference) = build(root, scale.release)?;

@@ -29,12 +29,12 @@ const PACKAGE_JSON: &str = r#"{
 "#;
 
 /// Exit status of the gate: pass, or breaking changes under the same major version.
-pub enum Verdict {
+pub(crate) enum Verdict {
     Pass,
     Breaking,
 }
 
-pub fn run(root: &Path, base: &str, head: Option<&Path>) -> anyhow::Result<Verdict> {
+pub(crate) fn run(root: &Path, base: &str, head: Option<&Path>) -> anyhow::Result<Verdict> {
     let optic = install(root)?;
     let scratch = root.join("target/breaking");
     std::fs::create_dir_all(&scratch).with_context(|| scratch.display().to_string())?;
@@ -160,7 +160,7 @@ fn parse(text: &str) -> anyhow::Result<Value> {
 fn version(document: &Value) -> anyhow::Result<String> {
     document
         .pointer("/info/version")
-        .and_then(serde_json::Value::as_str)
+        .and_then(Value::as_str)
         .map(str::to_owned)
         .context("the document has no info.version")
 }

@@ -98,7 +98,7 @@ impl Row {
 }
 
 /// The child's side: generates `spec` into `out` and prints what it took.
-pub fn generate_one(spec: &Path, out: &Path) -> anyhow::Result<()> {
+pub(crate) fn generate_one(spec: &Path, out: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
     let written = openapi_workspace::write_workspace(spec, out, false)?;
     let seconds = started.elapsed().as_secs_f64();
@@ -239,7 +239,7 @@ fn serve(dir: &Path, target: &Path, probe: &Probe) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(root: &Path, only: &[&str]) -> anyhow::Result<()> {
+pub(crate) fn run(root: &Path, only: &[&str]) -> anyhow::Result<()> {
     for name in only {
         ensure!(CORPUS.iter().any(|d| d.name == *name), "no document {name} in the corpus");
     }

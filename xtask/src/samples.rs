@@ -4,7 +4,7 @@
 
 use openapi_workspace::{Flavour, GettingStarted, Step, WebhookKit};
 
-pub fn flavour() -> Flavour {
+pub(crate) fn flavour() -> Flavour {
     Flavour {
         client_crate: "payments_client".into(),
         types: "payments_client::types".into(),
@@ -25,7 +25,7 @@ pub fn flavour() -> Flavour {
     }
 }
 
-pub fn guide() -> GettingStarted {
+pub(crate) fn guide() -> GettingStarted {
     let step = |says: &str, operation_id: &str, uses: &[(&str, &str)], keeps: Option<&str>| Step {
         says: says.into(),
         operation_id: operation_id.into(),
@@ -77,7 +77,7 @@ pub fn guide() -> GettingStarted {
 
 /// Every operation and webhook of the document has its samples: the generator leaves out what it
 /// cannot write, which for our own document is a fault to fix, not a gap to publish.
-pub fn complete(
+pub(crate) fn complete(
     spec: &openapi_workspace::Spec,
     samples: &[openapi_workspace::Sample],
     flavour: &Flavour,

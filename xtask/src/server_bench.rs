@@ -34,7 +34,7 @@ end
 request = function() return request_text end
 "#;
 
-pub struct Route {
+pub(crate) struct Route {
     name: String,
     /// Requests per second under wrk: generated, hand-written.
     rates: (f64, f64),
@@ -46,7 +46,7 @@ pub struct Route {
     nanos: (f64, f64),
 }
 
-pub struct Servers {
+pub(crate) struct Servers {
     routes: Vec<Route>,
     connections: u32,
     seconds: u64,
@@ -101,7 +101,13 @@ fn serve(binary: &Path, which: &str) -> anyhow::Result<Serving> {
 }
 
 /// Builds `router-bench`, counts its allocations and measures both servers on every route.
-pub fn measure(root: &Path, wrk_path: &Path, work: &Path, release: bool, seconds: u64) -> anyhow::Result<Servers> {
+pub(crate) fn measure(
+    root: &Path,
+    wrk_path: &Path,
+    work: &Path,
+    release: bool,
+    seconds: u64,
+) -> anyhow::Result<Servers> {
     eprintln!("== the generated server against a hand-written one");
     let binary =
         crate::cargo_build(root, &["--package", "openapi-workspace-output", "--bin", "router-bench"], release)?
@@ -198,7 +204,7 @@ impl Counted {
 }
 
 /// The "# The generated server" section of BENCHMARKS.md.
-pub fn render(s: &Servers) -> String {
+pub(crate) fn render(s: &Servers) -> String {
     let mut out = format!(
         "# The generated server\n\nThe server generated from a small document (`crates/openapi-workspace/tests/samples/pet_store.yaml`: \
          a list with query parameters, a get by id, a create with a validated JSON body, a bearer token), implemented \

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-pub struct Upload {
+pub(crate) struct Upload {
     pub bytes: u64,
     pub seconds: f64,
     /// Resident memory (MiB): before, and the peak while the upload went on.
@@ -20,7 +20,7 @@ pub struct Upload {
 }
 
 /// Builds and starts the upload server, uploads a file of `bytes` bytes, and measures.
-pub fn measure(root: &Path, bytes: u64, release: bool) -> anyhow::Result<Upload> {
+pub(crate) fn measure(root: &Path, bytes: u64, release: bool) -> anyhow::Result<Upload> {
     eprintln!("== a {} MiB upload through a generated server", bytes >> 20);
     let binary =
         crate::cargo_build(root, &["--package", "openapi-workspace-output", "--bin", "upload-server"], release)?
@@ -104,7 +104,7 @@ fn resident(pid: u32) -> anyhow::Result<f64> {
 }
 
 /// The "# Uploads" section of BENCHMARKS.md.
-pub fn render(upload: &Upload) -> String {
+pub(crate) fn render(upload: &Upload) -> String {
     let grew = upload.peak - upload.before;
     format!(
         "# Uploads\n\nA {:.0} MiB file uploaded as a `multipart/form-data` part to a generated server (`upload-server`, \

@@ -7,7 +7,18 @@
 //! JSON body on stdout and exits 0; an error prints the error object (or what went wrong) on
 //! stderr and exits 1; a usage error exits 2.
 
-#[allow(clippy::all, clippy::pedantic, non_snake_case, unused_imports, unused_variables, dead_code)]
+// Generated code names types by their full paths (so that no name in a document shadows
+// them) and is written to be included anywhere.
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    non_snake_case,
+    unused_imports,
+    unused_variables,
+    dead_code,
+    unused_qualifications,
+    unreachable_pub
+)]
 mod generated;
 
 use std::process::ExitCode;

@@ -22,7 +22,9 @@
 //! [`webhooks`] is the receiver's kit: signature verification, typed events, duplicate and
 //! stale-notification filtering, and an axum extractor.
 
-#[allow(clippy::all, clippy::pedantic, unused_imports, dead_code)]
+// Generated code names types by their full paths (so that no name in a document shadows
+// them) and is written to be included anywhere.
+#[allow(clippy::all, clippy::pedantic, unused_imports, dead_code, unused_qualifications, unreachable_pub)]
 mod generated;
 pub mod webhooks;
 

@@ -21,7 +21,9 @@
 //! # }
 //! ```
 
-#[allow(clippy::all, clippy::pedantic)]
+// Generated code names types by their full paths (so that no name in a document shadows
+// them) and is written to be included anywhere.
+#[allow(clippy::all, clippy::pedantic, unused_qualifications, unreachable_pub)]
 mod generated;
 /// The generated code's runtime (`openapi-workspace-runtime`), where the generated code finds it.
 pub use openapi_workspace_runtime as runtime;

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha384};
 use crate::OpenError;
 
 /// A backend's migrations, in order: version, description, SQL.
-pub type Migrations = &'static [(i64, &'static str, &'static str)];
+pub(crate) type Migrations = &'static [(i64, &'static str, &'static str)];
 
 /// The table of a database's migration history.
 const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS _sqlx_migrations (
@@ -98,7 +98,7 @@ fn failed(database: &str) -> impl Fn(Box<dyn std::error::Error + Send + Sync>) -
 }
 
 /// Runs `migrations` on a SQLite `connection` to the database `database` (as shown to people).
-pub fn run_sqlite(
+pub(crate) fn run_sqlite(
     connection: &mut rusqlite::Connection,
     migrations: Migrations,
     database: &str,
@@ -141,7 +141,7 @@ pub fn run_sqlite(
 
 /// Runs `migrations` on a PostgreSQL `client` to the database `database` (as shown to people),
 /// under the migration lock, so that instances started at once migrate once.
-pub async fn run_postgres(
+pub(crate) async fn run_postgres(
     client: &mut tokio_postgres::Client,
     migrations: Migrations,
     database: &str,

@@ -8,7 +8,7 @@ use crate::Change;
 /// For each change, what its balance moves by when the change is the first of consecutive
 /// postings to one balance (a payment and its fee): one `UPDATE` for the run, checked against
 /// the funds once for the whole, then a ledger row for each posting. `None` for the others.
-pub fn balance_moves(changes: &[Change]) -> Vec<Option<i64>> {
+pub(crate) fn balance_moves(changes: &[Change]) -> Vec<Option<i64>> {
     let mut moves = vec![None; changes.len()];
     let mut run: Option<(usize, Uuid)> = None;
     for (index, change) in changes.iter().enumerate() {
@@ -28,7 +28,7 @@ pub fn balance_moves(changes: &[Change]) -> Vec<Option<i64>> {
 }
 
 /// The row a guarded change expects, for [`StoreError::Stale`].
-pub fn guarded(change: &Change) -> (&'static str, Uuid) {
+pub(crate) fn guarded(change: &Change) -> (&'static str, Uuid) {
     match change {
         Change::RenameBalance { id, .. } => ("balance", *id),
         Change::Post { balance, .. } => ("balance", *balance),
@@ -51,7 +51,7 @@ pub fn guarded(change: &Change) -> (&'static str, Uuid) {
 }
 
 /// What the changeset's postings move each balance by in all, balances in order of appearance.
-pub fn posting_totals(changes: &[Change]) -> Vec<(Uuid, i64)> {
+pub(crate) fn posting_totals(changes: &[Change]) -> Vec<(Uuid, i64)> {
     let mut totals: Vec<(Uuid, i64)> = Vec::new();
     for change in changes {
         if let Change::Post { balance, delta, .. } = change {

@@ -15,7 +15,7 @@ use crate::reads::{Query, amount_value, micros, to_json};
 use crate::{Change, Changeset, Idempotency, Result, StoreError};
 
 /// One statement of a changeset.
-pub struct Statement<D> {
+pub(crate) struct Statement<D> {
     pub query: Query<D>,
     pub check: Check,
     /// It inserts the transaction of the changeset's change of this index.
@@ -27,7 +27,7 @@ pub struct Statement<D> {
 
 /// What a statement must do, else its change is stale (the row moved on, or is gone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Check {
+pub(crate) enum Check {
     /// Nothing: whatever it changes is right.
     None,
     /// It changes this row (which resource, and its id).
@@ -37,7 +37,7 @@ pub enum Check {
 }
 
 /// What a backend's SQL for a change is its own.
-pub trait WriteDialect: Sized {
+pub(crate) trait WriteDialect: Sized {
     /// Whether a changeset moves its balances itself, one `UPDATE` per run of postings to a
     /// balance (SQLite), or leaves that to its batch (PostgreSQL: `postgres/changes.rs`).
     const MOVES_BALANCES: bool;
@@ -74,7 +74,7 @@ pub trait WriteDialect: Sized {
 
 /// The statements of `changes`, in order; refused at once when a change is not one the ledger
 /// can take.
-pub fn statements<D: WriteDialect>(changes: &Changeset) -> Result<Vec<Statement<D>>> {
+pub(crate) fn statements<D: WriteDialect>(changes: &Changeset) -> Result<Vec<Statement<D>>> {
     let moves = if D::MOVES_BALANCES { balance_moves(&changes.changes) } else { vec![None; changes.changes.len()] };
     let mut out = Compiled { statements: Vec::with_capacity(changes.changes.len() + 2) };
     for (index, (change, moved)) in changes.changes.iter().zip(moves).enumerate() {
@@ -84,7 +84,7 @@ pub fn statements<D: WriteDialect>(changes: &Changeset) -> Result<Vec<Statement<
 }
 
 /// Moves the tenant's balance `balance` by `delta`. Below zero, it fails the `funds` check.
-pub fn move_balance<D>(tenant: i64, balance: Uuid, delta: i64) -> Query<D> {
+pub(crate) fn move_balance<D>(tenant: i64, balance: Uuid, delta: i64) -> Query<D> {
     let mut q = Query::new("UPDATE balances SET amount = amount + ");
     q.bind(delta).push(" WHERE id = ").bind(balance).push(" AND tenant_id = ").bind(tenant);
     q
@@ -388,6 +388,6 @@ fn key_and_request(idempotency: &Option<Idempotency>) -> (Option<String>, Option
 }
 
 /// An optional constrained string (the models' newtypes over `String`) as text.
-pub fn text<T: std::ops::Deref<Target = String>>(value: Option<&T>) -> Option<String> {
+pub(crate) fn text<T: std::ops::Deref<Target = String>>(value: Option<&T>) -> Option<String> {
     value.map(|v| String::clone(v))
 }

@@ -4,7 +4,9 @@
 //!
 //! Client and server both use these types; this crate depends on no HTTP framework.
 
-#[allow(clippy::all, clippy::pedantic, unused_imports, dead_code)]
+// Generated code names types by their full paths (so that no name in a document shadows
+// them) and is written to be included anywhere.
+#[allow(clippy::all, clippy::pedantic, unused_imports, dead_code, unused_qualifications, unreachable_pub)]
 mod generated;
 
 pub use generated::*;

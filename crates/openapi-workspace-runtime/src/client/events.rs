@@ -45,7 +45,7 @@ where
     T: serde::de::DeserializeOwned + 'a,
     E: 'a,
     F: FnMut(Option<String>) -> Fut + 'a,
-    Fut: std::future::Future<
+    Fut: Future<
             Output = Result<
                 progenitor_client::ResponseValue<progenitor_client::ByteStream>,
                 progenitor_client::Error<E>,

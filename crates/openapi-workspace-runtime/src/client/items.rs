@@ -20,7 +20,7 @@ pub fn stream<'a, T, E, Fut>(send: Fut) -> impl futures::Stream<Item = Result<T,
 where
     T: serde::de::DeserializeOwned + 'a,
     E: 'a,
-    Fut: std::future::Future<
+    Fut: Future<
             Output = Result<
                 progenitor_client::ResponseValue<progenitor_client::ByteStream>,
                 progenitor_client::Error<E>,

@@ -63,12 +63,12 @@ where
 enum Answer<F> {
     Refused(Option<Response>),
     Answering(F),
-    Rewriting(std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>),
+    Rewriting(std::pin::Pin<Box<dyn Future<Output = Response> + Send>>),
 }
 
-impl<F> std::future::Future for Answer<F>
+impl<F> Future for Answer<F>
 where
-    F: std::future::Future<Output = Result<Response, std::convert::Infallible>> + Unpin,
+    F: Future<Output = Result<Response, std::convert::Infallible>> + Unpin,
 {
     type Output = Result<Response, std::convert::Infallible>;
 

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::read::Spec;
 
 /// Converts one schema, recursively.
-pub fn to_json_schema(schema: &Value) -> Value {
+pub(crate) fn to_json_schema(schema: &Value) -> Value {
     let Value::Object(object) = schema else {
         return schema.clone();
     };
@@ -80,7 +80,7 @@ fn make_nullable(mut schema: Map<String, Value>) -> Value {
 
 /// The document the server validates against: every component schema, converted, at the same
 /// JSON pointer as in the OpenAPI document so `$ref`s resolve unchanged.
-pub fn schema_document(spec: &Spec) -> Result<String> {
+pub(crate) fn schema_document(spec: &Spec) -> Result<String> {
     let schemas: Map<String, Value> =
         spec.component_schemas().map(|(name, schema)| (name.clone(), to_json_schema(schema))).collect();
     let document = json!({

@@ -6,7 +6,7 @@ use crate::read::marks::view_path;
 
 /// `method` (the view's or [`route`]'s) as the request line has it: 3.0's eight upper case,
 /// others as the document writes them.
-pub fn on_the_wire(method: &str) -> String {
+pub(crate) fn on_the_wire(method: &str) -> String {
     match METHODS.contains(&method) {
         true => method.to_uppercase(),
         false => method.to_owned(),
@@ -15,7 +15,7 @@ pub fn on_the_wire(method: &str) -> String {
 
 /// The method and path the operation at `path` and `method` (the view's) is served at; `marked`:
 /// its [`EXTENSION`].
-pub fn route<'a>(path: &'a str, method: &'a str, marked: Option<&'a str>) -> (&'a str, &'a str) {
+pub(crate) fn route<'a>(path: &'a str, method: &'a str, marked: Option<&'a str>) -> (&'a str, &'a str) {
     match marked {
         Some(real) => (real, path.strip_suffix(&view_path("", real)).unwrap_or(path)),
         None => (method, path),

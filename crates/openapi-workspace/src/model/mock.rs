@@ -10,7 +10,7 @@ use crate::read::document::{essence, is_json, resolve, resolve_schema as resolve
 
 /// A mock answer: status, content type and body.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Mock {
+pub(crate) struct Mock {
     pub status: u16,
     /// With the body: its media type, and the body as JSON or as text.
     pub body: Option<(String, Body)>,
@@ -19,13 +19,13 @@ pub struct Mock {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Body {
+pub(crate) enum Body {
     Json(Value),
     Text(String),
 }
 
 impl Body {
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Body::Json(value) => value.to_string(),
             Body::Text(text) => text.clone(),
@@ -35,7 +35,7 @@ impl Body {
 
 /// The mock answer of `operation` (normalised JSON) in a document whose components are
 /// `components`; `None` when it documents no success.
-pub fn mock(operation: &Value, components: &Value) -> Option<Mock> {
+pub(crate) fn mock(operation: &Value, components: &Value) -> Option<Mock> {
     let responses = operation.get("responses")?.as_object()?;
     let (status, response) = first_success(responses)?;
     let response = resolve(response, components, "responses")?;
@@ -99,7 +99,7 @@ fn required_headers(response: &Value, components: &Value) -> Vec<(String, String
 }
 
 /// The response a mock of `status` answers with (as [`mock`] chose it).
-pub fn response<'a>(operation: &'a Value, components: &'a Value, status: u16) -> Option<&'a Value> {
+pub(crate) fn response<'a>(operation: &'a Value, components: &'a Value, status: u16) -> Option<&'a Value> {
     let responses = operation.get("responses")?.as_object()?;
     let (chosen, response) = first_success(responses)?;
     (chosen == status).then(|| resolve(response, components, "responses")).flatten()
@@ -123,7 +123,7 @@ fn first_success(responses: &Map<String, Value>) -> Option<(u16, &Value)> {
 
 /// The media type's (or a parameter's) own example: `example`, or the first of `examples` (each
 /// `value`, or a `$ref` to `components/examples`).
-pub fn media_example(media: &Value, components: &Value) -> Option<Value> {
+pub(crate) fn media_example(media: &Value, components: &Value) -> Option<Value> {
     if let Some(example) = media.get("example") {
         return Some(example.clone());
     }
@@ -133,7 +133,7 @@ pub fn media_example(media: &Value, components: &Value) -> Option<Value> {
 
 /// A value `schema` accepts, built as a mock answer's is (an example or default where the
 /// schema has one): what the samples send where the document gives no example.
-pub fn value_for(schema: &Value, components: &Value) -> Value {
+pub(crate) fn value_for(schema: &Value, components: &Value) -> Value {
     Builder { components, depth: 0 }.build(schema)
 }
 

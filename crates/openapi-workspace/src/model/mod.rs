@@ -3,12 +3,12 @@
 //! security and the mock's answer; the document's schemas as JSON Schema. Nothing here writes a
 //! file; nothing here knows a writer.
 
-pub mod json_schema;
-pub mod methods;
-pub mod mock;
-pub mod names;
-pub mod operation;
+pub(crate) mod json_schema;
+pub(crate) mod methods;
+pub(crate) mod mock;
+pub(crate) mod names;
+pub(crate) mod operation;
 mod operations;
-pub mod security;
+pub(crate) mod security;
 
-pub use operations::operations;
+pub(crate) use operations::operations;

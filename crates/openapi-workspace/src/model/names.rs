@@ -13,7 +13,11 @@ use crate::error::{Error, Result, bail};
 use crate::read::document::rust_name;
 
 /// The Rust type of a parameter, body or response schema, as seen from the generated module.
-pub fn rust_type(type_names: &BTreeSet<String>, context: &str, schema: &ReferenceOr<Schema>) -> Result<TokenStream> {
+pub(crate) fn rust_type(
+    type_names: &BTreeSet<String>,
+    context: &str,
+    schema: &ReferenceOr<Schema>,
+) -> Result<TokenStream> {
     let schema = match schema {
         ReferenceOr::Reference { reference } => {
             let Some(name) = reference.strip_prefix("#/components/schemas/") else {
@@ -73,7 +77,7 @@ pub fn rust_type(type_names: &BTreeSet<String>, context: &str, schema: &Referenc
     })
 }
 
-pub fn field_ident(name: &str) -> Ident {
+pub(crate) fn field_ident(name: &str) -> Ident {
     // Characters no identifier has (`ids[]`, `filter.name`) are word breaks.
     let cleaned: String = name.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect();
     let snake = cleaned.to_snake_case();

@@ -7,7 +7,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use serde_json::Value;
 
-pub struct Op {
+pub(crate) struct Op {
     /// Its JSON pointer in the normalised document (`Spec::raw`).
     pub raw: String,
     /// Its method as sent: lower case for 3.0's eight, as the document spells it for others.
@@ -32,16 +32,16 @@ pub struct Op {
 
 impl Op {
     /// Its method as the request line has it: 3.0's eight upper case, others as written.
-    pub fn http_method(&self) -> String {
+    pub(crate) fn http_method(&self) -> String {
         crate::model::methods::on_the_wire(&self.method)
     }
 
-    pub fn ident(&self, suffix: &str) -> Ident {
+    pub(crate) fn ident(&self, suffix: &str) -> Ident {
         format_ident!("{}{}", self.type_name, suffix)
     }
 }
 
-pub struct Param {
+pub(crate) struct Param {
     pub name: String,
     pub ident: Ident,
     pub ty: TokenStream,
@@ -54,12 +54,12 @@ pub struct Param {
 }
 
 /// A request body: one media type, or several (the trait then receives an enum of them).
-pub struct Body {
+pub(crate) struct Body {
     pub required: bool,
     pub media: Vec<Media>,
 }
 
-pub struct Media {
+pub(crate) struct Media {
     /// The media type as the document writes it.
     pub media_type: String,
     pub kind: MediaKind,
@@ -67,7 +67,7 @@ pub struct Media {
     pub variant: Ident,
 }
 
-pub enum MediaKind {
+pub(crate) enum MediaKind {
     /// JSON, parsed into `ty` and validated against `schema`.
     Json { ty: TokenStream, schema: Value },
     /// `application/x-www-form-urlencoded` fields, parsed into `ty` and validated against `schema`.
@@ -82,7 +82,7 @@ pub enum MediaKind {
 }
 
 /// A part of a multipart body, as a field of its struct.
-pub struct PartField {
+pub(crate) struct PartField {
     pub name: String,
     pub ident: Ident,
     pub kind: PartKind,
@@ -90,7 +90,7 @@ pub struct PartField {
     pub doc: Option<String>,
 }
 
-pub enum PartKind {
+pub(crate) enum PartKind {
     /// A file; its content type one of these when the document's `encoding` lists any.
     File { accepted: Vec<String> },
     /// Several files of one name.
@@ -101,14 +101,14 @@ pub enum PartKind {
 
 /// How a field's parts are read: one text of this type, several making an array, or JSON.
 #[derive(Clone, Copy)]
-pub enum PartRead {
+pub(crate) enum PartRead {
     Text(crate::read::wire::Leaf),
     Texts(crate::read::wire::Leaf),
     Json,
 }
 
 impl MediaKind {
-    pub fn ty(&self) -> TokenStream {
+    pub(crate) fn ty(&self) -> TokenStream {
         match self {
             Self::Json { ty, .. } | Self::Form { ty, .. } => ty.clone(),
             Self::Multipart { ty, .. } => quote!(#ty),
@@ -120,7 +120,7 @@ impl MediaKind {
 
 /// The status a response is documented for.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     Code(u16),
     /// `1XX` … `5XX`: the class's first digit.
     Range(u16),
@@ -128,7 +128,7 @@ pub enum Status {
 }
 
 /// A documented response: one variant of the operation's response enum.
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: Status,
     pub variant: Ident,
     pub doc: String,
@@ -136,7 +136,7 @@ pub struct Reply {
     pub headers: Vec<ReplyHeader>,
 }
 
-pub enum ReplyBody {
+pub(crate) enum ReplyBody {
     Json(TokenStream),
     /// Not JSON: bytes of the media type (a wildcard or several let the implementer choose).
     Raw {
@@ -159,7 +159,7 @@ pub enum ReplyBody {
 }
 
 /// A response header the document declares, as a field of its variant.
-pub struct ReplyHeader {
+pub(crate) struct ReplyHeader {
     pub name: String,
     pub ident: Ident,
     pub ty: TokenStream,
@@ -169,14 +169,14 @@ pub struct ReplyHeader {
 
 impl Op {
     /// Whether the router authenticates it (the operation then receives the caller, `P`).
-    pub fn secured(&self) -> bool {
+    pub(crate) fn secured(&self) -> bool {
         self.requirement.is_some()
     }
 }
 
 /// A status's variant name: its reason phrase (`NotFound`) or `Status<code>`; a class
 /// (`ClientError` for `4XX`); `Default` for `default`.
-pub fn variant(status: Status) -> Ident {
+pub(crate) fn variant(status: Status) -> Ident {
     match status {
         Status::Code(code) => match status_name(code) {
             Some(name) => format_ident!("{}", name),
@@ -193,7 +193,7 @@ pub fn variant(status: Status) -> Ident {
 }
 
 /// The reason phrases of the statuses `http::StatusCode` names, in camel case.
-pub fn status_name(status: u16) -> Option<&'static str> {
+pub(crate) fn status_name(status: u16) -> Option<&'static str> {
     Some(match status {
         100 => "Continue",
         101 => "SwitchingProtocols",

@@ -19,7 +19,11 @@ use crate::model::operation::*;
 use crate::read::Spec;
 use crate::read::document::{essence, pointer, rust_name};
 
-pub fn operations(spec: &Spec, type_names: &BTreeSet<String>, schemes: &[super::security::Scheme]) -> Result<Vec<Op>> {
+pub(crate) fn operations(
+    spec: &Spec,
+    type_names: &BTreeSet<String>,
+    schemes: &[super::security::Scheme],
+) -> Result<Vec<Op>> {
     let openapi = &spec.openapi;
     let mut ops = Vec::new();
     for (path, item) in openapi.paths.iter() {

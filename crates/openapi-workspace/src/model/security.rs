@@ -14,14 +14,14 @@ use crate::error::{Result, bail};
 
 /// Where an `apiKey` is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Place {
+pub(crate) enum Place {
     Header(String),
     Query(String),
     Cookie(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `Authorization: Bearer <token>`: http bearer, oauth2, openIdConnect.
     Bearer,
     /// `Authorization: Basic <base64 of user:password>`.
@@ -33,7 +33,7 @@ pub enum Kind {
 
 /// A scheme the router checks.
 #[derive(Debug, Clone)]
-pub struct Scheme {
+pub(crate) struct Scheme {
     /// Its name under `components/securitySchemes`.
     pub name: String,
     /// Its variant of the generated `Credential`.
@@ -43,7 +43,7 @@ pub struct Scheme {
 
 impl Scheme {
     /// The credential's type in the `Credential<'a>` variant.
-    pub fn variant_fields(&self) -> TokenStream {
+    pub(crate) fn variant_fields(&self) -> TokenStream {
         match &self.kind {
             Kind::Bearer | Kind::ApiKey(Place::Header(_) | Place::Cookie(_)) => quote!((&'a str)),
             Kind::ApiKey(Place::Query(_)) => quote!((::std::borrow::Cow<'a, str>)),
@@ -59,7 +59,7 @@ impl Scheme {
     }
 
     /// Where the router finds it, and what it is, for the variant's documentation.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.kind {
             Kind::Bearer => format!(" `{}`: the token of `Authorization: Bearer <token>`.", self.name),
             Kind::Basic => format!(" `{}`: the user name and password of `Authorization: Basic`.", self.name),
@@ -71,7 +71,7 @@ impl Scheme {
     }
 
     /// An expression of the request's credential for this scheme, an `Option`.
-    pub fn extract(&self, rt: &syn::Path) -> TokenStream {
+    pub(crate) fn extract(&self, rt: &syn::Path) -> TokenStream {
         match &self.kind {
             Kind::Bearer => quote!(#rt::bearer(&headers)),
             Kind::Basic => quote!(#rt::basic(&headers)),
@@ -83,7 +83,7 @@ impl Scheme {
     }
 
     /// The `Credential` made of `found`, what [`Scheme::extract`] found.
-    pub fn credential(&self, found: &Ident) -> TokenStream {
+    pub(crate) fn credential(&self, found: &Ident) -> TokenStream {
         let variant = &self.variant;
         match &self.kind {
             Kind::Basic => quote!(Credential::#variant { username: #found.0.into(), password: #found.1.into() }),
@@ -92,7 +92,7 @@ impl Scheme {
     }
 
     /// Whether finding it needs the request's URI.
-    pub fn needs_uri(&self) -> bool {
+    pub(crate) fn needs_uri(&self) -> bool {
         matches!(self.kind, Kind::ApiKey(Place::Query(_)))
     }
 
@@ -124,7 +124,7 @@ impl Scheme {
 /// What an operation asks for: alternatives of schemes required together (indexes into the
 /// document's schemes), and the `WWW-Authenticate` that names them.
 #[derive(Debug, Clone)]
-pub struct Requirement {
+pub(crate) struct Requirement {
     pub alternatives: Vec<Vec<usize>>,
     pub challenge: String,
     /// What to send, for the `401`'s message: `Authorization: Bearer <token>`, or `the x-api-key
@@ -134,7 +134,7 @@ pub struct Requirement {
 
 /// Every scheme of `components/securitySchemes` the router checks, sorted by name; `mutualTLS`
 /// is left out (the transport's). A scheme the router cannot check is refused with its pointer.
-pub fn schemes(openapi: &OpenAPI) -> Result<Vec<Scheme>> {
+pub(crate) fn schemes(openapi: &OpenAPI) -> Result<Vec<Scheme>> {
     let mut found = Vec::new();
     let mut names: Vec<&String> =
         openapi.components.iter().flat_map(|components| components.security_schemes.keys()).collect();
@@ -194,7 +194,7 @@ fn mutual_tls(openapi: &OpenAPI, name: &str) -> bool {
 /// What `operation` asks for (its own `security`, or the document's), `None` when it may be
 /// called without a credential; a scheme it names that the document does not define is refused
 /// with the operation's pointer (`context`).
-pub fn requirement(
+pub(crate) fn requirement(
     openapi: &OpenAPI,
     operation: Option<&Operation>,
     schemes: &[Scheme],

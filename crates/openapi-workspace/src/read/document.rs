@@ -7,7 +7,7 @@ use serde_json::Value;
 pub(crate) const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
 /// The JSON pointer of `segments` under the document's root: `#/paths/~1items/get`.
-pub fn pointer(segments: &[&str]) -> String {
+pub(crate) fn pointer(segments: &[&str]) -> String {
     let mut out = String::from("#");
     for segment in segments {
         out.push('/');
@@ -17,14 +17,14 @@ pub fn pointer(segments: &[&str]) -> String {
 }
 
 /// One segment of a JSON pointer: `~` and `/` escaped.
-pub fn escape(segment: &str) -> String {
+pub(crate) fn escape(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
 /// An operation id, a parameter or a type name as a Rust identifier the way progenitor spells it
 /// (so the server's names and the client's agree): characters that cannot be in an identifier
 /// become word breaks, a leading digit gets `_`, a keyword gets a trailing `_`.
-pub fn rust_name(input: &str, pascal: bool) -> String {
+pub(crate) fn rust_name(input: &str, pascal: bool) -> String {
     let cleaned: String =
         input.replace('\'', "").chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect();
     let cased = if pascal { cleaned.to_upper_camel_case() } else { cleaned.to_snake_case() };
@@ -44,7 +44,7 @@ pub fn rust_name(input: &str, pascal: bool) -> String {
 
 /// `schema` through its chain of `$ref`s to `components/schemas`; `None` for one that leads
 /// nowhere (or round in a circle).
-pub fn resolve_schema<'a>(schema: &'a Value, components: &'a Value) -> Option<&'a Value> {
+pub(crate) fn resolve_schema<'a>(schema: &'a Value, components: &'a Value) -> Option<&'a Value> {
     let mut schema = schema;
     for _ in 0..16 {
         if schema.get("$ref").is_none() {
@@ -56,7 +56,7 @@ pub fn resolve_schema<'a>(schema: &'a Value, components: &'a Value) -> Option<&'
 }
 
 /// `item`, or the component its `#/components/<kind>/<name>` reference names.
-pub fn resolve<'a>(item: &'a Value, components: &'a Value, kind: &str) -> Option<&'a Value> {
+pub(crate) fn resolve<'a>(item: &'a Value, components: &'a Value, kind: &str) -> Option<&'a Value> {
     match item.get("$ref").and_then(Value::as_str) {
         None => Some(item),
         Some(reference) => {
@@ -67,12 +67,12 @@ pub fn resolve<'a>(item: &'a Value, components: &'a Value, kind: &str) -> Option
 }
 
 /// The essence of a media type (`application/json; charset=utf-8` → `application/json`).
-pub fn essence(media: &str) -> String {
+pub(crate) fn essence(media: &str) -> String {
     media.split(';').next().unwrap_or_default().trim().to_ascii_lowercase()
 }
 
 /// Whether a media type carries JSON (`application/json`, `application/*+json`).
-pub fn is_json(media: &str) -> bool {
+pub(crate) fn is_json(media: &str) -> bool {
     let essence = essence(media);
     essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
 }

@@ -5,16 +5,16 @@
 use crate::read::document::METHODS;
 
 /// The view's mark on a moved operation: the method it is sent with.
-pub const METHOD: &str = "x-codegen-method";
+pub(crate) const METHOD: &str = "x-codegen-method";
 
 /// The view's path of the operation of `method` at `path`.
-pub fn view_path(path: &str, method: &str) -> String {
+pub(crate) fn view_path(path: &str, method: &str) -> String {
     format!("{path}~{method}")
 }
 
 /// Whether `method` is a method name HTTP allows (a token) that none of the path item's fixed
 /// fields (3.0's eight and 3.2's `query`) names.
-pub fn is_additional(method: &str) -> bool {
+pub(crate) fn is_additional(method: &str) -> bool {
     let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     !method.is_empty()
         && method.chars().all(token)
@@ -22,13 +22,13 @@ pub fn is_additional(method: &str) -> bool {
 }
 
 /// The view's mark on a media type whose `schema` is its items'.
-pub const ITEMS: &str = "x-codegen-items";
+pub(crate) const ITEMS: &str = "x-codegen-items";
 
 /// Whether `media` (an essence) is a stream of JSON values the generator serves.
-pub fn streamed(media: &str) -> bool {
+pub(crate) fn streamed(media: &str) -> bool {
     ["application/jsonl", "application/x-ndjson", "application/x-jsonlines", "application/json-seq"].contains(&media)
 }
 
 /// The extension `openapi32` marks a 3.2 `style: cookie` parameter with (3.0's model has no such
 /// style, so the parameter reads as `form`).
-pub const COOKIE_STYLE: &str = "x-openapi-style-cookie";
+pub(crate) const COOKIE_STYLE: &str = "x-openapi-style-cookie";

@@ -5,14 +5,14 @@
 //! becomes a type a name. The view is both the raw JSON (for extensions and the JSON Schema
 //! conversion) and the `openapiv3` model of the same normalised document.
 
-pub mod document;
-pub mod marks;
-pub mod normalise;
-pub mod nullable;
-pub mod openapi31;
-pub mod openapi32;
-pub mod repair;
-pub mod wire;
+pub(crate) mod document;
+pub(crate) mod marks;
+pub(crate) mod normalise;
+pub(crate) mod nullable;
+pub(crate) mod openapi31;
+pub(crate) mod openapi32;
+pub(crate) mod repair;
+pub(crate) mod wire;
 
 use crate::error::{Error, Result, bail};
 
@@ -106,7 +106,7 @@ fn tolerant_readers(value: &mut serde_json::Value) {
 /// The `openapiv3` model of `document` as progenitor should see it.
 pub(crate) fn openapi_model(mut document: serde_json::Value) -> Result<openapiv3::OpenAPI> {
     // progenitor reads nullable references only as `allOf` + `nullable` (see `nullable`).
-    crate::read::nullable::for_progenitor(&mut document);
+    nullable::for_progenitor(&mut document);
     tolerant_readers(&mut document);
     well_formed(&document)?;
     serde_json::from_value(document).map_err(|e| Error::library("the document is not a valid OpenAPI 3.0 document", e))

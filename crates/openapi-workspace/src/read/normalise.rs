@@ -33,7 +33,7 @@ fn unnameable_enums(value: &mut Value, pointer: &str, notes: &mut Vec<crate::rea
                     .map(|v| heck::ToUpperCamelCase::to_upper_camel_case(v.as_str()))
                     .map(|n| n.chars().filter(|c| c.is_alphanumeric() || *c == '_').collect())
                     .collect();
-                let unique: std::collections::BTreeSet<&String> = names.iter().collect();
+                let unique: BTreeSet<&String> = names.iter().collect();
                 if names.iter().any(String::is_empty) || unique.len() < names.len() {
                     let alternatives: Vec<String> = values.iter().map(|v| regex_escape(v)).collect();
                     map.remove("enum");
@@ -67,7 +67,7 @@ fn regex_escape(text: &str) -> String {
 }
 
 /// The shared view: see the module's documentation.
-pub fn normalise(doc: &mut Value, notes: &mut Vec<crate::read::Note>) -> Result<()> {
+pub(crate) fn normalise(doc: &mut Value, notes: &mut Vec<crate::read::Note>) -> Result<()> {
     unnameable_enums(doc, "", notes);
     let mut paths = match doc.get_mut("paths").map(Value::take) {
         Some(Value::Object(paths)) => paths,

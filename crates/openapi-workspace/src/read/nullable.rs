@@ -22,7 +22,7 @@ pub fn is_null_only(schema: &Value) -> bool {
 
 /// The schema a nullable reference wraps: the one member beside the null-only one in a
 /// two-member `oneOf` or `anyOf`.
-pub fn nullable_member(schema: &Value) -> Option<&Value> {
+pub(crate) fn nullable_member(schema: &Value) -> Option<&Value> {
     let members = ["oneOf", "anyOf"].iter().find_map(|key| schema.get(*key)?.as_array())?;
     match members.as_slice() {
         [value, null] | [null, value] if is_null_only(null) && !is_null_only(value) => Some(value),
@@ -32,7 +32,7 @@ pub fn nullable_member(schema: &Value) -> Option<&Value> {
 
 /// Rewrites every nullable reference in `document` into the form progenitor reads as an
 /// `Option`: `{allOf: [member], nullable: true}`, keeping the annotations beside it.
-pub fn for_progenitor(document: &mut Value) {
+pub(crate) fn for_progenitor(document: &mut Value) {
     match document {
         Value::Object(map) => {
             if let Some(member) = nullable_member(&Value::Object(map.clone())).cloned() {

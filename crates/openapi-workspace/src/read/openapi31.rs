@@ -27,12 +27,12 @@ use crate::read::document::escape;
 const OAS_DIALECT: &str = "https://spec.openapis.org/oas/3.1/dialect/base";
 
 /// Whether `version` (the document's `openapi`) is a 3.1 one.
-pub fn is_31(version: &str) -> bool {
+pub(crate) fn is_31(version: &str) -> bool {
     version.starts_with("3.1.")
 }
 
 /// Turns the 3.1 `document` into its 3.0.3 view, in place; what was left out is noted.
-pub fn to_30(document: &mut Value, notes: &mut Vec<Note>) -> Result<()> {
+pub(crate) fn to_30(document: &mut Value, notes: &mut Vec<Note>) -> Result<()> {
     let object = document.as_object_mut().ok_or_else(|| Error::Document("the document is not an object".into()))?;
     if let Some(dialect) = object.get("jsonSchemaDialect").and_then(Value::as_str)
         && dialect != OAS_DIALECT
@@ -460,6 +460,6 @@ mod tests {
         let mut other = json!({"openapi": "3.1.0", "jsonSchemaDialect": "https://json-schema.org/draft/2019-09/schema",
                                "info": {"title": "t", "version": "1"}, "paths": {}});
         let refused = to_30(&mut other, &mut vec![]).unwrap_err();
-        assert!(matches!(&refused, crate::error::Error::At { at, .. } if at == "/jsonSchemaDialect"), "{refused}");
+        assert!(matches!(&refused, Error::At { at, .. } if at == "/jsonSchemaDialect"), "{refused}");
     }
 }

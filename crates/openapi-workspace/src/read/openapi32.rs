@@ -30,13 +30,13 @@ use crate::read::document::escape;
 const OAS_32_DIALECT_PREFIX: &str = "https://spec.openapis.org/oas/3.2/dialect/";
 
 /// Whether `version` (the document's `openapi`) is a 3.2 one.
-pub fn is_32(version: &str) -> bool {
+pub(crate) fn is_32(version: &str) -> bool {
     version.starts_with("3.2.")
 }
 
 /// Turns the 3.2 `document` into its 3.1 view, in place. Answers where the view moved what:
 /// pairs of pointers, the view's and the document's.
-pub fn to_31(document: &mut Value, notes: &mut Vec<Note>) -> Result<Vec<(String, String)>> {
+pub(crate) fn to_31(document: &mut Value, notes: &mut Vec<Note>) -> Result<Vec<(String, String)>> {
     let object = document.as_object_mut().ok_or_else(|| Error::Document("the document is not an object".into()))?;
     object.insert("openapi".into(), Value::String("3.1.1".into()));
     object.remove("$self");

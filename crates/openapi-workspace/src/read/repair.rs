@@ -23,7 +23,7 @@ use crate::read::Note;
 use crate::read::document::{METHODS, escape};
 
 /// Repairs `doc` (in its 3.0 view; `was_30`: whether it was written as 3.0), noting each repair.
-pub fn repair(doc: &mut Value, was_30: bool, notes: &mut Vec<Note>) {
+pub(crate) fn repair(doc: &mut Value, was_30: bool, notes: &mut Vec<Note>) {
     if was_30 {
         schemas(doc, "", &mut |schema, at| exclusive_bounds(schema, at, notes));
     }

@@ -10,18 +10,18 @@ use serde_json::Value;
 use super::document::resolve;
 use super::marks::COOKIE_STYLE;
 
-pub use openapi_workspace_runtime::wire::{Leaf, Place, Style};
+pub(crate) use openapi_workspace_runtime::wire::{Leaf, Place, Style};
 
 /// A parameter's value, read from the document (the runtime's [`Shape`](wire::Shape), owning its
 /// properties' names).
-pub type Shape = wire::Shape<Vec<(String, Leaf)>>;
+pub(crate) type Shape = wire::Shape<Vec<(String, Leaf)>>;
 
 /// A parameter as the document writes it (the runtime's [`Wire`](wire::Wire), owning its text).
-pub type Wire = wire::Wire<String, Vec<(String, Leaf)>>;
+pub(crate) type Wire = wire::Wire<String, Vec<(String, Leaf)>>;
 
 /// Why a parameter cannot be written as the document asks.
 #[derive(Debug, thiserror::Error)]
-pub enum Unwritable {
+pub(crate) enum Unwritable {
     #[error("parameter {name} is `in: {place}`, not a place OpenAPI has")]
     Place { name: String, place: String },
     #[error("parameter {name} has style {style:?}, which OpenAPI does not define")]
@@ -43,7 +43,7 @@ pub enum Unwritable {
 
 /// The parameter `parameter` (resolved) of the document whose components are `components`;
 /// an error says what the generators cannot serve.
-pub fn of(parameter: &Value, components: &Value) -> std::result::Result<Wire, Unwritable> {
+pub(crate) fn of(parameter: &Value, components: &Value) -> Result<Wire, Unwritable> {
     let name = parameter.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
     let place = match parameter.get("in").and_then(Value::as_str) {
         Some("path") => Place::Path,
@@ -92,7 +92,7 @@ pub fn of(parameter: &Value, components: &Value) -> std::result::Result<Wire, Un
     Ok(wire)
 }
 
-fn check(wire: &Wire) -> std::result::Result<(), Unwritable> {
+fn check(wire: &Wire) -> Result<(), Unwritable> {
     let name = wire.name.clone();
     match (&wire.style, &wire.shape) {
         (Style::SpaceDelimited | Style::PipeDelimited, Shape::Array(_) | Shape::Object(_)) => {}
@@ -119,7 +119,7 @@ fn check(wire: &Wire) -> std::result::Result<(), Unwritable> {
 
 /// The names the default query serialisation (progenitor's) writes it under: an object's
 /// properties, anything else its own name.
-pub fn query_keys(wire: &Wire, name: &str) -> Vec<String> {
+pub(crate) fn query_keys(wire: &Wire, name: &str) -> Vec<String> {
     match &wire.shape {
         Shape::Object(fields) => fields.iter().map(|(field, _)| field.clone()).collect(),
         _ => vec![name.to_string()],

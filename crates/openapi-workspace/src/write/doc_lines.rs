@@ -6,7 +6,7 @@
 use syn::visit_mut::VisitMut;
 use syn::{Attribute, Expr, ExprLit, ImplItem, Item, Lit, Meta, TraitItem};
 
-pub fn split_doc_lines(file: &mut syn::File) {
+pub(crate) fn split_doc_lines(file: &mut syn::File) {
     DocLines.visit_file_mut(file);
 }
 

@@ -2,13 +2,13 @@
 //! view) and nothing written after it — the types and the client (progenitor's, with our hooks),
 //! the server, the samples, the documentation, and a standalone workspace around them.
 
-pub mod client;
-pub mod doc_lines;
-pub mod docs;
-pub mod samples;
-pub mod server;
-pub mod wire;
-pub mod workspace;
+pub(crate) mod client;
+pub(crate) mod doc_lines;
+pub(crate) mod docs;
+pub(crate) mod samples;
+pub(crate) mod server;
+pub(crate) mod wire;
+pub(crate) mod workspace;
 
 use crate::error::{Error, Result};
 use crate::read::{Note, Spec};

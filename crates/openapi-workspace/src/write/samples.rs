@@ -107,7 +107,7 @@ pub struct Sample {
 
 /// The samples of every operation of `spec`, by path. `client` and `cli` are the
 /// generated client's and CLI's source (formatted).
-pub fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) -> Result<Vec<Sample>> {
+pub(crate) fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) -> Result<Vec<Sample>> {
     let builders = builders(client)?;
     let components = spec.raw.get("components").cloned().unwrap_or_default();
     // A document whose schemes the router cannot read has no operation it serves, nor samples.
@@ -379,7 +379,7 @@ fn plain(value: &Value) -> String {
 
 /// The samples as Markdown: each labelled, in a fenced block (the references' descriptions and
 /// `docs/api.md`).
-pub fn markdown(sample: &Sample) -> String {
+pub(crate) fn markdown(sample: &Sample) -> String {
     let mut out = format!("**Rust**\n\n```rust\n{}```\n\n", sample.rust);
     if let Some(cli) = &sample.cli {
         let _ = write!(out, "**CLI**\n\n```sh\n{cli}\n```\n\n");
@@ -389,7 +389,7 @@ pub fn markdown(sample: &Sample) -> String {
 }
 
 /// The samples as an operation's `x-codeSamples` (read by Redoc, Scalar and others).
-pub fn code_samples(sample: &Sample) -> Value {
+pub(crate) fn code_samples(sample: &Sample) -> Value {
     let mut samples = vec![serde_json::json!({ "lang": "Rust", "label": "Rust", "source": sample.rust })];
     if let Some(cli) = &sample.cli {
         samples.push(serde_json::json!({ "lang": "Shell", "label": "CLI", "source": cli }));

@@ -8,7 +8,7 @@ use crate::read::wire::{Leaf, Shape, Wire};
 
 /// The wire as a constant of `openapi_workspace_runtime::wire`, which the generated code names
 /// `module`.
-pub fn tokens(wire: &Wire, module: &TokenStream) -> TokenStream {
+pub(crate) fn tokens(wire: &Wire, module: &TokenStream) -> TokenStream {
     let name = &wire.name;
     let explode = wire.explode;
     let place = quote::format_ident!("{}", format!("{:?}", wire.place));

@@ -221,7 +221,7 @@ impl Sandbox {
 
 /// What the payer pays: the request's amount, or for an open request (no amount) the amount the
 /// payer chose. An amount offered for a request with one must be that amount.
-pub fn amount_paid(asked: Option<&types::Amount>, offered: Option<types::Amount>) -> Result<types::Amount> {
+pub(super) fn amount_paid(asked: Option<&types::Amount>, offered: Option<types::Amount>) -> Result<types::Amount> {
     match (asked, offered) {
         (Some(asked), None) => Ok(asked.clone()),
         (Some(asked), Some(offered)) if &offered == asked => Ok(offered),

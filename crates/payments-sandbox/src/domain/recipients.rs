@@ -100,7 +100,7 @@ impl Sandbox {
 
 /// The name given for an account against the name its bank holds (see `NameCheck` in the
 /// document): compared as lower-case words of letters and digits.
-pub fn name_check(given: &str, held: &str) -> NameCheck {
+pub(super) fn name_check(given: &str, held: &str) -> NameCheck {
     let words = |name: &str| -> Vec<String> {
         name.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
     };

@@ -41,13 +41,13 @@ fn tenant(record: &TenantRecord) -> Result<Tenant> {
 }
 
 #[derive(Clone)]
-pub struct Directory {
+pub(super) struct Directory {
     store: Arc<dyn Store>,
     known: Arc<RwLock<HashMap<TokenHash, Tenant>>>,
 }
 
 impl Directory {
-    pub fn new(store: Arc<dyn Store>) -> Self {
+    pub(super) fn new(store: Arc<dyn Store>) -> Self {
         Self { store, known: Arc::default() }
     }
 

@@ -14,7 +14,7 @@ use super::{Now, Sandbox, Tenant, changeset, json, money, reference, typed};
 
 /// Whether the rail may move a payment from `from` to `to` (the table under *Transactions* in
 /// the document).
-pub fn transition_allowed(from: Status, to: Status) -> bool {
+pub(super) fn transition_allowed(from: Status, to: Status) -> bool {
     use Status::*;
     matches!(
         (from, to),
@@ -26,7 +26,7 @@ pub fn transition_allowed(from: Status, to: Status) -> bool {
 }
 
 /// The event a transaction emits on reaching `status`.
-pub fn event_for(status: Status) -> Event {
+pub(super) fn event_for(status: Status) -> Event {
     match status {
         Status::Initiated => Event::TransactionInitiated,
         Status::Pending => Event::TransactionPending,
@@ -42,14 +42,14 @@ pub fn event_for(status: Status) -> Event {
 
 /// Whether reaching `status` gives the payment's money back: amount and fees return to the
 /// balance when it failed, was cancelled or refunded.
-pub fn returns_money(status: Status) -> bool {
+pub(super) fn returns_money(status: Status) -> bool {
     matches!(status, Status::Failed | Status::Cancelled | Status::Refunded)
 }
 
 /// The changes that move `payment` to `to` (returning its money when `to` says so), and the
 /// payment as it then is. Refused with `409` when the payment is not a payment or the table
 /// forbids the move.
-pub fn move_payment(
+pub(super) fn move_payment(
     changes: &mut Changeset,
     mut payment: types::Transaction,
     to: Status,
@@ -94,7 +94,7 @@ pub fn move_payment(
 
 /// Money arriving in a balance: a collection (a paid payment request) or a deposit (a transfer
 /// to a virtual account).
-pub struct Incoming {
+pub(super) struct Incoming {
     pub kind: IncomingKind,
     pub amount: types::Amount,
     pub currency: types::CurrencyCode,
@@ -103,7 +103,7 @@ pub struct Incoming {
     pub reference: Option<String>,
 }
 
-pub enum IncomingKind {
+pub(super) enum IncomingKind {
     /// A payer paid a payment request.
     Collection,
     /// A bank transfer to a virtual account, deposited in its settlement balance.
@@ -114,7 +114,7 @@ pub enum IncomingKind {
 
 /// The changes that record `incoming` as a `processed` transaction and credit its balance, and
 /// that transaction. Money arriving is free.
-pub fn receive(changes: &mut Changeset, now: Now, incoming: Incoming) -> Result<types::Transaction> {
+pub(super) fn receive(changes: &mut Changeset, now: Now, incoming: Incoming) -> Result<types::Transaction> {
     let (transaction_type, payment_method, virtual_account_id, kind) = match incoming.kind {
         IncomingKind::Collection => {
             (types::TransactionType::Collection, types::PaymentMethod::PaymentLink, None, LedgerEntryKind::Collection)

@@ -13,13 +13,13 @@ use super::idempotency::{canonical, or_replay, replay};
 use super::{Now, Sandbox, Tenant, changeset, json, ok, reference, typed};
 
 /// Whether an account may go from `from` to `to`.
-pub fn transition_allowed(from: Status, to: Status) -> bool {
+pub(super) fn transition_allowed(from: Status, to: Status) -> bool {
     use Status::*;
     matches!((from, to), (Initiated, Active | Closed) | (Active, Blocked | Closed) | (Blocked, Active | Closed))
 }
 
 /// The event an account emits on reaching `status`.
-pub fn event_for(status: Status) -> Event {
+pub(super) fn event_for(status: Status) -> Event {
     match status {
         Status::Initiated => Event::VirtualaccountInitiated,
         Status::Active => Event::VirtualaccountActive,
@@ -32,7 +32,7 @@ pub fn event_for(status: Status) -> Event {
 
 /// The changes that move `account` to `to`, and the account as it then is; `409` when the
 /// table forbids it.
-pub fn move_account(
+pub(super) fn move_account(
     changes: &mut payments_store::Changeset,
     mut account: types::VirtualAccount,
     to: Status,

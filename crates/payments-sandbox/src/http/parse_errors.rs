@@ -19,14 +19,14 @@ use payments_server::ApiError;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// A connection whose automatic error answers get the error object.
-pub struct ErrorBodies<T> {
+pub(super) struct ErrorBodies<T> {
     inner: T,
     /// A rewritten answer not yet written to `inner`.
     pending: Vec<u8>,
 }
 
 impl<T> ErrorBodies<T> {
-    pub fn new(inner: T) -> Self {
+    pub(super) fn new(inner: T) -> Self {
         Self { inner, pending: Vec::new() }
     }
 }

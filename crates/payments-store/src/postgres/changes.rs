@@ -24,7 +24,7 @@ use crate::writes::{WriteDialect, text};
 use crate::{Change, Changeset, UniqueKey};
 
 /// The unique key a constraint of that name keeps; `None` for one no caller can take.
-pub fn unique_key(constraint: &str) -> Option<UniqueKey> {
+pub(super) fn unique_key(constraint: &str) -> Option<UniqueKey> {
     Some(match constraint {
         "transactions_order_id" => UniqueKey::OrderId,
         "payment_requests_reference_id" => UniqueKey::PaymentRequestReferenceId,
@@ -50,7 +50,7 @@ fn push_new_seq(query: &mut Query<Postgres>, created: DateTime<Utc>) {
 
 /// What `changes` moves balances by, move by move in order (consecutive postings to one balance,
 /// a payment and its fee, are one move).
-pub fn moves(changes: &Changeset) -> Vec<(Uuid, i64)> {
+pub(super) fn moves(changes: &Changeset) -> Vec<(Uuid, i64)> {
     changes
         .changes
         .iter()
@@ -63,14 +63,14 @@ pub fn moves(changes: &Changeset) -> Vec<(Uuid, i64)> {
 }
 
 /// Finds the tenant's balance `balance` only if it holds at least `need`.
-pub fn funds_check(tenant: i64, balance: Uuid, need: i64) -> Query<Postgres> {
+pub(super) fn funds_check(tenant: i64, balance: Uuid, need: i64) -> Query<Postgres> {
     let mut q = Query::new("SELECT 1 FROM balances WHERE id = ");
     q.bind(balance).push(" AND tenant_id = ").bind(tenant).push(" AND amount >= ").bind(need);
     q
 }
 
 /// What the tenant's balance `balance` holds (in a batch that holds its lock).
-pub fn balance_amount(tenant: i64, balance: Uuid) -> Query<Postgres> {
+pub(super) fn balance_amount(tenant: i64, balance: Uuid) -> Query<Postgres> {
     let mut q = Query::new("SELECT amount FROM balances WHERE id = ");
     q.bind(balance).push(" AND tenant_id = ").bind(tenant);
     q
@@ -79,7 +79,7 @@ pub fn balance_amount(tenant: i64, balance: Uuid) -> Query<Postgres> {
 /// Locks `balances` (id, tenant) in the order given (`FOR NO KEY UPDATE`): nobody else moves
 /// them until the batch ends, and the batch's own foreign keys to them find them locked by the
 /// batch already.
-pub fn lock_balances(balances: &[(Uuid, i64)]) -> Query<Postgres> {
+pub(super) fn lock_balances(balances: &[(Uuid, i64)]) -> Query<Postgres> {
     let mut q = Query::new("SELECT b.id FROM balances b WHERE (b.id, b.tenant_id) IN (");
     for (i, (balance, tenant)) in balances.iter().enumerate() {
         q.push(if i == 0 { "(" } else { ", (" }).bind(*balance).push(", ").bind(*tenant).push(")");
@@ -91,7 +91,7 @@ pub fn lock_balances(balances: &[(Uuid, i64)]) -> Query<Postgres> {
 /// Locks `tenants` against deletion for the batch (`FOR KEY SHARE`, what each row's foreign key
 /// to its tenant takes), once at the top of the batch rather than once per row inside each
 /// changeset's savepoint.
-pub fn lock_tenants(tenants: &[i64]) -> Query<Postgres> {
+pub(super) fn lock_tenants(tenants: &[i64]) -> Query<Postgres> {
     let mut q = Query::new("SELECT t.id FROM tenants t WHERE t.id IN (");
     let mut ids = q.separated(", ");
     for tenant in tenants {
@@ -102,7 +102,7 @@ pub fn lock_tenants(tenants: &[i64]) -> Query<Postgres> {
 }
 
 /// The balances `changes` posts to, with its tenant.
-pub fn posted_balances(changes: &Changeset) -> impl Iterator<Item = (Uuid, i64)> + '_ {
+pub(super) fn posted_balances(changes: &Changeset) -> impl Iterator<Item = (Uuid, i64)> + '_ {
     changes.changes.iter().filter_map(|change| match change {
         Change::Post { balance, .. } => Some((*balance, changes.tenant.0)),
         _ => None,

@@ -167,7 +167,7 @@ fn point_read_connections() -> usize {
 /// The connections one instance holds: the pool's, the point reads', one per list page read
 /// at once, and the write lanes'.
 fn connections_per_instance() -> usize {
-    CONNECTIONS + OUTBOX_CONNECTIONS + point_read_connections() + crate::list_pages_at_once() + writer::LANES
+    CONNECTIONS + OUTBOX_CONNECTIONS + point_read_connections() + list_pages_at_once() + writer::LANES
 }
 
 /// What to tell the person starting an instance that cannot connect.
@@ -196,7 +196,7 @@ impl PostgresStore {
         // their CPU (BENCHMARKS.md, *Why, measured: PostgreSQL lists and searches*). So pages
         // are read a few at once, like SQLite's (`sqlite/lists.rs`). Nothing is read or
         // written before the database is checked below.
-        let pages = crate::list_pages_at_once();
+        let pages = list_pages_at_once();
         let reader = reader::Reader::start(url, &shown, point_read_connections(), pages, ACQUIRE_TIMEOUT).await?;
         let writer = writer::Writer::start(url, &shown).await?;
         // The check and the migrations on a connection of their own, closed once done.
@@ -217,10 +217,7 @@ impl PostgresStore {
 
 /// A tokio-postgres connection (`role`: the reader's, the writer's, a probe's), driven by a
 /// task of its own, which logs how it ended.
-async fn connect(
-    config: &tokio_postgres::Config,
-    role: &'static str,
-) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
+async fn connect(config: &Config, role: &'static str) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
     let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
     tokio::spawn(async move {
         if let Err(error) = connection.await {

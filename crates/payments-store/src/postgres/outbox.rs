@@ -12,7 +12,7 @@ use crate::reads::webhooks::{attempts, claimed, due};
 use crate::reads::{Postgres, Query, micros};
 use crate::{Attempt, AttemptOutcome, NextClaim, Result};
 
-pub async fn claim(
+pub(super) async fn claim(
     pool: &Pool,
     endpoint: Uuid,
     now: DateTime<Utc>,
@@ -28,7 +28,7 @@ pub async fn claim(
 /// statement (so one commit): the claim is the statement and the record a data-modifying `WITH`
 /// before it. Both read the statement's one snapshot, where the recorded notification is still
 /// leased, so the claim cannot take it again; it is left out by id all the same.
-pub async fn record_attempt(
+pub(super) async fn record_attempt(
     pool: &Pool,
     notification: Uuid,
     outcome: AttemptOutcome,

@@ -7,12 +7,12 @@ use tokio_postgres::types::{IsNull, ToSql, Type};
 use crate::reads::Value;
 
 /// `values` as tokio-postgres takes a statement's parameters.
-pub fn params(values: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
+pub(super) fn params(values: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
     values.iter().map(|value| value as &(dyn ToSql + Sync)).collect()
 }
 
 /// The parameter type a statement is prepared with for `value`.
-pub fn type_of(value: &Value) -> Type {
+pub(super) fn type_of(value: &Value) -> Type {
     match value {
         Value::Int(_) => Type::INT8,
         Value::Text(_) => Type::TEXT,

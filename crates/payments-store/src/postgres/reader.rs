@@ -33,7 +33,7 @@ use crate::{Result, StoreError};
 /// prepares again what it is asked.
 const PREPARED: usize = 512;
 
-pub struct Reader {
+pub(super) struct Reader {
     config: Config,
     points: Vec<Slot>,
     next: AtomicUsize,
@@ -70,7 +70,7 @@ struct Connection {
 
 impl Reader {
     /// Connects `points` connections for point reads and `pages` for list pages.
-    pub async fn start(
+    pub(super) async fn start(
         url: &str,
         shown: &str,
         points: usize,
@@ -97,13 +97,13 @@ impl Reader {
     }
 
     /// The rows of a point read.
-    pub async fn rows(&self, query: Query<Postgres>) -> Result<Vec<Row>> {
+    pub(super) async fn rows(&self, query: Query<Postgres>) -> Result<Vec<Row>> {
         let slot = &self.points[self.next.fetch_add(1, Ordering::Relaxed) % self.points.len()];
         self.read(slot, query).await
     }
 
     /// The rows of a list page, read on a page connection (waiting for one to be free).
-    pub async fn page(&self, query: Query<Postgres>) -> Result<Vec<Row>> {
+    pub(super) async fn page(&self, query: Query<Postgres>) -> Result<Vec<Row>> {
         let permit = self
             .pages_at_once
             .acquire()
@@ -116,7 +116,7 @@ impl Reader {
     }
 
     /// The first column of each row.
-    pub async fn scalars<T: for<'a> FromSql<'a>>(&self, query: Query<Postgres>) -> Result<Vec<T>> {
+    pub(super) async fn scalars<T: for<'a> FromSql<'a>>(&self, query: Query<Postgres>) -> Result<Vec<T>> {
         self.rows(query).await?.iter().map(|row| Ok(row.try_get(0)?)).collect()
     }
 

@@ -14,7 +14,7 @@ const DEFAULT_CURRENCY: &str = "GBP";
 /// the same `PAYMENTS_SANDBOX_TOKENS` make each tenant once.
 const TENANTS_LOCK: i64 = 0x5041_5953_0001;
 
-pub async fn by_token(client: &impl GenericClient, hash: &TokenHash) -> Result<Option<TenantRecord>> {
+pub(super) async fn by_token(client: &impl GenericClient, hash: &TokenHash) -> Result<Option<TenantRecord>> {
     let statement = client
         .prepare_cached(
             "SELECT t.id, t.name, t.default_currency FROM tokens k JOIN tenants t ON t.id = k.tenant_id \
@@ -30,7 +30,7 @@ pub async fn by_token(client: &impl GenericClient, hash: &TokenHash) -> Result<O
 }
 
 /// A tenant and its token, in the caller's transaction (one is never kept without the other).
-pub async fn create(
+pub(super) async fn create(
     client: &impl GenericClient,
     hash: &TokenHash,
     name: &str,
@@ -63,7 +63,7 @@ pub async fn create(
 
 /// Looks the token up and makes its tenant if there is none, under an advisory lock, so the
 /// look-up and the creation are never interleaved with another instance's.
-pub async fn ensure(pool: &Pool, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<EnsuredTenant> {
+pub(super) async fn ensure(pool: &Pool, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<EnsuredTenant> {
     let mut client = pool.get().await?;
     let transaction = client.transaction().await?;
     transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&TENANTS_LOCK]).await?;
@@ -75,14 +75,14 @@ pub async fn ensure(pool: &Pool, hash: &TokenHash, name: &str, now: DateTime<Utc
     Ok(ensured)
 }
 
-pub async fn count(pool: &Pool) -> Result<u64> {
+pub(super) async fn count(pool: &Pool) -> Result<u64> {
     let count: i64 = pool.get().await?.query_one("SELECT COUNT(*) FROM tenants", &[]).await?.try_get(0)?;
     Ok(count.unsigned_abs())
 }
 
 /// One statement, so one snapshot: balances and ledger as of one moment, whatever the other
 /// instances are writing.
-pub async fn unreconciled(pool: &Pool) -> Result<Vec<Unreconciled>> {
+pub(super) async fn unreconciled(pool: &Pool) -> Result<Vec<Unreconciled>> {
     let rows = pool
         .get()
         .await?

@@ -40,7 +40,7 @@ use crate::writes::Check;
 use crate::{Changeset, Outage, Result, StoreError};
 
 /// Lanes per instance: how many batches of different tenants are written at once.
-pub const LANES: usize = 4;
+pub(super) const LANES: usize = 4;
 /// Changesets in one batch at most. Each is a subtransaction; PostgreSQL caches 64 of them per
 /// transaction, past which every other session's visibility checks read `pg_subtrans`.
 const BATCH: usize = 32;
@@ -51,14 +51,14 @@ const ATTEMPTS: usize = 8;
 
 type Job = (Changeset, oneshot::Sender<Result<()>>);
 
-pub struct Writer {
+pub(super) struct Writer {
     lanes: Vec<mpsc::Sender<Job>>,
 }
 
 impl Writer {
     /// Connects the lanes and starts them on the current runtime; each ends once the `Writer`
     /// is dropped and what it holds is written.
-    pub async fn start(url: &str, shown: &str) -> Result<Self, crate::OpenError> {
+    pub(super) async fn start(url: &str, shown: &str) -> Result<Self, crate::OpenError> {
         let mut config = Config::from_str(url)
             .map_err(|e| crate::OpenError::failed(format!("{shown} is not a PostgreSQL URL"), e))?;
         config.options(format!("-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION}"));
@@ -75,7 +75,7 @@ impl Writer {
 
     /// Writes `changes` with whatever else its lane has queued; answers once committed. The
     /// lane writes it to the end whatever becomes of the caller.
-    pub async fn apply(&self, changes: Changeset) -> Result<()> {
+    pub(super) async fn apply(&self, changes: Changeset) -> Result<()> {
         let lane = &self.lanes[changes.tenant.0.unsigned_abs() as usize % LANES];
         let (answer, answered) = oneshot::channel();
         lane.send((changes, answer)).await.map_err(|_| not_made())?;

@@ -7,7 +7,7 @@ use crate::{BalanceFilter, BalanceRecord, Page, Result, TenantId};
 
 const COLUMNS: &str = "id, name, currency, amount, created";
 
-pub fn record(row: &impl Cells) -> Result<BalanceRecord> {
+pub(crate) fn record(row: &impl Cells) -> Result<BalanceRecord> {
     Ok(BalanceRecord {
         id: row.uuid("id")?,
         name: row.text("name")?,
@@ -17,23 +17,23 @@ pub fn record(row: &impl Cells) -> Result<BalanceRecord> {
     })
 }
 
-pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
+pub(crate) fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
     let mut query = Query::new(format!("SELECT {COLUMNS} FROM balances WHERE id = "));
     query.bind(id).push(" AND tenant_id = ").bind(tenant.0);
     query
 }
 
 /// The tenant's first balance in `currency`.
-pub fn oldest<D: Dialect>(tenant: TenantId, currency: &str) -> Query<D> {
+pub(crate) fn oldest<D: Dialect>(tenant: TenantId, currency: &str) -> Query<D> {
     let mut query = Query::new(format!("SELECT {COLUMNS} FROM balances WHERE tenant_id = "));
     query.bind(tenant.0).push(" AND currency = ").bind(currency).push(" ORDER BY seq LIMIT 1");
     query
 }
 
-pub const TABLE: (&str, &str) = ("balances", "TRUE");
+pub(crate) const TABLE: (&str, &str) = ("balances", "TRUE");
 
 /// The page of the tenant's balances that `filter` selects, newest first.
-pub fn list<D: Dialect>(tenant: TenantId, filter: &BalanceFilter, start: Option<i64>, page: Page) -> Query<D> {
+pub(crate) fn list<D: Dialect>(tenant: TenantId, filter: &BalanceFilter, start: Option<i64>, page: Page) -> Query<D> {
     let mut selection = Selection::new(tenant, start);
     selection.equal("currency", filter.currency.clone());
     let mut query = Query::new(format!("SELECT {COLUMNS} FROM balances WHERE "));

@@ -75,15 +75,15 @@ macro_rules! cells {
 pub(crate) use cells;
 
 /// A row's record, with its `tenant_id`.
-pub fn owned<R: Cells, T>(row: &R, decode: fn(&R) -> Result<T>) -> Result<(crate::TenantId, T)> {
+pub(crate) fn owned<R: Cells, T>(row: &R, decode: fn(&R) -> Result<T>) -> Result<(crate::TenantId, T)> {
     Ok((crate::TenantId(row.int("tenant_id")?), decode(row)?))
 }
 
-pub fn micros(instant: DateTime<Utc>) -> i64 {
+pub(crate) fn micros(instant: DateTime<Utc>) -> i64 {
     instant.timestamp_micros()
 }
 
-pub fn instant(micros: i64) -> Result<DateTime<Utc>> {
+pub(crate) fn instant(micros: i64) -> Result<DateTime<Utc>> {
     DateTime::from_timestamp_micros(micros).ok_or_else(|| corrupt("time", micros))
 }
 
@@ -93,20 +93,20 @@ fn amount_in(column: &str, value: i64) -> Result<types::Amount> {
 }
 
 /// A stored value that does not parse: the database holds something this code never wrote.
-pub fn corrupt(what: &str, value: impl std::fmt::Debug) -> StoreError {
+pub(crate) fn corrupt(what: &str, value: impl std::fmt::Debug) -> StoreError {
     StoreError::Corrupt { what: what.to_owned(), value: format!("{value:?}") }
 }
 
-pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
     serde_json::to_string(value)
         .map_err(|source| StoreError::Encode { what: std::any::type_name::<T>(), source: std::sync::Arc::new(source) })
 }
 
-pub fn amount_value(amount: &types::Amount) -> Result<i64> {
+pub(crate) fn amount_value(amount: &types::Amount) -> Result<i64> {
     i64::try_from(amount.get()).map_err(|_| StoreError::TooLarge { what: "amount", value: amount.get().to_string() })
 }
 
 /// A keyed resource's row (its columns and `request`, the request that used the key).
-pub fn keyed<R: Cells, T>(row: &R, record: fn(&R) -> Result<T>) -> Result<Keyed<T>> {
+pub(crate) fn keyed<R: Cells, T>(row: &R, record: fn(&R) -> Result<T>) -> Result<Keyed<T>> {
     Ok(Keyed { request: row.text("request")?, resource: record(row)? })
 }

@@ -7,23 +7,23 @@ use uuid::Uuid;
 use super::{Dialect, Query};
 
 /// Rows created in one millisecond share the key range `[ms << 20, (ms + 1) << 20)`.
-pub const SEQ_BITS: u32 = 20;
+pub(crate) const SEQ_BITS: u32 = 20;
 
 /// The first key of rows created at `at`'s millisecond.
-pub fn seq_floor(at: DateTime<Utc>) -> i64 {
+pub(crate) fn seq_floor(at: DateTime<Utc>) -> i64 {
     at.timestamp_millis() << SEQ_BITS
 }
 
 /// The first key of rows created at or after `at` (a bound for `created >= at` or
 /// `created < at`: `created` is whole milliseconds).
-pub fn seq_bound(at: DateTime<Utc>) -> i64 {
+pub(crate) fn seq_bound(at: DateTime<Utc>) -> i64 {
     at.timestamp_micros().div_euclid(1000).saturating_add(i64::from(at.timestamp_micros().rem_euclid(1000) > 0))
         << SEQ_BITS
 }
 
 /// The key of the item a page starts after, among the tenant's rows of `table` that pass
 /// `visible`; no row means the id is not in the list ([`StoreError::UnknownCursor`]).
-pub fn cursor<D: Dialect>(table: &str, visible: &str, tenant: i64, after: Uuid) -> Query<D> {
+pub(crate) fn cursor<D: Dialect>(table: &str, visible: &str, tenant: i64, after: Uuid) -> Query<D> {
     let mut query = Query::new(format!("SELECT seq FROM {table} WHERE {visible} AND tenant_id = "));
     query.bind(tenant).push(" AND id = ").bind(after);
     query
@@ -34,17 +34,17 @@ pub fn cursor<D: Dialect>(table: &str, visible: &str, tenant: i64, after: Uuid) 
 /// (BENCHMARKS.md, *Why, measured: SQLite's caches, checkpoints and bound values*). A number,
 /// so nothing a caller sends reaches
 /// the SQL text.
-pub fn order_and_limit<D>(query: &mut Query<D>, order: &str, limit: u32) {
+pub(crate) fn order_and_limit<D>(query: &mut Query<D>, order: &str, limit: u32) {
     query.push(format!(" ORDER BY {order} LIMIT {limit}"));
 }
 
 /// `needle` as a LIKE pattern matching it anywhere (`\` escapes).
-pub fn like_pattern(needle: &str) -> String {
+pub(crate) fn like_pattern(needle: &str) -> String {
     let escaped = needle.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
     format!("%{escaped}%")
 }
 
 /// `columns` (a comma-separated list) each prefixed with `alias.`.
-pub fn qualified(columns: &str, alias: &str) -> String {
+pub(crate) fn qualified(columns: &str, alias: &str) -> String {
     columns.split(", ").map(|c| format!("{alias}.{c}")).collect::<Vec<_>>().join(", ")
 }

@@ -8,21 +8,21 @@
 //! place in that millisecond), so every list is one index range read newest first, pages are cut
 //! on `seq`, and a `created` bound is a `seq` bound.
 
-pub mod balances;
+pub(crate) mod balances;
 mod cells;
 mod keys;
-pub mod payment_requests;
+pub(crate) mod payment_requests;
 mod query;
 mod read_rows;
-pub mod recipients;
+pub(crate) mod recipients;
 mod selection;
-pub mod transactions;
-pub mod virtual_accounts;
-pub mod webhooks;
+pub(crate) mod transactions;
+pub(crate) mod virtual_accounts;
+pub(crate) mod webhooks;
 
 pub(crate) use cells::cells;
-pub use cells::*;
-pub use keys::*;
-pub use query::*;
-pub use read_rows::ReadRows;
-pub use selection::*;
+pub(crate) use cells::*;
+pub(crate) use keys::*;
+pub(crate) use query::*;
+pub(crate) use read_rows::ReadRows;
+pub(crate) use selection::*;

@@ -9,7 +9,7 @@ use crate::{Page, PaymentRequestFilter, Result, TenantId};
 const COLUMNS: &str = "id, market, currency, amount, settlement_balance_id, reference_id, reference, status, \
                        payment_url, qr_code_url, return_url, created";
 
-pub fn record(row: &impl Cells) -> Result<types::PaymentRequest> {
+pub(crate) fn record(row: &impl Cells) -> Result<types::PaymentRequest> {
     Ok(types::PaymentRequest {
         id: row.uuid("id")?,
         market: row.parsed("market")?,
@@ -26,30 +26,35 @@ pub fn record(row: &impl Cells) -> Result<types::PaymentRequest> {
     })
 }
 
-pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
+pub(crate) fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
     let mut query = Query::new(format!("SELECT {COLUMNS} FROM payment_requests WHERE id = "));
     query.bind(id).push(" AND tenant_id = ").bind(tenant.0);
     query
 }
 
 /// The payment request with this id whoever owns it, with its `tenant_id`.
-pub fn for_payer<D: Dialect>(id: Uuid) -> Query<D> {
+pub(crate) fn for_payer<D: Dialect>(id: Uuid) -> Query<D> {
     let mut query = Query::new(format!("SELECT tenant_id, {COLUMNS} FROM payment_requests WHERE id = "));
     query.bind(id);
     query
 }
 
 /// The payment request keyed `reference_id`, with the `request` that made it.
-pub fn by_reference_id<D: Dialect>(tenant: TenantId, reference_id: &str) -> Query<D> {
+pub(crate) fn by_reference_id<D: Dialect>(tenant: TenantId, reference_id: &str) -> Query<D> {
     let mut query = Query::new(format!("SELECT request, {COLUMNS} FROM payment_requests WHERE tenant_id = "));
     query.bind(tenant.0).push(" AND reference_id = ").bind(reference_id);
     query
 }
 
-pub const TABLE: (&str, &str) = ("payment_requests", "TRUE");
+pub(crate) const TABLE: (&str, &str) = ("payment_requests", "TRUE");
 
 /// The page of the tenant's payment requests that `filter` selects, newest first.
-pub fn list<D: Dialect>(tenant: TenantId, filter: &PaymentRequestFilter, start: Option<i64>, page: Page) -> Query<D> {
+pub(crate) fn list<D: Dialect>(
+    tenant: TenantId,
+    filter: &PaymentRequestFilter,
+    start: Option<i64>,
+    page: Page,
+) -> Query<D> {
     let mut selection = Selection::new(tenant, start);
     selection
         .unique("reference_id", filter.reference_id.clone())

@@ -40,41 +40,29 @@ pub trait ReadRows: Send + Sync {
 
 #[async_trait::async_trait]
 impl<S: ReadRows> crate::Reads for S {
-    async fn balance(&self, tenant: crate::TenantId, id: uuid::Uuid) -> crate::Result<Option<crate::BalanceRecord>> {
+    async fn balance(&self, tenant: TenantId, id: uuid::Uuid) -> Result<Option<crate::BalanceRecord>> {
         self.one(crate::reads::balances::get(tenant, id), |row| crate::reads::balances::record(row)).await
     }
 
     async fn balances(
         &self,
-        tenant: crate::TenantId,
+        tenant: TenantId,
         filter: &crate::BalanceFilter,
-        page: crate::Page,
-    ) -> crate::Result<Vec<crate::BalanceRecord>> {
+        page: Page,
+    ) -> Result<Vec<crate::BalanceRecord>> {
         let list = |start| crate::reads::balances::list(tenant, filter, start, page);
         self.page(crate::reads::balances::TABLE, tenant, page, list, |row| crate::reads::balances::record(row)).await
     }
 
-    async fn oldest_balance(
-        &self,
-        tenant: crate::TenantId,
-        currency: &str,
-    ) -> crate::Result<Option<crate::BalanceRecord>> {
+    async fn oldest_balance(&self, tenant: TenantId, currency: &str) -> Result<Option<crate::BalanceRecord>> {
         self.one(crate::reads::balances::oldest(tenant, currency), |row| crate::reads::balances::record(row)).await
     }
 
-    async fn recipient(
-        &self,
-        tenant: crate::TenantId,
-        id: uuid::Uuid,
-    ) -> crate::Result<Option<payments_types::Recipient>> {
+    async fn recipient(&self, tenant: TenantId, id: uuid::Uuid) -> Result<Option<payments_types::Recipient>> {
         self.one(crate::reads::recipients::get(tenant, id), |row| crate::reads::recipients::record(row)).await
     }
 
-    async fn recipients(
-        &self,
-        tenant: crate::TenantId,
-        page: crate::Page,
-    ) -> crate::Result<Vec<payments_types::Recipient>> {
+    async fn recipients(&self, tenant: TenantId, page: Page) -> Result<Vec<payments_types::Recipient>> {
         let list = |start| crate::reads::recipients::list(tenant, start, page);
         self.page(crate::reads::recipients::TABLE, tenant, page, list, |row| crate::reads::recipients::record(row))
             .await
@@ -82,9 +70,9 @@ impl<S: ReadRows> crate::Reads for S {
 
     async fn payment_request(
         &self,
-        tenant: crate::TenantId,
+        tenant: TenantId,
         id: uuid::Uuid,
-    ) -> crate::Result<Option<payments_types::PaymentRequest>> {
+    ) -> Result<Option<payments_types::PaymentRequest>> {
         self.one(crate::reads::payment_requests::get(tenant, id), |row| crate::reads::payment_requests::record(row))
             .await
     }
@@ -92,7 +80,7 @@ impl<S: ReadRows> crate::Reads for S {
     async fn payment_request_for_payer(
         &self,
         id: uuid::Uuid,
-    ) -> crate::Result<Option<(crate::TenantId, payments_types::PaymentRequest)>> {
+    ) -> Result<Option<(TenantId, payments_types::PaymentRequest)>> {
         self.one(crate::reads::payment_requests::for_payer(id), |row| {
             crate::reads::owned(row, crate::reads::payment_requests::record)
         })
@@ -101,9 +89,9 @@ impl<S: ReadRows> crate::Reads for S {
 
     async fn payment_request_by_reference_id(
         &self,
-        tenant: crate::TenantId,
+        tenant: TenantId,
         reference_id: &str,
-    ) -> crate::Result<Option<crate::Keyed<payments_types::PaymentRequest>>> {
+    ) -> Result<Option<crate::Keyed<payments_types::PaymentRequest>>> {
         self.one(crate::reads::payment_requests::by_reference_id(tenant, reference_id), |row| {
             crate::reads::keyed(row, crate::reads::payment_requests::record)
         })
@@ -112,10 +100,10 @@ impl<S: ReadRows> crate::Reads for S {
 
     async fn payment_requests(
         &self,
-        tenant: crate::TenantId,
+        tenant: TenantId,
         filter: &crate::PaymentRequestFilter,
-        page: crate::Page,
-    ) -> crate::Result<Vec<payments_types::PaymentRequest>> {
+        page: Page,
+    ) -> Result<Vec<payments_types::PaymentRequest>> {
         let list = |start| crate::reads::payment_requests::list(tenant, filter, start, page);
         self.page(crate::reads::payment_requests::TABLE, tenant, page, list, |row| {
             crate::reads::payment_requests::record(row)
@@ -123,19 +111,15 @@ impl<S: ReadRows> crate::Reads for S {
         .await
     }
 
-    async fn transaction(
-        &self,
-        tenant: crate::TenantId,
-        id: uuid::Uuid,
-    ) -> crate::Result<Option<payments_types::Transaction>> {
+    async fn transaction(&self, tenant: TenantId, id: uuid::Uuid) -> Result<Option<payments_types::Transaction>> {
         self.one(crate::reads::transactions::get(tenant, id), |row| crate::reads::transactions::record(row)).await
     }
 
     async fn transaction_by_order_id(
         &self,
-        tenant: crate::TenantId,
+        tenant: TenantId,
         order_id: &str,
-    ) -> crate::Result<Option<crate::Keyed<payments_types::Transaction>>> {
+    ) -> Result<Option<crate::Keyed<payments_types::Transaction>>> {
         self.one(crate::reads::transactions::by_order_id(tenant, order_id), |row| {
             crate::reads::keyed(row, crate::reads::transactions::record)
         })
@@ -144,10 +128,10 @@ impl<S: ReadRows> crate::Reads for S {
 
     async fn transactions(
         &self,
-        tenant: crate::TenantId,
+        tenant: TenantId,
         filter: &crate::TransactionFilter,
-        page: crate::Page,
-    ) -> crate::Result<Vec<payments_types::Transaction>> {
+        page: Page,
+    ) -> Result<Vec<payments_types::Transaction>> {
         let list = |start| crate::reads::transactions::list(tenant, filter, start, page);
         self.page(crate::reads::transactions::TABLE, tenant, page, list, |row| crate::reads::transactions::record(row))
             .await
@@ -155,18 +139,18 @@ impl<S: ReadRows> crate::Reads for S {
 
     async fn virtual_account(
         &self,
-        tenant: crate::TenantId,
+        tenant: TenantId,
         id: uuid::Uuid,
-    ) -> crate::Result<Option<payments_types::VirtualAccount>> {
+    ) -> Result<Option<payments_types::VirtualAccount>> {
         self.one(crate::reads::virtual_accounts::get(tenant, id), |row| crate::reads::virtual_accounts::record(row))
             .await
     }
 
     async fn virtual_account_by_reference_id(
         &self,
-        tenant: crate::TenantId,
+        tenant: TenantId,
         reference_id: &str,
-    ) -> crate::Result<Option<crate::Keyed<payments_types::VirtualAccount>>> {
+    ) -> Result<Option<crate::Keyed<payments_types::VirtualAccount>>> {
         self.one(crate::reads::virtual_accounts::by_reference_id(tenant, reference_id), |row| {
             crate::reads::keyed(row, crate::reads::virtual_accounts::record)
         })
@@ -175,10 +159,10 @@ impl<S: ReadRows> crate::Reads for S {
 
     async fn virtual_accounts(
         &self,
-        tenant: crate::TenantId,
+        tenant: TenantId,
         filter: &crate::VirtualAccountFilter,
-        page: crate::Page,
-    ) -> crate::Result<Vec<payments_types::VirtualAccount>> {
+        page: Page,
+    ) -> Result<Vec<payments_types::VirtualAccount>> {
         let list = |start| crate::reads::virtual_accounts::list(tenant, filter, start, page);
         self.page(crate::reads::virtual_accounts::TABLE, tenant, page, list, |row| {
             crate::reads::virtual_accounts::record(row)
@@ -186,7 +170,7 @@ impl<S: ReadRows> crate::Reads for S {
         .await
     }
 
-    async fn on_rails(&self, tenant: Option<crate::TenantId>) -> crate::Result<crate::OnRails> {
+    async fn on_rails(&self, tenant: Option<TenantId>) -> Result<crate::OnRails> {
         use payments_types::TransactionStatus::{Initiated, Processing};
         Ok(crate::OnRails {
             initiated_accounts: self
@@ -207,19 +191,11 @@ impl<S: ReadRows> crate::Reads for S {
         })
     }
 
-    async fn webhook_endpoint(
-        &self,
-        tenant: crate::TenantId,
-        id: uuid::Uuid,
-    ) -> crate::Result<Option<crate::EndpointRecord>> {
+    async fn webhook_endpoint(&self, tenant: TenantId, id: uuid::Uuid) -> Result<Option<crate::EndpointRecord>> {
         self.one(crate::reads::webhooks::endpoint_get(tenant, id), |row| crate::reads::webhooks::endpoint(row)).await
     }
 
-    async fn webhook_endpoints(
-        &self,
-        tenant: crate::TenantId,
-        page: crate::Page,
-    ) -> crate::Result<Vec<payments_types::WebhookEndpoint>> {
+    async fn webhook_endpoints(&self, tenant: TenantId, page: Page) -> Result<Vec<payments_types::WebhookEndpoint>> {
         let list = |start| crate::reads::webhooks::endpoint_list(tenant, start, page);
         self.page(crate::reads::webhooks::ENDPOINTS, tenant, page, list, |row| {
             Ok(crate::reads::webhooks::endpoint(row)?.endpoint)
@@ -227,21 +203,17 @@ impl<S: ReadRows> crate::Reads for S {
         .await
     }
 
-    async fn notification(
-        &self,
-        tenant: crate::TenantId,
-        id: uuid::Uuid,
-    ) -> crate::Result<Option<payments_types::Webhook>> {
+    async fn notification(&self, tenant: TenantId, id: uuid::Uuid) -> Result<Option<payments_types::Webhook>> {
         self.one(crate::reads::webhooks::notification_get(tenant, id), |row| crate::reads::webhooks::notification(row))
             .await
     }
 
     async fn notifications(
         &self,
-        tenant: crate::TenantId,
+        tenant: TenantId,
         filter: &crate::NotificationFilter,
-        page: crate::Page,
-    ) -> crate::Result<Vec<payments_types::Webhook>> {
+        page: Page,
+    ) -> Result<Vec<payments_types::Webhook>> {
         let list = |start| crate::reads::webhooks::notification_list(tenant, filter, start, page);
         self.page(crate::reads::webhooks::NOTIFICATIONS, tenant, page, list, |row| {
             crate::reads::webhooks::notification(row)
@@ -249,7 +221,7 @@ impl<S: ReadRows> crate::Reads for S {
         .await
     }
 
-    async fn due_endpoints(&self, now: chrono::DateTime<chrono::Utc>) -> crate::Result<Vec<uuid::Uuid>> {
+    async fn due_endpoints(&self, now: chrono::DateTime<chrono::Utc>) -> Result<Vec<uuid::Uuid>> {
         self.all(crate::reads::webhooks::due_endpoints(now), |row| row.uuid("id")).await
     }
 }

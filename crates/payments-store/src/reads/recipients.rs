@@ -8,7 +8,7 @@ use crate::{Page, Result, TenantId};
 
 const COLUMNS: &str = "id, type, country, alias, default_reference, bank_account, created";
 
-pub fn record(row: &impl Cells) -> Result<types::Recipient> {
+pub(crate) fn record(row: &impl Cells) -> Result<types::Recipient> {
     Ok(types::Recipient {
         id: row.uuid("id")?,
         type_: row.parsed("type")?,
@@ -20,15 +20,15 @@ pub fn record(row: &impl Cells) -> Result<types::Recipient> {
     })
 }
 
-pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
+pub(crate) fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
     let mut query = Query::new(format!("SELECT {COLUMNS} FROM recipients WHERE id = "));
     query.bind(id).push(" AND tenant_id = ").bind(tenant.0).push(" AND deleted = FALSE");
     query
 }
 
-pub const TABLE: (&str, &str) = ("recipients", "deleted = FALSE");
+pub(crate) const TABLE: (&str, &str) = ("recipients", "deleted = FALSE");
 
-pub fn list<D: Dialect>(tenant: TenantId, start: Option<i64>, page: Page) -> Query<D> {
+pub(crate) fn list<D: Dialect>(tenant: TenantId, start: Option<i64>, page: Page) -> Query<D> {
     let mut query = Query::new(format!("SELECT {COLUMNS} FROM recipients WHERE recipients.deleted = FALSE AND "));
     D::select(&mut query, &Selection::new(tenant, start), "recipients", "recipients.seq", page.limit);
     query

@@ -11,7 +11,7 @@ const COLUMNS: &str = "id, transaction_type, payment_method, status, failure_rea
                        fees, to_currency, to_amount, rate, single_rate, rate_decimal, single_rate_decimal, virtual_account_id, order_id, recipient, \
                        payer_name, reference, payment_reference, created";
 
-pub fn record(row: &impl Cells) -> Result<types::Transaction> {
+pub(crate) fn record(row: &impl Cells) -> Result<types::Transaction> {
     let exchange_rate = match (row.opt_int("rate")?, row.opt_int("single_rate")?) {
         (Some(rate), Some(single)) => Some(types::ExchangeRate {
             rate: rate_value(rate)?,
@@ -66,26 +66,31 @@ fn rate_value(value: i64) -> Result<std::num::NonZeroU64> {
     u64::try_from(value).ok().and_then(std::num::NonZeroU64::new).ok_or_else(|| corrupt("rate", value))
 }
 
-pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
+pub(crate) fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
     let mut query = Query::new(format!("SELECT {COLUMNS} FROM transactions WHERE id = "));
     query.bind(id).push(" AND tenant_id = ").bind(tenant.0);
     query
 }
 
 /// The transaction keyed `order_id`, with the `request` that made it.
-pub fn by_order_id<D: Dialect>(tenant: TenantId, order_id: &str) -> Query<D> {
+pub(crate) fn by_order_id<D: Dialect>(tenant: TenantId, order_id: &str) -> Query<D> {
     let mut query = Query::new(format!("SELECT request, {COLUMNS} FROM transactions WHERE tenant_id = "));
     query.bind(tenant.0).push(" AND order_id = ").bind(order_id);
     query
 }
 
-pub const TABLE: (&str, &str) = ("transactions", "TRUE");
+pub(crate) const TABLE: (&str, &str) = ("transactions", "TRUE");
 
 /// The page of the tenant's transactions that `filter` selects, newest first: one range of the
 /// index of a filter (the first given of an id's, the status's, the country's, the currencies',
 /// the type's: roughly from the most to the least selective), or (searching) the search index's
 /// matches.
-pub fn list<D: Dialect>(tenant: TenantId, filter: &TransactionFilter, start: Option<i64>, page: Page) -> Query<D> {
+pub(crate) fn list<D: Dialect>(
+    tenant: TenantId,
+    filter: &TransactionFilter,
+    start: Option<i64>,
+    page: Page,
+) -> Query<D> {
     let mut selection = Selection::new(tenant, start);
     selection
         .unique("order_id", filter.order_id.clone())
@@ -113,7 +118,7 @@ pub fn list<D: Dialect>(tenant: TenantId, filter: &TransactionFilter, start: Opt
 /// text, not bound: it is one of our own enum's values, and a plan made without it (PostgreSQL's
 /// generic plan) may walk the key index when one status fills the table, reading every row
 /// when none is on the rails.
-pub fn on_rails<D: Dialect>(tenant: Option<TenantId>, status: types::TransactionStatus) -> Query<D> {
+pub(crate) fn on_rails<D: Dialect>(tenant: Option<TenantId>, status: types::TransactionStatus) -> Query<D> {
     let mut query = Query::new(format!("SELECT tenant_id, {COLUMNS} FROM transactions WHERE status = '{status}'"));
     match tenant {
         Some(tenant) => query.push(" AND tenant_id = ").bind(tenant.0),

@@ -10,7 +10,7 @@ use crate::{Page, Result, TenantId, VirtualAccountFilter};
 const COLUMNS: &str = "id, account_name, currency, settlement_balance_id, reference_id, bank_name, account_number, \
                        supported_channels, type, status, created";
 
-pub fn record(row: &impl Cells) -> Result<types::VirtualAccount> {
+pub(crate) fn record(row: &impl Cells) -> Result<types::VirtualAccount> {
     let account_name = row.text("account_name")?;
     Ok(types::VirtualAccount {
         id: row.uuid("id")?,
@@ -30,24 +30,29 @@ pub fn record(row: &impl Cells) -> Result<types::VirtualAccount> {
     })
 }
 
-pub fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
+pub(crate) fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
     let mut query = Query::new(format!("SELECT {COLUMNS} FROM virtual_accounts WHERE id = "));
     query.bind(id).push(" AND tenant_id = ").bind(tenant.0);
     query
 }
 
 /// The account keyed `reference_id`, with the `request` that made it.
-pub fn by_reference_id<D: Dialect>(tenant: TenantId, reference_id: &str) -> Query<D> {
+pub(crate) fn by_reference_id<D: Dialect>(tenant: TenantId, reference_id: &str) -> Query<D> {
     let mut query = Query::new(format!("SELECT request, {COLUMNS} FROM virtual_accounts WHERE tenant_id = "));
     query.bind(tenant.0).push(" AND reference_id = ").bind(reference_id);
     query
 }
 
-pub const TABLE: (&str, &str) = ("virtual_accounts", "TRUE");
+pub(crate) const TABLE: (&str, &str) = ("virtual_accounts", "TRUE");
 
 /// The page of the tenant's accounts that `filter` selects, newest first: one range of the
 /// filter's index, or (searching) the search index's matches.
-pub fn list<D: Dialect>(tenant: TenantId, filter: &VirtualAccountFilter, start: Option<i64>, page: Page) -> Query<D> {
+pub(crate) fn list<D: Dialect>(
+    tenant: TenantId,
+    filter: &VirtualAccountFilter,
+    start: Option<i64>,
+    page: Page,
+) -> Query<D> {
     let mut selection = Selection::new(tenant, start);
     selection
         .unique("reference_id", filter.reference_id.clone())
@@ -64,7 +69,7 @@ pub fn list<D: Dialect>(tenant: TenantId, filter: &VirtualAccountFilter, start: 
 
 /// Accounts waiting to be activated, with the `tenant_id` of each, oldest first: one tenant's
 /// (through its status index), or everyone's (through the small index of those to activate).
-pub fn initiated<D: Dialect>(tenant: Option<TenantId>) -> Query<D> {
+pub(crate) fn initiated<D: Dialect>(tenant: Option<TenantId>) -> Query<D> {
     let mut query = Query::new(format!("SELECT tenant_id, {COLUMNS} FROM virtual_accounts WHERE status = 'initiated'"));
     if let Some(tenant) = tenant {
         query.push(" AND tenant_id = ").bind(tenant.0);

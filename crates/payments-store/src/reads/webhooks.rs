@@ -13,7 +13,7 @@ fn endpoint_columns<D: Dialect>() -> String {
     format!("w.id, w.url, w.secret, w.created, {} AS events", D::ENDPOINT_EVENTS)
 }
 
-pub fn endpoint(row: &impl Cells) -> Result<EndpointRecord> {
+pub(crate) fn endpoint(row: &impl Cells) -> Result<EndpointRecord> {
     Ok(EndpointRecord {
         endpoint: types::WebhookEndpoint {
             id: row.uuid("id")?,
@@ -28,15 +28,15 @@ pub fn endpoint(row: &impl Cells) -> Result<EndpointRecord> {
     })
 }
 
-pub fn endpoint_get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
+pub(crate) fn endpoint_get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
     let mut query = Query::new(format!("SELECT {} FROM webhook_endpoints w WHERE w.id = ", endpoint_columns::<D>()));
     query.bind(id).push(" AND w.tenant_id = ").bind(tenant.0).push(" AND w.deleted = FALSE");
     query
 }
 
-pub const ENDPOINTS: (&str, &str) = ("webhook_endpoints", "deleted = FALSE");
+pub(crate) const ENDPOINTS: (&str, &str) = ("webhook_endpoints", "deleted = FALSE");
 
-pub fn endpoint_list<D: Dialect>(tenant: TenantId, start: Option<i64>, page: Page) -> Query<D> {
+pub(crate) fn endpoint_list<D: Dialect>(tenant: TenantId, start: Option<i64>, page: Page) -> Query<D> {
     let mut query =
         Query::new(format!("SELECT {} FROM webhook_endpoints w WHERE w.deleted = FALSE AND ", endpoint_columns::<D>()));
     D::select(&mut query, &Selection::new(tenant, start), "w", "w.seq", page.limit);
@@ -47,7 +47,7 @@ pub fn endpoint_list<D: Dialect>(tenant: TenantId, start: Option<i64>, page: Pag
 const NOTIFICATION_COLUMNS: &str =
     "n.id, n.endpoint_id, e.event, n.created, e.data, n.response_code, n.attempts, n.status, n.next_attempt";
 
-pub fn notification(row: &impl Cells) -> Result<types::Webhook> {
+pub(crate) fn notification(row: &impl Cells) -> Result<types::Webhook> {
     let data = row.text("data")?;
     let attempts = row.int("attempts")?;
     Ok(types::Webhook {
@@ -67,7 +67,7 @@ pub fn notification(row: &impl Cells) -> Result<types::Webhook> {
     })
 }
 
-pub fn notification_get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
+pub(crate) fn notification_get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
     let mut query = Query::new(format!(
         "SELECT {NOTIFICATION_COLUMNS} FROM notifications n JOIN events e ON e.seq = n.event_seq WHERE n.id = "
     ));
@@ -75,11 +75,11 @@ pub fn notification_get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
     query
 }
 
-pub const NOTIFICATIONS: (&str, &str) = ("notifications", "TRUE");
+pub(crate) const NOTIFICATIONS: (&str, &str) = ("notifications", "TRUE");
 
 /// The page of the tenant's notifications that `filter` selects, newest first: cut from
 /// `notifications` alone (its indexes), then joined with the events.
-pub fn notification_list<D: Dialect>(
+pub(crate) fn notification_list<D: Dialect>(
     tenant: TenantId,
     filter: &NotificationFilter,
     start: Option<i64>,
@@ -100,7 +100,7 @@ pub fn notification_list<D: Dialect>(
 /// notifications; `SELECT DISTINCT endpoint_id` over the due ones read every due notification,
 /// at every wake of the delivery worker (once per delivery or so), so a backlog of 10,000
 /// notifications made each delivery read 10,000 rows.
-pub fn due_endpoints<D: Dialect>(now: DateTime<Utc>) -> Query<D> {
+pub(crate) fn due_endpoints<D: Dialect>(now: DateTime<Utc>) -> Query<D> {
     let mut query = Query::new(
         "WITH RECURSIVE pending(id) AS (
              SELECT * FROM (SELECT endpoint_id FROM notifications WHERE next_attempt IS NOT NULL
@@ -119,7 +119,7 @@ pub fn due_endpoints<D: Dialect>(now: DateTime<Utc>) -> Query<D> {
 
 /// Appends the seqs of `endpoint`'s notifications due at `now` that nobody holds, oldest due
 /// first, at most `limit` of them, leaving out `except`: what a claim takes.
-pub fn due<D>(query: &mut Query<D>, endpoint: Uuid, now: DateTime<Utc>, limit: usize, except: Option<Uuid>) {
+pub(crate) fn due<D>(query: &mut Query<D>, endpoint: Uuid, now: DateTime<Utc>, limit: usize, except: Option<Uuid>) {
     query.push("SELECT seq FROM notifications WHERE endpoint_id = ").bind(endpoint);
     query.push(" AND next_attempt <= ").bind(micros(now));
     query.push(" AND (lease_until IS NULL OR lease_until <= ").bind(micros(now)).push(")");
@@ -131,7 +131,7 @@ pub fn due<D>(query: &mut Query<D>, endpoint: Uuid, now: DateTime<Utc>, limit: u
 
 /// What a claim returns of each notification it leased, after `RETURNING`; `n` names the
 /// notification (its alias on PostgreSQL; SQLite takes only the table's name there).
-pub fn claimed(n: &str) -> String {
+pub(crate) fn claimed(n: &str) -> String {
     format!(
         "{n}.id, {n}.endpoint_id, {n}.attempts, {n}.next_attempt, {n}.seq,
          (SELECT url FROM webhook_endpoints w WHERE w.id = {n}.endpoint_id) AS url,
@@ -143,12 +143,12 @@ pub fn claimed(n: &str) -> String {
 }
 
 /// The claimed rows (in [`claimed`]'s columns) as attempts, oldest due first.
-pub fn attempts<R: Cells>(rows: &[R]) -> Result<Vec<Attempt>> {
+pub(crate) fn attempts<R: Cells>(rows: &[R]) -> Result<Vec<Attempt>> {
     Ok(in_order(rows.iter().map(claimed_attempt).collect::<Result<_>>()?))
 }
 
 /// A claimed row (in [`claimed`]'s columns): when it was due, its seq, and the attempt.
-pub fn claimed_attempt<R: Cells>(row: &R) -> Result<(i64, i64, Attempt)> {
+pub(crate) fn claimed_attempt<R: Cells>(row: &R) -> Result<(i64, i64, Attempt)> {
     let id = row.uuid("id")?;
     let attempt = Attempt {
         notification: id,
@@ -162,7 +162,7 @@ pub fn claimed_attempt<R: Cells>(row: &R) -> Result<(i64, i64, Attempt)> {
 }
 
 /// Claimed attempts oldest due first: RETURNING gives them in no particular order.
-pub fn in_order(mut due: Vec<(i64, i64, Attempt)>) -> Vec<Attempt> {
+pub(crate) fn in_order(mut due: Vec<(i64, i64, Attempt)>) -> Vec<Attempt> {
     due.sort_by_key(|(next, seq, _)| (*next, *seq));
     due.into_iter().map(|(.., attempt)| attempt).collect()
 }
@@ -180,7 +180,7 @@ fn body(id: Uuid, event: &str, created: DateTime<Utc>, data: &str) -> String {
 
 /// Records an attempt and ends its claim, in one statement. A notification discarded meanwhile
 /// (its endpoint deleted) only loses its claim. The same text on every backend.
-pub fn record_attempt<D: Dialect>(id: Uuid, outcome: crate::AttemptOutcome) -> Query<D> {
+pub(crate) fn record_attempt<D: Dialect>(id: Uuid, outcome: crate::AttemptOutcome) -> Query<D> {
     let (delivered, response_code, retry_at, max_retries) = match outcome {
         crate::AttemptOutcome::Delivered { response_code } => (true, Some(response_code), None, 0),
         crate::AttemptOutcome::Failed { response_code, retry_at, max_retries } => {
@@ -210,11 +210,11 @@ pub fn record_attempt<D: Dialect>(id: Uuid, outcome: crate::AttemptOutcome) -> Q
 }
 
 /// Rows one prune statement deletes at most.
-pub const PRUNE_BATCH: u64 = 1000;
+pub(crate) const PRUNE_BATCH: u64 = 1000;
 
 /// Deletes up to [`PRUNE_BATCH`] rows of `table` that retention lets go (see
 /// [`crate::Store::prune`]). The same text on every backend.
-pub fn prune<D: Dialect>(table: crate::Prunable, before: DateTime<Utc>) -> Query<D> {
+pub(crate) fn prune<D: Dialect>(table: crate::Prunable, before: DateTime<Utc>) -> Query<D> {
     let sql = match table {
         crate::Prunable::Notifications => format!(
             "DELETE FROM notifications WHERE seq IN (SELECT seq FROM notifications

@@ -22,7 +22,7 @@ pub struct Backup {
 }
 
 /// Copies the database at `path` (a sandbox database, checked) to `to`.
-pub fn backup(path: &Path, to: &Path) -> Result<Backup, OpenError> {
+pub(super) fn backup(path: &Path, to: &Path) -> Result<Backup, OpenError> {
     let started = Instant::now();
     let shown = path.display();
     if !path.exists() {

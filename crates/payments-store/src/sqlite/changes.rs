@@ -57,7 +57,7 @@ impl From<StoreError> for Failure {
 }
 
 /// Applies `changes`, and gives the search rows of the transactions it inserted, for [`index`].
-pub fn apply(connection: &Connection, changes: &Changeset) -> Result<Vec<Searchable>> {
+pub(super) fn apply(connection: &Connection, changes: &Changeset) -> Result<Vec<Searchable>> {
     execute(connection, Query::new("SAVEPOINT change"))?;
     let mut searchable = Vec::new();
     let failure = match write(connection, changes, &mut searchable) {
@@ -200,7 +200,7 @@ impl WriteDialect for Sqlite {
 
 /// What `search` looks in for one transaction (see `transactions::SEARCHED`), stored in
 /// `transaction_search` under the transaction's seq.
-pub struct Searchable {
+pub(super) struct Searchable {
     seq: i64,
     fields: [Option<String>; 6],
 }
@@ -226,7 +226,7 @@ impl Searchable {
 }
 
 /// Writes the search rows of a batch's transactions, oldest first.
-pub fn index(connection: &Connection, rows: &[Searchable]) -> Result<()> {
+pub(super) fn index(connection: &Connection, rows: &[Searchable]) -> Result<()> {
     for row in rows {
         let mut insert = Query::new(
             "INSERT INTO transaction_search (rowid, reference, payment_reference, order_id, payer_name, \

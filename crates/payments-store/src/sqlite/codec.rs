@@ -53,7 +53,7 @@ impl Dialect for Sqlite {
 }
 
 /// The FTS5 trigram table holding what `search` looks in (rowid = the row's seq).
-pub fn search_table(searched: Searched) -> &'static str {
+pub(super) fn search_table(searched: Searched) -> &'static str {
     match searched {
         Searched::Transactions => "transaction_search",
         Searched::VirtualAccounts => "virtual_account_search",
@@ -68,7 +68,7 @@ fn phrase(needle: &str) -> String {
 /// The unique key a failed statement collided with, from SQLite's constraint message
 /// (`UNIQUE constraint failed: table.column, ...`); `None` for another failure, or a key no
 /// caller can take.
-pub fn unique_key(error: &rusqlite::Error) -> Option<UniqueKey> {
+pub(super) fn unique_key(error: &rusqlite::Error) -> Option<UniqueKey> {
     let message = constraint_message(error)?;
     let columns = message.strip_prefix("UNIQUE constraint failed: ")?;
     Some(match columns {
@@ -82,7 +82,7 @@ pub fn unique_key(error: &rusqlite::Error) -> Option<UniqueKey> {
 }
 
 /// The message of a failed constraint (unique, check, foreign key...), if that is what failed.
-pub fn constraint_message(error: &rusqlite::Error) -> Option<&str> {
+pub(super) fn constraint_message(error: &rusqlite::Error) -> Option<&str> {
     match error {
         rusqlite::Error::SqliteFailure(failure, Some(message)) if failure.code == ErrorCode::ConstraintViolation => {
             Some(message)
@@ -93,7 +93,7 @@ pub fn constraint_message(error: &rusqlite::Error) -> Option<&str> {
 
 /// A new row's key in `table`: after the rows already created in its millisecond (the writer
 /// is the only one writing, so the largest key there is the last one given).
-pub fn push_new_seq(query: &mut Query<Sqlite>, table: &'static str, created: DateTime<Utc>) {
+pub(super) fn push_new_seq(query: &mut Query<Sqlite>, table: &'static str, created: DateTime<Utc>) {
     let floor = seq_floor(created);
     query.push("(SELECT COALESCE(max(seq) + 1, ").bind(floor);
     query.push(format!(") FROM {table} WHERE seq >= ")).bind(floor);

@@ -25,14 +25,14 @@ type Job = Box<dyn FnOnce(&Readers) + Send>;
 /// the CPU a thread of nice 0 gets when both want it, and no less than that.
 const NICE: i32 = 10;
 
-pub struct Lists {
+pub(super) struct Lists {
     jobs: Option<mpsc::Sender<Job>>,
     threads: Vec<JoinHandle<()>>,
 }
 
 impl Lists {
     /// `threads` threads reading lists through `readers`.
-    pub fn start(readers: Arc<Readers>, threads: usize) -> std::result::Result<Self, crate::OpenError> {
+    pub(super) fn start(readers: Arc<Readers>, threads: usize) -> std::result::Result<Self, crate::OpenError> {
         let (sender, receiver) = mpsc::channel::<Job>();
         let receiver = Arc::new(Mutex::new(receiver));
         let threads = (0..threads)
@@ -56,7 +56,7 @@ impl Lists {
     }
 
     /// Runs `read` on a list thread and waits for its result.
-    pub async fn read<T: Send + 'static>(
+    pub(super) async fn read<T: Send + 'static>(
         &self,
         read: impl FnOnce(&Readers) -> Result<T> + Send + 'static,
     ) -> Result<T> {

@@ -71,7 +71,7 @@ const APPLICATION_ID: i64 = 0x5041_5953;
 
 /// The migrations, in order. Files, so a reader sees the schema's history; embedded, so the
 /// binary needs nothing beside it.
-pub(crate) const MIGRATIONS: crate::migrations::Migrations = &[
+pub(crate) const MIGRATIONS: migrations::Migrations = &[
     (1, "release 0.1", include_str!("../../migrations/sqlite/0001_release_0_1.sql")),
     (2, "relational", include_str!("../../migrations/sqlite/0002_relational.sql")),
     (3, "retention", include_str!("../../migrations/sqlite/0003_retention.sql")),
@@ -130,7 +130,7 @@ impl SqliteStore {
         // before the writer's opens.
         let mut connection =
             open_to_migrate(&path).map_err(|e| OpenError::failed(format!("cannot open database {shown}"), e))?;
-        crate::migrations::run_sqlite(&mut connection, MIGRATIONS, &shown, "give --database a new file")?;
+        migrations::run_sqlite(&mut connection, MIGRATIONS, &shown, "give --database a new file")?;
         // Maintenance, not a need: on a full disk (or a read-only one) the sandbox starts
         // without it, serves reads, and refuses writes until there is room again.
         refresh_statistics(&connection).unwrap_or_else(
@@ -145,7 +145,7 @@ impl SqliteStore {
         let readers = Readers::open(&path, BUSY_TIMEOUT, READER_PRAGMAS)
             .map_err(|e| OpenError::failed(format!("cannot open database {shown} for reading"), e))?;
         let readers = Arc::new(readers);
-        let lists = Lists::start(readers.clone(), crate::list_pages_at_once())?;
+        let lists = Lists::start(readers.clone(), list_pages_at_once())?;
         Ok(Self { path, readers, lists, writer, _temporary: temporary })
     }
 
@@ -201,7 +201,7 @@ fn refresh_statistics(connection: &rusqlite::Connection) -> rusqlite::Result<()>
 }
 
 /// See [`crate::backup`].
-pub fn backup(location: &str, to: &Path) -> std::result::Result<Backup, OpenError> {
+pub(crate) fn backup(location: &str, to: &Path) -> std::result::Result<Backup, OpenError> {
     if matches!(location, "sqlite::memory:" | ":memory:" | "sqlite://:memory:") {
         return Err(OpenError::refused("an in-memory database has nothing to back up"));
     }

@@ -24,7 +24,7 @@ const KEPT: usize = 8;
 /// combinations.
 const PREPARED: usize = 256;
 
-pub struct Readers {
+pub(super) struct Readers {
     path: PathBuf,
     busy_timeout: Duration,
     pragmas: &'static [(&'static str, &'static str)],
@@ -34,7 +34,7 @@ pub struct Readers {
 impl Readers {
     /// Read connections to the database at `path`, with `pragmas` set on each; one is opened
     /// now, so a file that cannot be read is found at start.
-    pub fn open(
+    pub(super) fn open(
         path: &Path,
         busy_timeout: Duration,
         pragmas: &'static [(&'static str, &'static str)],
@@ -57,7 +57,7 @@ impl Readers {
     }
 
     /// Runs `read` on an idle connection (or a new one), on this thread.
-    pub fn with<T>(&self, read: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    pub(super) fn with<T>(&self, read: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let connection = match idle {
             Some(connection) => connection,

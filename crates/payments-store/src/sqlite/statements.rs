@@ -9,7 +9,7 @@ use crate::reads::{Query, Sqlite, Value, cells};
 
 /// The rows `query` finds on `connection` (the first `limit` of them, when given), each as
 /// `decode` reads it.
-pub fn rows<T>(
+pub(super) fn rows<T>(
     connection: &Connection,
     query: Query<Sqlite>,
     mut decode: impl FnMut(&rusqlite::Row<'_>) -> Result<T>,
@@ -30,7 +30,7 @@ pub fn rows<T>(
 
 /// Runs `query`, which returns no rows, and answers how many rows it changed. The error is
 /// SQLite's own, for the writer to read (a constraint's name, a unique key).
-pub fn execute(connection: &Connection, query: Query<Sqlite>) -> rusqlite::Result<usize> {
+pub(super) fn execute(connection: &Connection, query: Query<Sqlite>) -> rusqlite::Result<usize> {
     let (sql, values) = query.positional();
     connection.prepare_cached(&sql)?.execute(rusqlite::params_from_iter(values.iter()))
 }

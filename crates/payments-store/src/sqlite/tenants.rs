@@ -14,7 +14,7 @@ const BY_TOKEN: &str =
     "SELECT t.id, t.name, t.default_currency FROM tokens k JOIN tenants t ON t.id = k.tenant_id WHERE k.hash = ?1";
 
 /// The tenant holding the token whose hash is `hash`.
-pub fn holder(connection: &Connection, hash: &TokenHash) -> Result<Option<TenantRecord>> {
+pub(super) fn holder(connection: &Connection, hash: &TokenHash) -> Result<Option<TenantRecord>> {
     let mut statement = connection.prepare_cached(BY_TOKEN)?;
     let mut rows = statement.query([&hash[..]])?;
     let Some(row) = rows.next()? else { return Ok(None) };
@@ -22,7 +22,12 @@ pub fn holder(connection: &Connection, hash: &TokenHash) -> Result<Option<Tenant
 }
 
 /// A tenant and its token, in one savepoint (one is never kept without the other).
-pub fn create(connection: &Connection, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<TenantRecord> {
+pub(super) fn create(
+    connection: &Connection,
+    hash: &TokenHash,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<TenantRecord> {
     connection.execute_batch("SAVEPOINT tenant")?;
     let made = (|| {
         connection
@@ -50,7 +55,12 @@ pub fn create(connection: &Connection, hash: &TokenHash, name: &str, now: DateTi
 }
 
 /// Runs on the writer, so the look-up and the creation cannot be interleaved with another.
-pub fn ensure(connection: &Connection, hash: &TokenHash, name: &str, now: DateTime<Utc>) -> Result<EnsuredTenant> {
+pub(super) fn ensure(
+    connection: &Connection,
+    hash: &TokenHash,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<EnsuredTenant> {
     if let Some(tenant) = holder(connection, hash)? {
         return Ok(EnsuredTenant { tenant, created: false });
     }
@@ -58,12 +68,12 @@ pub fn ensure(connection: &Connection, hash: &TokenHash, name: &str, now: DateTi
     Ok(EnsuredTenant { tenant, created: true })
 }
 
-pub fn count(connection: &Connection) -> Result<u64> {
+pub(super) fn count(connection: &Connection) -> Result<u64> {
     let count: i64 = connection.query_row("SELECT COUNT(*) FROM tenants", [], |row| row.get(0))?;
     Ok(count.unsigned_abs())
 }
 
-pub fn unreconciled(connection: &Connection) -> Result<Vec<Unreconciled>> {
+pub(super) fn unreconciled(connection: &Connection) -> Result<Vec<Unreconciled>> {
     let mut statement = connection.prepare(
         "SELECT b.id, b.amount, COALESCE(l.total, 0) AS total
          FROM balances b LEFT JOIN (SELECT balance_id, SUM(delta) AS total FROM ledger GROUP BY balance_id) l

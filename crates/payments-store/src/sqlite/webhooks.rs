@@ -12,7 +12,7 @@ use crate::{Attempt, AttemptOutcome, NextClaim, Result};
 
 /// Claims up to `limit` due notifications of one endpoint in one statement, leaving out
 /// `except`: the lease and what to post come back together.
-pub fn claim(
+pub(super) fn claim(
     connection: &Connection,
     endpoint: Uuid,
     now: DateTime<Utc>,
@@ -29,7 +29,7 @@ pub fn claim(
 
 /// Records an attempt, then claims the endpoint's next due notification when `next` says so:
 /// one write, so one commit.
-pub fn record_attempt(
+pub(super) fn record_attempt(
     connection: &Connection,
     notification: Uuid,
     outcome: AttemptOutcome,
@@ -40,7 +40,7 @@ pub fn record_attempt(
     Ok(claim(connection, next.endpoint, next.now, 1, next.lease_until, Some(notification))?.pop())
 }
 
-pub fn release_claims(connection: &Connection) -> Result<u64> {
+pub(super) fn release_claims(connection: &Connection) -> Result<u64> {
     let released =
         connection.execute("UPDATE notifications SET lease_until = NULL WHERE lease_until IS NOT NULL", [])?;
     Ok(released as u64)

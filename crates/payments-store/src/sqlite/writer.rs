@@ -41,7 +41,7 @@ type Reply = Box<dyn FnOnce(Result<()>) + Send>;
 type Job = Box<dyn FnOnce(Result<&mut Session, &StoreError>) -> (Option<StoreError>, Reply) + Send>;
 
 /// The writer's connection, and what the writes of the open transaction leave for its end.
-pub struct Session {
+pub(super) struct Session {
     pub connection: Connection,
     /// The search rows of the transactions inserted in this batch. FTS5 writes its pending
     /// terms to disk as a new segment at every savepoint, so a row inserted inside each write's
@@ -50,7 +50,7 @@ pub struct Session {
     pub searchable: Vec<Searchable>,
 }
 
-pub struct Writer {
+pub(super) struct Writer {
     /// `None` only while dropping.
     jobs: Option<mpsc::Sender<Job>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -58,14 +58,14 @@ pub struct Writer {
 
 impl Writer {
     /// Starts the writer thread on `connection`; it stops when the `Writer` is dropped.
-    pub fn start(connection: Connection) -> std::io::Result<Self> {
+    pub(super) fn start(connection: Connection) -> std::io::Result<Self> {
         let (jobs, queue) = mpsc::channel(QUEUE);
         let thread = std::thread::Builder::new().name("sqlite-writer".into()).spawn(move || run(connection, queue))?;
         Ok(Self { jobs: Some(jobs), thread: Some(thread) })
     }
 
     /// Runs `work` in the write transaction and answers once it is committed (or failed).
-    pub async fn write<T, F>(&self, work: F) -> Result<T>
+    pub(super) async fn write<T, F>(&self, work: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Session) -> Result<T> + Send + 'static,

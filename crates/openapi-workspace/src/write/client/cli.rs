@@ -11,7 +11,7 @@ use crate::read::Spec;
 
 /// progenitor's clap CLI for the client crate `client_crate`: a `Cli` that turns each operation
 /// into a `clap::Command` and runs it, reporting through a `CliConfig` the binary implements.
-pub fn cli(spec: &Spec, client_crate: &str) -> Result<TokenStream> {
+pub(crate) fn cli(spec: &Spec, client_crate: &str) -> Result<TokenStream> {
     let view = View::of(spec)?;
     let hooks = Hooks::of(spec, &view)?;
     let mut generator = Generator::new(&settings(&view, hooks.credentials(), hooks.any()));

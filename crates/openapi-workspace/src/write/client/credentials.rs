@@ -15,13 +15,13 @@ use crate::model::security::{self, Kind, Place};
 
 /// The generated `Credentials`, and whether it encodes basic credentials (the client crate then
 /// needs `base64`).
-pub struct Client {
+pub(crate) struct Client {
     pub tokens: TokenStream,
     pub basic: bool,
 }
 
 /// `None` when no operation asks for a credential (the client then holds none).
-pub fn client(view: &View) -> Result<Option<Client>> {
+pub(crate) fn client(view: &View) -> Result<Option<Client>> {
     let openapi = &view.openapi;
     let schemes = security::schemes(openapi)?;
     let mut table = Vec::new();

@@ -30,7 +30,7 @@ fn both(content: &Value) -> bool {
 }
 
 /// Whether `operation` (normalised JSON) offers JSON and events for a success status.
-pub fn negotiated(operation: &Value, components: &Value) -> bool {
+pub(crate) fn negotiated(operation: &Value, components: &Value) -> bool {
     operation.get("responses").and_then(Value::as_object).into_iter().flatten().any(|(status, response)| {
         status.starts_with('2')
             && resolve(response, components, "responses").is_some_and(|r| r.get("content").is_some_and(both))
@@ -38,13 +38,13 @@ pub fn negotiated(operation: &Value, components: &Value) -> bool {
 }
 
 /// The name of an operation's twin.
-pub fn twin_id(operation_id: &str) -> String {
+pub(crate) fn twin_id(operation_id: &str) -> String {
     format!("{operation_id}EventStream")
 }
 
 /// Adds the twin of each negotiated operation to progenitor's view of the document (see the
 /// module's documentation).
-pub fn for_client(doc: &mut Value) -> Result<()> {
+pub(crate) fn for_client(doc: &mut Value) -> Result<()> {
     let components = doc.get("components").cloned().unwrap_or_else(|| json!({}));
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return Ok(()) };
     let mut twins = Vec::new();
@@ -100,7 +100,7 @@ fn text_events(spec: &Spec, at: &str) -> bool {
 }
 
 /// The request hook's part for the twins: `None` when the document has none.
-pub fn hook(spec: &Spec) -> Option<TokenStream> {
+pub(crate) fn hook(spec: &Spec) -> Option<TokenStream> {
     let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
     let twins: Vec<String> = spec
         .raw
@@ -132,7 +132,7 @@ pub fn hook(spec: &Spec) -> Option<TokenStream> {
 }
 
 /// The client's event streams; `None` when no operation answers events.
-pub fn client(spec: &Spec, ops: &[Op]) -> Option<TokenStream> {
+pub(crate) fn client(spec: &Spec, ops: &[Op]) -> Option<TokenStream> {
     let mut methods = Vec::new();
     for op in ops {
         let item = op.replies.iter().find_map(|reply| match (&reply.body, reply.status) {

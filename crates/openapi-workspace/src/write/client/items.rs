@@ -12,7 +12,7 @@ use quote::{format_ident, quote};
 use crate::model::operation::{Op, ReplyBody, Status};
 
 /// The client's item streams; `None` when no operation answers items.
-pub fn client(ops: &[Op]) -> Option<TokenStream> {
+pub(crate) fn client(ops: &[Op]) -> Option<TokenStream> {
     let mut methods = Vec::new();
     for op in ops {
         let item = op.replies.iter().find_map(|reply| match (&reply.body, reply.status) {

@@ -14,7 +14,7 @@ use crate::read::document::{METHODS, rust_name};
 use crate::read::marks::{METHOD as EXTENSION, view_path};
 
 /// The request hook's part for moved operations: `None` when the document has none.
-pub fn hook(spec: &Spec) -> Option<TokenStream> {
+pub(crate) fn hook(spec: &Spec) -> Option<TokenStream> {
     let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
     let mut arms = Vec::new();
     for item in spec.raw.get("paths").and_then(Value::as_object).into_iter().flat_map(|paths| paths.values()) {
@@ -54,7 +54,7 @@ pub fn hook(spec: &Spec) -> Option<TokenStream> {
 
 /// progenitor's documentation of the client, saying how each moved operation is sent: its
 /// method, to its own path (progenitor says `POST`, to the view's).
-pub fn client_docs(spec: &Spec, client: &str) -> String {
+pub(crate) fn client_docs(spec: &Spec, client: &str) -> String {
     let mut client = client.to_owned();
     for (path, item) in spec.raw.get("paths").and_then(Value::as_object).into_iter().flatten() {
         let Some(method) = item.pointer(&format!("/post/{EXTENSION}")).and_then(Value::as_str) else { continue };

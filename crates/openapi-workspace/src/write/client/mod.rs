@@ -1,14 +1,14 @@
 //! Models and client, both from progenitor: its type space (typify 0.8) becomes the types
 //! crate, and its client refers to that crate instead of carrying a second copy.
 
-pub mod cli;
-pub mod credentials;
-pub mod events;
-pub mod items;
-pub mod methods;
-pub mod multipart;
-pub mod styles;
-pub mod view;
+pub(crate) mod cli;
+pub(crate) mod credentials;
+pub(crate) mod events;
+pub(crate) mod items;
+pub(crate) mod methods;
+pub(crate) mod multipart;
+pub(crate) mod styles;
+pub(crate) mod view;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -20,7 +20,7 @@ use crate::read::Spec;
 use crate::write::Config;
 use view::View;
 
-pub struct Models {
+pub(crate) struct Models {
     pub types: TokenStream,
     pub client: TokenStream,
     /// Rust names of every generated model, for the server generator to check its references.
@@ -97,7 +97,7 @@ impl Hooks {
     }
 }
 
-pub fn generate(spec: &Spec, config: &Config) -> Result<Models> {
+pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let view = View::of(spec)?;
     let parts = Hooks::of(spec, &view)?;
     let (hooks, inner) = (parts.any(), parts.credentials());
@@ -343,9 +343,9 @@ fn moved_strings(types: TokenStream) -> Result<TokenStream> {
 /// The name of the variant a value the document does not list reads as.
 /// The runtime crate, whose `client` modules a client with carriers, event streams, streamed
 /// items or multipart bodies re-exports.
-pub const RUNTIME_CRATE: &str = "openapi-workspace-runtime";
+pub(crate) const RUNTIME_CRATE: &str = "openapi-workspace-runtime";
 
-pub const UNKNOWN_VARIANT: &str = "Unknown";
+pub(crate) const UNKNOWN_VARIANT: &str = "Unknown";
 
 /// Every enum of string values takes a value the document does not list as its `Unknown`
 /// variant instead of failing the whole response: a later minor version of the document may add

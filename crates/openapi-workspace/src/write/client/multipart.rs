@@ -16,7 +16,7 @@ use crate::read::document::pointer;
 
 /// progenitor's view of a multipart body (`body`, the operation's `requestBody`; `chosen`, its
 /// multipart media type): bytes, and a `Content-Type` header for the boundary.
-pub fn for_client(operation: &mut Value, body: &mut Value, mut chosen: Value, at: &[&str]) -> Result<()> {
+pub(crate) fn for_client(operation: &mut Value, body: &mut Value, mut chosen: Value, at: &[&str]) -> Result<()> {
     if let Some(chosen) = chosen.as_object_mut() {
         chosen.remove("encoding");
     }
@@ -43,7 +43,7 @@ pub fn for_client(operation: &mut Value, body: &mut Value, mut chosen: Value, at
 }
 
 /// The client's parts structs and builders' `.parts`; `None` when no operation takes multipart.
-pub fn client(ops: &[Op]) -> Option<TokenStream> {
+pub(crate) fn client(ops: &[Op]) -> Option<TokenStream> {
     let mut items = Vec::new();
     for op in ops {
         let Some(body) = &op.body else { continue };

@@ -20,7 +20,7 @@ use crate::read::wire::{self, Place, Shape, Wire};
 /// takes only a body so); such a parameter refers instead to a copy of its schema that progenitor is told to
 /// replace with the model itself. Answers those replacements: the copy's type name, the model's
 /// path.
-pub fn for_client(doc: &mut Value) -> Result<Vec<(String, String)>> {
+pub(crate) fn for_client(doc: &mut Value) -> Result<Vec<(String, String)>> {
     let components = doc.get("components").cloned().unwrap_or_else(|| json!({}));
     let mut replacements = Vec::new();
     let mut copies = serde_json::Map::new();
@@ -84,7 +84,7 @@ fn optional_objects(
 }
 
 /// The placeholder a carried path parameter has in the client's path template.
-pub fn placeholder(index: usize) -> String {
+pub(crate) fn placeholder(index: usize) -> String {
     format!("~style{index}~")
 }
 
@@ -158,7 +158,7 @@ fn carry(operation: &mut Value, path: &str, components: &Value, at: &[&str]) -> 
 /// The client's part: the runtime's `client::styles`, and `carriers`, the
 /// carried parameters of each operation, by the name progenitor's hook gives it; `None` when
 /// progenitor writes every parameter itself.
-pub fn client(spec: &Spec) -> Result<Option<TokenStream>> {
+pub(crate) fn client(spec: &Spec) -> Result<Option<TokenStream>> {
     let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
     let module = quote!(openapi_workspace_runtime::wire);
     let mut arms = Vec::new();

@@ -13,14 +13,14 @@ use crate::read::document::{METHODS, essence, pointer, resolve, rust_name};
 use crate::read::normalise::Names;
 
 /// The document as progenitor reads it.
-pub struct View {
+pub(crate) struct View {
     pub openapi: openapiv3::OpenAPI,
     /// Schemas of `openapi` progenitor is to replace with a model: name, the model's Rust path.
     pub replacements: Vec<(String, String)>,
 }
 
 impl View {
-    pub fn of(spec: &Spec) -> Result<Self> {
+    pub(crate) fn of(spec: &Spec) -> Result<Self> {
         let mut client = spec.raw.clone();
         // Pointers into the view are turned into the document's by the callers (`Spec::locate`).
         let replacements = for_client(&mut client)?;
@@ -52,7 +52,7 @@ fn response_kind(status: &str, response: &Value) -> Kind {
 
 /// Progenitor's view of the shared document: see the module's documentation. Answers the
 /// replacements progenitor is to make (`styles::for_client`).
-pub fn for_client(doc: &mut Value) -> Result<Vec<(String, String)>> {
+pub(crate) fn for_client(doc: &mut Value) -> Result<Vec<(String, String)>> {
     let replacements = super::styles::for_client(doc)?;
     super::events::for_client(doc)?;
     let components = doc.get("components").cloned().unwrap_or_else(|| json!({}));

@@ -10,7 +10,7 @@ use crate::write::samples::{self, Guide, Sample};
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
-pub fn reference(spec: &Spec, source: &str, samples: &[Sample], guide: Option<&Guide>) -> String {
+pub(crate) fn reference(spec: &Spec, source: &str, samples: &[Sample], guide: Option<&Guide>) -> String {
     let raw = &spec.original;
     let mut out = String::new();
     let info = &raw["info"];

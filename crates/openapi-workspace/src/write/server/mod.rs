@@ -10,7 +10,7 @@
 
 mod api_trait;
 mod handlers;
-pub mod responses;
+pub(crate) mod responses;
 mod routes;
 mod validation;
 
@@ -35,12 +35,17 @@ use model::Op;
 
 /// What a generated trait serves: the document's paths, or its webhooks (the receiver).
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Surface {
+pub(crate) enum Surface {
     Api,
     Receiver,
 }
 
-pub fn generate(spec: &Spec, type_names: &BTreeSet<String>, config: &Config, surface: Surface) -> Result<TokenStream> {
+pub(crate) fn generate(
+    spec: &Spec,
+    type_names: &BTreeSet<String>,
+    config: &Config,
+    surface: Surface,
+) -> Result<TokenStream> {
     let schemes = security::schemes(&spec.openapi)?;
     let ops = crate::model::operations(spec, type_names, &schemes)?;
     let types_path: syn::Path = syn::parse_str(&config.types_path)

@@ -20,7 +20,7 @@ fn status_tokens(code: u16) -> TokenStream {
 }
 
 /// The operation's answers, one variant per documented status, and how each becomes HTTP.
-pub fn response_enum(op: &Op, rt: &syn::Path) -> TokenStream {
+pub(crate) fn response_enum(op: &Op, rt: &syn::Path) -> TokenStream {
     let ident = op.ident("Response");
     let doc = format!(" What [`Api::{}`] answers: one variant per status the document lists.", op.fn_name);
     let variants = op.replies.iter().map(|reply| {

@@ -1,4 +1,4 @@
 //! A standalone workspace: its files, and writing them to disk formatted.
 
-pub mod files;
-pub mod standalone;
+pub(crate) mod files;
+pub(crate) mod standalone;

@@ -2,7 +2,9 @@
 
 macro_rules! sample {
     ($name:ident) => {
-        #[allow(clippy::all, dead_code, unused_imports)]
+        // Generated code names types by their full paths (so that no name in a document
+        // shadows them) and is written to be included anywhere.
+        #[allow(clippy::all, dead_code, unused_imports, unused_qualifications, unreachable_pub)]
         pub mod $name {
             pub mod types {
                 include!(concat!(env!("OUT_DIR"), "/", stringify!($name), "/types.rs"));

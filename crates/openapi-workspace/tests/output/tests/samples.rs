@@ -19,8 +19,9 @@ const ANSWER: &str = "sample answered: ";
 macro_rules! documents {
     ($($name:ident),* $(,)?) => {
         $(
-            // This harness reads each sample's operation, status and curl line only.
-            #[allow(dead_code)]
+            // This harness reads each sample's operation, status and curl line only; the samples
+            // are written to be included anywhere.
+            #[allow(dead_code, unreachable_pub, unused_qualifications)]
             mod $name {
                 include!(concat!(env!("OUT_DIR"), "/", stringify!($name), "/samples.rs"));
             }
