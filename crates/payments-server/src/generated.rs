@@ -4231,7 +4231,7 @@ fn build_router<P: Send + 'static, A: Api<P>>(api: Arc<A>, mock: bool) -> axum::
         )
         .fallback(unknown_path::<P, A>)
         .with_state(shared);
-    crate::runtime::finish_router(router)
+    crate::runtime::finish_router(router, "Bearer realm=\"Payments API\"")
 }
 /// A path the document does not have.
 async fn unknown_path<P: Send + 'static, A: Api<P>>(
@@ -6191,7 +6191,7 @@ pub mod receiver {
             )
             .fallback(unknown_path::<P, A>)
             .with_state(shared);
-        crate::runtime::finish_router(router)
+        crate::runtime::finish_router(router, "Bearer realm=\"Payments API\"")
     }
     /// A path the document does not have.
     async fn unknown_path<P: Send + 'static, A: Api<P>>(

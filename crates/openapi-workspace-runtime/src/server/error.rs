@@ -110,8 +110,8 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let json = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
         let mut response = (self.status, json, self.to_json()).into_response();
-        if self.status == StatusCode::UNAUTHORIZED {
-            let challenge = self.challenge.unwrap_or("Bearer realm=\"payments\"");
+        // Without one, the router's last layer gives the document's (`finish_router`).
+        if let Some(challenge) = self.challenge.filter(|_| self.status == StatusCode::UNAUTHORIZED) {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
         }
         if let Some(seconds) = self.retry_after {

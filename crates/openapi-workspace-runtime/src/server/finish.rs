@@ -9,32 +9,34 @@ use super::responses::Documented;
 use super::{ApiError, BODY_LIMIT, too_large};
 
 /// What the generated `router` adds around the operations (which include its fallback for
-/// unknown paths): a body declared over the limit refused before any of it is read, and a last
+/// unknown paths): a body declared over the limit refused before any of it is read; a `401`
+/// without `WWW-Authenticate` given `challenge`, the document's (an operation's own `401`s
+/// carry its challenge already; empty when the document defines no scheme); and a last
 /// line of defence that turns any error response not already in the error object into it,
 /// keeping its status and headers (but for an error the document itself gives in another media
 /// type, answered through [`raw_response`]). The limit itself is [`read_body`]'s (and the
 /// multipart reader's), not axum's `DefaultBodyLimit`, which would add an extension to every
 /// request for extractors the handlers do not use.
-pub fn finish_router(router: axum::Router) -> axum::Router {
-    router.layer(Finish)
+pub fn finish_router(router: axum::Router, challenge: &'static str) -> axum::Router {
+    router.layer(Finish(challenge))
 }
 
 /// [`finish_router`]'s layer: one service of its own around each route rather than axum's
 /// `from_fn` and `map_response`, each of which clones the route under it and boxes a future per
 /// request.
 #[derive(Debug, Clone, Copy)]
-struct Finish;
+struct Finish(&'static str);
 
 impl<S> tower::Layer<S> for Finish {
     type Service = Finished<S>;
 
     fn layer(&self, inner: S) -> Finished<S> {
-        Finished(inner)
+        Finished(inner, self.0)
     }
 }
 
 #[derive(Debug, Clone)]
-struct Finished<S>(S);
+struct Finished<S>(S, &'static str);
 
 impl<S> tower::Service<axum::extract::Request> for Finished<S>
 where
@@ -52,7 +54,7 @@ where
     fn call(&mut self, request: axum::extract::Request) -> Answer<S::Future> {
         match declared_oversize(&request) {
             Some(refused) => Answer::Refused(Some(refused)),
-            None => Answer::Answering(self.0.call(request)),
+            None => Answer::Answering(self.0.call(request), self.1),
         }
     }
 }
@@ -62,7 +64,8 @@ where
 /// not for every request.
 enum Answer<F> {
     Refused(Option<Response>),
-    Answering(F),
+    /// The route's answer, and the document's challenge.
+    Answering(F, &'static str),
     Rewriting(std::pin::Pin<Box<dyn Future<Output = Response> + Send>>),
 }
 
@@ -77,10 +80,14 @@ where
         loop {
             match &mut *self {
                 Answer::Refused(refused) => return Poll::Ready(Ok(refused.take().expect("polled once answered"))),
-                Answer::Answering(answering) => {
-                    let Poll::Ready(Ok(response)) = std::pin::Pin::new(answering).poll(cx) else {
+                Answer::Answering(answering, challenge) => {
+                    let Poll::Ready(Ok(mut response)) = std::pin::Pin::new(answering).poll(cx) else {
                         return Poll::Pending;
                     };
+                    if response.status() == StatusCode::UNAUTHORIZED && !challenge.is_empty() {
+                        let challenge = HeaderValue::from_static(challenge);
+                        response.headers_mut().entry(header::WWW_AUTHENTICATE).or_insert(challenge);
+                    }
                     if uniform(&response) {
                         return Poll::Ready(Ok(response));
                     }

@@ -12,6 +12,30 @@ use serde_json::Value;
 use crate::error::{Error, Result, bail};
 use crate::read::document::rust_name;
 
+/// What a Rust type [`rust_type`] names is, where a writer decides by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TypeKind {
+    /// `String`: a string default is the value itself.
+    Text,
+    /// `uuid::Uuid`.
+    Uuid,
+    /// Anything else; a string default of it is parsed (a date-time, a model's enum).
+    Other,
+}
+
+/// The kind of the type [`rust_type`] gives `schema`.
+pub(crate) fn type_kind(schema: &ReferenceOr<Schema>) -> TypeKind {
+    let ReferenceOr::Item(Schema { schema_kind: SchemaKind::Type(Type::String(s)), .. }) = schema else {
+        return TypeKind::Other;
+    };
+    match &s.format {
+        _ if !s.enumeration.is_empty() => TypeKind::Other,
+        VariantOrUnknownOrEmpty::Unknown(f) if f == "uuid" => TypeKind::Uuid,
+        VariantOrUnknownOrEmpty::Item(openapiv3::StringFormat::DateTime) => TypeKind::Other,
+        _ => TypeKind::Text,
+    }
+}
+
 /// The Rust type of a parameter, body or response schema, as seen from the generated module.
 pub(crate) fn rust_type(
     type_names: &BTreeSet<String>,

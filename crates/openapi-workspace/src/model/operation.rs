@@ -45,6 +45,7 @@ pub(crate) struct Param {
     pub name: String,
     pub ident: Ident,
     pub ty: TokenStream,
+    pub kind: crate::model::names::TypeKind,
     pub required: bool,
     pub default: Option<Value>,
     pub doc: Option<String>,

@@ -201,6 +201,7 @@ fn param_model(
         name: data.name.clone(),
         ident: field_ident(&data.name),
         ty: rust_type(type_names, &context, schema)?,
+        kind: crate::model::names::type_kind(schema),
         required: data.required,
         default,
         doc: data.description.clone(),

@@ -191,6 +191,20 @@ fn mutual_tls(openapi: &OpenAPI, name: &str) -> bool {
         .is_some_and(|names| names.iter().any(|n| n == name))
 }
 
+/// The `WWW-Authenticate` of a `401` the router did not write itself (an implementation's own,
+/// from outside its authentication): the challenges of every scheme the document defines,
+/// realm its title; empty when it defines none, as it then names no way to authenticate.
+pub(crate) fn document_challenge(openapi: &OpenAPI, schemes: &[Scheme]) -> String {
+    let realm = openapi.info.title.replace(['"', '\\'], "");
+    let mut challenges: Vec<String> = Vec::new();
+    for challenge in schemes.iter().map(|scheme| scheme.challenge(&realm)).filter(|c| !c.is_empty()) {
+        if !challenges.contains(&challenge) {
+            challenges.push(challenge);
+        }
+    }
+    challenges.join(", ")
+}
+
 /// What `operation` asks for (its own `security`, or the document's), `None` when it may be
 /// called without a credential; a scheme it names that the document does not define is refused
 /// with the operation's pointer (`context`).

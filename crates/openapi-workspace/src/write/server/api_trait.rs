@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::doc_lines;
 use super::validation::literal;
+use crate::model::names::TypeKind;
 use crate::model::operation::{self as model, MediaKind, Op};
 
 pub(super) fn trait_method(op: &Op, rt: &syn::Path) -> TokenStream {
@@ -123,7 +124,7 @@ pub(super) fn query_struct(op: &Op) -> Option<TokenStream> {
                 let value = match default {
                     // A string default of a type that is not a `String` (a date-time, a UUID, an
                     // enum) is parsed; `repair` has checked it reads as its format.
-                    Value::String(text) if !ty.to_string().contains("String") => {
+                    Value::String(text) if p.kind != TypeKind::Text => {
                         quote!(#text.parse().expect("the document's default parses as its type"))
                     }
                     _ => literal(default),

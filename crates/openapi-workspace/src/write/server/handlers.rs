@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::api_trait::body_type;
 use super::routes::needs_uri;
 use super::validation::{body_validator, checked_params, literal};
+use crate::model::names::TypeKind;
 use crate::model::operation::{self as model, MediaKind, Op};
 use crate::model::security;
 use crate::read::document::rust_name;
@@ -140,7 +141,7 @@ pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> 
     let needs_uri = needs_uri(op, schemes);
     let styles = quote!(#rt::styles);
     let wire_module = quote!(#rt::wire);
-    let is_uuid = |p: &model::Param| p.ty.to_string() == quote!(::uuid::Uuid).to_string();
+    let is_uuid = |p: &model::Param| p.kind == TypeKind::Uuid;
     // Read in place unless a parameter has a style.
     let in_place = !op.path_params.is_empty() && op.path_params.iter().all(|p| p.wire.plain());
     if in_place {
@@ -203,7 +204,7 @@ pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> 
                 let value = match default {
                     // A string default of a type that is not a `String` (a date-time, a UUID, an
                     // enum) is parsed; `repair` has checked it reads as its format.
-                    Value::String(text) if !ty.to_string().contains("String") => {
+                    Value::String(text) if p.kind != TypeKind::Text => {
                         quote!(#text.parse().expect("the document's default parses as its type"))
                     }
                     _ => literal(default),

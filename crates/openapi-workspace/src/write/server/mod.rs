@@ -47,6 +47,7 @@ pub(crate) fn generate(
     surface: Surface,
 ) -> Result<TokenStream> {
     let schemes = security::schemes(&spec.openapi)?;
+    let challenge = security::document_challenge(&spec.openapi, &schemes);
     let ops = crate::model::operations(spec, type_names, &schemes)?;
     let types_path: syn::Path = syn::parse_str(&config.types_path)
         .map_err(|e| Error::unparsable(format!("types path {:?}", config.types_path), e))?;
@@ -230,7 +231,7 @@ pub(crate) fn generate(
                 #(#routes)*
                 .fallback(unknown_path::<P, A>)
                 .with_state(shared);
-            #rt::finish_router(router)
+            #rt::finish_router(router, #challenge)
         }
 
         /// A path the document does not have.

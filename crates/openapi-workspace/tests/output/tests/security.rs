@@ -32,7 +32,12 @@ impl server::Api<String> for Service {
         Ok(caller.join("+"))
     }
 
-    async fn open(&self, _: RequestContext<()>) -> Result<server::OpenResponse, ApiError> {
+    /// Open to anyone, but for a caller who asks to be refused: an implementation's own `401`,
+    /// from outside the router's authentication.
+    async fn open(&self, c: RequestContext<()>) -> Result<server::OpenResponse, ApiError> {
+        if c.headers.contains_key("x-refuse-me") {
+            return Err(ApiError::unauthorized());
+        }
         Ok(server::OpenResponse::Ok("anyone".into()))
     }
     async fn with_bearer(&self, c: RequestContext<String>) -> Result<server::WithBearerResponse, ApiError> {
@@ -136,6 +141,12 @@ async fn each_operation_takes_what_its_requirements_name_and_refuses_the_rest() 
         ),
         // Another scheme's credential does not stand in.
         (get("/oauth").header("x-api-key", "hk"), "Bearer realm=\"Security sample\"", "credential"),
+        // The implementation's own 401: the router's last layer names every scheme of the document.
+        (
+            get("/open").header("x-refuse-me", "1"),
+            "Basic realm=\"Security sample\", charset=\"UTF-8\", Bearer realm=\"Security sample\", ApiKey realm=\"Security sample\", cookie=\"session\", ApiKey realm=\"Security sample\", header=\"x-api-key\", ApiKey realm=\"Security sample\", query=\"api_key\"",
+            "credential",
+        ),
     ];
     for (request, challenge, needle) in refused {
         let (status, said, body) = send(request).await;
