@@ -7,7 +7,7 @@ mod in_memory;
 
 use std::sync::Arc;
 
-use in_memory::{Context, InMemory, Result, model};
+use in_memory::{Context, InMemory, Result};
 use payments_client::{Client, types};
 use payments_server::{Api, ApiError};
 use payments_tests::sandbox::client_error;
@@ -363,8 +363,8 @@ impl Api<String> for Probe {
     async fn get_balance(&self, context: Context, id: Uuid) -> Result<payments_server::GetBalanceResponse> {
         let echo = context.headers.get("x-echo").and_then(|v| v.to_str().ok()).unwrap_or("none");
         let message = format!("{} asked for {id} as {} ({echo})", context.caller, context.request_id());
-        let body = model::<types::Error>(json!({"request": "error", "code": 429, "message": message}))?;
-        Ok(payments_server::GetBalanceResponse::TooManyRequests { body, retry_after: Some(7) })
+        // A documented error in the error object: answered as `Err(ApiError)`, its one channel.
+        Err(ApiError::new(axum::http::StatusCode::TOO_MANY_REQUESTS, message).retry_after(7))
     }
 }
 

@@ -38,6 +38,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Balances of the caller, newest first, optionally filtered by currency.
     ///
     /// `GET /balances` (listBalances)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn list_balances(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -53,6 +55,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// number) that receives Faster Payments, BACS and CHAPS.
     ///
     /// `POST /balances` (createBalance)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn create_balance(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -66,6 +70,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// The balance with this id, with its current funds.
     ///
     /// `GET /balances/{id}` (getBalance)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn get_balance(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -79,6 +85,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Sets the balance's `name`.
     ///
     /// `PATCH /balances/{id}` (updateBalance)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn update_balance(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -94,6 +102,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// `currency` itself. A pair that is not supported (see `GET /countries`) is refused with `400`.
     ///
     /// `GET /bankfields` (listBankFields)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn list_bank_fields(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -107,6 +117,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Countries recipients can be in, with the currencies each supports.
     ///
     /// `GET /countries` (listCountries)
+    ///
+    /// Its documented errors in the error object (`401`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn list_countries(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -119,6 +131,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Currencies balances can hold, with what each supports.
     ///
     /// `GET /currencies` (listCurrencies)
+    ///
+    /// Its documented errors in the error object (`401`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn list_currencies(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -131,6 +145,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Payment requests of the caller, newest first, optionally filtered.
     ///
     /// `GET /paymentrequests` (listPaymentRequests)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn list_payment_requests(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -150,6 +166,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// `paymentrequest.initiated`.
     ///
     /// `POST /paymentrequests` (createPaymentRequest)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn create_payment_request(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -163,6 +181,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// The payment request with this id.
     ///
     /// `GET /paymentrequests/{id}` (getPaymentRequest)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn get_payment_request(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -177,6 +197,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// other status is refused with `409`. Emits `paymentrequest.cancelled`.
     ///
     /// `DELETE /paymentrequests/{id}` (cancelPaymentRequest)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `409`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn cancel_payment_request(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -190,6 +212,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Recipients of the caller, newest first. Deleted recipients are not listed.
     ///
     /// `GET /recipients` (listRecipients)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn list_recipients(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -208,6 +232,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// and a `no_match` is refused with `400`. Emits `recipient.created`.
     ///
     /// `POST /recipients` (createRecipient)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn create_recipient(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -224,6 +250,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// given, or is `null`, and `name_check` is `not_checked`.
     ///
     /// `POST /recipients/validate` (validateRecipient)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn validate_recipient(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -237,6 +265,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// The recipient with this id; a deleted recipient answers `404`.
     ///
     /// `GET /recipients/{id}` (getRecipient)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn get_recipient(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -251,6 +281,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// embedded copy. Emits `recipient.deleted`.
     ///
     /// `DELETE /recipients/{id}` (deleteRecipient)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn delete_recipient(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -264,6 +296,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Sets the recipient's `alias`; `null` removes it.
     ///
     /// `PATCH /recipients/{id}` (updateRecipient)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn update_recipient(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -280,6 +314,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// `processed`. Only the caller's resources are touched.
     ///
     /// `POST /sandbox/advance` (advanceSandbox)
+    ///
+    /// Its documented errors in the error object (`401`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn advance_sandbox(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -297,6 +333,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// refused with `409`, as no bank could send it.
     ///
     /// `POST /sandbox/balances/{id}/transfers` (simulateBalanceTransfer)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn simulate_balance_transfer(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -315,6 +353,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Only an `initiated` request can be paid (`409` otherwise).
     ///
     /// `POST /sandbox/paymentrequests/{id}/pay` (simulatePayment)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn simulate_payment(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -332,6 +372,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// `transaction.*` event.
     ///
     /// `POST /sandbox/transactions/{id}/status` (simulateTransactionStatus)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn simulate_transaction_status(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -348,6 +390,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// `virtualaccount.*` event.
     ///
     /// `POST /sandbox/virtualaccounts/{id}/status` (simulateVirtualAccountStatus)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn simulate_virtual_account_status(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -365,6 +409,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// with `409`, as the bank would return it.
     ///
     /// `POST /sandbox/virtualaccounts/{id}/transfers` (simulateInboundTransfer)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn simulate_inbound_transfer(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -379,6 +425,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Transactions of the caller, newest first; every filter given must match.
     ///
     /// `GET /transactions` (listTransactions)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn list_transactions(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -398,6 +446,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Emits `transaction.initiated`.
     ///
     /// `POST /transactions` (createTransaction)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn create_transaction(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -411,6 +461,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// The transaction with this id.
     ///
     /// `GET /transactions/{id}` (getTransaction)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn get_transaction(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -424,6 +476,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Virtual accounts of the caller, newest first, optionally filtered.
     ///
     /// `GET /virtualaccounts` (listVirtualAccounts)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn list_virtual_accounts(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -441,6 +495,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Emits `virtualaccount.initiated`.
     ///
     /// `POST /virtualaccounts` (createVirtualAccount)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn create_virtual_account(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -454,6 +510,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// The virtual account with this id.
     ///
     /// `GET /virtualaccounts/{id}` (getVirtualAccount)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn get_virtual_account(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -468,6 +526,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// `closed` account is refused with `409`. Emits `virtualaccount.closed`.
     ///
     /// `DELETE /virtualaccounts/{id}` (closeVirtualAccount)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `409`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn close_virtual_account(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -481,6 +541,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Changes `account_name`; a `closed` account is refused with `409`.
     ///
     /// `PATCH /virtualaccounts/{id}` (updateVirtualAccount)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn update_virtual_account(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -495,6 +557,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// **Extension.** Endpoints of the caller, newest first. Secrets are never listed.
     ///
     /// `GET /webhook-endpoints` (listWebhookEndpoints)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn list_webhook_endpoints(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -511,6 +575,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// The response carries the signing `secret`; it is not shown again.
     ///
     /// `POST /webhook-endpoints` (createWebhookEndpoint)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn create_webhook_endpoint(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -524,6 +590,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// **Extension.**
     ///
     /// `GET /webhook-endpoints/{id}` (getWebhookEndpoint)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn get_webhook_endpoint(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -537,6 +605,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// **Extension.** Stops deliveries to the endpoint, including pending retries.
     ///
     /// `DELETE /webhook-endpoints/{id}` (deleteWebhookEndpoint)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn delete_webhook_endpoint(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -551,6 +621,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// retries included, are signed with the new secret.
     ///
     /// `POST /webhook-endpoints/{id}/rotate-secret` (rotateWebhookEndpointSecret)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn rotate_webhook_endpoint_secret(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -564,6 +636,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// Notifications recorded for the caller's endpoints, with their delivery outcome, optionally filtered. Those over for longer than the retention (7 days from when they were made) are no longer listed; see *Notification delivery*.
     ///
     /// `GET /webhooks` (listWebhooks)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn list_webhooks(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -585,6 +659,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// ping is retried like any notification.
     ///
     /// `POST /webhooks` (sendTestWebhook)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `413`, `415`, `429`, `500`, `503`, `504`, `507`) are answered as `Err(ApiError)`.
     fn send_test_webhook(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -598,6 +674,8 @@ pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {
     /// The stored notification with this id, with its delivery outcome.
     ///
     /// `GET /webhooks/{id}` (getWebhook)
+    ///
+    /// Its documented errors in the error object (`400`, `401`, `404`, `429`, `500`, `503`) are answered as `Err(ApiError)`.
     fn get_webhook(
         &self,
         context: crate::runtime::RequestContext<P>,
@@ -623,58 +701,16 @@ pub enum Credential<'a> {
     /// `bearerAuth`: the token of `Authorization: Bearer <token>`.
     BearerAuth(&'a str),
 }
-/// What [`Api::list_balances`] answers: one variant per status the document lists.
+/// What [`Api::list_balances`] answers: one variant per status the document lists but `400`, `401`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListBalancesResponse {
     /// `200`: A page of balances.
     Ok(::std::vec::Vec<types::Balance>),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for ListBalancesResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -683,93 +719,16 @@ impl From<::std::vec::Vec<types::Balance>> for ListBalancesResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::create_balance`] answers: one variant per status the document lists.
+/// What [`Api::create_balance`] answers: one variant per status the document lists but `400`, `401`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreateBalanceResponse {
     /// `201`: The new balance, at zero.
     Created(types::Balance),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for CreateBalanceResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -778,61 +737,16 @@ impl From<types::Balance> for CreateBalanceResponse {
         Self::Created(body)
     }
 }
-/// What [`Api::get_balance`] answers: one variant per status the document lists.
+/// What [`Api::get_balance`] answers: one variant per status the document lists but `400`, `401`, `404`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GetBalanceResponse {
     /// `200`: The balance.
     Ok(types::Balance),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for GetBalanceResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -841,96 +755,16 @@ impl From<types::Balance> for GetBalanceResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::update_balance`] answers: one variant per status the document lists.
+/// What [`Api::update_balance`] answers: one variant per status the document lists but `400`, `401`, `404`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum UpdateBalanceResponse {
     /// `200`: The updated balance.
     Ok(types::Balance),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for UpdateBalanceResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -939,58 +773,16 @@ impl From<types::Balance> for UpdateBalanceResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::list_bank_fields`] answers: one variant per status the document lists.
+/// What [`Api::list_bank_fields`] answers: one variant per status the document lists but `400`, `401`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListBankFieldsResponse {
     /// `200`: The fields, in the order a form should show them.
     Ok(::std::vec::Vec<types::BankField>),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for ListBankFieldsResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -999,55 +791,16 @@ impl From<::std::vec::Vec<types::BankField>> for ListBankFieldsResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::list_countries`] answers: one variant per status the document lists.
+/// What [`Api::list_countries`] answers: one variant per status the document lists but `401`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListCountriesResponse {
     /// `200`: All countries, by `alpha2`.
     Ok(::std::vec::Vec<types::Country>),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for ListCountriesResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -1056,55 +809,16 @@ impl From<::std::vec::Vec<types::Country>> for ListCountriesResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::list_currencies`] answers: one variant per status the document lists.
+/// What [`Api::list_currencies`] answers: one variant per status the document lists but `401`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListCurrenciesResponse {
     /// `200`: All currencies, by `currency_code`.
     Ok(::std::vec::Vec<types::Currency>),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for ListCurrenciesResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -1113,58 +827,16 @@ impl From<::std::vec::Vec<types::Currency>> for ListCurrenciesResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::list_payment_requests`] answers: one variant per status the document lists.
+/// What [`Api::list_payment_requests`] answers: one variant per status the document lists but `400`, `401`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListPaymentRequestsResponse {
     /// `200`: A page of payment requests.
     Ok(::std::vec::Vec<types::PaymentRequest>),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for ListPaymentRequestsResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -1173,99 +845,16 @@ impl From<::std::vec::Vec<types::PaymentRequest>> for ListPaymentRequestsRespons
         Self::Ok(body)
     }
 }
-/// What [`Api::create_payment_request`] answers: one variant per status the document lists.
+/// What [`Api::create_payment_request`] answers: one variant per status the document lists but `400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreatePaymentRequestResponse {
     /// `201`: The payment request (also for a safe retry with the same `reference_id`).
     Created(types::PaymentRequest),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
-    Conflict(types::Error),
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for CreatePaymentRequestResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -1274,61 +863,16 @@ impl From<types::PaymentRequest> for CreatePaymentRequestResponse {
         Self::Created(body)
     }
 }
-/// What [`Api::get_payment_request`] answers: one variant per status the document lists.
+/// What [`Api::get_payment_request`] answers: one variant per status the document lists but `400`, `401`, `404`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GetPaymentRequestResponse {
     /// `200`: The payment request.
     Ok(types::PaymentRequest),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for GetPaymentRequestResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -1337,91 +881,16 @@ impl From<types::PaymentRequest> for GetPaymentRequestResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::cancel_payment_request`] answers: one variant per status the document lists.
+/// What [`Api::cancel_payment_request`] answers: one variant per status the document lists but `400`, `401`, `404`, `409`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CancelPaymentRequestResponse {
     /// `200`: Cancelled.
     Ok(types::ResultOk),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
-    Conflict(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for CancelPaymentRequestResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -1430,58 +899,16 @@ impl From<types::ResultOk> for CancelPaymentRequestResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::list_recipients`] answers: one variant per status the document lists.
+/// What [`Api::list_recipients`] answers: one variant per status the document lists but `400`, `401`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListRecipientsResponse {
     /// `200`: A page of recipients.
     Ok(::std::vec::Vec<types::Recipient>),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for ListRecipientsResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -1490,93 +917,16 @@ impl From<::std::vec::Vec<types::Recipient>> for ListRecipientsResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::create_recipient`] answers: one variant per status the document lists.
+/// What [`Api::create_recipient`] answers: one variant per status the document lists but `400`, `401`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreateRecipientResponse {
     /// `201`: The recipient.
     Created(types::Recipient),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for CreateRecipientResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -1585,93 +935,16 @@ impl From<types::Recipient> for CreateRecipientResponse {
         Self::Created(body)
     }
 }
-/// What [`Api::validate_recipient`] answers: one variant per status the document lists.
+/// What [`Api::validate_recipient`] answers: one variant per status the document lists but `400`, `401`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ValidateRecipientResponse {
     /// `200`: The details are valid.
     Ok(types::RecipientValidation),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for ValidateRecipientResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -1680,61 +953,16 @@ impl From<types::RecipientValidation> for ValidateRecipientResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::get_recipient`] answers: one variant per status the document lists.
+/// What [`Api::get_recipient`] answers: one variant per status the document lists but `400`, `401`, `404`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GetRecipientResponse {
     /// `200`: The recipient.
     Ok(types::Recipient),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for GetRecipientResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -1743,88 +971,16 @@ impl From<types::Recipient> for GetRecipientResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::delete_recipient`] answers: one variant per status the document lists.
+/// What [`Api::delete_recipient`] answers: one variant per status the document lists but `400`, `401`, `404`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DeleteRecipientResponse {
     /// `200`: Deleted.
     Ok(types::ResultOk),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for DeleteRecipientResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -1833,96 +989,16 @@ impl From<types::ResultOk> for DeleteRecipientResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::update_recipient`] answers: one variant per status the document lists.
+/// What [`Api::update_recipient`] answers: one variant per status the document lists but `400`, `401`, `404`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum UpdateRecipientResponse {
     /// `200`: The updated recipient.
     Ok(types::Recipient),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for UpdateRecipientResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -1931,82 +1007,16 @@ impl From<types::Recipient> for UpdateRecipientResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::advance_sandbox`] answers: one variant per status the document lists.
+/// What [`Api::advance_sandbox`] answers: one variant per status the document lists but `401`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AdvanceSandboxResponse {
     /// `200`: What moved.
     Ok(types::SandboxAdvance),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for AdvanceSandboxResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -2015,99 +1025,16 @@ impl From<types::SandboxAdvance> for AdvanceSandboxResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::simulate_balance_transfer`] answers: one variant per status the document lists.
+/// What [`Api::simulate_balance_transfer`] answers: one variant per status the document lists but `400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SimulateBalanceTransferResponse {
     /// `201`: The collection transaction.
     Created(types::Transaction),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
-    Conflict(types::Error),
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for SimulateBalanceTransferResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -2116,99 +1043,16 @@ impl From<types::Transaction> for SimulateBalanceTransferResponse {
         Self::Created(body)
     }
 }
-/// What [`Api::simulate_payment`] answers: one variant per status the document lists.
+/// What [`Api::simulate_payment`] answers: one variant per status the document lists but `400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SimulatePaymentResponse {
     /// `200`: The payment request after the payment.
     Ok(types::PaymentRequest),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
-    Conflict(types::Error),
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for SimulatePaymentResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -2217,99 +1061,16 @@ impl From<types::PaymentRequest> for SimulatePaymentResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::simulate_transaction_status`] answers: one variant per status the document lists.
+/// What [`Api::simulate_transaction_status`] answers: one variant per status the document lists but `400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SimulateTransactionStatusResponse {
     /// `200`: The transaction after the change.
     Ok(types::Transaction),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
-    Conflict(types::Error),
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for SimulateTransactionStatusResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -2318,99 +1079,16 @@ impl From<types::Transaction> for SimulateTransactionStatusResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::simulate_virtual_account_status`] answers: one variant per status the document lists.
+/// What [`Api::simulate_virtual_account_status`] answers: one variant per status the document lists but `400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SimulateVirtualAccountStatusResponse {
     /// `200`: The virtual account after the change.
     Ok(types::VirtualAccount),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
-    Conflict(types::Error),
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for SimulateVirtualAccountStatusResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -2419,99 +1097,16 @@ impl From<types::VirtualAccount> for SimulateVirtualAccountStatusResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::simulate_inbound_transfer`] answers: one variant per status the document lists.
+/// What [`Api::simulate_inbound_transfer`] answers: one variant per status the document lists but `400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SimulateInboundTransferResponse {
     /// `201`: The deposit transaction.
     Created(types::Transaction),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
-    Conflict(types::Error),
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for SimulateInboundTransferResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -2520,58 +1115,16 @@ impl From<types::Transaction> for SimulateInboundTransferResponse {
         Self::Created(body)
     }
 }
-/// What [`Api::list_transactions`] answers: one variant per status the document lists.
+/// What [`Api::list_transactions`] answers: one variant per status the document lists but `400`, `401`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListTransactionsResponse {
     /// `200`: A page of transactions.
     Ok(::std::vec::Vec<types::Transaction>),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for ListTransactionsResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -2580,99 +1133,16 @@ impl From<::std::vec::Vec<types::Transaction>> for ListTransactionsResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::create_transaction`] answers: one variant per status the document lists.
+/// What [`Api::create_transaction`] answers: one variant per status the document lists but `400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreateTransactionResponse {
     /// `201`: The transaction (also for a safe retry with the same `order_id`).
     Created(types::Transaction),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
-    Conflict(types::Error),
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for CreateTransactionResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -2681,61 +1151,16 @@ impl From<types::Transaction> for CreateTransactionResponse {
         Self::Created(body)
     }
 }
-/// What [`Api::get_transaction`] answers: one variant per status the document lists.
+/// What [`Api::get_transaction`] answers: one variant per status the document lists but `400`, `401`, `404`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GetTransactionResponse {
     /// `200`: The transaction.
     Ok(types::Transaction),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for GetTransactionResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -2744,58 +1169,16 @@ impl From<types::Transaction> for GetTransactionResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::list_virtual_accounts`] answers: one variant per status the document lists.
+/// What [`Api::list_virtual_accounts`] answers: one variant per status the document lists but `400`, `401`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListVirtualAccountsResponse {
     /// `200`: A page of virtual accounts.
     Ok(::std::vec::Vec<types::VirtualAccount>),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for ListVirtualAccountsResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -2804,99 +1187,16 @@ impl From<::std::vec::Vec<types::VirtualAccount>> for ListVirtualAccountsRespons
         Self::Ok(body)
     }
 }
-/// What [`Api::create_virtual_account`] answers: one variant per status the document lists.
+/// What [`Api::create_virtual_account`] answers: one variant per status the document lists but `400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreateVirtualAccountResponse {
     /// `201`: The virtual account (also for a safe retry with the same `reference_id`).
     Created(types::VirtualAccount),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
-    Conflict(types::Error),
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for CreateVirtualAccountResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -2905,61 +1205,16 @@ impl From<types::VirtualAccount> for CreateVirtualAccountResponse {
         Self::Created(body)
     }
 }
-/// What [`Api::get_virtual_account`] answers: one variant per status the document lists.
+/// What [`Api::get_virtual_account`] answers: one variant per status the document lists but `400`, `401`, `404`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GetVirtualAccountResponse {
     /// `200`: The virtual account.
     Ok(types::VirtualAccount),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for GetVirtualAccountResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -2968,91 +1223,16 @@ impl From<types::VirtualAccount> for GetVirtualAccountResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::close_virtual_account`] answers: one variant per status the document lists.
+/// What [`Api::close_virtual_account`] answers: one variant per status the document lists but `400`, `401`, `404`, `409`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CloseVirtualAccountResponse {
     /// `200`: Closed.
     Ok(types::ResultOk),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
-    Conflict(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for CloseVirtualAccountResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -3061,99 +1241,16 @@ impl From<types::ResultOk> for CloseVirtualAccountResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::update_virtual_account`] answers: one variant per status the document lists.
+/// What [`Api::update_virtual_account`] answers: one variant per status the document lists but `400`, `401`, `404`, `409`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum UpdateVirtualAccountResponse {
     /// `200`: The updated virtual account.
     Ok(types::VirtualAccount),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `409`: The id is already used by a different request, or the resource's state forbids the change. Nothing changed.
-    Conflict(types::Error),
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for UpdateVirtualAccountResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::Conflict(body) => crate::runtime::json_response(StatusCode::CONFLICT, &body),
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -3162,58 +1259,16 @@ impl From<types::VirtualAccount> for UpdateVirtualAccountResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::list_webhook_endpoints`] answers: one variant per status the document lists.
+/// What [`Api::list_webhook_endpoints`] answers: one variant per status the document lists but `400`, `401`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListWebhookEndpointsResponse {
     /// `200`: A page of endpoints.
     Ok(::std::vec::Vec<types::WebhookEndpoint>),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for ListWebhookEndpointsResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -3222,93 +1277,16 @@ impl From<::std::vec::Vec<types::WebhookEndpoint>> for ListWebhookEndpointsRespo
         Self::Ok(body)
     }
 }
-/// What [`Api::create_webhook_endpoint`] answers: one variant per status the document lists.
+/// What [`Api::create_webhook_endpoint`] answers: one variant per status the document lists but `400`, `401`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreateWebhookEndpointResponse {
     /// `201`: The endpoint with its signing secret.
     Created(types::WebhookEndpointWithSecret),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for CreateWebhookEndpointResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -3317,61 +1295,16 @@ impl From<types::WebhookEndpointWithSecret> for CreateWebhookEndpointResponse {
         Self::Created(body)
     }
 }
-/// What [`Api::get_webhook_endpoint`] answers: one variant per status the document lists.
+/// What [`Api::get_webhook_endpoint`] answers: one variant per status the document lists but `400`, `401`, `404`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GetWebhookEndpointResponse {
     /// `200`: The endpoint (without its secret).
     Ok(types::WebhookEndpoint),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for GetWebhookEndpointResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -3380,88 +1313,16 @@ impl From<types::WebhookEndpoint> for GetWebhookEndpointResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::delete_webhook_endpoint`] answers: one variant per status the document lists.
+/// What [`Api::delete_webhook_endpoint`] answers: one variant per status the document lists but `400`, `401`, `404`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DeleteWebhookEndpointResponse {
     /// `200`: Deleted.
     Ok(types::ResultOk),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for DeleteWebhookEndpointResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -3470,88 +1331,16 @@ impl From<types::ResultOk> for DeleteWebhookEndpointResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::rotate_webhook_endpoint_secret`] answers: one variant per status the document lists.
+/// What [`Api::rotate_webhook_endpoint_secret`] answers: one variant per status the document lists but `400`, `401`, `404`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RotateWebhookEndpointSecretResponse {
     /// `200`: The endpoint with its new secret.
     Ok(types::WebhookEndpointWithSecret),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for RotateWebhookEndpointSecretResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -3560,58 +1349,16 @@ impl From<types::WebhookEndpointWithSecret> for RotateWebhookEndpointSecretRespo
         Self::Ok(body)
     }
 }
-/// What [`Api::list_webhooks`] answers: one variant per status the document lists.
+/// What [`Api::list_webhooks`] answers: one variant per status the document lists but `400`, `401`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListWebhooksResponse {
     /// `200`: A page of notifications, newest first.
     Ok(::std::vec::Vec<types::Webhook>),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for ListWebhooksResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -3620,96 +1367,16 @@ impl From<::std::vec::Vec<types::Webhook>> for ListWebhooksResponse {
         Self::Ok(body)
     }
 }
-/// What [`Api::send_test_webhook`] answers: one variant per status the document lists.
+/// What [`Api::send_test_webhook`] answers: one variant per status the document lists but `400`, `401`, `404`, `413`, `415`, `429`, `500`, `503`, `504`, `507`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SendTestWebhookResponse {
     /// `201`: The ping as stored, with its delivery outcome so far.
     Created(types::Webhook),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `413`: The body is larger than 64 KiB.
-    PayloadTooLarge(types::Error),
-    /// `415`: The body is not sent as `application/json`.
-    UnsupportedMediaType(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `504`: The connection to the database was lost while this change was being committed: it may
-    /// or may not have been made. Retry it with the same `order_id` or `reference_id` to find
-    /// out (one already made is answered, not made again); for a change without such a key,
-    /// read the resource before retrying.
-    GatewayTimeout {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `507`: The service's disk is full. Nothing was changed: retry after the number of seconds in
-    /// `Retry-After`. Reads are still served.
-    Status507 {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for SendTestWebhookResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => crate::runtime::json_response(StatusCode::CREATED, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::PayloadTooLarge(body) => crate::runtime::json_response(StatusCode::PAYLOAD_TOO_LARGE, &body),
-            Self::UnsupportedMediaType(body) => {
-                crate::runtime::json_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body)
-            }
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::GatewayTimeout { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::GATEWAY_TIMEOUT, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::Status507 { body, retry_after } => {
-                let mut response =
-                    crate::runtime::json_response(StatusCode::from_u16(507u16).expect("a valid status"), &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }
@@ -3718,61 +1385,16 @@ impl From<types::Webhook> for SendTestWebhookResponse {
         Self::Created(body)
     }
 }
-/// What [`Api::get_webhook`] answers: one variant per status the document lists.
+/// What [`Api::get_webhook`] answers: one variant per status the document lists but `400`, `401`, `404`, `429`, `500`, `503`, answered as `Err(ApiError)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GetWebhookResponse {
     /// `200`: The notification with its delivery outcome.
     Ok(types::Webhook),
-    /// `400`: Invalid request. `message` names the field and the rule it breaks. Nothing changed.
-    BadRequest(types::Error),
-    /// `401`: Missing or invalid bearer credential.
-    Unauthorized {
-        body: types::Error,
-        /// The `www-authenticate` header: `Bearer realm="Payments API"` (the realm is the document's title)
-        www_authenticate: Option<::std::string::String>,
-    },
-    /// `404`: No such resource for this caller.
-    NotFound(types::Error),
-    /// `429`: Rate limit exceeded (the credential's, or the client address's failed authentications); retry after the number of seconds in `Retry-After`.
-    TooManyRequests {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
-    /// `500`: An unexpected failure. Nothing was changed; the request can be retried.
-    InternalServerError(types::Error),
-    /// `503`: The service's database cannot serve now (its server is down or restarting, its disk is
-    /// read-only, every connection is busy). Nothing was changed: retry after the number of
-    /// seconds in `Retry-After`. A create retried with the same `order_id` or `reference_id` is
-    /// made at most once.
-    ServiceUnavailable {
-        body: types::Error,
-        /// The `retry-after` header: Seconds to wait before retrying.
-        retry_after: Option<i64>,
-    },
 }
 impl axum::response::IntoResponse for GetWebhookResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
-            Self::BadRequest(body) => crate::runtime::json_response(StatusCode::BAD_REQUEST, &body),
-            Self::Unauthorized { body, www_authenticate } => {
-                let mut response = crate::runtime::json_response(StatusCode::UNAUTHORIZED, &body);
-                crate::runtime::set_header(&mut response, "www-authenticate", www_authenticate.as_ref());
-                response
-            }
-            Self::NotFound(body) => crate::runtime::json_response(StatusCode::NOT_FOUND, &body),
-            Self::TooManyRequests { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
-            Self::InternalServerError(body) => crate::runtime::json_response(StatusCode::INTERNAL_SERVER_ERROR, &body),
-            Self::ServiceUnavailable { body, retry_after } => {
-                let mut response = crate::runtime::json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-                crate::runtime::set_header(&mut response, "retry-after", retry_after.as_ref());
-                response
-            }
         }
     }
 }

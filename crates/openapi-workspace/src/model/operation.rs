@@ -25,7 +25,13 @@ pub(crate) struct Op {
     pub cookie_params: Vec<Param>,
     pub query_params: Vec<Param>,
     pub body: Option<Body>,
+    /// The documented answers the implementation gives through its response enum: successes,
+    /// and errors whose body or headers the error object cannot carry.
     pub replies: Vec<Reply>,
+    /// The documented errors whose body is the runtime's error object (and whose headers, if
+    /// any, are `WWW-Authenticate` and `Retry-After`): answered as `Err(ApiError)`, the one
+    /// channel for them, with no variant of their own.
+    pub errors: Vec<Status>,
     /// What the mock answers until it is implemented.
     pub mock: Option<super::mock::Mock>,
 }

@@ -110,6 +110,7 @@ fn operation_model(
     };
 
     let mut replies = Vec::new();
+    let mut errors = Vec::new();
     let documented = operation
         .responses
         .responses
@@ -130,7 +131,11 @@ fn operation_model(
         }
         let response = resolve(openapi, response, "responses", |c, n| c.responses.get(n))
             .map_err(|e| Error::at(&context, format!("{e}")))?;
-        replies.push(reply(openapi, type_names, &context, status, response)?);
+        if answered_as_api_error(openapi, status, response) {
+            errors.push(status);
+        } else {
+            replies.push(reply(openapi, type_names, &context, status, response)?);
+        }
     }
     // Every operation has a success response: `normalise` gives one (`2XX`) to those without.
     let requirement = super::security::requirement(openapi, Some(operation), schemes, &context)?;
@@ -157,6 +162,7 @@ fn operation_model(
         query_params,
         body,
         replies,
+        errors,
         mock: None,
     })
 }
@@ -270,6 +276,58 @@ fn body_model(
         })
         .collect();
     Ok(Body { required: body.required, media })
+}
+
+/// Whether `response`, documented for `status`, is an error `ApiError` writes exactly: a `4xx`
+/// or `5xx` (a class of them, or `default`) whose only content is JSON of the runtime's error
+/// object and whose headers are ones `ApiError` sets (`WWW-Authenticate`, `Retry-After`).
+fn answered_as_api_error(openapi: &OpenAPI, status: Status, response: &Response) -> bool {
+    let error_status = match status {
+        Status::Code(code) => (400..=599).contains(&code),
+        Status::Range(class) => class == 4 || class == 5,
+        Status::Default => true,
+    };
+    let headers = response
+        .headers
+        .keys()
+        .all(|name| name.eq_ignore_ascii_case("www-authenticate") || name.eq_ignore_ascii_case("retry-after"));
+    let [(media, content)] = response.content.iter().collect::<Vec<_>>()[..] else { return false };
+    let schema = match &content.schema {
+        Some(ReferenceOr::Reference { reference }) => reference
+            .strip_prefix("#/components/schemas/")
+            .and_then(|name| openapi.components.as_ref()?.schemas.get(name))
+            .and_then(|schema| match schema {
+                ReferenceOr::Item(schema) => Some(schema),
+                ReferenceOr::Reference { .. } => None,
+            }),
+        Some(ReferenceOr::Item(schema)) => Some(schema),
+        None => None,
+    };
+    error_status && headers && crate::read::document::is_json(media) && schema.is_some_and(is_error_object)
+}
+
+/// Whether `schema` is the runtime's error object, `{"request":"error","code":…,"message":…}`:
+/// an object of those properties (`request`, if there, the one string `error`), each what the
+/// runtime writes, with no other property and no other constraint the runtime could break.
+fn is_error_object(schema: &Schema) -> bool {
+    let SchemaKind::Type(Type::Object(object)) = &schema.schema_kind else { return false };
+    let property = |name: &str| match object.properties.get(name) {
+        Some(ReferenceOr::Item(schema)) => Some(&schema.schema_kind),
+        _ => None,
+    };
+    let code = matches!(property("code"), Some(SchemaKind::Type(Type::Integer(i)))
+        if i.minimum.is_none_or(|m| m <= 400) && i.maximum.is_none_or(|m| m >= 599) && i.multiple_of.is_none()
+            && i.enumeration.is_empty());
+    let message = matches!(property("message"), Some(SchemaKind::Type(Type::String(s)))
+        if s.pattern.is_none() && s.min_length.is_none_or(|n| n == 0) && s.max_length.is_none()
+            && s.enumeration.is_empty() && matches!(s.format, VariantOrUnknownOrEmpty::Empty));
+    let request = match property("request") {
+        None => !object.properties.contains_key("request"),
+        Some(SchemaKind::Type(Type::String(s))) => s.enumeration == [Some("error".to_string())],
+        Some(_) => false,
+    };
+    let only_these = object.properties.keys().all(|name| ["request", "code", "message"].contains(&name.as_str()));
+    code && message && request && only_these && !schema.schema_data.nullable
 }
 
 fn reply(

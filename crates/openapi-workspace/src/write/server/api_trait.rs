@@ -11,7 +11,14 @@ use crate::model::names::TypeKind;
 use crate::model::operation::{self as model, MediaKind, Op};
 
 pub(super) fn trait_method(op: &Op, rt: &syn::Path) -> TokenStream {
-    let doc = doc_lines(&op.doc);
+    let mut doc = op.doc.clone();
+    if !op.errors.is_empty() {
+        doc.push_str(&format!(
+            "\n\nIts documented errors in the error object ({}) are answered as `Err(ApiError)`.",
+            super::responses::statuses(&op.errors)
+        ));
+    }
+    let doc = doc_lines(&doc);
     let name = &op.fn_name;
     let operation_id = &op.operation_id;
     let caller = if op.secured() { quote!(P) } else { quote!(()) };

@@ -1,5 +1,7 @@
 //! Each operation's response enum: one variant per documented status, carrying the body's model
-//! and typed header fields, and how each variant becomes an HTTP response.
+//! and typed header fields, and how each variant becomes an HTTP response. The errors whose body
+//! is the error object have none: they are answered as `Err(ApiError)` (ARCHITECTURE.md, "One
+//! channel for errors").
 
 use heck::ToShoutySnakeCase;
 use proc_macro2::TokenStream;
@@ -19,10 +21,26 @@ fn status_tokens(code: u16) -> TokenStream {
     }
 }
 
-/// The operation's answers, one variant per documented status, and how each becomes HTTP.
+/// The statuses as the document writes them, `400`, `4XX` or `default`, joined.
+pub(super) fn statuses(statuses: &[Status]) -> String {
+    let each = statuses.iter().map(|status| match status {
+        Status::Code(code) => format!("`{code}`"),
+        Status::Range(class) => format!("`{class}XX`"),
+        Status::Default => "`default`".to_string(),
+    });
+    each.collect::<Vec<_>>().join(", ")
+}
+
+/// The operation's answers, one variant per documented status but the errors [`Op::errors`],
+/// and how each becomes HTTP.
 pub(crate) fn response_enum(op: &Op, rt: &syn::Path) -> TokenStream {
     let ident = op.ident("Response");
-    let doc = format!(" What [`Api::{}`] answers: one variant per status the document lists.", op.fn_name);
+    let mut doc = format!(" What [`Api::{}`] answers: one variant per status the document lists", op.fn_name);
+    if op.errors.is_empty() {
+        doc.push('.');
+    } else {
+        doc.push_str(&format!(" but {}, answered as `Err(ApiError)`.", statuses(&op.errors)));
+    }
     let variants = op.replies.iter().map(|reply| {
         let variant = &reply.variant;
         let status = match reply.status {
