@@ -118,43 +118,76 @@ fn no_mutated_document_panics_the_generator() {
     ];
     // Quiet: the panics looked for are caught, and reported below.
     std::panic::set_hook(Box::new(|_| {}));
-    let mut rng = Rng(0x05ee_d0f9_a7e5_u64);
-    let replacements = replacements();
-    let (mut generated, mut refused, mut panicked, mut unplaced) = (0, 0, Vec::new(), Vec::new());
-    for name in documents {
-        let text = std::fs::read_to_string(root.join(name)).unwrap();
-        let document: Value = serde_norway::from_str(&text).unwrap();
-        let mut nodes = Vec::new();
-        pointers(&document, String::new(), &mut nodes);
-        for _ in 0..60 {
-            let pointer = &nodes[rng.below(nodes.len())];
-            let (what, replacement) = &replacements[rng.below(replacements.len())];
-            let Some(mutated) = mutate(&document, pointer, replacement.as_ref()) else { continue };
-            let text = serde_json::to_string(&mutated).unwrap();
-            match catch_unwind(AssertUnwindSafe(|| generate(&text, &Config::sibling_modules(name)))) {
-                Ok(Ok(_)) => generated += 1,
-                Ok(Err(error)) => {
-                    refused += 1;
-                    let said = error.to_string();
-                    // A refusal says where: a JSON pointer (`#/paths/…`, `/components/…`).
-                    if !said.contains("#/") && !said.starts_with('/') && !said.starts_with("#:") {
-                        unplaced.push(format!("{name}: {pointer} {what}: {said}"));
+    // Each document on a worker of its own (the generator is single-threaded), each with a seed
+    // of its own, so the mutations do not depend on the order the workers take them in.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut outcome = Outcome::default();
+                    loop {
+                        let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(name) = documents.get(index) else { return outcome };
+                        mutate_document(&root, name, 0x05ee_d0f9_a7e5_u64 ^ (index as u64 + 1), &mut outcome);
                     }
-                }
-                Err(panic) => {
-                    let message = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_default();
-                    panicked.push(format!("{name}: {pointer} {what}: {message}"));
-                }
-            }
-        }
-    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|handle| handle.join().expect("a worker ends")).collect()
+    });
     let _ = std::panic::take_hook();
+    let (generated, refused) =
+        (outcomes.iter().map(|o| o.generated).sum::<usize>(), outcomes.iter().map(|o| o.refused).sum::<usize>());
+    let panicked: Vec<String> = outcomes.iter().flat_map(|o| o.panicked.clone()).collect();
+    let unplaced: Vec<String> = outcomes.iter().flat_map(|o| o.unplaced.clone()).collect();
     eprintln!("{generated} mutated documents generated, {refused} refused, {} panicked", panicked.len());
     assert!(panicked.is_empty(), "the generator panicked on:\n{}", panicked.join("\n"));
     assert!(unplaced.is_empty(), "refusals that do not say where:\n{}", unplaced.join("\n"));
     assert!(generated > 0 && refused > 0, "the mutations both keep documents readable and break them");
+}
+
+/// What the mutations of some documents came to.
+#[derive(Default)]
+struct Outcome {
+    generated: usize,
+    refused: usize,
+    panicked: Vec<String>,
+    unplaced: Vec<String>,
+}
+
+/// Sixty mutations of the document `name` (under `root`), drawn from `seed`, generated.
+fn mutate_document(root: &Path, name: &str, seed: u64, outcome: &mut Outcome) {
+    let mut rng = Rng(seed);
+    let replacements = replacements();
+    let text = std::fs::read_to_string(root.join(name)).unwrap();
+    let document: Value = serde_norway::from_str(&text).unwrap();
+    let mut nodes = Vec::new();
+    pointers(&document, String::new(), &mut nodes);
+    for _ in 0..60 {
+        let pointer = &nodes[rng.below(nodes.len())];
+        let (what, replacement) = &replacements[rng.below(replacements.len())];
+        let Some(mutated) = mutate(&document, pointer, replacement.as_ref()) else { continue };
+        let text = serde_json::to_string(&mutated).unwrap();
+        match catch_unwind(AssertUnwindSafe(|| generate(&text, &Config::sibling_modules(name)))) {
+            Ok(Ok(_)) => outcome.generated += 1,
+            Ok(Err(error)) => {
+                outcome.refused += 1;
+                let said = error.to_string();
+                // A refusal says where: a JSON pointer (`#/paths/…`, `/components/…`).
+                if !said.contains("#/") && !said.starts_with('/') && !said.starts_with("#:") {
+                    outcome.unplaced.push(format!("{name}: {pointer} {what}: {said}"));
+                }
+            }
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                outcome.panicked.push(format!("{name}: {pointer} {what}: {message}"));
+            }
+        }
+    }
 }
