@@ -234,14 +234,15 @@ tokio = {{ version = "1", features = ["macros", "rt-multi-thread", "net", "fs", 
     )
 }
 
-/// The runtime crate's manifest: what `crates/openapi-workspace-runtime/Cargo.toml` asks for.
+/// The runtime crate's manifest: what `crates/openapi-workspace-runtime/Cargo.toml` asks for,
+/// in its edition (2024: its code is ours, not progenitor's).
 fn runtime_manifest() -> String {
     format!(
         r#"[package]
 name = "{RUNTIME_CRATE}"
 description = "The runtime of the generated server and client, copied by `openapi-workspace`."
 version = "0.1.0"
-edition = "{STANDALONE_EDITION}"
+edition = "2024"
 rust-version = "1.88"
 publish = false
 
