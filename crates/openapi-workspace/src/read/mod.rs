@@ -131,10 +131,27 @@ fn well_formed(document: &serde_json::Value) -> Result<()> {
     bail!(format!("#{pointer}"), "the document is not a valid OpenAPI 3.0 document here: {}", error.inner())
 }
 
+/// The document's text as JSON: a document that starts as a JSON object is read as JSON (YAML
+/// 1.2 is a superset in principle, but its parsers refuse escapes JSON allows, such as `\/`), and
+/// anything else as YAML.
+fn document_text(text: &str) -> Result<serde_json::Value> {
+    if text.trim_start().starts_with('{') {
+        match serde_json::from_str(text) {
+            Ok(value) => return Ok(value),
+            // A YAML flow mapping starts with `{` too; when YAML cannot read it either, the JSON
+            // error (with its line and column) is the one that helps.
+            Err(json) => {
+                return serde_norway::from_str(text)
+                    .map_err(|_| Error::library("the document is not valid JSON", json));
+            }
+        }
+    }
+    serde_norway::from_str(text).map_err(|e| Error::library("the document is not valid YAML", e))
+}
+
 impl Spec {
     pub fn parse(text: &str) -> Result<Self> {
-        let mut raw: serde_json::Value =
-            serde_norway::from_str(text).map_err(|e| Error::library("the document is not valid YAML", e))?;
+        let mut raw = document_text(text)?;
         let version = raw.get("openapi").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
         let mut notes = Vec::new();
         let moved = match openapi32::is_32(&version) {
@@ -177,5 +194,22 @@ impl Spec {
     /// The named component schemas, in document order.
     pub fn component_schemas(&self) -> impl Iterator<Item = (&String, &serde_json::Value)> {
         self.raw.pointer("/components/schemas").and_then(|v| v.as_object()).into_iter().flat_map(|m| m.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::document_text;
+
+    #[test]
+    fn a_json_document_is_read_as_json() {
+        // `\/` is an escape JSON allows and YAML's parsers refuse.
+        let read = document_text(r#"{"openapi": "3.0.3", "info": {"title": "a\/b", "version": "1"}}"#).unwrap();
+        assert_eq!(read["info"]["title"], "a/b");
+        // A YAML flow mapping is still YAML.
+        assert_eq!(document_text("{openapi: 3.0.3}").unwrap()["openapi"], "3.0.3");
+        // What neither reads is reported as JSON, with where.
+        let error = document_text("{\"openapi\": [}").unwrap_err().to_string();
+        assert!(error.contains("not valid JSON"), "{error}");
     }
 }
