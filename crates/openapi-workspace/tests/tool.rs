@@ -92,15 +92,23 @@ fn repairs_are_warnings_and_strict_refuses_them() {
         "warning: api.yaml#/components/schemas/Book/properties/rating/exclusiveMinimum: a number here is OpenAPI \
          3.1's spelling; read as 3.0's `minimum: 0, exclusiveMinimum: true`"
             .to_owned(),
+        format!(
+            "warning: {shelf}/get/security/0/ghost: security scheme ghost is not in components/securitySchemes: \
+             dropped from it"
+        ),
+        format!(
+            "warning: {shelf}/get/security/1/ghost: security scheme ghost is not in components/securitySchemes: the \
+             alternative, which asked for nothing else, dropped"
+        ),
     ] {
         assert!(stderr.contains(&expected), "{expected}\nnot in:\n{stderr}");
     }
-    assert_eq!(stderr.lines().filter(|l| l.starts_with("warning: ")).count(), 8, "{stderr}");
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("warning: ")).count(), 10, "{stderr}");
 
     let strict = tool(dir.path(), &["--spec", "api.yaml", "--out", "strict", "--strict"]);
     assert_eq!(strict.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&strict.stderr);
-    assert!(stderr.contains("refused (--strict): 8 repair(s) or approximation(s) needed"), "{stderr}");
+    assert!(stderr.contains("refused (--strict): 10 repair(s) or approximation(s) needed"), "{stderr}");
     assert!(stderr.contains("path parameter isbn is not in the path"), "{stderr}");
     assert!(!dir.path().join("strict").exists(), "a refused document writes nothing");
 }

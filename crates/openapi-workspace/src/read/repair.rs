@@ -11,6 +11,10 @@
 //!   an integer, `"true"` for a boolean), and dropped otherwise, as is a `default` outside its
 //!   `enum`.
 //!
+//! - a security requirement naming a scheme `components/securitySchemes` lacks drops it; an
+//!   alternative that asked for nothing else is dropped whole (it would otherwise read as
+//!   anonymous access), unless no alternative would be left — then the model refuses it.
+//!
 //! A parameter whose schema is a choice between strings only (FastAPI's `UUID | str`) is read
 //! as a string, which is what it is on the wire; progenitor cannot take a parameter of a
 //! composed type.
@@ -29,6 +33,10 @@ pub(crate) fn repair(doc: &mut Value, was_30: bool, notes: &mut Vec<Note>) {
     }
     schemas(doc, "", &mut |schema, at| wrong_default(schema, at, notes));
     let components = doc.get("components").cloned().unwrap_or(Value::Null);
+    let defined = components.get("securitySchemes").and_then(Value::as_object).cloned().unwrap_or_default();
+    if let Some(security) = doc.get_mut("security") {
+        undefined_schemes(security, "/security", &defined, notes);
+    }
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
     for (path, item) in paths.iter_mut() {
         let Some(item) = item.as_object_mut() else { continue };
@@ -42,6 +50,9 @@ pub(crate) fn repair(doc: &mut Value, was_30: bool, notes: &mut Vec<Note>) {
         for method in METHODS {
             let Some(operation) = item.get_mut(method).and_then(Value::as_object_mut) else { continue };
             let at = format!("{item_at}/{method}");
+            if let Some(security) = operation.get_mut("security") {
+                undefined_schemes(security, &format!("{at}/security"), &defined, notes);
+            }
             let mut named: BTreeSet<String> = BTreeSet::new();
             for list in [shared.as_ref(), operation.get("parameters")] {
                 for parameter in list.and_then(Value::as_array).into_iter().flatten() {
@@ -69,6 +80,40 @@ pub(crate) fn repair(doc: &mut Value, was_30: bool, notes: &mut Vec<Note>) {
             }
         }
     }
+}
+
+/// The requirements of `security` (at `at`) without the schemes `defined` lacks; see the
+/// module's documentation for an alternative left asking for nothing.
+fn undefined_schemes(security: &mut Value, at: &str, defined: &Map<String, Value>, notes: &mut Vec<Note>) {
+    let Some(alternatives) = security.as_array() else { return };
+    let mut kept = Vec::new();
+    let mut found = Vec::new();
+    for (index, alternative) in alternatives.iter().enumerate() {
+        let Some(schemes) = alternative.as_object() else {
+            kept.push(alternative.clone());
+            continue;
+        };
+        let (known, unknown): (Map<String, Value>, Map<String, Value>) =
+            schemes.clone().into_iter().partition(|(name, _)| defined.contains_key(name));
+        for name in unknown.keys() {
+            let pointer = format!("{at}/{index}/{}", name.replace('~', "~0").replace('/', "~1"));
+            found.push((pointer, name.clone(), known.is_empty()));
+        }
+        if unknown.is_empty() || !known.is_empty() {
+            kept.push(Value::Object(known));
+        }
+    }
+    if found.is_empty() || kept.is_empty() {
+        return;
+    }
+    for (pointer, name, whole) in found {
+        let done = if whole { "the alternative, which asked for nothing else, dropped" } else { "dropped from it" };
+        notes.push(Note {
+            pointer,
+            message: format!("security scheme {name} is not in components/securitySchemes: {done}"),
+        });
+    }
+    *security = Value::Array(kept);
 }
 
 /// The inline parameters of one list, repaired; a `$ref` is left to the component it names.
