@@ -195,9 +195,15 @@ fn mutual_tls(openapi: &OpenAPI, name: &str) -> bool {
 /// from outside its authentication): the challenges of every scheme the document defines,
 /// realm its title; empty when it defines none, as it then names no way to authenticate.
 pub(crate) fn document_challenge(openapi: &OpenAPI, schemes: &[Scheme]) -> String {
+    challenge_of(openapi, schemes)
+}
+
+/// The `WWW-Authenticate` naming `schemes`: each one's challenge once, realm the document's
+/// title; the schemes the router cannot check name none.
+fn challenge_of<'a>(openapi: &OpenAPI, schemes: impl IntoIterator<Item = &'a Scheme>) -> String {
     let realm = openapi.info.title.replace(['"', '\\'], "");
     let mut challenges: Vec<String> = Vec::new();
-    for challenge in schemes.iter().map(|scheme| scheme.challenge(&realm)).filter(|c| !c.is_empty()) {
+    for challenge in schemes.into_iter().map(|scheme| scheme.challenge(&realm)).filter(|c| !c.is_empty()) {
         if !challenges.contains(&challenge) {
             challenges.push(challenge);
         }
@@ -240,18 +246,11 @@ pub(crate) fn requirement(
     if alternatives.is_empty() {
         return Ok(None);
     }
-    let realm = openapi.info.title.replace(['"', '\\'], "");
-    let mut challenges: Vec<String> = Vec::new();
-    for index in alternatives.iter().flatten() {
-        let challenge = schemes[*index].challenge(&realm);
-        if !challenges.contains(&challenge) {
-            challenges.push(challenge);
-        }
-    }
+    let challenge = challenge_of(openapi, alternatives.iter().flatten().map(|&index| &schemes[index]));
     let hint = alternatives
         .iter()
         .map(|together| together.iter().map(|&i| schemes[i].hint()).collect::<Vec<_>>().join(" and "))
         .collect::<Vec<_>>()
         .join(", or ");
-    Ok(Some(Requirement { alternatives, challenge: challenges.join(", "), hint }))
+    Ok(Some(Requirement { alternatives, challenge, hint }))
 }
