@@ -22,10 +22,12 @@ use std::time::Instant;
 use anyhow::{Context, bail, ensure};
 
 /// A document of the corpus: the workspace's name, its path from the repository's root, and the
-/// operation its mock is asked, if it is run.
+/// operation its mock is asked, if it is run. A public document too large to keep as it is is an
+/// archive (`.tar.gz`, with its licence) and `entry` its document's path inside it.
 struct Document {
     name: &'static str,
     path: &'static str,
+    entry: Option<&'static str>,
     serve: Option<Probe>,
 }
 
@@ -38,7 +40,11 @@ struct Probe {
 }
 
 const fn document(name: &'static str, path: &'static str) -> Document {
-    Document { name, path, serve: None }
+    Document { name, path, entry: None, serve: None }
+}
+
+const fn archived(name: &'static str, path: &'static str, entry: &'static str) -> Document {
+    Document { name, path, entry: Some(entry), serve: None }
 }
 
 /// Ours and the generator's samples first, then public documents (`tests/corpus/README.md` says
@@ -61,6 +67,7 @@ const CORPUS: &[Document] = &[
     Document {
         name: "crates-io",
         path: "crates/openapi-workspace/tests/corpus/openapi-3.1/crates-io.json",
+        entry: None,
         serve: Some(Probe {
             path: "/api/v1/summary",
             fields: &["just_updated", "most_downloaded", "new_crates", "num_crates", "popular_categories"],
@@ -70,6 +77,12 @@ const CORPUS: &[Document] = &[
     document("prefect", "crates/openapi-workspace/tests/corpus/openapi-3.1/prefect.json"),
     document("adyen-transfers", "crates/openapi-workspace/tests/corpus/openapi-3.1/adyen-transfers.json"),
     document("adyen-balance-webhooks", "crates/openapi-workspace/tests/corpus/openapi-3.1/adyen-balance-webhooks.json"),
+    archived("kubernetes-apps-v1", "crates/openapi-workspace/tests/corpus/public/kubernetes-apps-v1.tar.gz", "v1.json"),
+    archived(
+        "digitalocean",
+        "crates/openapi-workspace/tests/corpus/public/digitalocean.tar.gz",
+        "specification/DigitalOcean-public.v2.yaml",
+    ),
 ];
 
 /// What generating one document took, as the child process reports it on its last line.
@@ -141,20 +154,35 @@ fn files_under(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(found)
 }
 
+/// The document's file: its path, or its entry in its archive unpacked under `work`.
+fn unpacked(root: &Path, document: &Document, work: &Path) -> anyhow::Result<PathBuf> {
+    let Some(entry) = document.entry else { return Ok(root.join(document.path)) };
+    let dir = work.join("documents").join(document.name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| dir.display().to_string())?;
+    }
+    std::fs::create_dir_all(&dir)?;
+    let status = Command::new("tar").arg("-xzf").arg(root.join(document.path)).arg("-C").arg(&dir).status()?;
+    ensure!(status.success(), "tar could not unpack {}", document.path);
+    Ok(dir.join(entry))
+}
+
 /// Runs the child: this program again, generating `spec` into a fresh `out`.
-fn generate(root: &Path, spec: &str, out: &Path) -> anyhow::Result<Generation> {
+fn generate(root: &Path, spec: &Path, out: &Path) -> anyhow::Result<Generation> {
     if out.exists() {
         std::fs::remove_dir_all(out).with_context(|| out.display().to_string())?;
     }
     let output = Command::new(std::env::current_exe()?)
-        .args(["corpus", "--generate-one", spec])
+        .args(["corpus", "--generate-one"])
+        .arg(spec)
         .arg(out)
         .current_dir(root)
         .output()?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     ensure!(
         output.status.success(),
-        "generating {spec} failed:\n{}{}",
+        "generating {} failed:\n{}{}",
+        spec.display(),
         stdout,
         String::from_utf8_lossy(&output.stderr)
     );
@@ -250,12 +278,13 @@ pub(crate) fn run(root: &Path, only: &[&str]) -> anyhow::Result<()> {
         eprintln!("== {} ({})", document.name, document.path);
         let out = work.join("workspaces").join(document.name);
         let again = work.join("again").join(document.name);
-        let generation = generate(root, document.path, &out)?;
+        let spec = unpacked(root, document, &work)?;
+        let generation = generate(root, &spec, &out)?;
         std::fs::copy(root.join("Cargo.lock"), out.join("Cargo.lock"))?;
         // The second generation, which only has to come out the same, runs beside the checks
         // (the first, timed, ran alone).
         let (regenerated, checks) = std::thread::scope(|scope| {
-            let regenerating = scope.spawn(|| generate(root, document.path, &again));
+            let regenerating = scope.spawn(|| generate(root, &spec, &again));
             let mut checks = Vec::new();
             for (label, features) in [("default", None), ("all features", Some("--all-features"))] {
                 let result = check(&out, &cargo_target, features);

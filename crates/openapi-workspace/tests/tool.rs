@@ -112,3 +112,48 @@ fn repairs_are_warnings_and_strict_refuses_them() {
     assert!(stderr.contains("path parameter isbn is not in the path"), "{stderr}");
     assert!(!dir.path().join("strict").exists(), "a refused document writes nothing");
 }
+
+#[test]
+fn a_document_split_across_files_is_served_but_for_what_cannot_be() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    // DigitalOcean's layout: operations and schemas in files of their own.
+    write(
+        "spec/api.yaml",
+        "openapi: 3.0.3\ninfo: {title: Split, version: '1'}\npaths:\n  /things:\n    get: {$ref: ops/list.yml}\n  /search:\n    get: {$ref: ops/search.yml}\n",
+    );
+    write(
+        "spec/ops/list.yml",
+        "operationId: listThings\nresponses:\n  '200':\n    description: The things.\n    content:\n      application/json:\n        schema: {type: array, items: {$ref: ../models/thing.yml}}\n",
+    );
+    write("spec/models/thing.yml", "type: object\nrequired: [id]\nproperties:\n  id: {type: string}\n");
+    // A deepObject map (`filter[k]=v`), which no stage serves yet.
+    write(
+        "spec/ops/search.yml",
+        "operationId: searchThings\nparameters:\n  - {name: filter, in: query, style: deepObject, schema: {type: object, additionalProperties: {type: object}}}\nresponses:\n  '200': {description: ok}\n",
+    );
+
+    let output = tool(dir.path(), &["--spec", "spec/api.yaml", "--out", "split"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "warning: spec/api.yaml#/paths/~1search/get: left out of the workspace: #/paths/~1search/get/parameters/0: \
+             parameter filter is deepObject"
+        ),
+        "{stderr}"
+    );
+    let client = std::fs::read_to_string(dir.path().join("split/split-client/src/generated.rs")).unwrap();
+    assert!(client.contains("pub fn list_things"), "the servable operation is there");
+    assert!(!client.contains("search_things"), "the other is left out");
+    let types = std::fs::read_to_string(dir.path().join("split/split-types/src/generated.rs")).unwrap();
+    assert!(types.contains("pub struct Thing"), "the schema in its own file is one model, named after its file");
+
+    let strict = tool(dir.path(), &["--spec", "spec/api.yaml", "--out", "strict", "--strict"]);
+    assert_eq!(strict.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&strict.stderr).contains("left out of the workspace"));
+}

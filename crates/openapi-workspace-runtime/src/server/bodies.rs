@@ -120,7 +120,10 @@ pub fn media_type(headers: &HeaderMap, accepted: &[&str]) -> Result<usize, ApiEr
             || (is_json_essence(&declared) && is_json_essence(found))
             || declared.strip_suffix("/*").is_some_and(|kind| found.split('/').next() == Some(kind))
     };
-    accepted.iter().position(|declared| matches(declared)).ok_or_else(|| {
+    // The media type the request names, when declared, before one that merely takes it (JSON's
+    // other forms, a wildcard): a merge patch is read as one beside a JSON patch.
+    let exact = found.as_deref().and_then(|found| accepted.iter().position(|declared| essence(declared) == found));
+    exact.or_else(|| accepted.iter().position(|declared| matches(declared))).ok_or_else(|| {
         ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             format!("Content-Type must be one of: {}", accepted.join(", ")),

@@ -6,12 +6,14 @@
 //! conversion) and the `openapiv3` model of the same normalised document.
 
 pub(crate) mod document;
+pub(crate) mod files;
 pub(crate) mod marks;
 pub(crate) mod normalise;
 pub(crate) mod nullable;
 pub(crate) mod openapi31;
 pub(crate) mod openapi32;
 pub(crate) mod repair;
+pub(crate) mod text;
 pub(crate) mod wire;
 
 use crate::error::{Error, Result, bail};
@@ -76,7 +78,7 @@ fn webhooks(raw: &mut serde_json::Value, written_as: &str, notes: &mut Vec<Note>
     };
     // An extension is not checked with the document: its shape is, here, as paths are.
     well_formed(&doc).map_err(located)?;
-    normalise::normalise(&mut doc, notes).map_err(located)?;
+    normalise::normalise(&mut doc, notes, Serving::Whole).map_err(located)?;
     if let Some(schemas) = doc.pointer("/components/schemas").cloned() {
         raw["components"]["schemas"] = schemas;
     }
@@ -131,27 +133,21 @@ fn well_formed(document: &serde_json::Value) -> Result<()> {
     bail!(format!("#{pointer}"), "the document is not a valid OpenAPI 3.0 document here: {}", error.inner())
 }
 
-/// The document's text as JSON: a document that starts as a JSON object is read as JSON (YAML
-/// 1.2 is a superset in principle, but its parsers refuse escapes JSON allows, such as `\/`), and
-/// anything else as YAML.
-fn document_text(text: &str) -> Result<serde_json::Value> {
-    if text.trim_start().starts_with('{') {
-        match serde_json::from_str(text) {
-            Ok(value) => return Ok(value),
-            // A YAML flow mapping starts with `{` too; when YAML cannot read it either, the JSON
-            // error (with its line and column) is the one that helps.
-            Err(json) => {
-                return serde_norway::from_str(text)
-                    .map_err(|_| Error::library("the document is not valid JSON", json));
-            }
-        }
-    }
-    serde_norway::from_str(text).map_err(|e| Error::library("the document is not valid YAML", e))
+/// Whether an operation the read stage cannot serve refuses the document (`Whole`: our own
+/// document, the library's callers) or is left out of it with a note (`WhatItCan`: the tool).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Serving {
+    Whole,
+    WhatItCan,
 }
 
 impl Spec {
     pub fn parse(text: &str) -> Result<Self> {
-        let mut raw = document_text(text)?;
+        Self::parse_serving(text, Serving::Whole)
+    }
+
+    pub(crate) fn parse_serving(text: &str, serving: Serving) -> Result<Self> {
+        let mut raw = text::document_text(text)?;
         let version = raw.get("openapi").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
         let mut notes = Vec::new();
         let moved = match openapi32::is_32(&version) {
@@ -159,7 +155,7 @@ impl Spec {
             false => Vec::new(),
         };
         let mut spec =
-            Self::read(raw, &version, notes).map_err(|error| error.relocated(|text| locate(&moved, text)))?;
+            Self::read(raw, &version, notes, serving).map_err(|error| error.relocated(|text| locate(&moved, text)))?;
         for note in &mut spec.notes {
             note.pointer = locate(&moved, std::mem::take(&mut note.pointer));
         }
@@ -173,7 +169,7 @@ impl Spec {
     }
 
     /// The document (a 3.2 one in its 3.1 view) read.
-    fn read(mut raw: serde_json::Value, version: &str, mut notes: Vec<Note>) -> Result<Self> {
+    fn read(mut raw: serde_json::Value, version: &str, mut notes: Vec<Note>, serving: Serving) -> Result<Self> {
         // A 3.2 document is in its 3.1 view already.
         if openapi32::is_32(version) || openapi31::is_31(version) {
             openapi31::to_30(&mut raw, &mut notes)?;
@@ -183,33 +179,22 @@ impl Spec {
         repair::repair(&mut raw, version.starts_with("3.0."), &mut notes);
         well_formed(&raw)?;
         // What the documentation is made from: the document as written, in its 3.0 view.
-        let original = raw.clone();
+        let mut original = raw.clone();
         // Pointers into the webhooks name them where the document has them.
         let written_as = if version.starts_with("3.0.") { "x-webhooks" } else { "webhooks" };
         let webhooks = webhooks(&mut raw, written_as, &mut notes)?;
-        normalise::normalise(&mut raw, &mut notes)?;
+        for (path, method) in normalise::normalise(&mut raw, &mut notes, serving)? {
+            // The documentation shows what the workspace serves.
+            original
+                .get_mut("paths")
+                .and_then(|paths| paths.get_mut(&path))
+                .and_then(|item| item.as_object_mut()?.remove(&method));
+        }
         Ok(Self { openapi: openapi_model(raw.clone())?, raw, original, notes, webhooks, moved: Vec::new() })
     }
 
     /// The named component schemas, in document order.
     pub fn component_schemas(&self) -> impl Iterator<Item = (&String, &serde_json::Value)> {
         self.raw.pointer("/components/schemas").and_then(|v| v.as_object()).into_iter().flat_map(|m| m.iter())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::document_text;
-
-    #[test]
-    fn a_json_document_is_read_as_json() {
-        // `\/` is an escape JSON allows and YAML's parsers refuse.
-        let read = document_text(r#"{"openapi": "3.0.3", "info": {"title": "a\/b", "version": "1"}}"#).unwrap();
-        assert_eq!(read["info"]["title"], "a/b");
-        // A YAML flow mapping is still YAML.
-        assert_eq!(document_text("{openapi: 3.0.3}").unwrap()["openapi"], "3.0.3");
-        // What neither reads is reported as JSON, with where.
-        let error = document_text("{\"openapi\": [}").unwrap_err().to_string();
-        assert!(error.contains("not valid JSON"), "{error}");
     }
 }

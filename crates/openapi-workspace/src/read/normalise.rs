@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value, json};
 
 use crate::error::{Result, bail};
+use crate::read::Serving;
 use crate::read::document::{METHODS, pointer, resolve, rust_name};
 
 /// A string enum whose values do not each make a Rust name of their own (`.`, `-`; `a-b` beside
@@ -66,8 +67,13 @@ fn regex_escape(text: &str) -> String {
     text.chars().map(|c| if "\\.+*?()|[]{}^$".contains(c) { format!("\\{c}") } else { c.to_string() }).collect()
 }
 
-/// The shared view: see the module's documentation.
-pub(crate) fn normalise(doc: &mut Value, notes: &mut Vec<crate::read::Note>) -> Result<()> {
+/// The shared view: see the module's documentation. Answers the operations left out (path,
+/// method): with `Serving::WhatItCan`, one whose parameters cannot be served is, with a note.
+pub(crate) fn normalise(
+    doc: &mut Value,
+    notes: &mut Vec<crate::read::Note>,
+    serving: Serving,
+) -> Result<Vec<(String, String)>> {
     unnameable_enums(doc, "", notes);
     let mut paths = match doc.get_mut("paths").map(Value::take) {
         Some(Value::Object(paths)) => paths,
@@ -79,14 +85,26 @@ pub(crate) fn normalise(doc: &mut Value, notes: &mut Vec<crate::read::Note>) -> 
     let mut names = Names::new(&schemas);
 
     operation_ids(&mut paths)?;
+    let mut left_out = Vec::new();
     for (path, item) in paths.iter_mut() {
         let path_parameters = item.as_object_mut().and_then(|i| i.remove("parameters"));
         for method in METHODS {
             let Some(operation) = item.get_mut(method) else { continue };
             let at = ["paths", path.as_str(), method];
-            own_parameters(operation, path_parameters.as_ref(), &components, &at)?;
-            check_parameters(path, operation, &components, &at)?;
-            hoist_operation(operation, &mut schemas, &mut names);
+            let served = own_parameters(operation, path_parameters.as_ref(), &components, &at)
+                .and_then(|()| check_parameters(path, operation, &components, &at));
+            match (served, serving) {
+                (Ok(()), _) => hoist_operation(operation, &mut schemas, &mut names),
+                (Err(error), Serving::Whole) => return Err(error),
+                (Err(error), Serving::WhatItCan) => {
+                    notes.push(crate::read::Note {
+                        pointer: pointer(&at).trim_start_matches('#').to_owned(),
+                        message: format!("left out of the workspace: {}", error.chain()),
+                    });
+                    item.as_object_mut().expect("an operation's path item is an object").remove(method);
+                    left_out.push((path.clone(), method.to_string()));
+                }
+            }
         }
     }
     let mut components = components;
@@ -111,7 +129,73 @@ pub(crate) fn normalise(doc: &mut Value, notes: &mut Vec<crate::read::Note>) -> 
     if components.as_object().is_some_and(|c| !c.is_empty()) {
         doc["components"] = components;
     }
-    Ok(())
+    unclaimed_titles(doc, &mut names);
+    colliding_properties(doc, &mut names);
+    Ok(left_out)
+}
+
+/// typify names an inline schema under a component's property `{Component}{Property}`
+/// (`code-scanning-variant-analysis`'s `status`: `CodeScanningVariantAnalysisStatus`), which can
+/// be a component's own name: such a schema is moved to `components/schemas` under a name of its
+/// own. A nullable composition (typify would name the type inside it like the component) becomes
+/// a nullable reference to the composition, moved to `{Component}Value`.
+fn colliding_properties(doc: &mut Value, names: &mut Names) {
+    let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut) else { return };
+    let mut moved = Vec::new();
+    for (key, schema) in schemas.iter_mut() {
+        let parent = rust_name(key, true);
+        for (property, inner) in schema.get_mut("properties").and_then(Value::as_object_mut).into_iter().flatten() {
+            if !needs_name(inner) || inner.get("title").is_some() {
+                continue;
+            }
+            let wanted = format!("{parent}{}", rust_name(property, true));
+            if !names.0.insert(wanted.clone()) {
+                let name = names.claim(&wanted);
+                let reference = json!({ "$ref": format!("#/components/schemas/{name}") });
+                moved.push((name, std::mem::replace(inner, reference)));
+            }
+        }
+    }
+    schemas.extend(moved);
+    let mut values = Vec::new();
+    for (key, schema) in schemas.iter_mut() {
+        let composed =
+            ["oneOf", "anyOf"].iter().any(|k| schema.get(*k).and_then(Value::as_array).is_some_and(|a| a.len() > 1));
+        if composed
+            && schema.get("nullable") == Some(&Value::Bool(true))
+            && let Some(object) = schema.as_object_mut()
+        {
+            object.remove("nullable");
+            let name = names.claim(&format!("{}Value", rust_name(key, true)));
+            let mut nullable =
+                json!({ "allOf": [{ "$ref": format!("#/components/schemas/{name}") }], "nullable": true });
+            if let Some(description) = object.get("description") {
+                nullable["description"] = description.clone();
+            }
+            values.push((name, std::mem::replace(schema, nullable)));
+        }
+    }
+    schemas.extend(values);
+}
+
+/// typify names a schema with a `title` after it: a title that would name a second type like one
+/// already named (a component's, another title's; `nullable-simple-user` titled "Simple User"
+/// beside `simple-user`), or the type inside a nullable component like the component itself, is
+/// dropped, and the type is named from where it stands. A title is an annotation:
+/// nothing on the wire changes, so there is no note.
+fn unclaimed_titles(doc: &mut Value, names: &mut Names) {
+    let own = |at: &str| at.strip_prefix("/components/schemas/").filter(|key| !key.contains('/')).map(str::to_owned);
+    crate::read::repair::schemas(doc, "", &mut |schema, at| {
+        let Some(title) = schema.get("title").and_then(Value::as_str) else { return };
+        let name = rust_name(title, true);
+        let nullable = schema.get("nullable") == Some(&Value::Bool(true));
+        let named_by_key =
+            own(at).is_some_and(|key| rust_name(&key.replace("~1", "/").replace("~0", "~"), true) == name);
+        // A nullable component is `Name(Option<Inner>)`: the title would name Inner `Name` too.
+        if (named_by_key && nullable) || (!named_by_key && !names.0.insert(name)) {
+            schema.remove("title");
+        }
+    });
 }
 
 /// Names taken in `components/schemas`, compared as the Rust types they become.
@@ -243,6 +327,7 @@ fn hoist_operation(operation: &mut Value, schemas: &mut Map<String, Value>, name
     }
     if let Some(body) = operation.get_mut("requestBody") {
         hoist_content(body, schemas, names, &rust_name(&format!("{id}-body"), true));
+        multipart_parts(body, schemas, names);
     }
     let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return };
     // An operation that documents no success answers one as progenitor assumes: any 2xx, no body.
@@ -268,6 +353,26 @@ fn hoist_operation(operation: &mut Value, schemas: &mut Map<String, Value>, name
                 hoist(schema, schemas, names, &rust_name(&format!("{id}-{header}"), true));
             }
         }
+    }
+}
+
+/// The server models each part of a multipart body as a type: a part's inline shape that becomes
+/// a type of its own is named `{Body}{Part}` and moved to `components/schemas`, as typify would
+/// name it.
+fn multipart_parts(body: &Value, schemas: &mut Map<String, Value>, names: &mut Names) {
+    let Some(content) = body.get("content").and_then(Value::as_object) else { return };
+    for (media, item) in content {
+        let reference = item.pointer("/schema/$ref").and_then(Value::as_str);
+        let Some(name) = reference.and_then(|r| r.strip_prefix("#/components/schemas/")) else { continue };
+        if crate::read::document::essence(media) != "multipart/form-data" {
+            continue;
+        }
+        let Some(mut schema) = schemas.remove(name) else { continue };
+        let body_name = rust_name(name, true);
+        for (part, inner) in schema.get_mut("properties").and_then(Value::as_object_mut).into_iter().flatten() {
+            hoist(inner, schemas, names, &format!("{body_name}{}", rust_name(part, true)));
+        }
+        schemas.insert(name.to_owned(), schema);
     }
 }
 

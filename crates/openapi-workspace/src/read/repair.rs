@@ -10,10 +10,25 @@
 //! - a `default` of the wrong type is converted when the text says the same value (`"10"` for
 //!   an integer, `"true"` for a boolean), and dropped otherwise, as is a `default` outside its
 //!   `enum`.
+//!   A `default` on a `oneOf`/`anyOf` (OpenAI's `"auto"` on a choice of a string and a number) is
+//!   dropped, but a nullable one's `null`: typify checks such a default against the variants it
+//!   made and refuses many a valid one, so the models hold no such default.
+//!   An object `default` that lacks a property its schema requires (Kubernetes' `default: {}` on
+//!   every nested object) is dropped: it is not a value of the schema.
+//!
+//! - a keyword for another type than the schema's (`uniqueItems` on a boolean, `minimum` on a
+//!   string) is dropped without a note: JSON Schema ignores it, so nothing changes but what the
+//!   libraries after this stage would trip on.
 //!
 //! - a security requirement naming a scheme `components/securitySchemes` lacks drops it; an
 //!   alternative that asked for nothing else is dropped whole (it would otherwise read as
 //!   anonymous access), unless no alternative would be left — then the model refuses it.
+//!
+//! - a request body offered as `multipart/form-data` beside other media types is read as the
+//!   others (the server takes multipart only as a body's one media type);
+//! - a request body offered as a wildcard (`*/*`, `application/*`; Kubernetes offers every body
+//!   so) is read as JSON when its schema is an object's, and as bytes otherwise — what a client
+//!   can send and a server can read; beside a JSON media type the wildcard is dropped.
 //!
 //! A parameter whose schema is a choice between strings only (FastAPI's `UUID | str`) is read
 //! as a string, which is what it is on the wire; progenitor cannot take a parameter of a
@@ -31,11 +46,21 @@ pub(crate) fn repair(doc: &mut Value, was_30: bool, notes: &mut Vec<Note>) {
     if was_30 {
         schemas(doc, "", &mut |schema, at| exclusive_bounds(schema, at, notes));
     }
+    schemas(doc, "", &mut |schema, _| foreign_keywords(schema));
     schemas(doc, "", &mut |schema, at| wrong_default(schema, at, notes));
     let components = doc.get("components").cloned().unwrap_or(Value::Null);
+    schemas(doc, "", &mut |schema, at| incomplete_default(schema, at, &components, notes));
+    schemas(doc, "", &mut |schema, at| composed_default(schema, at, notes));
     let defined = components.get("securitySchemes").and_then(Value::as_object).cloned().unwrap_or_default();
     if let Some(security) = doc.get_mut("security") {
         undefined_schemes(security, "/security", &defined, notes);
+    }
+    if let Some(bodies) = doc.pointer_mut("/components/requestBodies").and_then(Value::as_object_mut) {
+        for (name, body) in bodies.iter_mut() {
+            let at = format!("/components/requestBodies/{}", escape(name));
+            wildcard_body(body, &at, &components, notes);
+            multipart_beside_others(body, &at, notes);
+        }
     }
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
     for (path, item) in paths.iter_mut() {
@@ -52,6 +77,10 @@ pub(crate) fn repair(doc: &mut Value, was_30: bool, notes: &mut Vec<Note>) {
             let at = format!("{item_at}/{method}");
             if let Some(security) = operation.get_mut("security") {
                 undefined_schemes(security, &format!("{at}/security"), &defined, notes);
+            }
+            if let Some(body) = operation.get_mut("requestBody") {
+                wildcard_body(body, &format!("{at}/requestBody"), &components, notes);
+                multipart_beside_others(body, &format!("{at}/requestBody"), notes);
             }
             let mut named: BTreeSet<String> = BTreeSet::new();
             for list in [shared.as_ref(), operation.get("parameters")] {
@@ -114,6 +143,61 @@ fn undefined_schemes(security: &mut Value, at: &str, defined: &Map<String, Value
         });
     }
     *security = Value::Array(kept);
+}
+
+/// A request body's wildcard media types read as JSON or bytes (see the module's documentation).
+fn wildcard_body(body: &mut Value, at: &str, components: &Value, notes: &mut Vec<Note>) {
+    let Some(content) = body.get_mut("content").and_then(Value::as_object_mut) else { return };
+    for wildcard in ["*/*", "application/*"] {
+        let Some(media) = content.remove(wildcard) else { continue };
+        let pointer = format!("{at}/content/{}", escape(wildcard));
+        if content.keys().any(|m| crate::read::document::is_json(m)) {
+            notes.push(Note { pointer, message: "a wildcard beside JSON: the body is read as JSON".into() });
+            continue;
+        }
+        let object = media.get("schema").is_some_and(|schema| object_schema(schema, components, 0));
+        let read_as = if object { "application/json" } else { "application/octet-stream" };
+        notes.push(Note {
+            pointer,
+            message: format!(
+                "a body of any media type, with {} schema: read as {read_as}",
+                if object { "an object's" } else { "a non-object" }
+            ),
+        });
+        content.entry(read_as).or_insert(media);
+    }
+}
+
+/// A body offered as `multipart/form-data` and as other media types is read as the others: a
+/// server cannot yet take multipart beside them (see the module's documentation).
+fn multipart_beside_others(body: &mut Value, at: &str, notes: &mut Vec<Note>) {
+    let Some(content) = body.get_mut("content").and_then(Value::as_object_mut) else { return };
+    let multipart: Vec<String> =
+        content.keys().filter(|m| crate::read::document::essence(m) == "multipart/form-data").cloned().collect();
+    if multipart.is_empty() || multipart.len() == content.len() {
+        return;
+    }
+    for media in multipart {
+        content.remove(&media);
+        let others: Vec<&String> = content.keys().collect();
+        notes.push(Note {
+            pointer: format!("{at}/content/{}", escape(&media)),
+            message: format!("multipart/form-data beside {others:?} is not served: the body is read as those"),
+        });
+    }
+}
+
+/// Whether `schema` (through `$ref`s and `allOf`s) describes a JSON object.
+fn object_schema(schema: &Value, components: &Value, depth: usize) -> bool {
+    let Some(schema) = crate::read::document::resolve_schema(schema, components) else { return false };
+    depth < 16
+        && (schema.get("type").and_then(Value::as_str) == Some("object")
+            || schema.get("properties").is_some()
+            || schema.get("additionalProperties").is_some()
+            || schema
+                .get("allOf")
+                .and_then(Value::as_array)
+                .is_some_and(|arms| arms.iter().any(|arm| object_schema(arm, components, depth + 1))))
 }
 
 /// The inline parameters of one list, repaired; a `$ref` is left to the component it names.
@@ -199,6 +283,38 @@ fn exclusive_bounds(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<N
     }
 }
 
+/// Drops the keywords that apply to other types than the schema's one `type`.
+fn foreign_keywords(schema: &mut Map<String, Value>) {
+    const ARRAY: &[&str] = &["items", "prefixItems", "uniqueItems", "minItems", "maxItems", "contains"];
+    const OBJECT: &[&str] = &[
+        "properties",
+        "required",
+        "additionalProperties",
+        "patternProperties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+    ];
+    const STRING: &[&str] = &["minLength", "maxLength", "pattern"];
+    const NUMBER: &[&str] = &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
+    let Some(kind) = schema.get("type").and_then(Value::as_str) else { return };
+    let own: &[&str] = match kind {
+        "array" => ARRAY,
+        "object" => OBJECT,
+        "string" => STRING,
+        "integer" | "number" => NUMBER,
+        "boolean" | "null" => &[],
+        _ => return,
+    };
+    for keyword in [ARRAY, OBJECT, STRING, NUMBER].concat() {
+        // A parameter's or header's `required` is a boolean, and not this keyword.
+        let a_parameters = keyword == "required" && schema.get(keyword).is_some_and(Value::is_boolean);
+        if !own.contains(&keyword) && !a_parameters {
+            schema.remove(keyword);
+        }
+    }
+}
+
 /// A `default` that is not of its schema's `type` (or not in its `enum`).
 fn wrong_default(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
     let Some(default) = schema.get("default") else { return };
@@ -263,10 +379,61 @@ fn wrong_default(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note
     };
 }
 
+/// An object `default` without every property its schema (through `$ref`s and `allOf`s) requires.
+fn incomplete_default(schema: &mut Map<String, Value>, at: &str, components: &Value, notes: &mut Vec<Note>) {
+    let Some(Value::Object(default)) = schema.get("default") else { return };
+    let mut required = BTreeSet::new();
+    required_of(&Value::Object(schema.clone()), components, &mut required, 0);
+    let missing: Vec<&String> = required.iter().filter(|name| !default.contains_key(*name)).collect();
+    if missing.is_empty() {
+        return;
+    }
+    notes.push(Note {
+        pointer: format!("{at}/default"),
+        message: format!("the default {} lacks the required {missing:?}: dropped", Value::Object(default.clone())),
+    });
+    schema.remove("default");
+}
+
+/// A `default` on a composition (see the module's documentation).
+fn composed_default(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
+    let Some(default) = schema.get("default") else { return };
+    let composed = schema.contains_key("oneOf") || schema.contains_key("anyOf");
+    let nullable_null = default.is_null() && schema.get("nullable") == Some(&Value::Bool(true));
+    if !composed || nullable_null {
+        return;
+    }
+    notes.push(Note {
+        pointer: format!("{at}/default"),
+        message: format!("the default {default} of a oneOf/anyOf is not kept in the models: dropped"),
+    });
+    schema.remove("default");
+}
+
+/// The properties `schema` requires, through `$ref`s and `allOf`s.
+fn required_of(schema: &Value, components: &Value, required: &mut BTreeSet<String>, depth: usize) {
+    let Some(schema) = crate::read::document::resolve_schema(schema, components) else { return };
+    if depth > 16 {
+        return;
+    }
+    required.extend(
+        schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned),
+    );
+    for arm in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
+        required_of(arm, components, required, depth + 1);
+    }
+}
+
 /// Calls `visit` on every schema object of the document (anything with a `type`, a
 /// composition or a `$ref` beside other keywords), never inside examples, enums, defaults or
 /// extensions, which are values rather than schemas.
-fn schemas(value: &mut Value, at: &str, visit: &mut impl FnMut(&mut Map<String, Value>, &str)) {
+pub(crate) fn schemas(value: &mut Value, at: &str, visit: &mut impl FnMut(&mut Map<String, Value>, &str)) {
     walk(value, at, false, visit);
 }
 

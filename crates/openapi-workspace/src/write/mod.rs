@@ -5,6 +5,7 @@
 pub(crate) mod client;
 pub(crate) mod doc_lines;
 pub(crate) mod docs;
+pub(crate) mod leave_out;
 pub(crate) mod samples;
 pub(crate) mod server;
 pub(crate) mod wire;

@@ -5,6 +5,7 @@ pub(crate) mod cli;
 pub(crate) mod credentials;
 pub(crate) mod events;
 pub(crate) mod items;
+pub(crate) mod media;
 pub(crate) mod methods;
 pub(crate) mod multipart;
 pub(crate) mod styles;
@@ -74,6 +75,7 @@ pub(crate) struct Hooks {
     styles: Option<TokenStream>,
     twins: Option<TokenStream>,
     methods: Option<TokenStream>,
+    media: Option<TokenStream>,
 }
 
 impl Hooks {
@@ -83,6 +85,7 @@ impl Hooks {
             styles: styles::client(spec)?,
             twins: events::hook(spec),
             methods: methods::hook(spec),
+            media: media::hook(spec),
         })
     }
 
@@ -93,7 +96,11 @@ impl Hooks {
 
     /// Whether the client has a request hook at all.
     pub(crate) fn any(&self) -> bool {
-        self.credentials() || self.styles.is_some() || self.twins.is_some() || self.methods.is_some()
+        self.credentials()
+            || self.styles.is_some()
+            || self.twins.is_some()
+            || self.methods.is_some()
+            || self.media.is_some()
     }
 }
 
@@ -101,7 +108,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let view = View::of(spec)?;
     let parts = Hooks::of(spec, &view)?;
     let (hooks, inner) = (parts.any(), parts.credentials());
-    let Hooks { credentials, styles, twins, methods } = parts;
+    let Hooks { credentials, styles, twins, methods, media } = parts;
     let mut generator = Generator::new(&settings(&view, inner, hooks));
     let mut client = progenitor("a client", || generator.generate_tokens(&view.openapi))
         .map_err(|error| locate(&view, inner, hooks, error))?;
@@ -121,6 +128,10 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     if let Some(methods) = methods {
         client.extend(methods);
         pre.push(quote::quote! { send_with_its_method(info.operation_id, request); });
+    }
+    if let Some(media) = media {
+        client.extend(media);
+        pre.push(quote::quote! { send_as_its_media_type(info.operation_id, request); });
     }
     if let Some(credentials) = credentials {
         client.extend(credentials.tokens);

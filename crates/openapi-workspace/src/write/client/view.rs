@@ -86,43 +86,38 @@ fn client_parameters(operation: &mut Value) {
     }
 }
 
-/// The one media type progenitor's client sends: JSON when offered, else form, bytes or text.
+/// The one media type progenitor's client sends (`media::chosen`): JSON when offered, else form,
+/// bytes or text.
 fn client_body(operation: &mut Value, components: &Value, at: &[&str]) -> Result<()> {
     let Some(body) = operation.get("requestBody") else { return Ok(()) };
     let mut body = resolve(body, components, "requestBodies").cloned().unwrap_or_default();
     let Some(content) = body.get("content").and_then(Value::as_object) else { return Ok(()) };
-    let rank = |media: &str| match essence(media).as_str() {
-        "application/json" => Some(0),
-        "application/x-www-form-urlencoded" => Some(1),
-        "application/octet-stream" => Some(2),
-        "text/plain" | "text/x-markdown" => Some(3),
-        // progenitor has no multipart: its bytes are sent as a body of their own (`multipart`).
-        "multipart/form-data" => Some(4),
-        _ => None,
-    };
-    let Some((media, chosen)) = content.iter().filter(|(m, _)| rank(m).is_some()).min_by_key(|(m, _)| rank(m)) else {
+    let Some((media, chosen)) = super::media::chosen(content) else {
         let offered: Vec<&String> = content.keys().collect();
         bail!(
             format!("{}/requestBody", pointer(at)),
-            "offered as {offered:?}; the client (progenitor) sends only application/json, \
-             application/x-www-form-urlencoded, application/octet-stream, text/plain and multipart/form-data"
+            "offered as {offered:?}; the client (progenitor) sends only JSON (application/json and \
+             application/*+json), application/x-www-form-urlencoded, application/octet-stream, text/plain \
+             and multipart/form-data"
         );
     };
+    // progenitor writes JSON as application/json only; the request hook relabels it (`media`).
+    let media = if super::media::relabelled(media).is_some() { "application/json".to_owned() } else { media.clone() };
     let mut chosen = chosen.clone();
     if let Some(chosen) = chosen.as_object_mut() {
         chosen.remove("encoding");
     }
-    if essence(media) == "multipart/form-data" {
+    if essence(&media) == "multipart/form-data" {
         super::multipart::for_client(operation, &mut body, chosen, at)?;
         return Ok(());
     }
-    match essence(media).as_str() {
+    match essence(&media).as_str() {
         "application/octet-stream" => chosen["schema"] = json!({"type": "string", "format": "binary"}),
         "text/plain" | "text/x-markdown" => chosen["schema"] = json!({"type": "string"}),
         _ if chosen.get("schema").is_none() => chosen["schema"] = json!({}),
         _ => {}
     }
-    body["content"] = json!({ media.clone(): chosen });
+    body["content"] = json!({ media: chosen });
     operation["requestBody"] = body;
     Ok(())
 }

@@ -24,7 +24,9 @@ pub struct Written {
 /// any repair or approximation (any note) is refused instead, with every note, and nothing is
 /// written.
 pub fn write_workspace(spec: &Path, out: &Path, strict: bool) -> Result<Written> {
-    let text = std::fs::read_to_string(spec).map_err(|e| Error::io(spec, e))?;
+    // A document split across files is made one first (`read::files`).
+    let text =
+        crate::read::files::bundle(spec).map_err(|e| Error::InFile { path: spec.to_owned(), source: Box::new(e) })?;
     let name = std::path::absolute(out)
         .ok()
         .and_then(|out| out.file_name().and_then(|n| n.to_str()).map(|n| n.to_ascii_lowercase().replace('_', "-")))

@@ -47,8 +47,6 @@ const RUNTIME_FILES: [(&str, &str); 22] = [
     ("server/styles.rs", include_str!("../../../../openapi-workspace-runtime/src/server/styles.rs")),
 ];
 
-/// The crates `<name>-types`, `<name>-client` and `<name>-server` generated from the document
-/// `spec_text` (whose path, for the headers, is `source`).
 /// A workspace of its own for a document: its files, and what reading it left out.
 #[derive(Debug, Clone)]
 pub struct Standalone {
@@ -56,6 +54,9 @@ pub struct Standalone {
     pub notes: Vec<crate::read::Note>,
 }
 
+/// The crates `<name>-types`, `<name>-client` and `<name>-server` generated from the document
+/// `spec_text` (whose path, for the headers, is `source`); an operation no stage can serve is
+/// left out, with a note (`leave_out`).
 pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalone> {
     let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
@@ -70,8 +71,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     let config =
         Config { types_path: types_path.clone(), server_runtime_path: "crate::runtime".into(), source: source.into() };
     // Read once, for the crates and for the README's samples.
-    let spec = crate::read::Spec::parse(spec_text)?;
-    let generated = crate::write::generate(&spec, &config).map_err(|error| spec.locate(error))?;
+    let (spec, generated) = crate::write::leave_out::generate(spec_text, &config)?;
     let rust = |path: String, contents: String| File { path, contents, rust: true };
     let text = |path: String, contents: String| File { path, contents, rust: false };
     let header = crate::write::header(&config);
@@ -83,7 +83,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
         rust(
             format!("{name}-types/src/lib.rs"),
             format!(
-                "{header}//! The models of {source}.\n\n#[allow(clippy::all, clippy::pedantic, unused_imports, dead_code)]\nmod generated;\n\npub use generated::*;\n"
+                "{header}//! The models of {source}.\n\n// typify names a variant after its value: `+1` is `plus1`.\n#[allow(clippy::all, clippy::pedantic, unused_imports, dead_code, non_camel_case_types)]\nmod generated;\n\npub use generated::*;\n"
             ),
         ),
         rust(format!("{name}-types/src/generated.rs"), generated.types),

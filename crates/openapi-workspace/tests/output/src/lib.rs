@@ -29,6 +29,7 @@ sample!(openapi_3_2);
 sample!(parameter_styles);
 sample!(parameters_and_responses);
 sample!(pet_store);
+sample!(public_shapes);
 sample!(query_arrays);
 sample!(repairs);
 sample!(security);

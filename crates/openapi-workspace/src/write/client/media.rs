@@ -1,0 +1,82 @@
+//! The one media type the client sends an operation's body as, chosen once for progenitor's view
+//! ([`chosen`]) and for the request hook ([`hook`]). progenitor writes JSON only as
+//! `application/json`; a body offered only in another JSON media type (`application/merge-patch+json`,
+//! `application/vnd.github+json`) is JSON to progenitor, and the hook then labels the request
+//! with the media type the document asked for, so the server sees what it offers.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use serde_json::{Map, Value, json};
+
+use crate::read::Spec;
+use crate::read::document::{METHODS, essence, is_json, resolve, rust_name};
+
+/// How much the client prefers a media type, lower first; `None` for one it cannot send.
+fn rank(media: &str) -> Option<u8> {
+    match essence(media).as_str() {
+        "application/json" => Some(0),
+        // Of JSON's other forms, a merge patch is the one a typed body means as it stands.
+        "application/merge-patch+json" => Some(1),
+        _ if is_json(media) => Some(2),
+        "application/x-www-form-urlencoded" => Some(3),
+        "application/octet-stream" => Some(4),
+        "text/plain" | "text/x-markdown" => Some(5),
+        // progenitor has no multipart: its bytes are sent as a body of their own (`multipart`).
+        "multipart/form-data" => Some(6),
+        _ => None,
+    }
+}
+
+/// The media type the client sends a body of `content` as, and its entry; `None` if it can
+/// send none of them.
+pub(crate) fn chosen(content: &Map<String, Value>) -> Option<(&String, &Value)> {
+    content.iter().filter(|(media, _)| rank(media).is_some()).min_by_key(|(media, _)| rank(media))
+}
+
+/// The media type the hook puts on a request in place of progenitor's `application/json`.
+pub(crate) fn relabelled(media: &str) -> Option<&str> {
+    // A header value is visible ASCII: any other media type is left as progenitor sends it.
+    let writable = media.bytes().all(|b| (0x20..0x7f).contains(&b));
+    (writable && is_json(media) && essence(media) != "application/json").then_some(media)
+}
+
+/// The request hook's part for bodies sent in another JSON media type: `None` when the document
+/// has none.
+pub(crate) fn hook(spec: &Spec) -> Option<TokenStream> {
+    let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
+    let mut arms = Vec::new();
+    for item in spec.raw.get("paths").and_then(Value::as_object).into_iter().flat_map(|paths| paths.values()) {
+        for operation in METHODS.iter().filter_map(|m| item.get(*m)) {
+            let Some(id) = operation["operationId"].as_str() else { continue };
+            let Some(body) = operation.get("requestBody").and_then(|b| resolve(b, &components, "requestBodies")) else {
+                continue;
+            };
+            let Some(content) = body.get("content").and_then(Value::as_object) else { continue };
+            let Some(media) = chosen(content).and_then(|(media, _)| relabelled(media)) else { continue };
+            let mut ids = vec![rust_name(id, false)];
+            if super::events::negotiated(operation, &components) {
+                ids.push(rust_name(&super::events::twin_id(id), false));
+            }
+            arms.push(quote!(#(#ids)|* => #media,));
+        }
+    }
+    if arms.is_empty() {
+        return None;
+    }
+    Some(quote! {
+        /// Labels a body with the JSON media type its operation offers (progenitor writes every
+        /// JSON body as `application/json`).
+        fn send_as_its_media_type(operation_id: &str, request: &mut reqwest::Request) {
+            let media = match operation_id {
+                #(#arms)*
+                _ => return,
+            };
+            if request.body().is_some() {
+                request.headers_mut().insert(
+                    reqwest::header::CONTENT_TYPE,
+                    reqwest::header::HeaderValue::from_static(media),
+                );
+            }
+        }
+    })
+}
