@@ -134,6 +134,8 @@ fn client_responses(
     at: &[&str],
 ) -> Result<()> {
     let id = operation["operationId"].as_str().unwrap_or_default().to_string();
+    // dropshot's websocket: its `default` is the protocol switch, which progenitor reads itself.
+    let websocket = operation.get("x-dropshot-websocket").is_some();
     let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return Ok(()) };
     for response in responses.values_mut() {
         let mut resolved = resolve(response, components, "responses").cloned().unwrap_or_default();
@@ -157,6 +159,13 @@ fn client_responses(
             },
         }
     };
+    // No success listed beside a `default`: progenitor would make `default` the success and the
+    // error both and then add a third catch-all arm no value reaches (a warning, refused under
+    // `-D warnings`). An explicit success without a body is what the document says.
+    let listed_success = responses.keys().any(|s| class(s) == Some(true) || s.starts_with('3'));
+    if !listed_success && !websocket && responses.contains_key("default") {
+        responses.insert("2XX".into(), json!({ "description": "Success (the document gives none)." }));
+    }
     for (success, suffix) in [(true, "success"), (false, "error")] {
         let statuses: Vec<String> = responses.keys().filter(|s| class(s) == Some(success)).cloned().collect();
         let kinds: BTreeSet<Kind> = statuses.iter().map(|s| response_kind(s, &responses[s])).collect();
