@@ -67,7 +67,8 @@ fn main() -> ExitCode {
         ["bench", "--upload"] => bench::upload_only(&workspace_root()),
         ["bench", "--server"] => bench::server_only(&workspace_root()),
         ["corpus", "--generate-one", spec, out] => corpus::generate_one(Path::new(spec), Path::new(out)),
-        ["corpus", only @ ..] => corpus::run(&workspace_root(), only),
+        ["corpus", "--ci", only @ ..] => corpus::run(&workspace_root(), only, corpus::Reach::Ci),
+        ["corpus", only @ ..] => corpus::run(&workspace_root(), only, corpus::Reach::Full),
         ["breaking", "--base", base, rest @ ..] => {
             let head = match rest {
                 [] => None,
@@ -97,7 +98,7 @@ fn main() -> ExitCode {
 fn usage() -> ExitCode {
     eprintln!(
         "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen | --upload | --server] | \
-         cargo xtask breaking --base <git-ref> [--head FILE] | cargo xtask corpus [NAME...]"
+         cargo xtask breaking --base <git-ref> [--head FILE] | cargo xtask corpus [--ci] [NAME...]"
     );
     ExitCode::from(2)
 }

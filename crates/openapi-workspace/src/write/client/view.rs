@@ -159,13 +159,6 @@ fn client_responses(
             },
         }
     };
-    // No success listed beside a `default`: progenitor would make `default` the success and the
-    // error both and then add a third catch-all arm no value reaches (a warning, refused under
-    // `-D warnings`). An explicit success without a body is what the document says.
-    let listed_success = responses.keys().any(|s| class(s) == Some(true) || s.starts_with('3'));
-    if !listed_success && !websocket && responses.contains_key("default") {
-        responses.insert("2XX".into(), json!({ "description": "Success (the document gives none)." }));
-    }
     for (success, suffix) in [(true, "success"), (false, "error")] {
         let statuses: Vec<String> = responses.keys().filter(|s| class(s) == Some(success)).cloned().collect();
         let kinds: BTreeSet<Kind> = statuses.iter().map(|s| response_kind(s, &responses[s])).collect();
@@ -202,7 +195,13 @@ fn client_responses(
         let kind = response_kind("default", default);
         let differs =
             |success: bool| responses.iter().any(|(s, r)| class(s) == Some(success) && response_kind(s, r) != kind);
-        if differs(true) || differs(false) {
+        // Errors listed beside a `default` and no success: progenitor would make `default` the
+        // success and the error both, then add a catch-all arm no value reaches (refused under
+        // `-D warnings`); without it, it reads any 2xx as a success of no type, as the document
+        // says nothing of one.
+        let no_success = !responses.keys().any(|s| class(s) == Some(true) || s.starts_with('3'));
+        let errors_listed = responses.len() > 1;
+        if differs(true) || differs(false) || (no_success && errors_listed && !websocket) {
             responses.remove("default");
         }
     }
