@@ -145,7 +145,7 @@ fn colliding_properties(doc: &mut Value, names: &mut Names) {
     for (key, schema) in schemas.iter_mut() {
         let parent = rust_name(key, true);
         for (property, inner) in schema.get_mut("properties").and_then(Value::as_object_mut).into_iter().flatten() {
-            if !needs_name(inner) || inner.get("title").is_some() {
+            if !needs_name(inner) || inner.get("title").is_some() || reference_with_annotations(inner) {
                 continue;
             }
             let wanted = format!("{parent}{}", rust_name(property, true));
@@ -176,6 +176,16 @@ fn colliding_properties(doc: &mut Value, names: &mut Names) {
         }
     }
     schemas.extend(values);
+}
+
+/// `{allOf: [{$ref}]}` with nothing beside it but annotations (and `nullable`): the referenced
+/// model itself (or its `Option`) to typify, not a type of its own.
+fn reference_with_annotations(schema: &Value) -> bool {
+    let Some(map) = schema.as_object() else { return false };
+    let single_reference =
+        map.get("allOf").and_then(Value::as_array).is_some_and(|arms| arms.len() == 1 && arms[0].get("$ref").is_some());
+    let annotations = ["allOf", "nullable", "description", "title", "default", "example", "readOnly", "writeOnly"];
+    single_reference && map.keys().all(|key| annotations.contains(&key.as_str()) || key.starts_with("x-"))
 }
 
 /// typify names a schema with a `title` after it: a title that would name a second type like one
