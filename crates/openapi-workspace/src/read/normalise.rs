@@ -178,14 +178,23 @@ fn colliding_properties(doc: &mut Value, names: &mut Names) {
     schemas.extend(values);
 }
 
-/// `{allOf: [{$ref}]}` with nothing beside it but annotations (and `nullable`): the referenced
+/// `{allOf: [{$ref}]}`, or the nullable reference (`nullable.rs`: `anyOf: [{$ref}, null]`, as
+/// FastAPI writes every optional model), with nothing beside it but annotations: the referenced
 /// model itself (or its `Option`) to typify, not a type of its own.
 fn reference_with_annotations(schema: &Value) -> bool {
     let Some(map) = schema.as_object() else { return false };
     let single_reference =
         map.get("allOf").and_then(Value::as_array).is_some_and(|arms| arms.len() == 1 && arms[0].get("$ref").is_some());
-    let annotations = ["allOf", "nullable", "description", "title", "default", "example", "readOnly", "writeOnly"];
-    single_reference && map.keys().all(|key| annotations.contains(&key.as_str()) || key.starts_with("x-"))
+    let nullable_reference =
+        crate::read::nullable::nullable_member(schema).is_some_and(|member| member.get("$ref").is_some());
+    let annotations = ["nullable", "description", "title", "default", "example", "readOnly", "writeOnly"];
+    let composition: &[&str] = match (single_reference, nullable_reference) {
+        (true, _) => &["allOf"],
+        (false, true) => &["anyOf", "oneOf"],
+        (false, false) => return false,
+    };
+    map.keys()
+        .all(|key| annotations.contains(&key.as_str()) || composition.contains(&key.as_str()) || key.starts_with("x-"))
 }
 
 /// typify names a schema with a `title` after it: a title that would name a second type like one
