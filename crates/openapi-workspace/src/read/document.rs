@@ -21,6 +21,11 @@ pub(crate) fn escape(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
+/// A JSON pointer segment, unescaped ([`escape`]'s inverse).
+pub(crate) fn unescape(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
+}
+
 /// An operation id, a parameter or a type name as a Rust identifier the way progenitor spells it
 /// (so the server's names and the client's agree): characters that cannot be in an identifier
 /// become word breaks, a leading digit gets `_`, a keyword gets a trailing `_`.

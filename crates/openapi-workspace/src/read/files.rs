@@ -12,13 +12,13 @@
 //! A `#/…` reference inside another file means that file's own fragment and is read so. The
 //! entry file's own `#/…` references are left as they are.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result, bail};
-use crate::read::document::{escape, rust_name};
+use crate::read::document::{escape, rust_name, unescape};
 
 /// The document at `path`, every reference to another file resolved (see the module's
 /// documentation); the text itself when it names no other file.
@@ -31,9 +31,9 @@ pub(crate) fn bundle(path: &Path) -> Result<String> {
     if !names_other_files(&root) {
         return Ok(text);
     }
-    let mut bundler = Bundler { files: BTreeMap::new(), components: BTreeMap::new(), taken: Map::new() };
-    let taken = root.pointer("/components/schemas").and_then(Value::as_object).cloned().unwrap_or_default();
-    bundler.taken = taken.into_iter().map(|(name, _)| (rust_name(&name, true), Value::Null)).collect();
+    let taken = root.pointer("/components/schemas").and_then(Value::as_object).into_iter().flatten();
+    let taken = taken.map(|(name, _)| rust_name(name, true)).collect();
+    let mut bundler = Bundler { files: BTreeMap::new(), components: BTreeMap::new(), taken };
     let entry = path.to_owned();
     let mut root = root;
     bundler.walk(&mut root, &entry, true, Place::Other, 0, "")?;
@@ -109,7 +109,7 @@ struct Bundler {
     /// (`None` while it is being read, so a schema that refers to itself stays a reference).
     components: BTreeMap<(PathBuf, String), (String, Option<Value>)>,
     /// Rust names of `components/schemas`, taken.
-    taken: Map<String, Value>,
+    taken: BTreeSet<String>,
 }
 
 impl Bundler {
@@ -215,7 +215,7 @@ impl Bundler {
     fn claim(&mut self, wanted: &str) -> String {
         let mut name = wanted.to_owned();
         let mut n = 1;
-        while self.taken.insert(rust_name(&name, true), Value::Null).is_some() {
+        while !self.taken.insert(rust_name(&name, true)) {
             n += 1;
             name = format!("{wanted}{n}");
         }
@@ -246,7 +246,7 @@ fn reference_to(name: &str) -> Map<String, Value> {
 
 /// A component's name: the fragment's last segment, or the file's name without its extension.
 fn component_name(file: &Path, fragment: &str) -> String {
-    let last = fragment.rsplit('/').next().filter(|s| !s.is_empty()).map(|s| s.replace("~1", "/").replace("~0", "~"));
+    let last = fragment.rsplit('/').next().filter(|s| !s.is_empty()).map(unescape);
     last.unwrap_or_else(|| file.file_stem().and_then(|s| s.to_str()).unwrap_or("schema").to_owned())
 }
 

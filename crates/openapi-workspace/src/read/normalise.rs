@@ -208,8 +208,7 @@ fn unclaimed_titles(doc: &mut Value, names: &mut Names) {
         let Some(title) = schema.get("title").and_then(Value::as_str) else { return };
         let name = rust_name(title, true);
         let nullable = schema.get("nullable") == Some(&Value::Bool(true));
-        let named_by_key =
-            own(at).is_some_and(|key| rust_name(&key.replace("~1", "/").replace("~0", "~"), true) == name);
+        let named_by_key = own(at).is_some_and(|key| rust_name(&crate::read::document::unescape(&key), true) == name);
         // A nullable component is `Name(Option<Inner>)`: the title would name Inner `Name` too.
         if (named_by_key && nullable) || (!named_by_key && !names.0.insert(name)) {
             schema.remove("title");

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
 use crate::read::Note;
-use crate::read::document::escape;
+use crate::read::document::{escape, unescape};
 
 /// OpenAPI 3.1's own dialect, which a document may name (or leave implied).
 const OAS_DIALECT: &str = "https://spec.openapis.org/oas/3.1/dialect/base";
@@ -370,11 +370,6 @@ fn nullable_arms(object: &mut Map<String, Value>) {
             }
         }
     }
-}
-
-/// A JSON pointer token, unescaped.
-fn unescape(token: &str) -> String {
-    token.replace("~1", "/").replace("~0", "~")
 }
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ fn operation_of(message: &str) -> Option<(String, String)> {
     let (_, rest) = message.split_once("#/paths/")?;
     let (path, rest) = rest.split_once('/')?;
     let method = rest.split(|c: char| !c.is_ascii_alphabetic()).next()?;
-    METHODS.contains(&method).then(|| (path.replace("~1", "/").replace("~0", "~"), method.to_owned()))
+    METHODS.contains(&method).then(|| (crate::read::document::unescape(path), method.to_owned()))
 }
 
 #[cfg(test)]

@@ -37,6 +37,17 @@ pub(crate) fn negotiated(operation: &Value, components: &Value) -> bool {
     })
 }
 
+/// The names the request hook knows `operation` by (progenitor's method names): its own, and its
+/// twin's when it offers JSON and events (the twin is sent as the operation is).
+pub(crate) fn hook_names(operation: &Value, components: &Value) -> Vec<String> {
+    let id = operation["operationId"].as_str().expect("normalise gives every operation an id");
+    let mut names = vec![rust_name(id, false)];
+    if negotiated(operation, components) {
+        names.push(rust_name(&twin_id(id), false));
+    }
+    names
+}
+
 /// The name of an operation's twin.
 pub(crate) fn twin_id(operation_id: &str) -> String {
     format!("{operation_id}EventStream")

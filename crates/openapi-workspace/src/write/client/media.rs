@@ -9,7 +9,7 @@ use quote::quote;
 use serde_json::{Map, Value, json};
 
 use crate::read::Spec;
-use crate::read::document::{METHODS, essence, is_json, resolve, rust_name};
+use crate::read::document::{METHODS, essence, is_json, resolve};
 
 /// How much the client prefers a media type, lower first; `None` for one it cannot send.
 fn rank(media: &str) -> Option<u8> {
@@ -47,16 +47,12 @@ pub(crate) fn hook(spec: &Spec) -> Option<TokenStream> {
     let mut arms = Vec::new();
     for item in spec.raw.get("paths").and_then(Value::as_object).into_iter().flat_map(|paths| paths.values()) {
         for operation in METHODS.iter().filter_map(|m| item.get(*m)) {
-            let Some(id) = operation["operationId"].as_str() else { continue };
             let Some(body) = operation.get("requestBody").and_then(|b| resolve(b, &components, "requestBodies")) else {
                 continue;
             };
             let Some(content) = body.get("content").and_then(Value::as_object) else { continue };
             let Some(media) = chosen(content).and_then(|(media, _)| relabelled(media)) else { continue };
-            let mut ids = vec![rust_name(id, false)];
-            if super::events::negotiated(operation, &components) {
-                ids.push(rust_name(&super::events::twin_id(id), false));
-            }
+            let ids = super::events::hook_names(operation, &components);
             arms.push(quote!(#(#ids)|* => #media,));
         }
     }

@@ -10,7 +10,7 @@ use quote::quote;
 use serde_json::{Value, json};
 
 use crate::read::Spec;
-use crate::read::document::{METHODS, rust_name};
+use crate::read::document::METHODS;
 use crate::read::marks::{METHOD as EXTENSION, view_path};
 
 /// The request hook's part for moved operations: `None` when the document has none.
@@ -19,17 +19,9 @@ pub(crate) fn hook(spec: &Spec) -> Option<TokenStream> {
     let mut arms = Vec::new();
     for item in spec.raw.get("paths").and_then(Value::as_object).into_iter().flat_map(|paths| paths.values()) {
         for operation in METHODS.iter().filter_map(|m| item.get(*m)) {
-            let (Some(method), Some(id)) =
-                (operation.get(EXTENSION).and_then(Value::as_str), operation["operationId"].as_str())
-            else {
-                continue;
-            };
+            let Some(method) = operation.get(EXTENSION).and_then(Value::as_str) else { continue };
             let suffix = view_path("", method);
-            let mut ids = vec![rust_name(id, false)];
-            // An operation offering JSON and events has a twin for its events (`events`).
-            if super::events::negotiated(operation, &components) {
-                ids.push(rust_name(&super::events::twin_id(id), false));
-            }
+            let ids = super::events::hook_names(operation, &components);
             arms.push(quote!(#(#ids)|* => (#method, #suffix),));
         }
     }

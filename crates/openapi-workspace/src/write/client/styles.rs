@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::error::{Result, bail};
 use crate::read::Spec;
-use crate::read::document::{METHODS, pointer, resolve, rust_name};
+use crate::read::document::{METHODS, pointer, resolve};
 use crate::read::wire::{self, Place, Shape, Wire};
 
 /// Gives progenitor, in the client's view of the document, a query parameter (a carrier) for
@@ -169,13 +169,8 @@ pub(crate) fn client(spec: &Spec) -> Result<Option<TokenStream>> {
             if carried.is_empty() {
                 continue;
             }
-            let id = operation["operationId"].as_str().expect("normalise gives every operation an id");
-            // progenitor names the operation in its hook by its method's name; a negotiated
-            // operation's twin (`events`) carries the same parameters.
-            let twin = super::events::negotiated(operation, &components)
-                .then(|| rust_name(&super::events::twin_id(id), false))
-                .map(|twin| quote!(| #twin));
-            let id = rust_name(id, false);
+            // A negotiated operation's twin (`events`) carries the same parameters.
+            let ids = super::events::hook_names(operation, &components);
             let carriers = carried.iter().map(|(i, wire, key)| {
                 let placeholder = match wire.place {
                     Place::Path => {
@@ -191,7 +186,7 @@ pub(crate) fn client(spec: &Spec) -> Result<Option<TokenStream>> {
                 let wire = crate::write::wire::tokens(&wire, &module);
                 quote!(styles::Carrier { key: #key, placeholder: #placeholder, wire: #wire })
             });
-            arms.push(quote!(#id #twin => &[#(#carriers),*],));
+            arms.push(quote!(#(#ids)|* => &[#(#carriers),*],));
         }
     }
     if arms.is_empty() {
