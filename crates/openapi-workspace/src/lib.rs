@@ -10,6 +10,7 @@
 mod error;
 mod model;
 mod read;
+mod timings;
 mod write;
 
 pub use error::{Error, Result};

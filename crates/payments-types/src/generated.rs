@@ -9,6 +9,7 @@ pub struct AccountDetails {
     pub account_number: ::std::string::String,
     pub bank_name: ::std::string::String,
 }
+#[cfg(feature = "builders")]
 impl AccountDetails {
     pub fn builder() -> builder::AccountDetails {
         Default::default()
@@ -22,6 +23,7 @@ pub struct AddressDetails {
     pub account_number: ::std::string::String,
     pub sort_code: ::std::string::String,
 }
+#[cfg(feature = "builders")]
 impl AddressDetails {
     pub fn builder() -> builder::AddressDetails {
         Default::default()
@@ -128,6 +130,7 @@ pub struct Balance {
     pub id: ::uuid::Uuid,
     pub name: BalanceName,
 }
+#[cfg(feature = "builders")]
 impl Balance {
     pub fn builder() -> builder::Balance {
         Default::default()
@@ -144,6 +147,7 @@ pub struct BalanceAddress {
     #[serde(rename = "type")]
     pub type_: AddressType,
 }
+#[cfg(feature = "builders")]
 impl BalanceAddress {
     pub fn builder() -> builder::BalanceAddress {
         Default::default()
@@ -363,6 +367,7 @@ pub struct BankAccount {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub sort_code: ::std::option::Option<BankAccountSortCode>,
 }
+#[cfg(feature = "builders")]
 impl BankAccount {
     pub fn builder() -> builder::BankAccount {
         Default::default()
@@ -864,6 +869,7 @@ pub struct BankField {
     #[serde(rename = "type")]
     pub type_: BankFieldType,
 }
+#[cfg(feature = "builders")]
 impl BankField {
     pub fn builder() -> builder::BankField {
         Default::default()
@@ -923,6 +929,7 @@ pub struct Country {
     ///Currencies recipients in this country can be paid in.
     pub currencies: ::std::vec::Vec<CurrencyCode>,
 }
+#[cfg(feature = "builders")]
 impl Country {
     pub fn builder() -> builder::Country {
         Default::default()
@@ -1000,6 +1007,7 @@ pub struct Currency {
     pub supports_payment_requests: bool,
     pub supports_virtual_account: bool,
 }
+#[cfg(feature = "builders")]
 impl Currency {
     pub fn builder() -> builder::Currency {
         Default::default()
@@ -1130,6 +1138,7 @@ pub struct Error {
     ///Always `error`.
     pub request: ErrorRequest,
 }
+#[cfg(feature = "builders")]
 impl Error {
     pub fn builder() -> builder::Error {
         Default::default()
@@ -1195,6 +1204,7 @@ pub struct ExchangeRate {
     ///The mid-market rate, 12 significant digits.
     pub single_rate_decimal: ExchangeRateSingleRateDecimal,
 }
+#[cfg(feature = "builders")]
 impl ExchangeRate {
     pub fn builder() -> builder::ExchangeRate {
         Default::default()
@@ -1657,6 +1667,7 @@ pub struct Notification {
     ///The notification's id; a redelivery carries the same id.
     pub id: ::uuid::Uuid,
 }
+#[cfg(feature = "builders")]
 impl Notification {
     pub fn builder() -> builder::Notification {
         Default::default()
@@ -1739,6 +1750,7 @@ pub struct PaymentRequest {
     pub settlement_balance_id: ::uuid::Uuid,
     pub status: PaymentRequestStatus,
 }
+#[cfg(feature = "builders")]
 impl PaymentRequest {
     pub fn builder() -> builder::PaymentRequest {
         Default::default()
@@ -1936,6 +1948,7 @@ pub struct PaymentRequestNotification {
     pub event: WebhookEvent,
     pub id: ::uuid::Uuid,
 }
+#[cfg(feature = "builders")]
 impl PaymentRequestNotification {
     pub fn builder() -> builder::PaymentRequestNotification {
         Default::default()
@@ -2103,6 +2116,7 @@ pub struct Ping {
     pub endpoint_id: ::uuid::Uuid,
     pub message: PingMessage,
 }
+#[cfg(feature = "builders")]
 impl Ping {
     pub fn builder() -> builder::Ping {
         Default::default()
@@ -2158,6 +2172,7 @@ pub struct PingNotification {
     pub event: WebhookEvent,
     pub id: ::uuid::Uuid,
 }
+#[cfg(feature = "builders")]
 impl PingNotification {
     pub fn builder() -> builder::PingNotification {
         Default::default()
@@ -2180,6 +2195,7 @@ pub struct Recipient {
     #[serde(rename = "type")]
     pub type_: RecipientType,
 }
+#[cfg(feature = "builders")]
 impl Recipient {
     pub fn builder() -> builder::Recipient {
         Default::default()
@@ -2416,6 +2432,7 @@ pub struct RecipientNotification {
     pub event: WebhookEvent,
     pub id: ::uuid::Uuid,
 }
+#[cfg(feature = "builders")]
 impl RecipientNotification {
     pub fn builder() -> builder::RecipientNotification {
         Default::default()
@@ -2557,6 +2574,7 @@ pub struct RecipientValidation {
     pub currency: CurrencyCode,
     pub name_check: NameCheck,
 }
+#[cfg(feature = "builders")]
 impl RecipientValidation {
     pub fn builder() -> builder::RecipientValidation {
         Default::default()
@@ -2568,6 +2586,7 @@ impl RecipientValidation {
 pub struct ResultOk {
     pub result: ResultOkResult,
 }
+#[cfg(feature = "builders")]
 impl ResultOk {
     pub fn builder() -> builder::ResultOk {
         Default::default()
@@ -2621,6 +2640,7 @@ pub struct SandboxAdvance {
     pub transactions_advanced: i32,
     pub virtual_accounts_activated: i32,
 }
+#[cfg(feature = "builders")]
 impl SandboxAdvance {
     pub fn builder() -> builder::SandboxAdvance {
         Default::default()
@@ -3222,6 +3242,7 @@ pub struct Transaction {
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub virtual_account_id: ::std::option::Option<::uuid::Uuid>,
 }
+#[cfg(feature = "builders")]
 impl Transaction {
     pub fn builder() -> builder::Transaction {
         Default::default()
@@ -3406,6 +3427,7 @@ pub struct TransactionNotification {
     pub event: WebhookEvent,
     pub id: ::uuid::Uuid,
 }
+#[cfg(feature = "builders")]
 impl TransactionNotification {
     pub fn builder() -> builder::TransactionNotification {
         Default::default()
@@ -3697,6 +3719,7 @@ pub struct VirtualAccount {
     #[serde(rename = "type")]
     pub type_: AddressType,
 }
+#[cfg(feature = "builders")]
 impl VirtualAccount {
     pub fn builder() -> builder::VirtualAccount {
         Default::default()
@@ -3891,6 +3914,7 @@ pub struct VirtualAccountNotification {
     pub event: WebhookEvent,
     pub id: ::uuid::Uuid,
 }
+#[cfg(feature = "builders")]
 impl VirtualAccountNotification {
     pub fn builder() -> builder::VirtualAccountNotification {
         Default::default()
@@ -4085,6 +4109,7 @@ pub struct Webhook {
     pub retry_count: i32,
     pub status: DeliveryStatus,
 }
+#[cfg(feature = "builders")]
 impl Webhook {
     pub fn builder() -> builder::Webhook {
         Default::default()
@@ -4101,6 +4126,7 @@ pub struct WebhookEndpoint {
     pub id: ::uuid::Uuid,
     pub url: WebhookEndpointUrl,
 }
+#[cfg(feature = "builders")]
 impl WebhookEndpoint {
     pub fn builder() -> builder::WebhookEndpoint {
         Default::default()
@@ -4235,6 +4261,7 @@ pub struct WebhookEndpointWithSecret {
     pub secret: ::std::string::String,
     pub url: WebhookEndpointWithSecretUrl,
 }
+#[cfg(feature = "builders")]
 impl WebhookEndpointWithSecret {
     pub fn builder() -> builder::WebhookEndpointWithSecret {
         Default::default()
@@ -4421,11 +4448,13 @@ impl WebhookPing {
 /// Types for composing complex structures.
 pub mod builder {
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct AccountDetails {
         account_name: ::std::result::Result<::std::string::String, ::std::string::String>,
         account_number: ::std::result::Result<::std::string::String, ::std::string::String>,
         bank_name: ::std::result::Result<::std::string::String, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for AccountDetails {
         fn default() -> Self {
             Self {
@@ -4435,6 +4464,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl AccountDetails {
         pub fn account_name<T>(mut self, value: T) -> Self
         where
@@ -4464,6 +4494,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<AccountDetails> for super::AccountDetails {
         type Error = super::error::ConversionError;
         fn try_from(value: AccountDetails) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -4474,6 +4505,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::AccountDetails> for AccountDetails {
         fn from(value: super::AccountDetails) -> Self {
             Self {
@@ -4484,11 +4516,13 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct AddressDetails {
         account_name: ::std::result::Result<::std::string::String, ::std::string::String>,
         account_number: ::std::result::Result<::std::string::String, ::std::string::String>,
         sort_code: ::std::result::Result<::std::string::String, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for AddressDetails {
         fn default() -> Self {
             Self {
@@ -4498,6 +4532,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl AddressDetails {
         pub fn account_name<T>(mut self, value: T) -> Self
         where
@@ -4527,6 +4562,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<AddressDetails> for super::AddressDetails {
         type Error = super::error::ConversionError;
         fn try_from(value: AddressDetails) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -4537,6 +4573,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::AddressDetails> for AddressDetails {
         fn from(value: super::AddressDetails) -> Self {
             Self {
@@ -4547,6 +4584,7 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct Balance {
         addresses: ::std::result::Result<::std::vec::Vec<super::BalanceAddress>, ::std::string::String>,
         balance: ::std::result::Result<i64, ::std::string::String>,
@@ -4557,6 +4595,7 @@ pub mod builder {
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
         name: ::std::result::Result<super::BalanceName, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for Balance {
         fn default() -> Self {
             Self {
@@ -4571,6 +4610,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl Balance {
         pub fn addresses<T>(mut self, value: T) -> Self
         where
@@ -4641,6 +4681,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<Balance> for super::Balance {
         type Error = super::error::ConversionError;
         fn try_from(value: Balance) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -4656,6 +4697,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::Balance> for Balance {
         fn from(value: super::Balance) -> Self {
             Self {
@@ -4671,12 +4713,14 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct BalanceAddress {
         active: ::std::result::Result<bool, ::std::string::String>,
         details: ::std::result::Result<super::AddressDetails, ::std::string::String>,
         supported_channels: ::std::result::Result<::std::vec::Vec<::std::string::String>, ::std::string::String>,
         type_: ::std::result::Result<super::AddressType, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for BalanceAddress {
         fn default() -> Self {
             Self {
@@ -4687,6 +4731,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl BalanceAddress {
         pub fn active<T>(mut self, value: T) -> Self
         where
@@ -4722,6 +4767,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<BalanceAddress> for super::BalanceAddress {
         type Error = super::error::ConversionError;
         fn try_from(value: BalanceAddress) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -4733,6 +4779,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::BalanceAddress> for BalanceAddress {
         fn from(value: super::BalanceAddress) -> Self {
             Self {
@@ -4813,6 +4860,7 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct BankAccount {
         account_name:
             ::std::result::Result<::std::option::Option<super::BankAccountAccountName>, ::std::string::String>,
@@ -4828,6 +4876,7 @@ pub mod builder {
             ::std::result::Result<::std::option::Option<super::BankAccountRoutingNumber>, ::std::string::String>,
         sort_code: ::std::result::Result<::std::option::Option<super::BankAccountSortCode>, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for BankAccount {
         fn default() -> Self {
             Self {
@@ -4844,6 +4893,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl BankAccount {
         pub fn account_name<T>(mut self, value: T) -> Self
         where
@@ -4932,6 +4982,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<BankAccount> for super::BankAccount {
         type Error = super::error::ConversionError;
         fn try_from(value: BankAccount) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -4949,6 +5000,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::BankAccount> for BankAccount {
         fn from(value: super::BankAccount) -> Self {
             Self {
@@ -4966,12 +5018,14 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct BankField {
         label: ::std::result::Result<::std::string::String, ::std::string::String>,
         length: ::std::result::Result<::std::option::Option<i32>, ::std::string::String>,
         name: ::std::result::Result<::std::string::String, ::std::string::String>,
         type_: ::std::result::Result<super::BankFieldType, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for BankField {
         fn default() -> Self {
             Self {
@@ -4982,6 +5036,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl BankField {
         pub fn label<T>(mut self, value: T) -> Self
         where
@@ -5016,23 +5071,27 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<BankField> for super::BankField {
         type Error = super::error::ConversionError;
         fn try_from(value: BankField) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { label: value.label?, length: value.length?, name: value.name?, type_: value.type_? })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::BankField> for BankField {
         fn from(value: super::BankField) -> Self {
             Self { label: Ok(value.label), length: Ok(value.length), name: Ok(value.name), type_: Ok(value.type_) }
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct Country {
         alpha2: ::std::result::Result<super::CountryCode, ::std::string::String>,
         country_name: ::std::result::Result<::std::string::String, ::std::string::String>,
         currencies: ::std::result::Result<::std::vec::Vec<super::CurrencyCode>, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for Country {
         fn default() -> Self {
             Self {
@@ -5042,6 +5101,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl Country {
         pub fn alpha2<T>(mut self, value: T) -> Self
         where
@@ -5070,18 +5130,21 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<Country> for super::Country {
         type Error = super::error::ConversionError;
         fn try_from(value: Country) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { alpha2: value.alpha2?, country_name: value.country_name?, currencies: value.currencies? })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::Country> for Country {
         fn from(value: super::Country) -> Self {
             Self { alpha2: Ok(value.alpha2), country_name: Ok(value.country_name), currencies: Ok(value.currencies) }
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct Currency {
         currency_code: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
         currency_name: ::std::result::Result<::std::string::String, ::std::string::String>,
@@ -5090,6 +5153,7 @@ pub mod builder {
         supports_payment_requests: ::std::result::Result<bool, ::std::string::String>,
         supports_virtual_account: ::std::result::Result<bool, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for Currency {
         fn default() -> Self {
             Self {
@@ -5102,6 +5166,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl Currency {
         pub fn currency_code<T>(mut self, value: T) -> Self
         where
@@ -5160,6 +5225,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<Currency> for super::Currency {
         type Error = super::error::ConversionError;
         fn try_from(value: Currency) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -5173,6 +5239,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::Currency> for Currency {
         fn from(value: super::Currency) -> Self {
             Self {
@@ -5186,11 +5253,13 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct Error {
         code: ::std::result::Result<i32, ::std::string::String>,
         message: ::std::result::Result<::std::string::String, ::std::string::String>,
         request: ::std::result::Result<super::ErrorRequest, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for Error {
         fn default() -> Self {
             Self {
@@ -5200,6 +5269,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl Error {
         pub fn code<T>(mut self, value: T) -> Self
         where
@@ -5226,24 +5296,28 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<Error> for super::Error {
         type Error = super::error::ConversionError;
         fn try_from(value: Error) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { code: value.code?, message: value.message?, request: value.request? })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::Error> for Error {
         fn from(value: super::Error) -> Self {
             Self { code: Ok(value.code), message: Ok(value.message), request: Ok(value.request) }
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct ExchangeRate {
         rate: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
         rate_decimal: ::std::result::Result<super::ExchangeRateRateDecimal, ::std::string::String>,
         single_rate: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
         single_rate_decimal: ::std::result::Result<super::ExchangeRateSingleRateDecimal, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for ExchangeRate {
         fn default() -> Self {
             Self {
@@ -5254,6 +5328,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl ExchangeRate {
         pub fn rate<T>(mut self, value: T) -> Self
         where
@@ -5291,6 +5366,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<ExchangeRate> for super::ExchangeRate {
         type Error = super::error::ConversionError;
         fn try_from(value: ExchangeRate) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -5302,6 +5378,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::ExchangeRate> for ExchangeRate {
         fn from(value: super::ExchangeRate) -> Self {
             Self {
@@ -5313,6 +5390,7 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct Notification {
         created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         data:
@@ -5320,6 +5398,7 @@ pub mod builder {
         event: ::std::result::Result<super::WebhookEvent, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for Notification {
         fn default() -> Self {
             Self {
@@ -5330,6 +5409,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl Notification {
         pub fn created<T>(mut self, value: T) -> Self
         where
@@ -5364,18 +5444,21 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<Notification> for super::Notification {
         type Error = super::error::ConversionError;
         fn try_from(value: Notification) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { created: value.created?, data: value.data?, event: value.event?, id: value.id? })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::Notification> for Notification {
         fn from(value: super::Notification) -> Self {
             Self { created: Ok(value.created), data: Ok(value.data), event: Ok(value.event), id: Ok(value.id) }
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct PaymentRequest {
         amount: ::std::result::Result<::std::option::Option<super::Amount>, ::std::string::String>,
         created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
@@ -5391,6 +5474,7 @@ pub mod builder {
         settlement_balance_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
         status: ::std::result::Result<super::PaymentRequestStatus, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for PaymentRequest {
         fn default() -> Self {
             Self {
@@ -5409,6 +5493,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl PaymentRequest {
         pub fn amount<T>(mut self, value: T) -> Self
         where
@@ -5513,6 +5598,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<PaymentRequest> for super::PaymentRequest {
         type Error = super::error::ConversionError;
         fn try_from(value: PaymentRequest) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -5532,6 +5618,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::PaymentRequest> for PaymentRequest {
         fn from(value: super::PaymentRequest) -> Self {
             Self {
@@ -5654,12 +5741,14 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct PaymentRequestNotification {
         created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         data: ::std::result::Result<super::PaymentRequest, ::std::string::String>,
         event: ::std::result::Result<super::WebhookEvent, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for PaymentRequestNotification {
         fn default() -> Self {
             Self {
@@ -5670,6 +5759,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl PaymentRequestNotification {
         pub fn created<T>(mut self, value: T) -> Self
         where
@@ -5704,22 +5794,26 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<PaymentRequestNotification> for super::PaymentRequestNotification {
         type Error = super::error::ConversionError;
         fn try_from(value: PaymentRequestNotification) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { created: value.created?, data: value.data?, event: value.event?, id: value.id? })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::PaymentRequestNotification> for PaymentRequestNotification {
         fn from(value: super::PaymentRequestNotification) -> Self {
             Self { created: Ok(value.created), data: Ok(value.data), event: Ok(value.event), id: Ok(value.id) }
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct Ping {
         endpoint_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
         message: ::std::result::Result<super::PingMessage, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for Ping {
         fn default() -> Self {
             Self {
@@ -5728,6 +5822,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl Ping {
         pub fn endpoint_id<T>(mut self, value: T) -> Self
         where
@@ -5747,24 +5842,28 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<Ping> for super::Ping {
         type Error = super::error::ConversionError;
         fn try_from(value: Ping) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { endpoint_id: value.endpoint_id?, message: value.message? })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::Ping> for Ping {
         fn from(value: super::Ping) -> Self {
             Self { endpoint_id: Ok(value.endpoint_id), message: Ok(value.message) }
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct PingNotification {
         created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         data: ::std::result::Result<super::Ping, ::std::string::String>,
         event: ::std::result::Result<super::WebhookEvent, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for PingNotification {
         fn default() -> Self {
             Self {
@@ -5775,6 +5874,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl PingNotification {
         pub fn created<T>(mut self, value: T) -> Self
         where
@@ -5809,18 +5909,21 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<PingNotification> for super::PingNotification {
         type Error = super::error::ConversionError;
         fn try_from(value: PingNotification) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { created: value.created?, data: value.data?, event: value.event?, id: value.id? })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::PingNotification> for PingNotification {
         fn from(value: super::PingNotification) -> Self {
             Self { created: Ok(value.created), data: Ok(value.data), event: Ok(value.event), id: Ok(value.id) }
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct Recipient {
         alias: ::std::result::Result<::std::option::Option<super::RecipientAlias>, ::std::string::String>,
         bank_account: ::std::result::Result<super::BankAccount, ::std::string::String>,
@@ -5831,6 +5934,7 @@ pub mod builder {
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
         type_: ::std::result::Result<super::RecipientType, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for Recipient {
         fn default() -> Self {
             Self {
@@ -5844,6 +5948,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl Recipient {
         pub fn alias<T>(mut self, value: T) -> Self
         where
@@ -5904,6 +6009,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<Recipient> for super::Recipient {
         type Error = super::error::ConversionError;
         fn try_from(value: Recipient) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -5918,6 +6024,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::Recipient> for Recipient {
         fn from(value: super::Recipient) -> Self {
             Self {
@@ -6019,12 +6126,14 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct RecipientNotification {
         created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         data: ::std::result::Result<super::Recipient, ::std::string::String>,
         event: ::std::result::Result<super::WebhookEvent, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for RecipientNotification {
         fn default() -> Self {
             Self {
@@ -6035,6 +6144,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl RecipientNotification {
         pub fn created<T>(mut self, value: T) -> Self
         where
@@ -6069,12 +6179,14 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<RecipientNotification> for super::RecipientNotification {
         type Error = super::error::ConversionError;
         fn try_from(value: RecipientNotification) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { created: value.created?, data: value.data?, event: value.event?, id: value.id? })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::RecipientNotification> for RecipientNotification {
         fn from(value: super::RecipientNotification) -> Self {
             Self { created: Ok(value.created), data: Ok(value.data), event: Ok(value.event), id: Ok(value.id) }
@@ -6154,6 +6266,7 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct RecipientValidation {
         account_name: ::std::result::Result<::std::option::Option<::std::string::String>, ::std::string::String>,
         account_number: ::std::result::Result<::std::string::String, ::std::string::String>,
@@ -6162,6 +6275,7 @@ pub mod builder {
         currency: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
         name_check: ::std::result::Result<super::NameCheck, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for RecipientValidation {
         fn default() -> Self {
             Self {
@@ -6174,6 +6288,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl RecipientValidation {
         pub fn account_name<T>(mut self, value: T) -> Self
         where
@@ -6228,6 +6343,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<RecipientValidation> for super::RecipientValidation {
         type Error = super::error::ConversionError;
         fn try_from(value: RecipientValidation) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -6241,6 +6357,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::RecipientValidation> for RecipientValidation {
         fn from(value: super::RecipientValidation) -> Self {
             Self {
@@ -6254,14 +6371,17 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct ResultOk {
         result: ::std::result::Result<super::ResultOkResult, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for ResultOk {
         fn default() -> Self {
             Self { result: Err("no value supplied for result".to_string()) }
         }
     }
+    #[cfg(feature = "builders")]
     impl ResultOk {
         pub fn result<T>(mut self, value: T) -> Self
         where
@@ -6272,22 +6392,26 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<ResultOk> for super::ResultOk {
         type Error = super::error::ConversionError;
         fn try_from(value: ResultOk) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { result: value.result? })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::ResultOk> for ResultOk {
         fn from(value: super::ResultOk) -> Self {
             Self { result: Ok(value.result) }
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct SandboxAdvance {
         transactions_advanced: ::std::result::Result<i32, ::std::string::String>,
         virtual_accounts_activated: ::std::result::Result<i32, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for SandboxAdvance {
         fn default() -> Self {
             Self {
@@ -6296,6 +6420,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl SandboxAdvance {
         pub fn transactions_advanced<T>(mut self, value: T) -> Self
         where
@@ -6317,6 +6442,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<SandboxAdvance> for super::SandboxAdvance {
         type Error = super::error::ConversionError;
         fn try_from(value: SandboxAdvance) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -6326,6 +6452,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::SandboxAdvance> for SandboxAdvance {
         fn from(value: super::SandboxAdvance) -> Self {
             Self {
@@ -6579,6 +6706,7 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct Transaction {
         amount: ::std::result::Result<super::Amount, ::std::string::String>,
         balance_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
@@ -6601,6 +6729,7 @@ pub mod builder {
         transaction_type: ::std::result::Result<super::TransactionType, ::std::string::String>,
         virtual_account_id: ::std::result::Result<::std::option::Option<::uuid::Uuid>, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for Transaction {
         fn default() -> Self {
             Self {
@@ -6626,6 +6755,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl Transaction {
         pub fn amount<T>(mut self, value: T) -> Self
         where
@@ -6792,6 +6922,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<Transaction> for super::Transaction {
         type Error = super::error::ConversionError;
         fn try_from(value: Transaction) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -6818,6 +6949,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::Transaction> for Transaction {
         fn from(value: super::Transaction) -> Self {
             Self {
@@ -6958,12 +7090,14 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct TransactionNotification {
         created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         data: ::std::result::Result<super::Transaction, ::std::string::String>,
         event: ::std::result::Result<super::WebhookEvent, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for TransactionNotification {
         fn default() -> Self {
             Self {
@@ -6974,6 +7108,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl TransactionNotification {
         pub fn created<T>(mut self, value: T) -> Self
         where
@@ -7008,18 +7143,21 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<TransactionNotification> for super::TransactionNotification {
         type Error = super::error::ConversionError;
         fn try_from(value: TransactionNotification) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { created: value.created?, data: value.data?, event: value.event?, id: value.id? })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::TransactionNotification> for TransactionNotification {
         fn from(value: super::TransactionNotification) -> Self {
             Self { created: Ok(value.created), data: Ok(value.data), event: Ok(value.event), id: Ok(value.id) }
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct VirtualAccount {
         account_name: ::std::result::Result<super::VirtualAccountAccountName, ::std::string::String>,
         created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
@@ -7033,6 +7171,7 @@ pub mod builder {
         supported_channels: ::std::result::Result<::std::vec::Vec<::std::string::String>, ::std::string::String>,
         type_: ::std::result::Result<super::AddressType, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for VirtualAccount {
         fn default() -> Self {
             Self {
@@ -7049,6 +7188,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl VirtualAccount {
         pub fn account_name<T>(mut self, value: T) -> Self
         where
@@ -7135,6 +7275,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<VirtualAccount> for super::VirtualAccount {
         type Error = super::error::ConversionError;
         fn try_from(value: VirtualAccount) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -7152,6 +7293,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::VirtualAccount> for VirtualAccount {
         fn from(value: super::VirtualAccount) -> Self {
             Self {
@@ -7246,12 +7388,14 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct VirtualAccountNotification {
         created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         data: ::std::result::Result<super::VirtualAccount, ::std::string::String>,
         event: ::std::result::Result<super::WebhookEvent, ::std::string::String>,
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for VirtualAccountNotification {
         fn default() -> Self {
             Self {
@@ -7262,6 +7406,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl VirtualAccountNotification {
         pub fn created<T>(mut self, value: T) -> Self
         where
@@ -7296,12 +7441,14 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<VirtualAccountNotification> for super::VirtualAccountNotification {
         type Error = super::error::ConversionError;
         fn try_from(value: VirtualAccountNotification) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { created: value.created?, data: value.data?, event: value.event?, id: value.id? })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::VirtualAccountNotification> for VirtualAccountNotification {
         fn from(value: super::VirtualAccountNotification) -> Self {
             Self { created: Ok(value.created), data: Ok(value.data), event: Ok(value.event), id: Ok(value.id) }
@@ -7339,6 +7486,7 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct Webhook {
         created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         data:
@@ -7354,6 +7502,7 @@ pub mod builder {
         retry_count: ::std::result::Result<i32, ::std::string::String>,
         status: ::std::result::Result<super::DeliveryStatus, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for Webhook {
         fn default() -> Self {
             Self {
@@ -7369,6 +7518,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl Webhook {
         pub fn created<T>(mut self, value: T) -> Self
         where
@@ -7447,6 +7597,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<Webhook> for super::Webhook {
         type Error = super::error::ConversionError;
         fn try_from(value: Webhook) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -7463,6 +7614,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::Webhook> for Webhook {
         fn from(value: super::Webhook) -> Self {
             Self {
@@ -7479,6 +7631,7 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct WebhookEndpoint {
         created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         events:
@@ -7486,6 +7639,7 @@ pub mod builder {
         id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
         url: ::std::result::Result<super::WebhookEndpointUrl, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for WebhookEndpoint {
         fn default() -> Self {
             Self {
@@ -7496,6 +7650,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl WebhookEndpoint {
         pub fn created<T>(mut self, value: T) -> Self
         where
@@ -7530,12 +7685,14 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<WebhookEndpoint> for super::WebhookEndpoint {
         type Error = super::error::ConversionError;
         fn try_from(value: WebhookEndpoint) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { created: value.created?, events: value.events?, id: value.id?, url: value.url? })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::WebhookEndpoint> for WebhookEndpoint {
         fn from(value: super::WebhookEndpoint) -> Self {
             Self { created: Ok(value.created), events: Ok(value.events), id: Ok(value.id), url: Ok(value.url) }
@@ -7582,6 +7739,7 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
+    #[cfg(feature = "builders")]
     pub struct WebhookEndpointWithSecret {
         created: ::std::result::Result<::chrono::DateTime<::chrono::offset::Utc>, ::std::string::String>,
         events:
@@ -7590,6 +7748,7 @@ pub mod builder {
         secret: ::std::result::Result<::std::string::String, ::std::string::String>,
         url: ::std::result::Result<super::WebhookEndpointWithSecretUrl, ::std::string::String>,
     }
+    #[cfg(feature = "builders")]
     impl ::std::default::Default for WebhookEndpointWithSecret {
         fn default() -> Self {
             Self {
@@ -7601,6 +7760,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "builders")]
     impl WebhookEndpointWithSecret {
         pub fn created<T>(mut self, value: T) -> Self
         where
@@ -7643,6 +7803,7 @@ pub mod builder {
             self
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<WebhookEndpointWithSecret> for super::WebhookEndpointWithSecret {
         type Error = super::error::ConversionError;
         fn try_from(value: WebhookEndpointWithSecret) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -7655,6 +7816,7 @@ pub mod builder {
             })
         }
     }
+    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::WebhookEndpointWithSecret> for WebhookEndpointWithSecret {
         fn from(value: super::WebhookEndpointWithSecret) -> Self {
             Self {

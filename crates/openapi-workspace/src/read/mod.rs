@@ -110,15 +110,22 @@ pub(crate) fn openapi_model(mut document: serde_json::Value) -> Result<openapiv3
     // progenitor reads nullable references only as `allOf` + `nullable` (see `nullable`).
     nullable::for_progenitor(&mut document);
     tolerant_readers(&mut document);
-    well_formed(&document)?;
-    serde_json::from_value(document).map_err(|e| Error::library("the document is not a valid OpenAPI 3.0 document", e))
+    typed(&document)
 }
 
 /// Refuses, with the JSON pointer of what is wrong, a document that is not an OpenAPI 3.0
 /// document in shape (a response that is a number, an operation that is a list), before the
 /// normaliser walks it expecting objects where the specification says objects are.
 fn well_formed(document: &serde_json::Value) -> Result<()> {
-    let Err(error) = serde_path_to_error::deserialize::<_, openapiv3::OpenAPI>(document) else { return Ok(()) };
+    typed(document).map(drop)
+}
+
+/// The document in openapiv3's types, read in one pass; where it is not one, the JSON pointer.
+fn typed(document: &serde_json::Value) -> Result<openapiv3::OpenAPI> {
+    let error = match serde_path_to_error::deserialize::<_, openapiv3::OpenAPI>(document) {
+        Ok(typed) => return Ok(typed),
+        Err(error) => error,
+    };
     let mut pointer = String::new();
     for segment in error.path().iter() {
         match segment {
@@ -147,7 +154,7 @@ impl Spec {
     }
 
     pub(crate) fn parse_serving(text: &str, serving: Serving) -> Result<Self> {
-        let mut raw = text::document_text(text)?;
+        let mut raw = crate::timings::timed("read/text", || text::document_text(text))?;
         let version = raw.get("openapi").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
         let mut notes = Vec::new();
         let moved = match openapi32::is_32(&version) {
@@ -176,21 +183,30 @@ impl Spec {
         } else if !version.starts_with("3.0.") {
             bail!("/openapi: the document must be OpenAPI 3.0.x, 3.1.x or 3.2.x, found {version:?}");
         }
-        repair::repair(&mut raw, version.starts_with("3.0."), &mut notes);
+        crate::timings::timed("read/repair", || repair::repair(&mut raw, version.starts_with("3.0."), &mut notes));
         well_formed(&raw)?;
         // What the documentation is made from: the document as written, in its 3.0 view.
         let mut original = raw.clone();
         // Pointers into the webhooks name them where the document has them.
         let written_as = if version.starts_with("3.0.") { "x-webhooks" } else { "webhooks" };
         let webhooks = webhooks(&mut raw, written_as, &mut notes)?;
-        for (path, method) in normalise::normalise(&mut raw, &mut notes, serving)? {
+        for (path, method) in
+            crate::timings::timed("read/normalise", || normalise::normalise(&mut raw, &mut notes, serving))?
+        {
             // The documentation shows what the workspace serves.
             original
                 .get_mut("paths")
                 .and_then(|paths| paths.get_mut(&path))
                 .and_then(|item| item.as_object_mut()?.remove(&method));
         }
-        Ok(Self { openapi: openapi_model(raw.clone())?, raw, original, notes, webhooks, moved: Vec::new() })
+        Ok(Self {
+            openapi: crate::timings::timed("read/openapiv3", || openapi_model(raw.clone()))?,
+            raw,
+            original,
+            notes,
+            webhooks,
+            moved: Vec::new(),
+        })
     }
 
     /// The named component schemas, in document order.

@@ -135,26 +135,18 @@ pub(crate) fn normalise(
 }
 
 /// typify names an inline schema under a component's property `{Component}{Property}`
-/// (`code-scanning-variant-analysis`'s `status`: `CodeScanningVariantAnalysisStatus`), which can
-/// be a component's own name: such a schema is moved to `components/schemas` under a name of its
-/// own. A nullable composition (typify would name the type inside it like the component) becomes
-/// a nullable reference to the composition, moved to `{Component}Value`.
+/// (`code-scanning-variant-analysis`'s `status`: `CodeScanningVariantAnalysisStatus`), and one
+/// deeper after that (`{Component}{Property}{Property}`, an array's items `…Item`, a titled
+/// schema's properties after its title: Stripe's `payment_method_options`' `konbini` is
+/// `PaymentMethodOptionsKonbini`), which can be a component's own name: such a schema is moved
+/// to `components/schemas` under a name of its own. A nullable composition (typify would name
+/// the type inside it like the component) becomes a nullable reference to the composition,
+/// moved to `{Component}Value`.
 fn colliding_properties(doc: &mut Value, names: &mut Names) {
     let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut) else { return };
     let mut moved = Vec::new();
     for (key, schema) in schemas.iter_mut() {
-        let parent = rust_name(key, true);
-        for (property, inner) in schema.get_mut("properties").and_then(Value::as_object_mut).into_iter().flatten() {
-            if !needs_name(inner) || inner.get("title").is_some() || reference_with_annotations(inner) {
-                continue;
-            }
-            let wanted = format!("{parent}{}", rust_name(property, true));
-            if !names.0.insert(wanted.clone()) {
-                let name = names.claim(&wanted);
-                let reference = json!({ "$ref": format!("#/components/schemas/{name}") });
-                moved.push((name, std::mem::replace(inner, reference)));
-            }
-        }
+        nested_names(schema, &rust_name(key, true), names, &mut moved);
     }
     schemas.extend(moved);
     let mut values = Vec::new();
@@ -176,6 +168,40 @@ fn colliding_properties(doc: &mut Value, names: &mut Names) {
         }
     }
     schemas.extend(values);
+}
+
+/// The properties of `schema`, named by typify `{parent}{Property}`: see `colliding_properties`.
+fn nested_names(schema: &mut Value, parent: &str, names: &mut Names, moved: &mut Vec<(String, Value)>) {
+    for (property, inner) in schema.get_mut("properties").and_then(Value::as_object_mut).into_iter().flatten() {
+        if !reference_with_annotations(inner) {
+            nested_name(inner, format!("{parent}{}", rust_name(property, true)), names, moved);
+        }
+    }
+}
+
+/// `schema`, which typify names `wanted` unless it has a title, kept from colliding (and its
+/// own properties after it).
+fn nested_name(schema: &mut Value, wanted: String, names: &mut Names, moved: &mut Vec<(String, Value)>) {
+    if !needs_name(schema) {
+        if schema.get("type") == Some(&json!("array"))
+            && let Some(items) = schema.get_mut("items")
+        {
+            nested_name(items, format!("{wanted}Item"), names, moved);
+        }
+        return;
+    }
+    // A title names it (`unclaimed_titles` keeps those unique).
+    if let Some(title) = schema.get("title").and_then(Value::as_str) {
+        let title = rust_name(title, true);
+        nested_names(schema, &title, names, moved);
+    } else if names.0.insert(wanted.clone()) {
+        nested_names(schema, &wanted, names, moved);
+    } else {
+        let name = names.claim(&wanted);
+        let mut taken = std::mem::replace(schema, json!({ "$ref": format!("#/components/schemas/{name}") }));
+        nested_names(&mut taken, &name, names, moved);
+        moved.push((name, taken));
+    }
 }
 
 /// `{allOf: [{$ref}]}`, or the nullable reference (`nullable.rs`: `anyOf: [{$ref}, null]`, as

@@ -35,7 +35,9 @@ pub(crate) fn nullable_member(schema: &Value) -> Option<&Value> {
 pub(crate) fn for_progenitor(document: &mut Value) {
     match document {
         Value::Object(map) => {
-            if let Some(member) = nullable_member(&Value::Object(map.clone())).cloned() {
+            // Only a `oneOf` or `anyOf` can be the idiom: no copy of every other object.
+            let composed = map.contains_key("oneOf") || map.contains_key("anyOf");
+            if let Some(member) = composed.then(|| nullable_member(&Value::Object(map.clone())).cloned()).flatten() {
                 let mut rewritten = Map::new();
                 for (key, value) in map.iter() {
                     if key != "oneOf" && key != "anyOf" {

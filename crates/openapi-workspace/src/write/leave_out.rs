@@ -27,7 +27,7 @@ pub(crate) fn generate(text: &str, config: &Config) -> Result<(Spec, Generated)>
         };
         // The read stage leaves out what it cannot serve in one pass; later stages' failures
         // are found one at a time.
-        let error = match Spec::parse_serving(&attempt, Serving::WhatItCan) {
+        let error = match crate::timings::timed("read", || Spec::parse_serving(&attempt, Serving::WhatItCan)) {
             Ok(spec) => match super::generate(&spec, config) {
                 Ok(mut generated) => {
                     generated.notes.splice(0..0, left_out);

@@ -65,8 +65,10 @@ pub struct Generated {
 }
 
 pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
-    let models = client::generate(spec, config)?;
-    let mut server = server::generate(spec, &models.type_names, config, server::Surface::Api)?;
+    let models = crate::timings::timed("write/client", || client::generate(spec, config))?;
+    let mut server = crate::timings::timed("write/server", || {
+        server::generate(spec, &models.type_names, config, server::Surface::Api)
+    })?;
     if let Some(webhooks) = &spec.webhooks {
         // One module deeper: a path relative to the server's module gains a `super`.
         let types_path = match config.types_path.strip_prefix("super::") {
@@ -87,15 +89,16 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         });
     }
     Ok(Generated {
-        types: format_file(config, models.types)?,
+        types: crate::timings::timed("write/print types", || format_syntax(config, models.types)),
         // progenitor's usage examples are `ignore` doctests; as `text` they read the same and
         // don't show up as ignored tests in every run.
         client: client::methods::client_docs(
             spec,
-            &format_file(config, models.client)?.replace("```ignore", "```text"),
+            &crate::timings::timed("write/print client", || format_file(config, models.client))?
+                .replace("```ignore", "```text"),
         ),
-        server: format_file(config, server)?,
-        server_schemas: crate::model::json_schema::schema_document(spec)?,
+        server: crate::timings::timed("write/print server", || format_file(config, server))?,
+        server_schemas: crate::timings::timed("write/schemas", || crate::model::json_schema::schema_document(spec))?,
         client_uses: models.uses,
         notes: spec.notes.clone(),
     })
@@ -110,7 +113,12 @@ pub fn header(config: &Config) -> String {
 }
 
 pub(crate) fn format_file(config: &Config, tokens: proc_macro2::TokenStream) -> Result<String> {
-    let mut file: syn::File = syn::parse2(tokens).map_err(|e| Error::unparsable("generated code", e))?;
+    let file: syn::File = syn::parse2(tokens).map_err(|e| Error::unparsable("generated code", e))?;
+    Ok(format_syntax(config, file))
+}
+
+/// Generated code already parsed, printed with its header.
+pub(crate) fn format_syntax(config: &Config, mut file: syn::File) -> String {
     doc_lines::split_doc_lines(&mut file);
-    Ok(format!("{}{}", header(config), prettyplease::unparse(&file)))
+    format!("{}{}", header(config), prettyplease::unparse(&file))
 }

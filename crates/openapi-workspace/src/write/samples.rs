@@ -112,7 +112,6 @@ pub(crate) fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Fl
     let components = spec.raw.get("components").cloned().unwrap_or_default();
     // A document whose schemes the router cannot read has no operation it serves, nor samples.
     let schemes = security::schemes(&spec.openapi).unwrap_or_default();
-    let takes_credentials = rust::takes_credentials(spec);
     let mut samples = Vec::new();
     for (path, item) in spec.raw.get("paths").and_then(Value::as_object).into_iter().flatten() {
         for method in document::METHODS {
@@ -125,12 +124,12 @@ pub(crate) fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Fl
             let Some(mock) = crate::model::mock::mock(operation, &components) else { continue };
             // What cannot be written (a body in another media type than JSON, a parameter the
             // builder does not take as the document names it) has no sample, and is left out.
-            let Some(fields) = builders.get(&operation_id.to_upper_camel_case()) else { continue };
+            let Some(fields) = builders.fields.get(&operation_id.to_upper_camel_case()) else { continue };
             let cli_flags = cli.map(|cli| flags(cli, &operation_id.to_snake_case()));
             let Ok(call) = Call::read(operation, &components, credentials(spec, operation, &schemes)) else { continue };
             let connect = match &flavour.connect {
                 Some(connect) => connect.clone(),
-                None => connect(takes_credentials, &call.credentials, &flavour.client_crate),
+                None => connect(builders.takes_credentials, &call.credentials, &flavour.client_crate),
             };
             // A body the client reads as bytes (an event stream, a file) is shown by its status only.
             let response = crate::model::mock::response(operation, &components, mock.status);

@@ -7,11 +7,12 @@ pub(crate) mod events;
 pub(crate) mod items;
 pub(crate) mod media;
 pub(crate) mod methods;
+mod models;
 pub(crate) mod multipart;
 pub(crate) mod styles;
 pub(crate) mod view;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use proc_macro2::TokenStream;
 use progenitor::{GenerationSettings, Generator, InterfaceStyle, TagStyle};
@@ -22,7 +23,8 @@ use crate::write::Config;
 use view::View;
 
 pub(crate) struct Models {
-    pub types: TokenStream,
+    /// Parsed once: the passes below edit it in place and the writer prints it as it is.
+    pub types: syn::File,
     pub client: TokenStream,
     /// Rust names of every generated model, for the server generator to check its references.
     pub type_names: BTreeSet<String>,
@@ -105,13 +107,15 @@ impl Hooks {
 }
 
 pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
-    let view = View::of(spec)?;
+    let view = crate::timings::timed("write/client view", || View::of(spec))?;
     let parts = Hooks::of(spec, &view)?;
     let (hooks, inner) = (parts.any(), parts.credentials());
     let Hooks { credentials, styles, twins, methods, media } = parts;
     let mut generator = Generator::new(&settings(&view, inner, hooks));
-    let mut client = progenitor("a client", || generator.generate_tokens(&view.openapi))
-        .map_err(|error| locate(&view, inner, hooks, error))?;
+    let mut client = crate::timings::timed("write/client progenitor", || {
+        progenitor("a client", || generator.generate_tokens(&view.openapi))
+    })
+    .map_err(|error| locate(&view, inner, hooks, error))?;
     let mut uses = Vec::new();
     let mut pre = Vec::new();
     if let Some(styles) = styles {
@@ -175,14 +179,13 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     }
     uses.sort_unstable();
     uses.dedup();
-    let mut types = type_space.to_stream();
+    let mut types = crate::timings::timed("write/client typify", || type_space.to_stream());
     types.extend(component_registry(spec, &type_names)?);
-    Ok(Models {
-        types: schemars_optional(moved_strings(open_enums(types)?)?)?,
-        client: replace_types_module(client, &config.types_path)?,
-        type_names,
-        uses,
-    })
+    let mut types: syn::File = crate::timings::timed("write/client parse types", || syn::parse2(types))
+        .map_err(|e| Error::unparsable("the models", e))?;
+    let bodies = models::body_builders(&client);
+    crate::timings::timed("write/client edit types", || models::edit(&mut types, &bodies));
+    Ok(Models { types, client: replace_types_module(client, &config.types_path)?, type_names, uses })
 }
 
 /// Says where in the document progenitor failed, which it does not: the first operation that
@@ -221,232 +224,9 @@ fn locate(view: &View, credentials: bool, hooks: bool, error: Error) -> Error {
     Error::at("#/paths", format!("{} (no operation alone, only together)", error.chain()))
 }
 
-/// The models derive `schemars::JsonSchema` only with the types crate's `schemars` feature:
-/// schemars and its derive (a second `syn`) are a sixth of a cold build of the client, and only
-/// the drift tests read the schemas.
-fn schemars_optional(types: TokenStream) -> Result<TokenStream> {
-    use syn::visit_mut::VisitMut;
-    struct Gate;
-    impl VisitMut for Gate {
-        fn visit_attributes_mut(&mut self, attributes: &mut Vec<syn::Attribute>) {
-            let mut gated = false;
-            for attribute in attributes.iter_mut().filter(|a| a.path().is_ident("derive")) {
-                let Ok(paths) = attribute
-                    .parse_args_with(syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
-                else {
-                    continue;
-                };
-                let kept: Vec<&syn::Path> =
-                    paths.iter().filter(|p| p.segments.last().is_none_or(|s| s.ident != "JsonSchema")).collect();
-                if kept.len() < paths.len() {
-                    gated = true;
-                    *attribute = syn::parse_quote!(#[derive(#(#kept),*)]);
-                }
-            }
-            if gated {
-                attributes.push(syn::parse_quote!(#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]));
-            }
-        }
-    }
-    let mut file: syn::File = syn::parse2(types).map_err(|e| Error::unparsable("the models", e))?;
-    Gate.visit_file_mut(&mut file);
-    // typify writes some schemas out by hand (an enum of numbers): those impls too. It names
-    // their generator `gen`, a keyword from edition 2024 on: written `r#gen`, any edition reads it.
-    struct RawGen;
-    impl VisitMut for RawGen {
-        fn visit_ident_mut(&mut self, ident: &mut proc_macro2::Ident) {
-            if ident == "gen" {
-                *ident = proc_macro2::Ident::new_raw("gen", ident.span());
-            }
-        }
-    }
-    for item in &mut file.items {
-        if let syn::Item::Impl(item) = item
-            && item
-                .trait_
-                .as_ref()
-                .is_some_and(|(path, _)| path.segments.last().is_some_and(|s| s.ident == "JsonSchema"))
-        {
-            item.attrs.push(syn::parse_quote!(#[cfg(feature = "schemars")]));
-            RawGen.visit_item_impl_mut(item);
-        }
-    }
-    Ok(quote::quote!(#file))
-}
-
-/// A string model with checks (bounds, a pattern) takes the `String` it is read from instead of
-/// copying it: typify reads one through `FromStr`, which copies the text it has checked, so each
-/// such field of a request cost the server an allocation a hand-written handler does not make
-/// (*Why, measured: The generated handlers*). Its checks move into `TryFrom<String>`, which keeps
-/// the text it is given; `FromStr` (and `TryFrom<&str>`, through it) copies only to hand it over,
-/// and `Deserialize` hands over what it read. Errors and their words are typify's own.
-fn moved_strings(types: TokenStream) -> Result<TokenStream> {
-    let mut file: syn::File = syn::parse2(types).map_err(|e| Error::unparsable("the models", e))?;
-    let implemented = |item: &syn::ItemImpl, name: &str| {
-        item.trait_.as_ref().and_then(|(path, _)| path.segments.last()).is_some_and(|s| s.ident == name)
-    };
-    let self_name = |item: &syn::ItemImpl| match item.self_ty.as_ref() {
-        syn::Type::Path(ty) => ty.path.get_ident().map(ToString::to_string),
-        _ => None,
-    };
-    let only_fn = |item: &syn::ItemImpl| {
-        item.items.iter().find_map(|member| match member {
-            syn::ImplItem::Fn(function) => Some(function.block.clone()),
-            _ => None,
-        })
-    };
-    use quote::ToTokens;
-    let said = |tokens: &dyn ToTokens| tokens.to_token_stream().to_string();
-    // The models whose `FromStr` checks, then copies: their checks.
-    let mut checks: BTreeMap<String, Vec<syn::Stmt>> = BTreeMap::new();
-    for item in &file.items {
-        let syn::Item::Impl(item) = item else { continue };
-        let (Some(name), Some(block)) = (self_name(item), only_fn(item)) else { continue };
-        if implemented(item, "FromStr")
-            && let Some((syn::Stmt::Expr(last, None), statements)) = block.stmts.split_last()
-            && said(last) == "Ok (Self (value . to_string ()))"
-        {
-            checks.insert(name, statements.to_vec());
-        }
-    }
-    let takes_string = |item: &syn::ItemImpl| {
-        item.trait_.as_ref().is_some_and(|(path, _)| said(path).ends_with("TryFrom < :: std :: string :: String >"))
-    };
-    for item in &mut file.items {
-        let syn::Item::Impl(item) = item else { continue };
-        let Some(statements) = self_name(item).and_then(|name| checks.get(&name)) else { continue };
-        let body: Option<syn::Block> = if implemented(item, "FromStr") {
-            Some(syn::parse_quote!({
-                <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
-            }))
-        } else if takes_string(item) {
-            Some(syn::parse_quote!({
-                {
-                    let value: &str = &value;
-                    #(#statements)*
-                }
-                Ok(Self(value))
-            }))
-        } else if implemented(item, "Deserialize")
-            && only_fn(item)
-                .is_some_and(|block| said(&block).contains("String :: deserialize (deserializer) ? . parse ()"))
-        {
-            Some(syn::parse_quote!({
-                <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-                    <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-                )
-                .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
-            }))
-        } else {
-            None
-        };
-        if let Some(body) = body {
-            for member in &mut item.items {
-                if let syn::ImplItem::Fn(function) = member {
-                    function.block = body.clone();
-                }
-            }
-        }
-    }
-    Ok(quote::quote!(#file))
-}
-
-/// The name of the variant a value the document does not list reads as.
 /// The runtime crate, whose `client` modules a client with carriers, event streams, streamed
 /// items or multipart bodies re-exports.
 pub(crate) const RUNTIME_CRATE: &str = "openapi-workspace-runtime";
-
-pub(crate) const UNKNOWN_VARIANT: &str = "Unknown";
-
-/// Every enum of string values takes a value the document does not list as its `Unknown`
-/// variant instead of failing the whole response: a later minor version of the document may add
-/// values to an enum a response carries (new statuses, new event names), and a client built on
-/// an earlier one must go on reading. `Unknown` cannot be sent (serialising it is an error), and
-/// the server never sees one (it validates requests against the document before reading them).
-/// An enum that already has a variant of that name is left as it is.
-fn open_enums(types: TokenStream) -> Result<TokenStream> {
-    use syn::visit_mut::VisitMut;
-    struct Open {
-        opened: BTreeSet<String>,
-    }
-    impl VisitMut for Open {
-        fn visit_item_enum_mut(&mut self, item: &mut syn::ItemEnum) {
-            let serde_attribute = |attribute: &syn::Attribute| attribute.path().is_ident("serde");
-            let renamed = |variant: &syn::Variant| {
-                variant.attrs.iter().filter(|a| serde_attribute(a)).any(|a| {
-                    let mut rename = false;
-                    let _ = a.parse_nested_meta(|meta| {
-                        rename |= meta.path.is_ident("rename");
-                        if meta.input.peek(syn::Token![=]) {
-                            let _: syn::Expr = meta.value()?.parse()?;
-                        }
-                        Ok(())
-                    });
-                    rename
-                })
-            };
-            // Plain string enums only: unit variants, each renamed to its value, and no
-            // `untagged` or `tag` on the enum.
-            let plain = !item.variants.is_empty()
-                && item.variants.iter().all(|v| matches!(v.fields, syn::Fields::Unit) && renamed(v))
-                && !item.attrs.iter().filter(|a| serde_attribute(a)).any(|a| {
-                    let text = quote::quote!(#a).to_string();
-                    text.contains("untagged") || text.contains("tag")
-                })
-                && !item.variants.iter().any(|v| v.ident == UNKNOWN_VARIANT);
-            if !plain {
-                return;
-            }
-            let name = quote::format_ident!("{}", UNKNOWN_VARIANT);
-            item.variants.push(syn::parse_quote! {
-                /// A value this version of the document does not list: a later minor version
-                /// added it. Read, never sent.
-                #[serde(other, skip_serializing)]
-                #[cfg_attr(feature = "schemars", schemars(skip))]
-                #name
-            });
-            self.opened.insert(item.ident.to_string());
-        }
-
-        fn visit_item_impl_mut(&mut self, item: &mut syn::ItemImpl) {
-            // The `Display` of an opened enum matches every variant: `Unknown` too.
-            let display = item
-                .trait_
-                .as_ref()
-                .is_some_and(|(path, _)| path.segments.last().is_some_and(|s| s.ident == "Display"));
-            let syn::Type::Path(own) = item.self_ty.as_ref() else { return };
-            let Some(own) = own.path.segments.last().map(|s| s.ident.to_string()) else { return };
-            if !display {
-                return;
-            }
-            struct Arms;
-            impl VisitMut for Arms {
-                fn visit_expr_match_mut(&mut self, matched: &mut syn::ExprMatch) {
-                    let name = quote::format_ident!("{}", UNKNOWN_VARIANT);
-                    matched.arms.push(syn::parse_quote!(Self::#name => f.write_str("<unknown>"),));
-                }
-            }
-            if self.opened.contains(&own) {
-                Arms.visit_item_impl_mut(item);
-            }
-        }
-    }
-    let mut file: syn::File = syn::parse2(types).map_err(|e| Error::unparsable("the models", e))?;
-    // Enums first (they are declared before their impls, but a visit in one pass would depend
-    // on it): then their `Display`s.
-    let mut open = Open { opened: BTreeSet::new() };
-    for item in &mut file.items {
-        if let syn::Item::Enum(item) = item {
-            open.visit_item_enum_mut(item);
-        }
-    }
-    for item in &mut file.items {
-        if let syn::Item::Impl(item) = item {
-            open.visit_item_impl_mut(item);
-        }
-    }
-    Ok(quote::quote!(#file))
-}
 
 /// A table of every component schema's model, so tests can hold the types against the document
 /// (schemars schema, example round trips, bounds) without a hand-kept list that could drift.
@@ -497,19 +277,35 @@ fn component_registry(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Toke
 }
 
 /// progenitor puts the models in `pub mod types { .. }` inside the client; swap that module for
-/// a re-export of the types crate so client and server share one set of models.
+/// a re-export of the types crate so client and server share one set of models. Done on the
+/// tokens, not a parse of the client: the module is the models again, the largest part of it.
 fn replace_types_module(client: TokenStream, types_path: &str) -> Result<TokenStream> {
-    let mut file: syn::File = syn::parse2(client).map_err(|e| Error::unparsable("progenitor's client", e))?;
+    use proc_macro2::{Delimiter, TokenTree};
     let path: syn::Path =
         syn::parse_str(types_path).map_err(|e| Error::unparsable(format!("types path {types_path:?}"), e))?;
-    let position = file
-        .items
-        .iter()
-        .position(|item| matches!(item, syn::Item::Mod(m) if m.ident == "types"))
+    let mut tokens: Vec<TokenTree> = client.into_iter().collect();
+    let ident = |tree: &TokenTree, name: &str| matches!(tree, TokenTree::Ident(ident) if ident == name);
+    let module = tokens
+        .windows(4)
+        .position(|w| {
+            ident(&w[0], "pub")
+                && ident(&w[1], "mod")
+                && ident(&w[2], "types")
+                && matches!(&w[3], TokenTree::Group(g) if g.delimiter() == Delimiter::Brace)
+        })
         .ok_or_else(|| Error::Document("progenitor's client has no `types` module".into()))?;
-    file.items[position] = syn::parse_quote! {
+    // The module's attributes (`#` and a bracketed group each) go with it.
+    let mut start = module;
+    while start >= 2
+        && matches!(&tokens[start - 2], TokenTree::Punct(p) if p.as_char() == '#')
+        && matches!(&tokens[start - 1], TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket)
+    {
+        start -= 2;
+    }
+    let replacement = quote::quote! {
         /// The models, from the shared types crate.
         pub use #path as types;
     };
-    Ok(quote::quote!(#file))
+    tokens.splice(start..module + 4, replacement);
+    Ok(tokens.into_iter().collect())
 }

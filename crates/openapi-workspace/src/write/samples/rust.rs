@@ -11,7 +11,6 @@ use serde_json::Value;
 use super::{Call, Flavour, plain};
 use crate::error::{Error, Result};
 use crate::model::security::{Kind, Scheme};
-use crate::read::Spec;
 
 impl Call {
     /// The Rust sample, and the same with the test's lines.
@@ -103,14 +102,8 @@ fn indented(value: &Value) -> String {
     String::from_utf8(out).expect("JSON is UTF-8")
 }
 
-/// Whether the generated client of `spec` holds `Credentials` (some operation asks for one).
-pub(super) fn takes_credentials(spec: &Spec) -> bool {
-    let view = crate::write::client::view::View::of(spec).ok();
-    view.and_then(|view| crate::write::client::credentials::client(&view).ok().flatten()).is_some()
-}
-
 /// How a sample makes the generated client: `Client::new`, with `Credentials` for the
-/// operation's `credentials` when the client takes any (`takes_credentials`; each setter the
+/// operation's `credentials` when the client takes any (`Builders::takes_credentials`; each setter the
 /// scheme's name in snake case, as `credentials.rs` writes it).
 pub(super) fn connect(takes_credentials: bool, credentials: &[Scheme], krate: &str) -> String {
     if !takes_credentials {
@@ -173,12 +166,22 @@ fn literal(ty: &str, value: &Value, types: &str) -> String {
     }
 }
 
-/// Every operation builder's fields (`pub mod builder { pub struct CreateBalance<'a> { … } }`)
-/// with their value types, without the `Result<_, String>` and `Option<_>` around them.
-pub(super) fn builders(client: &str) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
+/// What the samples need of the generated client, read from its source.
+pub(super) struct Builders {
+    /// Every operation builder's fields (`pub mod builder { pub struct CreateBalance<'a> { … } }`)
+    /// with their value types, without the `Result<_, String>` and `Option<_>` around them.
+    pub fields: BTreeMap<String, BTreeMap<String, String>>,
+    /// Whether the client holds `Credentials` (some operation asks for one).
+    pub takes_credentials: bool,
+}
+
+/// The client's [`Builders`].
+pub(super) fn builders(client: &str) -> Result<Builders> {
     let file = syn::parse_file(client).map_err(|e| Error::unparsable("samples: the client", e))?;
     let mut builders = BTreeMap::new();
+    let mut takes_credentials = false;
     for item in &file.items {
+        takes_credentials |= matches!(item, syn::Item::Struct(s) if s.ident == "Credentials");
         let syn::Item::Mod(module) = item else { continue };
         if module.ident != "builder" {
             continue;
@@ -193,7 +196,7 @@ pub(super) fn builders(client: &str) -> Result<BTreeMap<String, BTreeMap<String,
             builders.insert(builder.ident.to_string(), fields);
         }
     }
-    Ok(builders)
+    Ok(Builders { fields: builders, takes_credentials })
 }
 
 /// `ty` without the `Result<_, String>` and `Option<_>` a builder keeps it in, as text.

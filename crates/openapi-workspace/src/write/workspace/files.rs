@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::standalone::{STANDALONE_EDITION, Standalone, standalone};
+use super::standalone::{File, STANDALONE_EDITION, Standalone, standalone};
 use crate::error::{Error, Result};
 use crate::read::Note;
 
@@ -25,8 +25,8 @@ pub struct Written {
 /// written.
 pub fn write_workspace(spec: &Path, out: &Path, strict: bool) -> Result<Written> {
     // A document split across files is made one first (`read::files`).
-    let text =
-        crate::read::files::bundle(spec).map_err(|e| Error::InFile { path: spec.to_owned(), source: Box::new(e) })?;
+    let text = crate::timings::timed("read/files", || crate::read::files::bundle(spec))
+        .map_err(|e| Error::InFile { path: spec.to_owned(), source: Box::new(e) })?;
     let name = std::path::absolute(out)
         .ok()
         .and_then(|out| out.file_name().and_then(|n| n.to_str()).map(|n| n.to_ascii_lowercase().replace('_', "-")))
@@ -45,9 +45,8 @@ pub fn write_workspace(spec: &Path, out: &Path, strict: bool) -> Result<Written>
     let rustfmt_toml = RUSTFMT_TOML.replace("edition = \"2024\"", &format!("edition = \"{}\"", STANDALONE_EDITION));
     let config = out.join("rustfmt.toml");
     std::fs::write(&config, &rustfmt_toml).map_err(|e| Error::io(&config, e))?;
-    for file in &files {
-        let contents =
-            if file.rust { rustfmt(&file.contents, STANDALONE_EDITION, &config)? } else { file.contents.clone() };
+    let formatted = crate::timings::timed("write/rustfmt", || formatted(&files, &config))?;
+    for (file, contents) in files.iter().zip(formatted) {
         let path = out.join(&file.path);
         if std::fs::read_to_string(&path).is_ok_and(|current| current == contents) {
             continue;
@@ -58,6 +57,32 @@ pub fn write_workspace(spec: &Path, out: &Path, strict: bool) -> Result<Written>
         std::fs::write(&path, contents).map_err(|e| Error::io(&path, e))?;
     }
     Ok(Written { name, notes })
+}
+
+/// Each file's contents, its Rust files through rustfmt: a rustfmt per core at once, since a big
+/// document's largest files take seconds each.
+fn formatted(files: &[File], config: &Path) -> Result<Vec<String>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut done: Vec<(usize, Result<String>)> = std::thread::scope(|scope| {
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(file) = files.get(index) else { return done };
+                let contents = match file.rust {
+                    true => rustfmt(&file.contents, STANDALONE_EDITION, config),
+                    false => Ok(file.contents.clone()),
+                };
+                done.push((index, contents));
+            }
+        };
+        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(work)).collect();
+        handles.into_iter().flat_map(|handle| handle.join().expect("a rustfmt worker")).collect()
+    });
+    done.sort_by_key(|(index, _)| *index);
+    done.into_iter().map(|(_, contents)| contents).collect()
 }
 
 /// `source` formatted by rustfmt in `edition` with the configuration at `config`, so generated

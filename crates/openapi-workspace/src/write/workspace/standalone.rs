@@ -114,7 +114,10 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
         text(format!("{name}-server/src/schemas.json"), generated.server_schemas),
         text(format!("{RUNTIME_CRATE}/Cargo.toml"), runtime_manifest()),
     ];
-    files.push(text("README.md".into(), readme(&spec, name, source, &client)?));
+    files.push(text(
+        "README.md".into(),
+        crate::timings::timed("write/readme", || readme(&spec, name, source, &client))?,
+    ));
     files.extend(RUNTIME_FILES.iter().map(|(file, text)| {
         rust(
             format!("{RUNTIME_CRATE}/src/{file}"),
@@ -198,6 +201,8 @@ schemars = { version = "0.8.22", features = ["chrono", "uuid1"], optional = true
 
 [features]
 schemars = ["dep:schemars"]
+# Every model's builder; without it, only the request bodies' (which the client's `body_map` uses).
+builders = []
 "#;
 
 fn client_dependencies(types_crate: &str, uses: &[&str]) -> String {

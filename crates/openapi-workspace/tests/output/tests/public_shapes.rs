@@ -2,7 +2,8 @@
 //! through its generated client: a body offered as `*/*` travels as JSON; a patch offered only in
 //! JSON's other forms is sent as a merge patch and labelled so, and the server reads it as that
 //! form; a body offered as JSON and multipart is JSON; the models named after components and
-//! titles that would have clashed hold what the server sent.
+//! titles that would have clashed — at a component's properties or deeper — hold what the server
+//! sent.
 
 mod support;
 
@@ -59,11 +60,22 @@ impl server::Api<()> for Service {
 async fn public_shapes_are_served_as_their_authors_meant_them() {
     let url = support::serve(server::router(Arc::new(Service))).await;
     let client = client::Client::new(&url);
-    let deployment =
-        types::Deployment { name: "ignored".into(), spec: None, status: Some(types::DeploymentStatus2::Available) };
+    // The inline shapes typify would have named like components (`RolloutSurge`,
+    // `DeploymentLimitsCpuItem`) have names of their own, and travel as the document says.
+    let deployment = types::Deployment {
+        name: "ignored".into(),
+        spec: None,
+        status: Some(types::DeploymentStatus2::Available),
+        rollout: Some(types::Rollout { surge: Some(types::RolloutSurge2 { percent: Some(25) }) }),
+        limits: Some(types::DeploymentLimits { cpu: vec![types::DeploymentLimitsCpuItem2 { millis: Some(500) }] }),
+    };
 
     let replaced = client.replace_deployment().name("web").dry_run(true).body(deployment.clone()).send().await.unwrap();
     assert_eq!((replaced.name.as_str(), replaced.status), ("web", Some(types::DeploymentStatus2::Available)));
+    assert_eq!(
+        (replaced.rollout.as_ref(), replaced.limits.as_ref()),
+        (deployment.rollout.as_ref(), deployment.limits.as_ref())
+    );
 
     let patched = client.patch_deployment().name("web").body(deployment).send().await.unwrap();
     assert_eq!(patched.name, "web (merge)", "sent as application/merge-patch+json, read as that form");

@@ -1,0 +1,298 @@
+//! What is made of typify's models after it writes them, each pass on the parsed file: enums
+//! open to values a later version adds, checked strings moved rather than copied, `schemars` and
+//! every builder but the request bodies' behind features.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proc_macro2::TokenStream;
+
+/// Every pass, in order, over the models of a client that names the builders `bodies`.
+pub(super) fn edit(file: &mut syn::File, bodies: &BTreeSet<String>) {
+    builders_optional(file, bodies);
+    open_enums(file);
+    moved_strings(file);
+    schemars_optional(file);
+}
+
+/// The models derive `schemars::JsonSchema` only with the types crate's `schemars` feature:
+/// schemars and its derive (a second `syn`) are a sixth of a cold build of the client, and only
+/// the drift tests read the schemas.
+fn schemars_optional(file: &mut syn::File) {
+    use syn::visit_mut::VisitMut;
+    struct Gate;
+    impl VisitMut for Gate {
+        fn visit_attributes_mut(&mut self, attributes: &mut Vec<syn::Attribute>) {
+            let mut gated = false;
+            for attribute in attributes.iter_mut().filter(|a| a.path().is_ident("derive")) {
+                let Ok(paths) = attribute
+                    .parse_args_with(syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
+                else {
+                    continue;
+                };
+                let kept: Vec<&syn::Path> =
+                    paths.iter().filter(|p| p.segments.last().is_none_or(|s| s.ident != "JsonSchema")).collect();
+                if kept.len() < paths.len() {
+                    gated = true;
+                    *attribute = syn::parse_quote!(#[derive(#(#kept),*)]);
+                }
+            }
+            if gated {
+                attributes.push(syn::parse_quote!(#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]));
+            }
+        }
+    }
+    Gate.visit_file_mut(file);
+    // typify writes some schemas out by hand (an enum of numbers): those impls too. It names
+    // their generator `gen`, a keyword from edition 2024 on: written `r#gen`, any edition reads it.
+    struct RawGen;
+    impl VisitMut for RawGen {
+        fn visit_ident_mut(&mut self, ident: &mut proc_macro2::Ident) {
+            if ident == "gen" {
+                *ident = proc_macro2::Ident::new_raw("gen", ident.span());
+            }
+        }
+    }
+    for item in &mut file.items {
+        if let syn::Item::Impl(item) = item
+            && item
+                .trait_
+                .as_ref()
+                .is_some_and(|(path, _)| path.segments.last().is_some_and(|s| s.ident == "JsonSchema"))
+        {
+            item.attrs.push(syn::parse_quote!(#[cfg(feature = "schemars")]));
+            RawGen.visit_item_impl_mut(item);
+        }
+    }
+}
+
+/// The models' builders the client names (`types::builder::X`: its request bodies').
+pub(super) fn body_builders(client: &TokenStream) -> BTreeSet<String> {
+    use proc_macro2::TokenTree;
+    fn walk(tokens: TokenStream, found: &mut BTreeSet<String>) {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        let ident = |tree: &TokenTree, name: &str| matches!(tree, TokenTree::Ident(ident) if ident == name);
+        let colons = |pair: &[TokenTree]| pair.iter().all(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ':'));
+        for (at, tree) in tokens.iter().enumerate() {
+            if let TokenTree::Group(group) = tree {
+                walk(group.stream(), found);
+            }
+            if let [types, first @ .., TokenTree::Ident(name)] = tokens.get(at..at + 7).unwrap_or_default()
+                && ident(types, "types")
+                && colons(&first[0..2])
+                && ident(&first[2], "builder")
+                && colons(&first[3..5])
+            {
+                found.insert(name.to_string());
+            }
+        }
+    }
+    let mut found = BTreeSet::new();
+    walk(client.clone(), &mut found);
+    found
+}
+
+/// Every model has a builder (progenitor asks typify for them), but the client needs only its
+/// bodies': the others are behind the types crate's `builders` feature. They were most of the
+/// models' lines on the largest documents, compiled by every build that never used them.
+fn builders_optional(file: &mut syn::File, bodies: &BTreeSet<String>) {
+    let gate: syn::Attribute = syn::parse_quote!(#[cfg(feature = "builders")]);
+    let own = |ty: &syn::Type| match ty {
+        syn::Type::Path(ty) => ty.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    };
+    let optional = |name: Option<String>| name.is_some_and(|name| !bodies.contains(&name));
+    for item in &mut file.items {
+        match item {
+            syn::Item::Mod(module) if module.ident == "builder" => {
+                for item in module.content.iter_mut().flat_map(|(_, items)| items) {
+                    let (name, attrs) = match item {
+                        syn::Item::Struct(item) => (Some(item.ident.to_string()), &mut item.attrs),
+                        syn::Item::Impl(item) => (own(&item.self_ty), &mut item.attrs),
+                        _ => continue,
+                    };
+                    if optional(name) {
+                        attrs.push(gate.clone());
+                    }
+                }
+            }
+            // `impl X { pub fn builder() -> builder::X }`, an impl of its own.
+            syn::Item::Impl(item)
+                if item.trait_.is_none()
+                    && !item.items.is_empty()
+                    && item.items.iter().all(|i| matches!(i, syn::ImplItem::Fn(f) if f.sig.ident == "builder"))
+                    && optional(own(&item.self_ty)) =>
+            {
+                item.attrs.push(gate.clone());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A string model with checks (bounds, a pattern) takes the `String` it is read from instead of
+/// copying it: typify reads one through `FromStr`, which copies the text it has checked, so each
+/// such field of a request cost the server an allocation a hand-written handler does not make
+/// (*Why, measured: The generated handlers*). Its checks move into `TryFrom<String>`, which keeps
+/// the text it is given; `FromStr` (and `TryFrom<&str>`, through it) copies only to hand it over,
+/// and `Deserialize` hands over what it read. Errors and their words are typify's own.
+fn moved_strings(file: &mut syn::File) {
+    let implemented = |item: &syn::ItemImpl, name: &str| {
+        item.trait_.as_ref().and_then(|(path, _)| path.segments.last()).is_some_and(|s| s.ident == name)
+    };
+    let self_name = |item: &syn::ItemImpl| match item.self_ty.as_ref() {
+        syn::Type::Path(ty) => ty.path.get_ident().map(ToString::to_string),
+        _ => None,
+    };
+    fn only_fn(item: &syn::ItemImpl) -> Option<&syn::Block> {
+        item.items.iter().find_map(|member| match member {
+            syn::ImplItem::Fn(function) => Some(&function.block),
+            _ => None,
+        })
+    }
+    use quote::ToTokens;
+    let said = |tokens: &dyn ToTokens| tokens.to_token_stream().to_string();
+    // The models whose `FromStr` checks, then copies: their checks.
+    let mut checks: BTreeMap<String, Vec<syn::Stmt>> = BTreeMap::new();
+    for item in &file.items {
+        let syn::Item::Impl(item) = item else { continue };
+        if !implemented(item, "FromStr") {
+            continue;
+        }
+        let (Some(name), Some(block)) = (self_name(item), only_fn(item)) else { continue };
+        if let Some((syn::Stmt::Expr(last, None), statements)) = block.stmts.split_last()
+            && said(last) == "Ok (Self (value . to_string ()))"
+        {
+            checks.insert(name, statements.to_vec());
+        }
+    }
+    let takes_string = |item: &syn::ItemImpl| {
+        item.trait_.as_ref().is_some_and(|(path, _)| said(path).ends_with("TryFrom < :: std :: string :: String >"))
+    };
+    for item in &mut file.items {
+        let syn::Item::Impl(item) = item else { continue };
+        let Some(statements) = self_name(item).and_then(|name| checks.get(&name)) else { continue };
+        let body: Option<syn::Block> = if implemented(item, "FromStr") {
+            Some(syn::parse_quote!({
+                <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+            }))
+        } else if takes_string(item) {
+            Some(syn::parse_quote!({
+                {
+                    let value: &str = &value;
+                    #(#statements)*
+                }
+                Ok(Self(value))
+            }))
+        } else if implemented(item, "Deserialize")
+            && only_fn(item)
+                .is_some_and(|block| said(&block).contains("String :: deserialize (deserializer) ? . parse ()"))
+        {
+            Some(syn::parse_quote!({
+                <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
+                    <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
+                )
+                .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+            }))
+        } else {
+            None
+        };
+        if let Some(body) = body {
+            for member in &mut item.items {
+                if let syn::ImplItem::Fn(function) = member {
+                    function.block = body.clone();
+                }
+            }
+        }
+    }
+}
+
+/// The name of the variant a value the document does not list reads as.
+pub(crate) const UNKNOWN_VARIANT: &str = "Unknown";
+
+/// Every enum of string values takes a value the document does not list as its `Unknown`
+/// variant instead of failing the whole response: a later minor version of the document may add
+/// values to an enum a response carries (new statuses, new event names), and a client built on
+/// an earlier one must go on reading. `Unknown` cannot be sent (serialising it is an error), and
+/// the server never sees one (it validates requests against the document before reading them).
+/// An enum that already has a variant of that name is left as it is.
+fn open_enums(file: &mut syn::File) {
+    use syn::visit_mut::VisitMut;
+    struct Open {
+        opened: BTreeSet<String>,
+    }
+    impl VisitMut for Open {
+        fn visit_item_enum_mut(&mut self, item: &mut syn::ItemEnum) {
+            let serde_attribute = |attribute: &syn::Attribute| attribute.path().is_ident("serde");
+            let renamed = |variant: &syn::Variant| {
+                variant.attrs.iter().filter(|a| serde_attribute(a)).any(|a| {
+                    let mut rename = false;
+                    let _ = a.parse_nested_meta(|meta| {
+                        rename |= meta.path.is_ident("rename");
+                        if meta.input.peek(syn::Token![=]) {
+                            let _: syn::Expr = meta.value()?.parse()?;
+                        }
+                        Ok(())
+                    });
+                    rename
+                })
+            };
+            // Plain string enums only: unit variants, each renamed to its value, and no
+            // `untagged` or `tag` on the enum.
+            let plain = !item.variants.is_empty()
+                && item.variants.iter().all(|v| matches!(v.fields, syn::Fields::Unit) && renamed(v))
+                && !item.attrs.iter().filter(|a| serde_attribute(a)).any(|a| {
+                    let text = quote::quote!(#a).to_string();
+                    text.contains("untagged") || text.contains("tag")
+                })
+                && !item.variants.iter().any(|v| v.ident == UNKNOWN_VARIANT);
+            if !plain {
+                return;
+            }
+            let name = quote::format_ident!("{}", UNKNOWN_VARIANT);
+            item.variants.push(syn::parse_quote! {
+                /// A value this version of the document does not list: a later minor version
+                /// added it. Read, never sent.
+                #[serde(other, skip_serializing)]
+                #[cfg_attr(feature = "schemars", schemars(skip))]
+                #name
+            });
+            self.opened.insert(item.ident.to_string());
+        }
+
+        fn visit_item_impl_mut(&mut self, item: &mut syn::ItemImpl) {
+            // The `Display` of an opened enum matches every variant: `Unknown` too.
+            let display = item
+                .trait_
+                .as_ref()
+                .is_some_and(|(path, _)| path.segments.last().is_some_and(|s| s.ident == "Display"));
+            let syn::Type::Path(own) = item.self_ty.as_ref() else { return };
+            let Some(own) = own.path.segments.last().map(|s| s.ident.to_string()) else { return };
+            if !display {
+                return;
+            }
+            struct Arms;
+            impl VisitMut for Arms {
+                fn visit_expr_match_mut(&mut self, matched: &mut syn::ExprMatch) {
+                    let name = quote::format_ident!("{}", UNKNOWN_VARIANT);
+                    matched.arms.push(syn::parse_quote!(Self::#name => f.write_str("<unknown>"),));
+                }
+            }
+            if self.opened.contains(&own) {
+                Arms.visit_item_impl_mut(item);
+            }
+        }
+    }
+    // Enums first (they are declared before their impls, but a visit in one pass would depend
+    // on it): then their `Display`s.
+    let mut open = Open { opened: BTreeSet::new() };
+    for item in &mut file.items {
+        if let syn::Item::Enum(item) = item {
+            open.visit_item_enum_mut(item);
+        }
+    }
+    for item in &mut file.items {
+        if let syn::Item::Impl(item) = item {
+            open.visit_item_impl_mut(item);
+        }
+    }
+}
