@@ -367,7 +367,6 @@ pub struct BankAccount {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub sort_code: ::std::option::Option<BankAccountSortCode>,
 }
-#[cfg(feature = "builders")]
 impl BankAccount {
     pub fn builder() -> builder::BankAccount {
         Default::default()
@@ -4860,7 +4859,6 @@ pub mod builder {
         }
     }
     #[derive(Clone, Debug)]
-    #[cfg(feature = "builders")]
     pub struct BankAccount {
         account_name:
             ::std::result::Result<::std::option::Option<super::BankAccountAccountName>, ::std::string::String>,
@@ -4876,7 +4874,6 @@ pub mod builder {
             ::std::result::Result<::std::option::Option<super::BankAccountRoutingNumber>, ::std::string::String>,
         sort_code: ::std::result::Result<::std::option::Option<super::BankAccountSortCode>, ::std::string::String>,
     }
-    #[cfg(feature = "builders")]
     impl ::std::default::Default for BankAccount {
         fn default() -> Self {
             Self {
@@ -4893,7 +4890,6 @@ pub mod builder {
             }
         }
     }
-    #[cfg(feature = "builders")]
     impl BankAccount {
         pub fn account_name<T>(mut self, value: T) -> Self
         where
@@ -4982,7 +4978,6 @@ pub mod builder {
             self
         }
     }
-    #[cfg(feature = "builders")]
     impl ::std::convert::TryFrom<BankAccount> for super::BankAccount {
         type Error = super::error::ConversionError;
         fn try_from(value: BankAccount) -> ::std::result::Result<Self, super::error::ConversionError> {
@@ -5000,7 +4995,6 @@ pub mod builder {
             })
         }
     }
-    #[cfg(feature = "builders")]
     impl ::std::convert::From<super::BankAccount> for BankAccount {
         fn from(value: super::BankAccount) -> Self {
             Self {

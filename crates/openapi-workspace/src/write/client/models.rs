@@ -91,16 +91,19 @@ pub(super) fn body_builders(client: &TokenStream) -> BTreeSet<String> {
     found
 }
 
-/// Every model has a builder (progenitor asks typify for them), but the client needs only its
-/// bodies': the others are behind the types crate's `builders` feature. They were most of the
-/// models' lines on the largest documents, compiled by every build that never used them.
+/// Every model has a builder (progenitor asks typify for them), but a caller builds only what
+/// it sends: the request bodies and the models inside them (a nested builder is how a nested
+/// value is written: `.bank_account(types::BankAccount::builder()…)`). The others' builders —
+/// most of the models' lines on the largest documents, compiled by every build that never used
+/// them — are behind the types crate's `builders` feature.
 fn builders_optional(file: &mut syn::File, bodies: &BTreeSet<String>) {
+    let sent = reached(file, bodies);
     let gate: syn::Attribute = syn::parse_quote!(#[cfg(feature = "builders")]);
     let own = |ty: &syn::Type| match ty {
         syn::Type::Path(ty) => ty.path.segments.last().map(|s| s.ident.to_string()),
         _ => None,
     };
-    let optional = |name: Option<String>| name.is_some_and(|name| !bodies.contains(&name));
+    let optional = |name: Option<String>| name.is_some_and(|name| !sent.contains(&name));
     for item in &mut file.items {
         match item {
             syn::Item::Mod(module) if module.ident == "builder" => {
@@ -127,6 +130,45 @@ fn builders_optional(file: &mut syn::File, bodies: &BTreeSet<String>) {
             _ => {}
         }
     }
+}
+
+/// `from` and every model their fields and variants name, and theirs, to the end.
+fn reached(file: &syn::File, from: &BTreeSet<String>) -> BTreeSet<String> {
+    use syn::visit::Visit;
+    #[derive(Default)]
+    struct Named(BTreeSet<String>);
+    impl<'a> Visit<'a> for Named {
+        fn visit_path_segment(&mut self, segment: &'a syn::PathSegment) {
+            self.0.insert(segment.ident.to_string());
+            syn::visit::visit_path_segment(self, segment);
+        }
+    }
+    let mut names: BTreeMap<String, Named> = BTreeMap::new();
+    for item in &file.items {
+        let mut named = Named::default();
+        let name = match item {
+            syn::Item::Struct(item) => {
+                named.visit_fields(&item.fields);
+                &item.ident
+            }
+            syn::Item::Enum(item) => {
+                item.variants.iter().for_each(|variant| named.visit_fields(&variant.fields));
+                &item.ident
+            }
+            _ => continue,
+        };
+        names.insert(name.to_string(), named);
+    }
+    let mut reached = from.clone();
+    let mut next: Vec<&String> = from.iter().collect();
+    while let Some(name) = next.pop() {
+        for named in names.get(name).into_iter().flat_map(|named| &named.0) {
+            if names.contains_key(named) && reached.insert(named.clone()) {
+                next.push(named);
+            }
+        }
+    }
+    reached
 }
 
 /// A string model with checks (bounds, a pattern) takes the `String` it is read from instead of

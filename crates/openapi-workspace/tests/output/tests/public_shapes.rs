@@ -70,6 +70,11 @@ async fn public_shapes_are_served_as_their_authors_meant_them() {
         limits: Some(types::DeploymentLimits { cpu: vec![types::DeploymentLimitsCpuItem2 { millis: Some(500) }] }),
     };
 
+    // What a request carries has builders without the types crate's `builders` feature: the
+    // bodies and the models inside them, which is how a nested value is written.
+    let spec: types::DeploymentSpec = types::DeploymentSpec::builder().replicas(2).try_into().unwrap();
+    assert_eq!(spec.replicas, 2);
+
     let replaced = client.replace_deployment().name("web").dry_run(true).body(deployment.clone()).send().await.unwrap();
     assert_eq!((replaced.name.as_str(), replaced.status), ("web", Some(types::DeploymentStatus2::Available)));
     assert_eq!(
