@@ -12,6 +12,7 @@ use crate::wrk::median;
 /// What the generator costs here: `cargo xtask codegen --check` (the median of five runs), a
 /// workspace written for the largest 3.0 and 3.1 documents of the corpus (the median of three),
 /// and (full runs only: it builds every dependency again) a cold debug build of the client crate.
+/// A smoke run (`full` false) runs each step once: it proves the steps, its figures mean nothing.
 pub(super) struct Toolchain {
     /// In this process, and as the command a user runs.
     pub(super) check: f64,
@@ -28,10 +29,11 @@ pub(super) const TIMED_DOCUMENTS: [&str; 2] = [
     "crates/openapi-workspace/tests/corpus/openapi-3.1/prefect.json",
 ];
 
-pub(super) fn toolchain(root: &Path, work: &Path, cold: bool) -> anyhow::Result<Toolchain> {
+pub(super) fn toolchain(root: &Path, work: &Path, full: bool) -> anyhow::Result<Toolchain> {
     eprintln!("== codegen time");
+    let (checks, writes) = if full { (5, 3) } else { (1, 1) };
     let mut runs = Vec::new();
-    for _ in 0..5 {
+    for _ in 0..checks {
         let start = Instant::now();
         crate::codegen(crate::Mode::Check)?;
         runs.push(start.elapsed().as_secs_f64());
@@ -39,7 +41,7 @@ pub(super) fn toolchain(root: &Path, work: &Path, cold: bool) -> anyhow::Result<
     let check = median(runs);
     // As a user runs it: cargo's own start and freshness check included.
     let mut runs = Vec::new();
-    for _ in 0..5 {
+    for _ in 0..checks {
         let start = Instant::now();
         let status = crate::cargo().current_dir(root).args(["xtask", "codegen", "--check"]).status()?;
         if !status.success() {
@@ -62,7 +64,7 @@ pub(super) fn toolchain(root: &Path, work: &Path, cold: bool) -> anyhow::Result<
                     .sum()
             });
         let mut runs = Vec::new();
-        for i in 0..3 {
+        for i in 0..writes {
             let out = work.join(format!("codegen-{i}")).join("timed");
             let start = Instant::now();
             openapi_workspace::write_workspace(&spec, &out, false)?;
@@ -71,7 +73,7 @@ pub(super) fn toolchain(root: &Path, work: &Path, cold: bool) -> anyhow::Result<
         let name = Path::new(document).file_name().and_then(|n| n.to_str()).unwrap_or(document);
         documents.push((name, operations, median(runs)));
     }
-    if !cold {
+    if !full {
         return Ok(Toolchain { check, check_command, documents, cold_client: None });
     }
     eprintln!("== a cold debug build of payments-client");
