@@ -7,7 +7,9 @@
 //!   must not depend on the process (hash seeds, thread timing);
 //! - `cargo check --workspace` with `-D warnings`, with the default features and with
 //!   `--all-features`, offline, with this repository's lock file, every document sharing one
-//!   target directory (`$CARGO_TARGET_DIR/corpus`) so the dependencies are compiled once;
+//!   target directory (`$CARGO_TARGET_DIR/corpus`) so the dependencies are compiled once; then
+//!   the client alone with one group of operations, its largest (what a team using a few
+//!   operations builds: `--no-default-features --features GROUP`);
 //! - where the document says how, its mock started with `cargo run` and asked one operation.
 //!
 //! It writes `CORPUS.md`, the table of what it measured, and fails when any document fails.
@@ -124,13 +126,20 @@ struct Row {
     generation: Generation,
     identical: bool,
     check: Vec<(&'static str, Result<f64, Unchecked>)>,
+    /// The group checked alone, and how that went (`None`: the document has one group).
+    group: Option<(String, Result<f64, Unchecked>)>,
     served: Option<Result<(), String>>,
 }
 
 impl Row {
     fn passed(&self) -> bool {
         self.identical
-            && self.check.iter().all(|(_, r)| !matches!(r, Err(Failed(_))))
+            && self
+                .check
+                .iter()
+                .map(|(_, r)| r)
+                .chain(self.group.iter().map(|(_, r)| r))
+                .all(|r| !matches!(r, Err(Failed(_))))
             && !matches!(self.served, Some(Err(_)))
     }
 }
@@ -238,12 +247,13 @@ fn same_tree(a: &Path, b: &Path) -> anyhow::Result<Option<String>> {
     Ok(None)
 }
 
-/// `cargo check` of the workspace in `dir` as its users build it, `-D warnings`; its seconds.
-fn check(dir: &Path, target: &Path, features: Option<&str>) -> Result<f64, String> {
+/// `cargo check` in the workspace in `dir` as its users build it, `-D warnings`, of what `what`
+/// says (`--workspace`, features); its seconds.
+fn check(dir: &Path, target: &Path, what: &[&str]) -> Result<f64, String> {
     let started = Instant::now();
     let output = crate::cargo()
-        .args(["check", "--offline", "--quiet", "--workspace"])
-        .args(features)
+        .args(["check", "--offline", "--quiet"])
+        .args(what)
         .arg("--manifest-path")
         .arg(dir.join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", target)
@@ -254,6 +264,23 @@ fn check(dir: &Path, target: &Path, features: Option<&str>) -> Result<f64, Strin
         return Err(String::from_utf8_lossy(&output.stderr).into_owned());
     }
     Ok(started.elapsed().as_secs_f64())
+}
+
+/// The group of operations of the client in `dir` (`NAME-client`) that gates the most of its
+/// code, if it has groups: the features its manifest lists after the line that introduces them.
+fn largest_group(dir: &Path, name: &str) -> anyhow::Result<Option<String>> {
+    let client = dir.join(format!("{name}-client"));
+    let manifest = std::fs::read_to_string(client.join("Cargo.toml"))?;
+    let code = std::fs::read_to_string(client.join("src/generated.rs"))?;
+    let groups = manifest
+        .split_once("# One feature per group")
+        .map(|(_, rest)| rest.lines().filter_map(|line| line.split_once(" = [").map(|(group, _)| group)))
+        .into_iter()
+        .flatten()
+        .filter(|group| *group != "unreached-models");
+    Ok(groups
+        .max_by_key(|group| (code.matches(&format!("feature = \"{group}\"")).count(), std::cmp::Reverse(*group)))
+        .map(str::to_owned))
 }
 
 /// `cargo run` in the workspace in `dir` serves its mock: `probe` answered as it says.
@@ -311,23 +338,33 @@ pub(crate) fn run(root: &Path, only: &[&str], reach: Reach) -> anyhow::Result<()
         let (regenerated, checks) = std::thread::scope(|scope| {
             let regenerating = scope.spawn(|| generate(root, &spec, &again));
             let mut checks = Vec::new();
-            for (label, features) in [("default", None), ("all features", Some("--all-features"))] {
+            for (label, what) in
+                [("default", &["--workspace"][..]), ("all features", &["--workspace", "--all-features"])]
+            {
                 if document.heavy && reach == Reach::Ci {
-                    eprintln!("   cargo check ({label}): left to the full run");
+                    report(label, &Err(Skipped));
                     checks.push((label, Err(Skipped)));
                     continue;
                 }
-                let result = check(&out, &cargo_target, features).map_err(Failed);
-                match &result {
-                    Ok(seconds) => eprintln!("   cargo check ({label}): {seconds:.1} s"),
-                    Err(Failed(errors)) => eprintln!("   cargo check ({label}) failed:\n{errors}"),
-                    Err(Skipped) => {}
-                }
+                let result = check(&out, &cargo_target, what).map_err(Failed);
+                report(label, &result);
                 checks.push((label, result));
             }
             (regenerating.join().expect("the regeneration's thread ends"), checks)
         });
         regenerated?;
+        let group = largest_group(&out, document.name)?.map(|group| {
+            let label = format!("the client with {group} alone");
+            let result = if document.heavy && reach == Reach::Ci {
+                Err(Skipped)
+            } else {
+                let client = format!("{}-client", document.name);
+                check(&out, &cargo_target, &["-p", &client, "--no-default-features", "--features", &group])
+                    .map_err(Failed)
+            };
+            report(&label, &result);
+            (group, result)
+        });
         // The lock file is not generated (cargo has rewritten the copy for this workspace).
         std::fs::copy(out.join("Cargo.lock"), again.join("Cargo.lock"))?;
         let difference = same_tree(&out, &again)?;
@@ -347,6 +384,7 @@ pub(crate) fn run(root: &Path, only: &[&str], reach: Reach) -> anyhow::Result<()
             generation,
             identical: difference.is_none(),
             check: checks,
+            group,
             served,
         });
     }
@@ -363,23 +401,38 @@ pub(crate) fn run(root: &Path, only: &[&str], reach: Reach) -> anyhow::Result<()
     Ok(())
 }
 
+fn report(label: &str, result: &Result<f64, Unchecked>) {
+    match result {
+        Ok(seconds) => eprintln!("   cargo check ({label}): {seconds:.1} s"),
+        Err(Failed(errors)) => eprintln!("   cargo check ({label}) failed:\n{errors}"),
+        Err(Skipped) => eprintln!("   cargo check ({label}): left to the full run"),
+    }
+}
+
 fn table(rows: &[Row]) -> String {
     let mut text = String::from(
         "# The generator's corpus\n\n\
          Written by `cargo xtask corpus` (see `xtask/src/corpus.rs`): each document generated as a workspace \
          of its own by `openapi-workspace`, twice, in separate processes (the two outputs must be identical), then \
          `cargo check --workspace` with `-D warnings`, with the default features and with `--all-features`, all \
-         documents sharing one target directory (in a cold run, the first check also builds the dependencies). Generation \
+         documents sharing one target directory (in a cold run, the first check also builds the dependencies), and \
+         the client alone with only its largest group of operations (`-p NAME-client --no-default-features --features \
+         GROUP`: a tag, or the paths' first segment; the group gating the most of the client's code). Generation \
          includes rustfmt over every file; memory is the generating process's peak resident set.\n\n\
-         | document | generate (s) | peak memory (MiB) | warnings | files | lines | regenerated identical | check, default (s) | check, all features (s) | mock answers |\n\
-         |---|---:|---:|---:|---:|---:|---|---:|---:|---|\n",
+         | document | generate (s) | peak memory (MiB) | warnings | files | lines | regenerated identical | check, default (s) | check, all features (s) | check, largest group alone (s) | mock answers |\n\
+         |---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|\n",
     );
     for row in rows {
         let g = &row.generation;
-        let check = |i: usize| match &row.check[i].1 {
+        let figure = |result: &Result<f64, Unchecked>| match result {
             Ok(seconds) => format!("{seconds:.1}"),
             Err(Failed(_)) => "**fails**".into(),
             Err(Skipped) => "—".into(),
+        };
+        let check = |i: usize| figure(&row.check[i].1);
+        let group = match &row.group {
+            None => "—".into(),
+            Some((group, result)) => format!("{} (`{group}`)", figure(result)),
         };
         let served = match &row.served {
             None => "—",
@@ -387,7 +440,7 @@ fn table(rows: &[Row]) -> String {
             Some(Err(_)) => "**no**",
         };
         text.push_str(&format!(
-            "| [{}]({}) | {:.2} | {:.0} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| [{}]({}) | {:.2} | {:.0} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             row.name,
             row.path,
             g.seconds,
@@ -398,6 +451,7 @@ fn table(rows: &[Row]) -> String {
             if row.identical { "yes" } else { "**no**" },
             check(0),
             check(1),
+            group,
             served
         ));
     }

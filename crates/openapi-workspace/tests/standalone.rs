@@ -40,3 +40,82 @@ fn standalone_manifests_ask_for_the_versions_our_crates_build_with() {
     }
     assert!(checked >= 20, "only {checked} dependencies read");
 }
+
+/// A document of three tags and an untagged operation: the methods and the models behind each
+/// group's feature, a model two groups share behind either, a webhook's payload (no operation
+/// reaches it) behind `unreached-models`, and all of them on by default.
+#[test]
+fn operations_and_the_models_they_reach_are_behind_their_groups_features() {
+    let document = r##"
+openapi: 3.1.0
+info: {title: Groups, version: "1"}
+paths:
+  /v1/pets:
+    get:
+      operationId: listPets
+      tags: [pets]
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/Pet"}}}}
+  /v1/stores/{id}:
+    get:
+      operationId: getStore
+      tags: [Store Front]
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/Store"}}}}
+  /health:
+    get:
+      operationId: health
+      tags: [health]
+      responses: {"204": {description: up}}
+  /v2/owners:
+    get:
+      operationId: listOwners
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/Owner"}}}}
+webhooks:
+  adopted:
+    post:
+      requestBody: {content: {application/json: {schema: {$ref: "#/components/schemas/Adopted"}}}}
+      responses: {"200": {description: ok}}
+components:
+  schemas:
+    Owner: {type: object, properties: {name: {type: string}}}
+    Pet: {type: object, properties: {owner: {$ref: "#/components/schemas/Owner"}, kind: {$ref: "#/components/schemas/Kind"}}}
+    Kind: {type: string, enum: [cat, dog]}
+    Store: {type: object, properties: {owner: {$ref: "#/components/schemas/Owner"}}}
+    Adopted: {type: object, properties: {pet: {$ref: "#/components/schemas/Pet"}}}
+"##;
+    let files = openapi_workspace::standalone(document, "zoo", "zoo.yaml").unwrap().files;
+    let file = |path: &str| &files.iter().find(|f| f.path == path).unwrap_or_else(|| panic!("no {path}")).contents;
+    // `health` reaches no model: its feature gates its method alone.
+    let groups = r#""health", "owners", "pets", "store-front", "unreached-models""#;
+    assert!(
+        file("zoo-types/Cargo.toml").contains(&format!("default = [{groups}]")),
+        "{}",
+        file("zoo-types/Cargo.toml")
+    );
+    let client = file("zoo-client/Cargo.toml");
+    assert!(client.contains(&format!("default = [\"tls\", {groups}]")), "{client}");
+    assert!(client.contains("zoo-types = { path = \"../zoo-types\", default-features = false }"), "{client}");
+    assert!(client.contains("store-front = [\"zoo-types/store-front\"]"), "{client}");
+    // Each declaration's gate, without spaces: the attribute right above it (after its docs and
+    // derives).
+    let gate = |code: &str, declaration: &str| -> String {
+        let at = code.find(declaration).unwrap_or_else(|| panic!("no {declaration}"));
+        let gate = code[..at].rsplit("#[cfg").next().unwrap().split(']').next().unwrap();
+        gate.split_whitespace().collect::<String>().replace(",)", ")")
+    };
+    let types = file("zoo-types/src/generated.rs");
+    assert_eq!(gate(types, "pub struct Store {"), r#"(feature="store-front")"#);
+    assert_eq!(gate(types, "pub enum Kind {"), r#"(any(feature="pets",feature="unreached-models"))"#);
+    assert_eq!(gate(types, "pub struct Adopted {"), r#"(feature="unreached-models")"#);
+    assert_eq!(
+        gate(types, "pub struct Owner {"),
+        r#"(any(feature="owners",feature="pets",feature="store-front",feature="unreached-models"))"#
+    );
+    let client = file("zoo-client/src/generated.rs");
+    assert_eq!(gate(client, "pub fn list_owners("), r#"(feature="owners")"#);
+    assert_eq!(gate(client, "pub fn health("), r#"(feature="health")"#);
+    assert_eq!(gate(client, "pub struct GetStore<"), r#"(feature="store-front")"#);
+}

@@ -25,6 +25,10 @@ pub struct Config {
     pub server_runtime_path: String,
     /// How the header names the document the code came from.
     pub source: String,
+    /// Whether the client's operations, and the models they reach, are behind a cargo feature
+    /// per group of operations (`model::groups`): for workspaces whose manifests the generator
+    /// writes, when the document has more than one group.
+    pub features: bool,
 }
 
 impl Config {
@@ -35,6 +39,7 @@ impl Config {
             types_path: "payments_types".into(),
             server_runtime_path: "crate::runtime".into(),
             source: source.into(),
+            features: false,
         }
     }
 
@@ -45,6 +50,7 @@ impl Config {
             types_path: "super::types".into(),
             server_runtime_path: "openapi_workspace_runtime".into(),
             source: source.into(),
+            features: false,
         }
     }
 }
@@ -62,6 +68,9 @@ pub struct Generated {
     pub client_uses: Vec<&'static str>,
     /// What reading the document left out or approximated, with its JSON pointer.
     pub notes: Vec<Note>,
+    /// The cargo features of the client and types crates, one per group of operations (and the
+    /// models no operation reaches); empty without `Config::features`.
+    pub features: Vec<String>,
 }
 
 pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
@@ -94,13 +103,14 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         // don't show up as ignored tests in every run.
         client: client::methods::client_docs(
             spec,
-            &crate::timings::timed("write/print client", || format_file(config, models.client))?
+            &crate::timings::timed("write/print client", || format_syntax(config, models.client))
                 .replace("```ignore", "```text"),
         ),
         server: crate::timings::timed("write/print server", || format_file(config, server))?,
         server_schemas: crate::timings::timed("write/schemas", || crate::model::json_schema::schema_document(spec))?,
         client_uses: models.uses,
         notes: spec.notes.clone(),
+        features: models.features,
     })
 }
 

@@ -4,6 +4,7 @@
 pub(crate) mod cli;
 pub(crate) mod credentials;
 pub(crate) mod events;
+mod features;
 pub(crate) mod items;
 pub(crate) mod media;
 pub(crate) mod methods;
@@ -25,7 +26,10 @@ use view::View;
 pub(crate) struct Models {
     /// Parsed once: the passes below edit it in place and the writer prints it as it is.
     pub types: syn::File,
-    pub client: TokenStream,
+    pub client: syn::File,
+    /// The cargo features the client and types crates gate operations and models by (empty
+    /// unless the configuration asks for them: `features`).
+    pub features: Vec<String>,
     /// Rust names of every generated model, for the server generator to check its references.
     pub type_names: BTreeSet<String>,
     /// Crates the client's code uses beyond progenitor's runtime (`futures` for paginated
@@ -185,7 +189,15 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         .map_err(|e| Error::unparsable("the models", e))?;
     let bodies = models::body_builders(&client);
     crate::timings::timed("write/client edit types", || models::edit(&mut types, &bodies));
-    Ok(Models { types, client: replace_types_module(client, &config.types_path)?, type_names, uses })
+    let client = replace_types_module(client, &config.types_path)?;
+    let mut client: syn::File = crate::timings::timed("write/client parse client", || syn::parse2(client))
+        .map_err(|e| Error::unparsable("the client", e))?;
+    let groups = crate::model::groups::of(&view.openapi);
+    let features = match config.features && groups.names.len() > 1 {
+        true => crate::timings::timed("write/client features", || features::gate(&mut client, &mut types, &groups)),
+        false => Vec::new(),
+    };
+    Ok(Models { types, client, features, type_names, uses })
 }
 
 /// Says where in the document progenitor failed, which it does not: the first operation that

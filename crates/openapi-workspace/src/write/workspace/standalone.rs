@@ -68,8 +68,12 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     }
     let types_crate = format!("{name}-types");
     let types_path = types_crate.replace('-', "_");
-    let config =
-        Config { types_path: types_path.clone(), server_runtime_path: "crate::runtime".into(), source: source.into() };
+    let config = Config {
+        types_path: types_path.clone(),
+        server_runtime_path: "crate::runtime".into(),
+        source: source.into(),
+        features: true,
+    };
     // Read once, for the crates and for the README's samples.
     let (spec, generated) = crate::write::leave_out::generate(spec_text, &config)?;
     let rust = |path: String, contents: String| File { path, contents, rust: true };
@@ -79,7 +83,10 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     let client = generated.client;
     let mut files = vec![
         text("Cargo.toml".into(), workspace_manifest(name)),
-        text(format!("{name}-types/Cargo.toml"), crate_manifest(&types_crate, "The models", TYPES_DEPENDENCIES)),
+        text(
+            format!("{name}-types/Cargo.toml"),
+            crate_manifest(&types_crate, "The models", &types_dependencies(&generated.features)),
+        ),
         rust(
             format!("{name}-types/src/lib.rs"),
             format!(
@@ -92,7 +99,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
             crate_manifest(
                 &format!("{name}-client"),
                 "The client (progenitor)",
-                &client_dependencies(&types_crate, &generated.client_uses),
+                &client_dependencies(&types_crate, &generated.client_uses, &generated.features),
             ),
         ),
         rust(format!("{name}-client/src/lib.rs"), format!("{header}{CLIENT_LIB}")),
@@ -116,7 +123,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     ];
     files.push(text(
         "README.md".into(),
-        crate::timings::timed("write/readme", || readme(&spec, name, source, &client))?,
+        crate::timings::timed("write/readme", || readme(&spec, name, source, &client, &generated.features))?,
     ));
     files.extend(RUNTIME_FILES.iter().map(|(file, text)| {
         rust(
@@ -129,7 +136,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
 
 /// The workspace's README: how to run its mock, then every operation with its samples (the
 /// client's call and curl's), written as `cargo xtask codegen` writes ours.
-fn readme(spec: &crate::read::Spec, name: &str, source: &str, client: &str) -> Result<String> {
+fn readme(spec: &crate::read::Spec, name: &str, source: &str, client: &str, groups: &[String]) -> Result<String> {
     let rust_name = name.replace('-', "_");
     let variables = rust_name.to_ascii_uppercase();
     let flavour = crate::Flavour {
@@ -153,8 +160,25 @@ fn readme(spec: &crate::read::Spec, name: &str, source: &str, client: &str) -> R
          (any, to the mock):\n\n\
          ```sh\nexport {variables}_BASE_URL=http://127.0.0.1:8080 {variables}_TOKEN=any\n```\n\n\
          The Rust samples are statements of an `async fn` returning `Result<(), Box<dyn std::error::Error>>`, \
-         with `{name}-client`, `serde_json` and `uuid` among its crate's dependencies.\n\n## Operations\n"
+         with `{name}-client`, `serde_json` and `uuid` among its crate's dependencies.\n"
     );
+    let groups: Vec<&String> = groups.iter().filter(|group| *group != crate::model::groups::UNREACHED).collect();
+    if let Some(group) = groups.first() {
+        out.push_str(&format!(
+            "\nEach group of operations (a tag of the document, or the first segment of the paths) is a feature of \
+             `{name}-client`, all on by default; a crate calling a few groups builds only their methods and the \
+             models they reach: `{name}-client = {{ path = \"…\", default-features = false, features = \
+             [\"tls\", \"{group}\"] }}`. The groups: {}.\n",
+            groups.iter().map(|group| format!("`{group}`")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    out.push_str(&format!(
+        "\n## Keeping it in step with the document\n\n\
+         The crates are generated: change `{source}` and generate them again, never edit them by hand. In CI, from \
+         the directory they were generated from, this fails with a unified diff when they are not exactly what the \
+         document generates:\n\n```sh\nopenapi-workspace check --spec {source} --out {name}\n```\n"
+    ));
+    out.push_str("\n## Operations\n");
     for sample in &samples {
         out.push_str(&format!(
             "\n### `{} {}` ({})\n\n{}",
@@ -196,16 +220,38 @@ chrono = { version = "0.4", default-features = false, features = ["serde", "std"
 uuid = { version = "1", features = ["serde", "v4"] }
 "#;
 
-const TYPES_DEPENDENCIES: &str = r#"regress = "0.12"
-schemars = { version = "0.8.22", features = ["chrono", "uuid1"], optional = true }
+/// The types crate's dependencies and features: `groups`, each gating the models its operations
+/// reach, all on by default (`schemars`'s registry names every model, so it turns them all on).
+fn types_dependencies(groups: &[String]) -> String {
+    let quoted: Vec<String> = groups.iter().map(|group| format!("\"{group}\"")).collect();
+    let (default, schemars) = match groups {
+        [] => (String::new(), String::new()),
+        _ => (
+            format!(
+                "# One feature per group of operations (a tag, or the first segment of the paths): the\n\
+                 # models those operations reach. `unreached-models`: the ones no operation reaches.\n\
+                 default = [{}]\n",
+                quoted.join(", ")
+            ),
+            format!(", {}", quoted.join(", ")),
+        ),
+    };
+    let each: String = groups.iter().map(|group| format!("{group} = []\n")).collect();
+    format!(
+        r#"regress = "0.12"
+schemars = {{ version = "0.8.22", features = ["chrono", "uuid1"], optional = true }}
 
 [features]
-schemars = ["dep:schemars"]
+{default}schemars = ["dep:schemars"{schemars}]
 # Every model's builder; without it, only the request bodies' (which the client's `body_map` uses).
 builders = []
-"#;
+{each}"#
+    )
+}
 
-fn client_dependencies(types_crate: &str, uses: &[&str]) -> String {
+/// The client's dependencies and features: with `groups`, one per group, each turning on the
+/// operations of the group and (in the types crate) the models they reach; all on by default.
+fn client_dependencies(types_crate: &str, uses: &[&str], groups: &[String]) -> String {
     let extra: String = uses
         .iter()
         .map(|name| match *name {
@@ -216,16 +262,28 @@ fn client_dependencies(types_crate: &str, uses: &[&str]) -> String {
             other => unreachable!("no version is known for {other}"),
         })
         .collect();
+    let (types_features, default, each) = match groups {
+        [] => ("", String::new(), String::new()),
+        _ => (
+            ", default-features = false",
+            groups.iter().map(|group| format!(", \"{group}\"")).collect(),
+            format!(
+                "# One feature per group of operations (a tag, or the first segment of the paths): its\n\
+                 # methods, and the models they reach. Turn the defaults off to build only the groups named.\n{}",
+                groups.iter().map(|group| format!("{group} = [\"{types_crate}/{group}\"]\n")).collect::<String>()
+            ),
+        ),
+    };
     format!(
-        r#"{types_crate} = {{ path = "../{types_crate}" }}
+        r#"{types_crate} = {{ path = "../{types_crate}"{types_features} }}
 progenitor-client = "=0.15.1"
 reqwest = {{ version = "0.13", default-features = false, features = ["json", "query", "stream"] }}
 rustls = {{ version = "0.23", default-features = false, features = ["ring", "std", "tls12"], optional = true }}
 {extra}
 [features]
-default = ["tls"]
+default = ["tls"{default}]
 tls = ["dep:rustls", "reqwest/rustls-no-provider"]
-"#
+{each}"#
     )
 }
 
