@@ -49,6 +49,24 @@ fn builder_groups(client: &syn::File, groups: &Groups) -> BTreeMap<String, BTree
             }
         }
     }
+    // A struct of the client's own that goes with a builder (multipart's `…Parts`, which its
+    // builder's `.parts(…)` takes) belongs to the builder's groups.
+    let declared: BTreeSet<String> = client.items.iter().filter_map(declared).collect();
+    for item in &client.items {
+        let client_methods =
+            matches!(item, syn::Item::Impl(block) if block.trait_.is_none() && is_client(&block.self_ty));
+        if client_methods || matches!(item, syn::Item::Mod(module) if module.ident == "builder") {
+            continue;
+        }
+        let mut found = Paths::default();
+        found.visit_item(item);
+        let Some(own) = found.after("builder").iter().find_map(|builder| builders.get(builder)).cloned() else {
+            continue;
+        };
+        for name in found.idents.iter().filter(|name| declared.contains(*name)) {
+            builders.entry(name.clone()).or_insert_with(|| own.clone());
+        }
+    }
     builders
 }
 
@@ -110,7 +128,13 @@ fn gate_client_item(item: &mut syn::Item, builders: &BTreeMap<String, BTreeSet<S
             }
         }
         item => {
-            let gate = gate_of(named_builders(item));
+            let own = match &*item {
+                syn::Item::Impl(item) => last_ident(&item.self_ty),
+                item => declared(item),
+            };
+            let mut names = named_builders(item);
+            names.extend(own);
+            let gate = gate_of(names);
             seeds.add(item, &gate);
             push_gate(attributes(item), &gate);
         }
