@@ -79,6 +79,63 @@ pub fn mock_response(
     response
 }
 
+/// A mock answer offered in several media types (`offered`: each content type and body, the
+/// document's JSON first): the one the request's `accept` prefers, else the first.
+pub fn mock_negotiated(
+    status: u16,
+    offered: &[(&'static str, &'static str)],
+    accept: Option<&HeaderValue>,
+    headers: &[(&'static str, &'static str)],
+) -> Response {
+    let chosen = preferred(accept, offered.iter().map(|(content_type, _)| *content_type));
+    let (content_type, body) = offered.get(chosen).copied().unwrap_or(("application/octet-stream", ""));
+    mock_response(status, Some(content_type), body, headers)
+}
+
+/// Which of `offered` (media types) an `Accept` header prefers: the one of highest quality, its
+/// quality that of the most specific range matching it (`text/event-stream` before `text/*`
+/// before `*/*`), the earlier on a tie; the first when `Accept` is absent or accepts none of them.
+pub fn preferred<'a>(accept: Option<&HeaderValue>, offered: impl Iterator<Item = &'a str>) -> usize {
+    let Some(accept) = accept.and_then(|value| value.to_str().ok()) else { return 0 };
+    let ranges: Vec<(String, f32)> = accept
+        .split(',')
+        .map(|item| {
+            let mut parts = item.split(';');
+            let range = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+            let quality = parts
+                .filter_map(|p| p.trim().strip_prefix("q=").and_then(|q| q.trim().parse::<f32>().ok()))
+                .next()
+                .unwrap_or(1.0);
+            (range, quality)
+        })
+        .collect();
+    let quality = |offered: &str| {
+        let essence = offered.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+        let kind = essence.split('/').next().unwrap_or_default().to_owned();
+        ranges
+            .iter()
+            .filter_map(|(range, quality)| {
+                let specificity = match range.as_str() {
+                    range if range == essence => 3,
+                    "*/*" => 1,
+                    range if range.strip_suffix("/*") == Some(kind.as_str()) => 2,
+                    _ => return None,
+                };
+                Some((specificity, *quality))
+            })
+            .max_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)))
+            .map_or(0.0, |(_, quality)| quality)
+    };
+    let mut best = (0, 0.0f32);
+    for (index, media) in offered.enumerate() {
+        let quality = quality(media);
+        if quality > best.1 {
+            best = (index, quality);
+        }
+    }
+    best.0
+}
+
 /// Sets the header `name` (lower case) of `response` to `value`'s text, if there is a value. A
 /// value that cannot be a header (a line break in it) is the server's fault: the answer becomes
 /// `500`.
@@ -89,5 +146,28 @@ pub fn set_header(response: &mut Response, name: &'static str, value: Option<&im
             response.headers_mut().insert(HeaderName::from_static(name), value);
         }
         Err(_) => *response = ApiError::internal().into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chosen(accept: Option<&'static str>) -> usize {
+        let accept = accept.map(HeaderValue::from_static);
+        preferred(accept.as_ref(), ["application/json", "text/event-stream"].into_iter())
+    }
+
+    #[test]
+    fn the_most_specific_range_decides_each_offer_and_the_best_wins() {
+        assert_eq!(chosen(None), 0);
+        assert_eq!(chosen(Some("text/event-stream")), 1);
+        assert_eq!(chosen(Some("application/json")), 0);
+        assert_eq!(chosen(Some("*/*")), 0, "a tie goes to the document's first");
+        assert_eq!(chosen(Some("text/*, application/json;q=0.5")), 1);
+        assert_eq!(chosen(Some("text/event-stream;q=0.2, */*;q=0.9")), 0);
+        assert_eq!(chosen(Some("text/event-stream, application/json;q=0")), 1);
+        assert_eq!(chosen(Some("image/png")), 0, "nothing acceptable: the first");
+        assert_eq!(chosen(Some("TEXT/Event-Stream; q=1")), 1);
     }
 }

@@ -14,6 +14,9 @@ pub(crate) struct Mock {
     pub status: u16,
     /// With the body: its media type, and the body as JSON or as text.
     pub body: Option<(String, Body)>,
+    /// The same answer in the response's other media types, each given when the request's
+    /// `Accept` prefers it to `body`'s (a status offering JSON and events).
+    pub others: Vec<(String, Body)>,
     /// The response's required headers, each with its example (or a value of its schema).
     pub headers: Vec<(String, String)>,
 }
@@ -40,12 +43,22 @@ pub(crate) fn mock(operation: &Value, components: &Value) -> Option<Mock> {
     let (status, response) = first_success(responses)?;
     let response = resolve(response, components, "responses")?;
     let headers = required_headers(response, components);
-    let Some((media_type, media)) = response.get("content").and_then(Value::as_object).and_then(|content| {
-        // JSON first, as a client asks for it; else the first media type the document lists.
-        content.iter().find(|(media, _)| is_json(media)).or_else(|| content.iter().next())
-    }) else {
-        return Some(Mock { status, body: None, headers });
+    let Some(content) = response.get("content").and_then(Value::as_object).filter(|content| !content.is_empty()) else {
+        return Some(Mock { status, body: None, others: Vec::new(), headers });
     };
+    // JSON first, as a client asks for it; else the first media type the document lists.
+    let first = content.iter().position(|(media, _)| is_json(media)).unwrap_or(0);
+    let mut answers: Vec<(String, Body)> =
+        content.iter().map(|(media_type, media)| answer(media_type, media, components)).collect();
+    let body = answers.remove(first);
+    // A wildcard answers once, as the first: it names no content type to ask for.
+    answers.retain(|(content_type, _)| content_type != &body.0 && content_type != "application/octet-stream");
+    Some(Mock { status, body: Some(body), others: answers, headers })
+}
+
+/// The mock's body in `media_type` (whose media object is `media`), with the content type it is
+/// sent with.
+fn answer(media_type: &str, media: &Value, components: &Value) -> (String, Body) {
     let example = media_example(media, components);
     let built = |media: &Value| {
         let schema = media.get("schema").cloned().unwrap_or_else(|| json!({}));
@@ -72,8 +85,8 @@ pub(crate) fn mock(operation: &Value, components: &Value) -> Option<Mock> {
     };
     // A wildcard is no content type to answer with.
     let content_type =
-        if media_type.contains('*') { "application/octet-stream".to_string() } else { media_type.clone() };
-    Some(Mock { status, body: Some((content_type, body)), headers })
+        if media_type.contains('*') { "application/octet-stream".to_string() } else { media_type.to_owned() };
+    (content_type, body)
 }
 
 /// The headers `response` requires, with their example or a value built from their schema, as

@@ -283,9 +283,13 @@ pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> 
     let body_part = if op.body.is_some() { quote!(request_body) } else { quote!(_) };
     let uri = (!op.query_params.is_empty() || needs_uri).then(|| quote!(let uri = parts.uri;));
     let extensions = upgrade.then(|| quote!(let extensions = parts.extensions;));
+    // A mock offering several media types answers the one `Accept` prefers.
+    let negotiated = op.mock.as_ref().is_some_and(|mock| !mock.others.is_empty());
+    let accept = negotiated.then(|| quote!(let accept = headers.get(axum::http::header::ACCEPT).cloned();));
     let split = quote! {
         let (parts, #body_part) = request.into_parts();
         let headers = parts.headers;
+        #accept
         #uri
         #extensions
     };
@@ -298,10 +302,22 @@ pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> 
                 None => (quote!(None), String::new()),
             };
             let headers = mock.headers.iter().map(|(name, value)| quote!((#name, #value)));
+            let answer = match &mock.body {
+                Some((first, first_body)) if negotiated => {
+                    let offered = std::iter::once((first, first_body))
+                        .chain(mock.others.iter().map(|(content_type, body)| (content_type, body)))
+                        .map(|(content_type, body)| {
+                            let body = body.text();
+                            quote!((#content_type, #body))
+                        });
+                    quote!(#rt::mock_negotiated(#status, &[#(#offered),*], accept.as_ref(), &[#(#headers),*]))
+                }
+                _ => quote!(#rt::mock_response(#status, #content_type, #body, &[#(#headers),*])),
+            };
             quote! {
                 let output = match #call {
                     Err(error) if shared.mock && error.is_not_implemented() => {
-                        return Ok(#rt::mock_response(#status, #content_type, #body, &[#(#headers),*]));
+                        return Ok(#answer);
                     }
                     output => output?,
                 };

@@ -152,6 +152,31 @@ async fn the_mock_answers_one_event_of_the_documented_type() {
     assert!(ticks[0].is_ok(), "{:?}", ticks[0]);
 }
 
+/// An operation offering JSON and events: the mock answers what `Accept` asks for — events to
+/// the client's event stream (which asks for them), JSON to its plain call, and the document's
+/// first (JSON) to a request that names neither.
+#[tokio::test]
+async fn the_mock_answers_the_media_type_accept_asks_for() {
+    let url = support::serve(server::mock_router(Arc::new(server::MockApi))).await;
+    let client = client::Client::new(&url);
+    let events: Vec<_> = client.feed_events(|b| b.count(1)).take(1).collect().await;
+    assert!(events[0].is_ok(), "{:?}", events[0]);
+    let ticks = client.feed().count(1).send().await.unwrap().into_inner();
+    assert!(!ticks.is_empty());
+    let get = |accept: &'static str| {
+        let url = format!("{url}/feed?count=1");
+        async move {
+            let response = reqwest::Client::new().get(url).header("accept", accept).send().await.unwrap();
+            let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
+            (response.status().as_u16(), content_type)
+        }
+    };
+    assert_eq!(get("text/event-stream").await, (200, "text/event-stream".to_owned()));
+    assert_eq!(get("text/*;q=0.9, application/json;q=0.1").await, (200, "text/event-stream".to_owned()));
+    assert_eq!(get("*/*").await, (200, "application/json".to_owned()));
+    assert_eq!(get("application/json, text/event-stream;q=0.5").await, (200, "application/json".to_owned()));
+}
+
 /// A response's chunks may end anywhere: inside a character, between a CR and its LF. The
 /// client reads the events as if the body had come in one piece.
 #[tokio::test]
