@@ -49,22 +49,35 @@ fn builder_groups(client: &syn::File, groups: &Groups) -> BTreeMap<String, BTree
             }
         }
     }
-    // A struct of the client's own that goes with a builder (multipart's `…Parts`, which its
-    // builder's `.parts(…)` takes) belongs to the builder's groups.
-    let declared: BTreeSet<String> = client.items.iter().filter_map(declared).collect();
+    // A struct of the client's own that only builders' items name (multipart's `…Parts`, which
+    // its builder's `.parts(…)` takes) belongs to their groups; one anything else names (`Client`,
+    // `Credentials`), to every build.
+    let own_structs: BTreeSet<String> = client.items.iter().filter_map(declared).collect();
+    let mut users: BTreeMap<String, Option<BTreeSet<String>>> = BTreeMap::new();
     for item in &client.items {
-        let client_methods =
-            matches!(item, syn::Item::Impl(block) if block.trait_.is_none() && is_client(&block.self_ty));
-        if client_methods || matches!(item, syn::Item::Mod(module) if module.ident == "builder") {
+        if matches!(item, syn::Item::Mod(module) if module.ident == "builder") {
             continue;
         }
+        let own = match item {
+            syn::Item::Impl(item) => last_ident(&item.self_ty),
+            item => declared(item),
+        };
         let mut found = Paths::default();
         found.visit_item(item);
-        let Some(own) = found.after("builder").iter().find_map(|builder| builders.get(builder)).cloned() else {
-            continue;
-        };
-        for name in found.idents.iter().filter(|name| declared.contains(*name)) {
-            builders.entry(name.clone()).or_insert_with(|| own.clone());
+        let groups: Vec<&BTreeSet<String>> =
+            found.after("builder").iter().filter_map(|builder| builders.get(builder)).collect();
+        for name in found.idents.iter().filter(|name| own_structs.contains(*name) && own.as_ref() != Some(*name)) {
+            let entry = users.entry(name.clone()).or_insert_with(|| Some(BTreeSet::new()));
+            match (entry, groups.as_slice()) {
+                (entry, []) => *entry = None,
+                (Some(set), groups) => set.extend(groups.iter().flat_map(|g| g.iter().cloned())),
+                (None, _) => {}
+            }
+        }
+    }
+    for (name, groups) in users {
+        if let Some(groups) = groups.filter(|groups| !groups.is_empty()) {
+            builders.entry(name).or_insert(groups);
         }
     }
     builders
