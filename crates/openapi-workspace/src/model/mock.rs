@@ -48,12 +48,17 @@ pub(crate) fn mock(operation: &Value, components: &Value) -> Option<Mock> {
     };
     // JSON first, as a client asks for it; else the first media type the document lists.
     let first = content.iter().position(|(media, _)| is_json(media)).unwrap_or(0);
-    let mut answers: Vec<(String, Body)> =
-        content.iter().map(|(media_type, media)| answer(media_type, media, components)).collect();
-    let body = answers.remove(first);
-    // A wildcard answers once, as the first: it names no content type to ask for.
-    answers.retain(|(content_type, _)| content_type != &body.0 && content_type != "application/octet-stream");
-    Some(Mock { status, body: Some(body), others: answers, headers })
+    let (media_type, media) = content.iter().nth(first).expect("a listed media type");
+    let body = answer(media_type, media, components);
+    // A wildcard answers only as the first: it names no content type to ask for.
+    let others = content
+        .iter()
+        .enumerate()
+        .filter(|(at, (media_type, _))| *at != first && !media_type.contains('*'))
+        .map(|(_, (media_type, media))| answer(media_type, media, components))
+        .filter(|(content_type, _)| content_type != &body.0)
+        .collect();
+    Some(Mock { status, body: Some(body), others, headers })
 }
 
 /// The mock's body in `media_type` (whose media object is `media`), with the content type it is
