@@ -21,6 +21,7 @@ const SAMPLES: &[&str] = &[
     "query_arrays",
     "repairs",
     "security",
+    "untypable",
     "webhooks",
 ];
 

@@ -223,3 +223,43 @@ fn check_fails_with_a_diff_whenever_the_workspace_is_not_what_the_document_gener
     std::fs::write(dir.path().join("api.yaml"), changed).unwrap();
     fails("the document changed", &["--- a/README.md", "+# Security sample changed"]);
 }
+
+#[test]
+fn what_the_models_generator_cannot_type_is_any_value_with_a_warning_and_strict_refuses_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root.join("crates/openapi-workspace/tests/samples/untypable.yaml"), dir.path().join("api.yaml"))
+        .unwrap();
+
+    let output = tool(dir.path(), &["--spec", "api.yaml", "--out", "api"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let warned: Vec<&str> = stderr.lines().filter_map(|l| l.strip_prefix("warning: api.yaml#")).collect();
+    let pointers: Vec<&str> = warned.iter().map(|l| l.split_once(": ").unwrap().0).collect();
+    assert_eq!(
+        pointers,
+        [
+            "/components/schemas/Layout",
+            "/components/schemas/Reading/properties/blob",
+            "/components/schemas/Reading/properties/calibration",
+            "/components/schemas/Reading/properties/links",
+            "/components/schemas/Reading/properties/raw",
+            "/components/schemas/Reading/properties/unit",
+            "/components/schemas/Reading/properties/weight",
+        ],
+        "{stderr}"
+    );
+    assert!(warned[0].contains("its allOf merges 3 unions (of 2, 2, 2 arms)"), "{stderr}");
+    assert!(warned[2].contains("multiple implied types for an un-typed enum"), "{stderr}");
+    assert!(warned.iter().all(|w| w.contains("typed as serde_json::Value")), "{stderr}");
+    assert!(!stderr.contains("panicked"), "typify's panics are caught, and quiet: {stderr}");
+    let types = std::fs::read_to_string(dir.path().join("api/api-types/src/generated.rs")).unwrap();
+    assert!(types.contains("pub struct Layout(pub ::serde_json::Value);"), "{types}");
+    assert!(types.contains("pub weight: ::std::option::Option<::serde_json::Value>,"), "{types}");
+
+    let strict = tool(dir.path(), &["--spec", "api.yaml", "--out", "strict", "--strict"]);
+    assert_eq!(strict.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&strict.stderr);
+    assert!(stderr.contains("refused (--strict): 7 repair(s) or approximation(s) needed"), "{stderr}");
+    assert!(!dir.path().join("strict").exists(), "a refused document writes nothing");
+}

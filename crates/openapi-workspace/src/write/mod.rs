@@ -109,7 +109,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         server: crate::timings::timed("write/print server", || format_file(config, server))?,
         server_schemas: crate::timings::timed("write/schemas", || crate::model::json_schema::schema_document(spec))?,
         client_uses: models.uses,
-        notes: spec.notes.clone(),
+        notes: spec.notes.iter().cloned().chain(models.notes).collect(),
         features: models.features,
     })
 }

@@ -11,15 +11,17 @@ pub(crate) mod methods;
 mod models;
 pub(crate) mod multipart;
 pub(crate) mod styles;
+mod untypable;
 pub(crate) mod view;
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 
 use proc_macro2::TokenStream;
 use progenitor::{GenerationSettings, Generator, InterfaceStyle, TagStyle};
 
 use crate::error::{Error, Result};
-use crate::read::Spec;
+use crate::read::{Note, Spec};
 use crate::write::Config;
 use view::View;
 
@@ -35,6 +37,8 @@ pub(crate) struct Models {
     /// Crates the client's code uses beyond progenitor's runtime (`futures` for paginated
     /// streams, `base64` and `rand` for websocket handshakes).
     pub uses: Vec<&'static str>,
+    /// The schemas typed as `serde_json::Value` because typify cannot type them (`untypable`).
+    pub notes: Vec<Note>,
 }
 
 /// progenitor's settings. With `credentials`, the client holds a [`credentials`]'s
@@ -60,9 +64,10 @@ pub(crate) fn settings(view: &View, credentials: bool, hooks: bool) -> Generatio
 }
 
 /// Runs progenitor. The document was adapted to what it takes (`view`); should
-/// it still find something to panic on, that is an error naming progenitor, not a crash.
+/// it still find something to panic on, that is an error naming progenitor, not a crash — and
+/// nothing on stderr, since the error carries the panic's message.
 pub(crate) fn progenitor<T>(what: &str, run: impl FnOnce() -> std::result::Result<T, progenitor::Error>) -> Result<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+    quietly(run)
         .map_err(|panic| {
             let message = panic
                 .downcast_ref::<String>()
@@ -72,6 +77,38 @@ pub(crate) fn progenitor<T>(what: &str, run: impl FnOnce() -> std::result::Resul
             Error::Document(format!("progenitor cannot generate {what} for this document: {message}"))
         })?
         .map_err(|e| Error::library(format!("progenitor ({what})"), e))
+}
+
+thread_local! {
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// `run`, its panic caught and not printed by the panic hook (on this thread only; the hook
+/// stays as it was everywhere else).
+fn quietly<T>(run: impl FnOnce() -> T) -> std::thread::Result<T> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.get() {
+                previous(info)
+            }
+        }));
+    });
+    let was = QUIET.replace(true);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+    QUIET.set(was);
+    result
+}
+
+/// progenitor's client and typify's models of `view`, and the generator that made them.
+fn run(view: &View, credentials: bool, hooks: bool) -> Result<(Generator, TokenStream, TokenStream)> {
+    let mut generator = Generator::new(&settings(view, credentials, hooks));
+    let (client, types) = progenitor("a client", || {
+        let client = crate::timings::timed("write/client progenitor", || generator.generate_tokens(&view.openapi))?;
+        Ok((client, crate::timings::timed("write/client typify", || generator.get_type_space().to_stream())))
+    })?;
+    Ok((generator, client, types))
 }
 
 /// The parts of the client's request hook, each `None` where the document needs none: what the
@@ -111,15 +148,21 @@ impl Hooks {
 }
 
 pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
-    let view = crate::timings::timed("write/client view", || View::of(spec))?;
+    let mut view = crate::timings::timed("write/client view", || View::of(spec))?;
     let parts = Hooks::of(spec, &view)?;
     let (hooks, inner) = (parts.any(), parts.credentials());
     let Hooks { credentials, styles, twins, methods, media } = parts;
-    let mut generator = Generator::new(&settings(&view, inner, hooks));
-    let mut client = crate::timings::timed("write/client progenitor", || {
-        progenitor("a client", || generator.generate_tokens(&view.openapi))
-    })
-    .map_err(|error| locate(&view, inner, hooks, error))?;
+    let (generator, mut client, mut types) = match run(&view, inner, hooks) {
+        Ok(generated) => generated,
+        // What typify cannot type becomes `serde_json::Value`; what is left is located.
+        Err(error) => match retyped(&mut view)? {
+            Some(notes) if !notes.is_empty() => {
+                view.notes.extend(notes);
+                run(&view, inner, hooks).map_err(|error| locate(&view, inner, hooks, error))?
+            }
+            _ => return Err(locate(&view, inner, hooks, error)),
+        },
+    };
     let mut uses = Vec::new();
     let mut pre = Vec::new();
     if let Some(styles) = styles {
@@ -183,7 +226,6 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     }
     uses.sort_unstable();
     uses.dedup();
-    let mut types = crate::timings::timed("write/client typify", || type_space.to_stream());
     types.extend(component_registry(spec, &type_names)?);
     let mut types: syn::File = crate::timings::timed("write/client parse types", || syn::parse2(types))
         .map_err(|e| Error::unparsable("the models", e))?;
@@ -197,7 +239,28 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         true => crate::timings::timed("write/client features", || features::gate(&mut client, &mut types, &groups)),
         false => Vec::new(),
     };
-    Ok(Models { types, client, features, type_names, uses })
+    Ok(Models { types, client, features, type_names, uses, notes: view.notes })
+}
+
+/// Retypes the components of `view` typify cannot type (`untypable::retype`): `None` when that
+/// is not what fails.
+fn retyped(view: &mut View) -> Result<Option<Vec<Note>>> {
+    let mut document = serde_json::to_value(&view.openapi).map_err(|e| Error::library("the client's view", e))?;
+    let passes = |document: &serde_json::Value| -> untypable::Passes {
+        let openapi: openapiv3::OpenAPI = serde_json::from_value(document.clone()).map_err(|e| e.to_string())?;
+        let mut generator = Generator::new(&settings(view, false, false));
+        let models = progenitor("the models", || {
+            generator.generate_tokens(&openapi)?;
+            Ok(generator.get_type_space().to_stream())
+        });
+        models.map(drop).map_err(|error| {
+            let chain = error.chain();
+            chain.split_once("for this document: ").map_or(chain.clone(), |(_, why)| why.to_owned())
+        })
+    };
+    let Some(notes) = untypable::retype(&mut document, &passes) else { return Ok(None) };
+    view.openapi = serde_json::from_value(document).map_err(|e| Error::library("the client's view", e))?;
+    Ok(Some(notes))
 }
 
 /// Says where in the document progenitor failed, which it does not: the first operation that

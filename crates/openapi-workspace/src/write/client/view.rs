@@ -17,6 +17,8 @@ pub(crate) struct View {
     pub openapi: openapiv3::OpenAPI,
     /// Schemas of `openapi` progenitor is to replace with a model: name, the model's Rust path.
     pub replacements: Vec<(String, String)>,
+    /// The schemas typed as `serde_json::Value` (`untypable`), with their pointers in the view.
+    pub notes: Vec<crate::read::Note>,
 }
 
 impl View {
@@ -24,7 +26,8 @@ impl View {
         let mut client = spec.raw.clone();
         // Pointers into the view are turned into the document's by the callers (`Spec::locate`).
         let replacements = for_client(&mut client)?;
-        Ok(Self { openapi: crate::read::openapi_model(client)?, replacements })
+        let notes = super::untypable::bound_merges(&mut client);
+        Ok(Self { openapi: crate::read::openapi_model(client)?, replacements, notes })
     }
 }
 

@@ -33,4 +33,5 @@ sample!(public_shapes);
 sample!(query_arrays);
 sample!(repairs);
 sample!(security);
+sample!(untypable);
 sample!(webhooks);
