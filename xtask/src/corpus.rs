@@ -71,6 +71,7 @@ const CORPUS: &[Document] = &[
     document("styles", "crates/openapi-workspace/tests/samples/parameter_styles.yaml"),
     document("events", "crates/openapi-workspace/tests/samples/events.yaml"),
     document("multipart", "crates/openapi-workspace/tests/samples/multipart.yaml"),
+    document("discriminated", "crates/openapi-workspace/tests/samples/discriminated.yaml"),
     document("untypable", "crates/openapi-workspace/tests/samples/untypable.yaml"),
     document("keeper", "crates/openapi-workspace/tests/corpus/keeper.json"),
     document("buildomat", "crates/openapi-workspace/tests/corpus/buildomat.json"),

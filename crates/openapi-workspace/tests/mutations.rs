@@ -99,6 +99,7 @@ fn no_mutated_document_panics_the_generator() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     let documents = [
         "samples/bounds.yaml",
+        "samples/discriminated.yaml",
         "samples/events.yaml",
         "samples/generality.yaml",
         "samples/multipart.yaml",

@@ -8,6 +8,7 @@ use openapi_workspace::{Config, cli, generate, markdown_reference};
 
 const SAMPLES: &[&str] = &[
     "bounds",
+    "discriminated",
     "events",
     "generality",
     "multipart",

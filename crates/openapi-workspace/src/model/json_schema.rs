@@ -1,7 +1,8 @@
 //! OpenAPI 3.0 schema objects to JSON Schema 2020-12, which is also the OpenAPI 3.1 dialect.
 //! The differences that matter: 3.0's `nullable: true` becomes a `null` type (or an `anyOf`
 //! with `null` around a `$ref`/`allOf`), and 3.0's boolean `exclusiveMinimum`/`exclusiveMaximum`
-//! become numbers.
+//! become numbers; a `discriminator` makes each arm of its union require its tags, so that arms
+//! that overlap are told apart as the document says they are.
 
 use serde_json::{Map, Value, json};
 
@@ -37,7 +38,25 @@ pub(crate) fn to_json_schema(schema: &Value) -> Value {
     }
     exclusive_bound(&mut out, "exclusiveMinimum", "minimum");
     exclusive_bound(&mut out, "exclusiveMaximum", "maximum");
+    if let Some(discriminator) = super::discriminator::of(object) {
+        tagged_arms(&mut out, &discriminator);
+    }
     if object.get("nullable") == Some(&Value::Bool(true)) { make_nullable(out) } else { Value::Object(out) }
+}
+
+/// Each arm of the union `discriminator` reads, wanting its tags in the tag's property when the
+/// value has it. Many documents leave the property optional in some arms (OpenAPI 3.2's
+/// `defaultMapping` is for them): without it, the union is judged as written.
+fn tagged_arms(schema: &mut Map<String, Value>, discriminator: &super::discriminator::Discriminator) {
+    let union = if schema.contains_key("oneOf") { "oneOf" } else { "anyOf" };
+    let Some(arms) = schema.get_mut(union).and_then(Value::as_array_mut) else { return };
+    let property = &discriminator.property;
+    for arm in &discriminator.arms {
+        if let Some(schema) = arms.get_mut(arm.index) {
+            let tagged = json!({"properties": {property.as_str(): {"enum": arm.tags}}});
+            *schema = json!({"allOf": [schema.take(), tagged]});
+        }
+    }
 }
 
 fn exclusive_bound(schema: &mut Map<String, Value>, exclusive: &str, inclusive: &str) {
@@ -94,6 +113,21 @@ pub(crate) fn schema_document(spec: &Spec) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_arm_of_a_discriminated_union_wants_its_tags() {
+        let schema = json!({
+            "oneOf": [{"$ref": "#/components/schemas/Cat"}, {"$ref": "#/components/schemas/Dog"}],
+            "discriminator": {"propertyName": "kind", "mapping": {"cat": "Cat"}},
+        });
+        assert_eq!(
+            to_json_schema(&schema)["oneOf"],
+            json!([
+                {"allOf": [{"$ref": "#/components/schemas/Cat"}, {"properties": {"kind": {"enum": ["cat"]}}}]},
+                {"allOf": [{"$ref": "#/components/schemas/Dog"}, {"properties": {"kind": {"enum": ["Dog"]}}}]},
+            ])
+        );
+    }
 
     #[test]
     fn nullable_string_gains_a_null_type_and_enum_value() {

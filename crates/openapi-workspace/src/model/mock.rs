@@ -183,6 +183,16 @@ impl Builder<'_> {
             // The first value but `null`, unless it is the only one (dropshot's empty answer).
             return values.iter().find(|v| !v.is_null()).unwrap_or(&values[0]).clone();
         }
+        if let Some(discriminator) = schema.as_object().and_then(super::discriminator::of) {
+            // The first arm with a tag, carrying its first tag.
+            let arm = &discriminator.arms[0];
+            let union = schema.get("oneOf").or_else(|| schema.get("anyOf")).and_then(Value::as_array);
+            let mut value = union.and_then(|union| union.get(arm.index)).map(|arm| self.build(arm)).unwrap_or_default();
+            if let Value::Object(fields) = &mut value {
+                fields.insert(discriminator.property.clone(), Value::String(arm.tags[0].clone()));
+            }
+            return value;
+        }
         if let Some(arms) = schema.get("oneOf").or_else(|| schema.get("anyOf")).and_then(Value::as_array) {
             // The first arm that is not only `null`.
             let arm = arms.iter().find(|arm| !is_null_only(arm, self.components)).or(arms.first());

@@ -3,6 +3,7 @@
 //! security and the mock's answer; the document's schemas as JSON Schema. Nothing here writes a
 //! file; nothing here knows a writer.
 
+pub(crate) mod discriminator;
 pub(crate) mod groups;
 pub(crate) mod json_schema;
 pub(crate) mod methods;

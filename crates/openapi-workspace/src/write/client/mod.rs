@@ -3,6 +3,7 @@
 
 pub(crate) mod cli;
 pub(crate) mod credentials;
+mod discriminated;
 pub(crate) mod events;
 mod features;
 pub(crate) mod items;
@@ -230,7 +231,10 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let mut types: syn::File = crate::timings::timed("write/client parse types", || syn::parse2(types))
         .map_err(|e| Error::unparsable("the models", e))?;
     let bodies = models::body_builders(&client);
-    crate::timings::timed("write/client edit types", || models::edit(&mut types, &bodies));
+    crate::timings::timed("write/client edit types", || {
+        models::edit(&mut types, &bodies);
+        discriminated::tags_first(&mut types, spec);
+    });
     let client = replace_types_module(client, &config.types_path)?;
     let mut client: syn::File = crate::timings::timed("write/client parse client", || syn::parse2(client))
         .map_err(|e| Error::unparsable("the client", e))?;

@@ -20,6 +20,7 @@ macro_rules! sample {
 }
 
 sample!(bounds);
+sample!(discriminated);
 sample!(events);
 sample!(generality);
 sample!(multipart);

@@ -1,0 +1,93 @@
+//! OpenAPI's `discriminator`: which arm of a `oneOf`/`anyOf` of references a value is, told by one
+//! property's value, read once for the three that honour it — the server's validation
+//! (`json_schema`: each arm requires its tags), the mock (`mock`: its value carries its arm's
+//! tag) and the models (`write/client/discriminated.rs`: a union reads the tag first). Without
+//! it, arms that overlap make a valid value match two arms: refused by `oneOf`, read as the first.
+//!
+//! An arm's tags are the `mapping` keys that name it (by `$ref` or by component name), or else
+//! its component's name. Only arms that are references have tags, as the specification says;
+//! the discriminator of a parent schema that children extend by `allOf` is not read here.
+
+use serde_json::{Map, Value};
+
+/// A union's discriminator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Discriminator {
+    /// The property that holds the tag.
+    pub property: String,
+    /// Every arm that is a reference, in the union's order.
+    pub arms: Vec<Arm>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Arm {
+    /// The arm's place in `oneOf`/`anyOf`.
+    pub index: usize,
+    /// The component it refers to.
+    pub component: String,
+    /// The tag values that name it, never empty.
+    pub tags: Vec<String>,
+}
+
+/// The discriminator of `schema`, when it has one and a union with an arm that is a reference.
+pub(crate) fn of(schema: &Map<String, Value>) -> Option<Discriminator> {
+    let discriminator = schema.get("discriminator")?;
+    let property = discriminator.get("propertyName")?.as_str()?.to_owned();
+    let union = schema.get("oneOf").or_else(|| schema.get("anyOf"))?.as_array()?;
+    let mapping = discriminator.get("mapping").and_then(Value::as_object);
+    let arms: Vec<Arm> = union
+        .iter()
+        .enumerate()
+        .filter_map(|(index, arm)| {
+            let component = arm.get("$ref")?.as_str()?.strip_prefix("#/components/schemas/")?.to_owned();
+            let named: Vec<String> = mapping
+                .into_iter()
+                .flatten()
+                .filter(|(_, target)| {
+                    target.as_str().is_some_and(|target| {
+                        target == component || target.strip_prefix("#/components/schemas/") == Some(&component)
+                    })
+                })
+                .map(|(tag, _)| tag.clone())
+                .collect();
+            let tags = if named.is_empty() { vec![component.clone()] } else { named };
+            Some(Arm { index, component, tags })
+        })
+        .collect();
+    (!arms.is_empty()).then_some(Discriminator { property, arms })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{Arm, of};
+
+    #[test]
+    fn tags_come_from_the_mapping_by_reference_or_name_else_from_the_component() {
+        let schema = json!({
+            "oneOf": [
+                {"$ref": "#/components/schemas/Cat"},
+                {"type": "string"},
+                {"$ref": "#/components/schemas/Dog"},
+                {"$ref": "#/components/schemas/Bird"},
+            ],
+            "discriminator": {"propertyName": "kind", "mapping": {
+                "cat": "#/components/schemas/Cat", "kitten": "#/components/schemas/Cat", "dog": "Dog",
+            }},
+        });
+        let found = of(schema.as_object().unwrap()).unwrap();
+        assert_eq!(found.property, "kind");
+        let arm = |index, component: &str, tags: &[&str]| Arm {
+            index,
+            component: component.into(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+        };
+        assert_eq!(found.arms, [arm(0, "Cat", &["cat", "kitten"]), arm(2, "Dog", &["dog"]), arm(3, "Bird", &["Bird"])]);
+        assert!(
+            of(json!({"oneOf": [{"type": "string"}], "discriminator": {"propertyName": "k"}}).as_object().unwrap())
+                .is_none()
+        );
+        assert!(of(json!({"oneOf": [{"$ref": "#/components/schemas/A"}]}).as_object().unwrap()).is_none());
+    }
+}
