@@ -263,3 +263,35 @@ fn what_the_models_generator_cannot_type_is_any_value_with_a_warning_and_strict_
     assert!(stderr.contains("refused (--strict): 7 repair(s) or approximation(s) needed"), "{stderr}");
     assert!(!dir.path().join("strict").exists(), "a refused document writes nothing");
 }
+
+#[test]
+fn an_operation_the_client_generator_cannot_take_is_found_and_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let operation = |name: &str, parameters: &str| {
+        format!(
+            "  /{name}:\n    get:\n      operationId: get_{name}\n{parameters}      responses: {{'204': {{description: ok}}}}\n"
+        )
+    };
+    // An inline parameter schema typify cannot type (a type-less `format: binary`), among
+    // operations it can: found by halving the operations, and only it left out.
+    let untypable = "      parameters:\n        - {name: r, in: query, schema: {format: binary}}\n";
+    let mut text = "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n".to_owned();
+    for name in ["a", "b", "c", "d", "e"] {
+        text += &operation(name, if name == "d" { untypable } else { "" });
+    }
+    std::fs::write(dir.path().join("api.yaml"), text).unwrap();
+
+    let output = tool(dir.path(), &["--spec", "api.yaml", "--out", "api"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("warning: api.yaml#/paths/~1d/get: left out of the workspace: #/paths/~1d/get: "),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("left out of the workspace").count(), 1, "{stderr}");
+    let client = std::fs::read_to_string(dir.path().join("api/api-client/src/generated.rs")).unwrap();
+    for name in ["a", "b", "c", "e"] {
+        assert!(client.contains(&format!("pub fn get_{name}(")), "get_{name} is there");
+    }
+    assert!(!client.contains("pub fn get_d("), "get_d is left out");
+}
