@@ -15,6 +15,8 @@ use serde_json::{Map, Value};
 pub(crate) struct Discriminator {
     /// The property that holds the tag.
     pub property: String,
+    /// The union's keyword: `oneOf`, else `anyOf`.
+    pub union: &'static str,
     /// Every arm that is a reference, in the union's order.
     pub arms: Vec<Arm>,
 }
@@ -33,9 +35,10 @@ pub(crate) struct Arm {
 pub(crate) fn of(schema: &Map<String, Value>) -> Option<Discriminator> {
     let discriminator = schema.get("discriminator")?;
     let property = discriminator.get("propertyName")?.as_str()?.to_owned();
-    let union = schema.get("oneOf").or_else(|| schema.get("anyOf"))?.as_array()?;
+    let union = if schema.contains_key("oneOf") { "oneOf" } else { "anyOf" };
+    let arms = schema.get(union)?.as_array()?;
     let mapping = discriminator.get("mapping").and_then(Value::as_object);
-    let arms: Vec<Arm> = union
+    let arms: Vec<Arm> = arms
         .iter()
         .enumerate()
         .filter_map(|(index, arm)| {
@@ -54,7 +57,7 @@ pub(crate) fn of(schema: &Map<String, Value>) -> Option<Discriminator> {
             Some(Arm { index, component, tags })
         })
         .collect();
-    (!arms.is_empty()).then_some(Discriminator { property, arms })
+    (!arms.is_empty()).then_some(Discriminator { property, union, arms })
 }
 
 #[cfg(test)]
@@ -77,7 +80,7 @@ mod tests {
             }},
         });
         let found = of(schema.as_object().unwrap()).unwrap();
-        assert_eq!(found.property, "kind");
+        assert_eq!((found.property.as_str(), found.union), ("kind", "oneOf"));
         let arm = |index, component: &str, tags: &[&str]| Arm {
             index,
             component: component.into(),

@@ -48,8 +48,7 @@ pub(crate) fn to_json_schema(schema: &Value) -> Value {
 /// value has it. Many documents leave the property optional in some arms (OpenAPI 3.2's
 /// `defaultMapping` is for them): without it, the union is judged as written.
 fn tagged_arms(schema: &mut Map<String, Value>, discriminator: &super::discriminator::Discriminator) {
-    let union = if schema.contains_key("oneOf") { "oneOf" } else { "anyOf" };
-    let Some(arms) = schema.get_mut(union).and_then(Value::as_array_mut) else { return };
+    let Some(arms) = schema.get_mut(discriminator.union).and_then(Value::as_array_mut) else { return };
     let property = &discriminator.property;
     for arm in &discriminator.arms {
         if let Some(schema) = arms.get_mut(arm.index) {

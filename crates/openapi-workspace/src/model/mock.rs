@@ -186,8 +186,11 @@ impl Builder<'_> {
         if let Some(discriminator) = schema.as_object().and_then(super::discriminator::of) {
             // The first arm with a tag, carrying its first tag.
             let arm = &discriminator.arms[0];
-            let union = schema.get("oneOf").or_else(|| schema.get("anyOf")).and_then(Value::as_array);
-            let mut value = union.and_then(|union| union.get(arm.index)).map(|arm| self.build(arm)).unwrap_or_default();
+            let mut value = schema
+                .get(discriminator.union)
+                .and_then(|union| union.get(arm.index))
+                .map(|arm| self.build(arm))
+                .unwrap_or_default();
             if let Value::Object(fields) = &mut value {
                 fields.insert(discriminator.property.clone(), Value::String(arm.tags[0].clone()));
             }

@@ -73,7 +73,7 @@ pub(super) fn tags_first(types: &mut syn::File, spec: &Spec) {
                 }
             }
         });
-        without_derived_deserialize(&mut union.attrs);
+        super::models::without_derive(&mut union.attrs, "Deserialize");
     }
     types.items.extend(written.into_iter().map(syn::Item::Impl));
 }
@@ -89,17 +89,4 @@ fn holds(variant: &syn::Variant, model: &str) -> bool {
     let syn::Fields::Unnamed(fields) = &variant.fields else { return false };
     let [field] = fields.unnamed.iter().collect::<Vec<_>>()[..] else { return false };
     matches!(&field.ty, syn::Type::Path(path) if path.path.segments.last().is_some_and(|s| s.ident == format_ident!("{model}")))
-}
-
-fn without_derived_deserialize(attributes: &mut [syn::Attribute]) {
-    for attribute in attributes.iter_mut().filter(|a| a.path().is_ident("derive")) {
-        let Ok(paths) =
-            attribute.parse_args_with(syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
-        else {
-            continue;
-        };
-        let kept: Vec<&syn::Path> =
-            paths.iter().filter(|p| p.segments.last().is_none_or(|s| s.ident != "Deserialize")).collect();
-        *attribute = syn::parse_quote!(#[derive(#(#kept),*)]);
-    }
 }

@@ -155,13 +155,18 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let Hooks { credentials, styles, twins, methods, media } = parts;
     let (generator, mut client, mut types) = match run(&view, inner, hooks) {
         Ok(generated) => generated,
-        // What typify cannot type becomes `serde_json::Value`; what is left is located.
+        // What typify cannot type becomes `serde_json::Value`; what is left is located: in the
+        // components when retyping could not make them pass, else in an operation.
         Err(error) => match retyped(&mut view)? {
-            Some(notes) if !notes.is_empty() => {
+            None => {
+                let error = format!("{} (with no operation at all, still)", error.chain());
+                return Err(Error::at("#/components", error));
+            }
+            Some(notes) if notes.is_empty() => return Err(locate(&view, inner, hooks, error)),
+            Some(notes) => {
                 view.notes.extend(notes);
                 run(&view, inner, hooks).map_err(|error| locate(&view, inner, hooks, error))?
             }
-            _ => return Err(locate(&view, inner, hooks, error)),
         },
     };
     let mut uses = Vec::new();
@@ -246,8 +251,8 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     Ok(Models { types, client, features, type_names, uses, notes: view.notes })
 }
 
-/// Retypes the components of `view` typify cannot type (`untypable::retype`): `None` when that
-/// is not what fails.
+/// Retypes the components of `view` typify cannot type (`untypable::retype`): `None` when the
+/// components still fail, no notes when they passed as they were (what fails is an operation).
 fn retyped(view: &mut View) -> Result<Option<Vec<Note>>> {
     let mut document = serde_json::to_value(&view.openapi).map_err(|e| Error::library("the client's view", e))?;
     let passes = |document: &serde_json::Value| -> untypable::Passes {
@@ -267,8 +272,9 @@ fn retyped(view: &mut View) -> Result<Option<Vec<Note>>> {
     Ok(Some(notes))
 }
 
-/// Says where in the document progenitor failed, which it does not: the first operation that
-/// fails alone (with every component), or else the components themselves. Operations are halved
+/// Says which operation progenitor failed on, which it does not — the components pass without
+/// operations (`retyped` has seen them do): the first operation that fails alone (with every
+/// component), or else that it is several together. Operations are halved
 /// rather than tried one by one: each run costs what the components do, and the largest documents
 /// have a thousand operations. The halving is done first with every component standing in as any
 /// value (runs that cost next to nothing), its finding then confirmed with the components as
@@ -296,9 +302,6 @@ fn locate(view: &View, credentials: bool, hooks: bool, error: Error) -> Error {
         let view = View { openapi, replacements: view.replacements.clone(), notes: Vec::new() };
         run(&view, credentials, hooks).is_err()
     };
-    if fails(&view.openapi, &[]) {
-        return Error::at("#/components", format!("{} (with no operation at all, still)", error.chain()));
-    }
     let operations: Vec<(&str, &str)> = view.openapi.operations().map(|(path, method, _)| (path, method)).collect();
     let first_failing = |openapi: &openapiv3::OpenAPI| {
         let mut operations = operations.as_slice();

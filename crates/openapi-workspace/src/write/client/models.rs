@@ -22,21 +22,7 @@ fn schemars_optional(file: &mut syn::File) {
     struct Gate;
     impl VisitMut for Gate {
         fn visit_attributes_mut(&mut self, attributes: &mut Vec<syn::Attribute>) {
-            let mut gated = false;
-            for attribute in attributes.iter_mut().filter(|a| a.path().is_ident("derive")) {
-                let Ok(paths) = attribute
-                    .parse_args_with(syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
-                else {
-                    continue;
-                };
-                let kept: Vec<&syn::Path> =
-                    paths.iter().filter(|p| p.segments.last().is_none_or(|s| s.ident != "JsonSchema")).collect();
-                if kept.len() < paths.len() {
-                    gated = true;
-                    *attribute = syn::parse_quote!(#[derive(#(#kept),*)]);
-                }
-            }
-            if gated {
+            if without_derive(attributes, "JsonSchema") {
                 attributes.push(syn::parse_quote!(#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]));
             }
         }
@@ -63,6 +49,26 @@ fn schemars_optional(file: &mut syn::File) {
             RawGen.visit_item_impl_mut(item);
         }
     }
+}
+
+/// Takes the derive of `name` (a trait, by its last path segment) out of `attributes`' `derive`s;
+/// answers whether there was one.
+pub(super) fn without_derive(attributes: &mut [syn::Attribute], name: &str) -> bool {
+    let mut found = false;
+    for attribute in attributes.iter_mut().filter(|a| a.path().is_ident("derive")) {
+        let Ok(paths) =
+            attribute.parse_args_with(syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
+        else {
+            continue;
+        };
+        let kept: Vec<&syn::Path> =
+            paths.iter().filter(|p| p.segments.last().is_none_or(|s| s.ident != name)).collect();
+        if kept.len() < paths.len() {
+            found = true;
+            *attribute = syn::parse_quote!(#[derive(#(#kept),*)]);
+        }
+    }
+    found
 }
 
 /// The models' builders the client names (`types::builder::X`: its request bodies').

@@ -108,8 +108,8 @@ pub(crate) type Passes = Result<(), String>;
 
 /// Finds the component schemas of `doc` (progenitor's view, as JSON) that keep `passes` (a run of
 /// the models' generator over a document) from passing and retypes the least of each it must,
-/// with a note each. Answers `None` when that does not make the components pass — what fails is
-/// then an operation's, or no one schema's.
+/// with a note each (none when they pass as they are: what fails is then an operation). Answers
+/// `None` when the components still fail: no one schema's failure, or more than `AT_MOST`.
 pub(crate) fn retype(doc: &mut Value, passes: &impl Fn(&Value) -> Passes) -> Option<Vec<Note>> {
     // The operations are left to `leave_out`: only the components are tried here.
     let mut trial = doc.clone();
