@@ -4,12 +4,14 @@
 //! so once rather than per refusal; and once the server is back the same sandbox makes payments
 //! again by itself. Then the money: nothing acknowledged lost, nothing refused made, every
 //! payment not acknowledged made exactly once when retried with its `order_id`, the ledger
-//! equal to the balance. On a server of the test's own, since it is stopped.
+//! equal to the balance. On a server of the test's own, since it is stopped. And the same
+//! through the generated client's retries: 1,000 payments while the server is stopped for
+//! 5 s, with its default retries and without.
 
 use std::time::{Duration, Instant};
 
 use payments_tests::database::{OwnPostgres, assert_ledger_reconciles};
-use payments_tests::payers::{AMOUNT, Payers, check_outcomes, tally};
+use payments_tests::payers::{AMOUNT, Outage, Payers, check_outcomes, tally, with_retries_and_without};
 use payments_tests::process::spawn_with;
 use payments_tests::sandbox::*;
 
@@ -246,6 +248,30 @@ async fn a_change_whose_commit_answer_is_lost_is_looked_up_by_its_key_or_answere
         .map(|t| i64::try_from(t.amount.get()).unwrap() + t.fees)
         .sum();
     assert_eq!(balance_of(&client, gbp.id).await, 1_000_000 - spent);
+    drop(process);
+    assert_ledger_reconciles(&database).await;
+}
+
+/// 1,000 payments through the generated client while PostgreSQL is stopped for 5 s. With its
+/// default retries the payments refused `503` (or answered `504` in the middle of a commit) wait
+/// out the `Retry-After` and are sent again with their `order_id`; with retries off every refusal
+/// reaches its caller. Either way, once the failed ones are sent again, each payment is made
+/// exactly once and the balance is exact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn payments_through_a_stopped_server_with_the_clients_retries_and_without() {
+    let server = OwnPostgres::start();
+    let database = server.server.fresh_database();
+    let process = spawn_with(&database, Some(TOKEN), &[]);
+    let outage = Outage {
+        what: "PostgreSQL stopped for 5 s",
+        begin: || server.stop(),
+        end: |()| server.start_again(),
+        lasting: Duration::from_secs(5),
+        allowed: &[201, 503, 504],
+        not_made: &[503],
+    };
+    let failed = with_retries_and_without(&process.url, TOKEN, outage).await;
+    assert!(failed[0] < failed[1], "retries keep the outage from callers: {failed:?}");
     drop(process);
     assert_ledger_reconciles(&database).await;
 }

@@ -4,12 +4,13 @@
 //! full disk starts and serves reads, and once there is room again payments are made again
 //! without a restart. Then the money: nothing acknowledged lost, nothing refused made, every
 //! refused payment made exactly once when retried with its `order_id`, and the ledger equal to
-//! the balance.
+//! the balance. And the same through the generated client's retries: 1,000 payments while the
+//! disk is full for three seconds, with its default retries and without.
 
 use std::time::{Duration, Instant};
 
 use payments_tests::database::assert_ledger_reconciles;
-use payments_tests::payers::{AMOUNT, Payers, check_outcomes, tally};
+use payments_tests::payers::{AMOUNT, Outage, Payers, check_outcomes, tally, with_retries_and_without};
 use payments_tests::process::{Process, spawn_at};
 use payments_tests::sandbox::*;
 use payments_tests::tmpfs::Tmpfs;
@@ -149,6 +150,33 @@ async fn a_full_disk_refuses_writes_as_such_serves_reads_and_recovers_by_itself(
     let any = client.list_transactions().balance_id(gbp.id).limit(limit(1)).send().await.unwrap().into_inner();
     let fee = any[0].fees;
     assert_eq!(balance_of(&client, gbp.id).await, 100_000_000 - made as i64 * (AMOUNT as i64 + fee));
+    drop(process);
+    assert_ledger_reconciles(&database).await;
+}
+
+/// 1,000 payments through the generated client while the disk is full for three seconds. With its
+/// default retries each payment refused `507` waits out the `Retry-After` and is made: no caller
+/// sees the outage. With retries off the refusals reach the callers. Either way, once the failed
+/// ones are sent again with their `order_id`, each payment is made exactly once and the balance
+/// is exact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn payments_through_a_full_disk_with_the_clients_retries_and_without() {
+    // Room for both runs' 2,000 payments once the filler is gone.
+    let disk = Tmpfs::mount(256);
+    let database = disk.path().join("sandbox.db").display().to_string();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).unwrap().port();
+    let process = start(&format!("127.0.0.1:{port}"), &database);
+    let outage = Outage {
+        what: "a full disk for 3 s",
+        begin: || disk.fill(),
+        end: |filler: std::path::PathBuf| std::fs::remove_file(filler).unwrap(),
+        lasting: Duration::from_secs(3),
+        allowed: &[201, 507],
+        not_made: &[507],
+    };
+    let failed = with_retries_and_without(&process.url, TOKEN, outage).await;
+    assert_eq!(failed[0], 0, "with retries, the outage never reaches a caller: {failed:?}");
+    assert!(failed[1] > 0, "without, it does");
     drop(process);
     assert_ledger_reconciles(&database).await;
 }

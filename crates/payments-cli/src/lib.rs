@@ -6,6 +6,9 @@
 //! process lists); the base URL from `--base-url` or `PAYMENTS_BASE_URL`. A success prints its
 //! JSON body on stdout and exits 0; an error prints the error object (or what went wrong) on
 //! stderr and exits 1; a usage error exits 2.
+//!
+//! Calls are retried as the client's default policy says (`--max-attempts`, `--deadline` change
+//! it): a `POST` only when it carries its idempotency key (`--order-id`, `--reference-id`).
 
 // Generated code names types by their full paths (so that no name in a document shadows
 // them) and is written to be included anywhere.
@@ -41,6 +44,22 @@ pub async fn main() -> ExitCode {
                 .default_value("http://127.0.0.1:8080")
                 .global(true)
                 .help("The API's base URL"),
+        )
+        .arg(
+            clap::Arg::new("max-attempts")
+                .long("max-attempts")
+                .value_parser(clap::value_parser!(u32).range(1..))
+                .default_value("3")
+                .global(true)
+                .help("Attempts in all for a call that fails for a reason worth retrying; 1 turns retries off"),
+        )
+        .arg(
+            clap::Arg::new("deadline")
+                .long("deadline")
+                .value_parser(clap::value_parser!(u64).range(1..))
+                .default_value("60")
+                .global(true)
+                .help("Seconds a call may take, its retries' waits included"),
         );
     for operation in CliCommand::iter() {
         command =
@@ -56,7 +75,12 @@ pub async fn main() -> ExitCode {
         Ok(_) => return usage("PAYMENTS_TOKEN must be a token: printable ASCII, no spaces"),
         Err(_) => return usage("set PAYMENTS_TOKEN to your token (the sandbox prints one on first start)"),
     };
-    let cli = Cli::new(payments_client::with_token(base_url, &token), Json);
+    let policy = payments_client::retry::RetryPolicy::default()
+        .max_attempts(*arguments.get_one::<u32>("max-attempts").expect("max-attempts has a default"))
+        .deadline(std::time::Duration::from_secs(
+            *arguments.get_one::<u64>("deadline").expect("deadline has a default"),
+        ));
+    let cli = Cli::new(payments_client::with_token(base_url, &token).with_retry(policy), Json);
     match cli.execute(operation, arguments).await {
         Ok(()) => ExitCode::SUCCESS,
         // The error itself was printed by `Json::error`.

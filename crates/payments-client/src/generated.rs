@@ -64,7 +64,9 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 ///   (transactions) are unique per account. Sending the same request again with the same id
 ///   returns the original resource with `201` and creates nothing (a safe retry). A *different*
 ///   request with an id already used is refused with `409`. Two concurrent requests with one id
-///   create exactly one resource.
+///   create exactly one resource. Each operation that takes such a key names it in its
+///   `x-idempotency-key` extension (`{in: body, name: order_id}`): the generated client retries
+///   a failed `POST` only when it carries its key.
 /// * **Lists** are JSON arrays, newest first, in pages of `limit` items (default 20, at most 100).
 ///   To read the next page pass the `id` of the last item received as `starting_after`. A page
 ///   with fewer than `limit` items is the last one.
@@ -153,6 +155,9 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 /// breaks existing clients and the major number did not go up. It sees the document's shape,
 /// not its words: a changed meaning is for the reviewer to catch.
 ///
+/// **2.1.1** (describes): the operations that take an idempotency key name it in
+/// `x-idempotency-key`, which the generated client reads to retry them safely.
+///
 /// **2.1.0** (adds): every operation documents `503` (the database cannot serve now), and every
 /// change `504` (its commit's outcome is unknown) and `507` (the disk is full), each with
 /// `Retry-After`; `GET /transactions` takes the interface's `scheduled_payment_id` filter again
@@ -168,11 +173,11 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 /// refused them, which made every added property breaking).
 ///
 ///
-/// Version: 2.1.0
+/// Version: 2.1.1
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
-    pub(crate) inner: Credentials,
+    pub(crate) inner: Config,
 }
 impl Client {
     /// Create a new client.
@@ -180,7 +185,7 @@ impl Client {
     /// `baseurl` is the base URL provided to the internal
     /// `reqwest::Client`, and should include a scheme and hostname,
     /// as well as port and a path stem if applicable.
-    pub fn new(baseurl: &str, inner: Credentials) -> Self {
+    pub fn new(baseurl: &str, inner: Config) -> Self {
         #[cfg(not(target_arch = "wasm32"))]
         let client = {
             let dur = ::std::time::Duration::from_secs(15u64);
@@ -196,13 +201,13 @@ impl Client {
     /// `baseurl` is the base URL provided to the internal
     /// `reqwest::Client`, and should include a scheme and hostname,
     /// as well as port and a path stem if applicable.
-    pub fn new_with_client(baseurl: &str, client: reqwest::Client, inner: Credentials) -> Self {
+    pub fn new_with_client(baseurl: &str, client: reqwest::Client, inner: Config) -> Self {
         Self { baseurl: baseurl.to_string(), client, inner }
     }
 }
-impl ClientInfo<Credentials> for Client {
+impl ClientInfo<Config> for Client {
     fn api_version() -> &'static str {
-        "2.1.0"
+        "2.1.1"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -210,7 +215,7 @@ impl ClientInfo<Credentials> for Client {
     fn client(&self) -> &reqwest::Client {
         &self.client
     }
-    fn inner(&self) -> &Credentials {
+    fn inner(&self) -> &Config {
         &self.inner
     }
 }
@@ -218,7 +223,7 @@ const _: () = {
     #[allow(dead_code)]
     fn assert_client_hooks()
     where
-        Client: ClientHooks<Credentials>,
+        Client: ClientHooks<Config>,
     {
     }
 };
@@ -4024,7 +4029,7 @@ pub mod prelude {
 /// answers `401`).
 #[derive(Clone, Default)]
 pub struct Credentials {
-    bearer_auth_: Option<String>,
+    bearer_auth_: Option<tokens::Secret>,
 }
 impl Credentials {
     /// No credentials yet.
@@ -4033,16 +4038,23 @@ impl Credentials {
     }
     /// Sends `bearerAuth` to the operations that take it: `Authorization: Bearer <token>`.
     pub fn bearer_auth(mut self, value: impl Into<String>) -> Self {
-        self.bearer_auth_ = Some(value.into());
+        self.bearer_auth_ = Some(tokens::Secret::Fixed(value.into()));
         self
     }
-    /// Adds to `request` (of `operation_id`) what it asks for. Its error is text: the request
-    /// hook hands it to progenitor's `Error::InvalidRequest(String)`.
-    fn apply(&self, operation_id: &str, request: &mut reqwest::Request) -> Result<(), String> {
+    /// Sends `bearerAuth` as [`Self::bearer_auth`] does, asking `source` for it before every attempt (and to renew it once after a `401`).
+    pub fn bearer_auth_from(mut self, source: impl tokens::TokenSource + 'static) -> Self {
+        self.bearer_auth_ = Some(tokens::Secret::Source(::std::sync::Arc::new(source)));
+        self
+    }
+    /// Adds to `request` (of `operation_id`) what it asks for, replacing what it carries
+    /// (so that each attempt of a retried call sends the credentials of now). Its error is
+    /// text: the request hook hands it to progenitor's `Error::InvalidRequest(String)`.
+    async fn apply(&self, operation_id: &str, request: &mut reqwest::Request) -> Result<(), String> {
         match operation_id {
             "list_balances" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4052,7 +4064,8 @@ impl Credentials {
             }
             "create_balance" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4062,7 +4075,8 @@ impl Credentials {
             }
             "get_balance" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4072,7 +4086,8 @@ impl Credentials {
             }
             "update_balance" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4082,7 +4097,8 @@ impl Credentials {
             }
             "list_bank_fields" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4092,7 +4108,8 @@ impl Credentials {
             }
             "list_countries" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4102,7 +4119,8 @@ impl Credentials {
             }
             "list_currencies" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4112,7 +4130,8 @@ impl Credentials {
             }
             "list_payment_requests" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4122,7 +4141,8 @@ impl Credentials {
             }
             "create_payment_request" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4132,7 +4152,8 @@ impl Credentials {
             }
             "get_payment_request" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4142,7 +4163,8 @@ impl Credentials {
             }
             "cancel_payment_request" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4152,7 +4174,8 @@ impl Credentials {
             }
             "list_recipients" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4162,7 +4185,8 @@ impl Credentials {
             }
             "create_recipient" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4172,7 +4196,8 @@ impl Credentials {
             }
             "validate_recipient" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4182,7 +4207,8 @@ impl Credentials {
             }
             "get_recipient" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4192,7 +4218,8 @@ impl Credentials {
             }
             "delete_recipient" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4202,7 +4229,8 @@ impl Credentials {
             }
             "update_recipient" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4212,7 +4240,8 @@ impl Credentials {
             }
             "advance_sandbox" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4222,7 +4251,8 @@ impl Credentials {
             }
             "simulate_balance_transfer" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4232,7 +4262,8 @@ impl Credentials {
             }
             "simulate_payment" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4242,7 +4273,8 @@ impl Credentials {
             }
             "simulate_transaction_status" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4252,7 +4284,8 @@ impl Credentials {
             }
             "simulate_virtual_account_status" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4262,7 +4295,8 @@ impl Credentials {
             }
             "simulate_inbound_transfer" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4272,7 +4306,8 @@ impl Credentials {
             }
             "list_transactions" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4282,7 +4317,8 @@ impl Credentials {
             }
             "create_transaction" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4292,7 +4328,8 @@ impl Credentials {
             }
             "get_transaction" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4302,7 +4339,8 @@ impl Credentials {
             }
             "list_virtual_accounts" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4312,7 +4350,8 @@ impl Credentials {
             }
             "create_virtual_account" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4322,7 +4361,8 @@ impl Credentials {
             }
             "get_virtual_account" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4332,7 +4372,8 @@ impl Credentials {
             }
             "close_virtual_account" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4342,7 +4383,8 @@ impl Credentials {
             }
             "update_virtual_account" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4352,7 +4394,8 @@ impl Credentials {
             }
             "list_webhook_endpoints" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4362,7 +4405,8 @@ impl Credentials {
             }
             "create_webhook_endpoint" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4372,7 +4416,8 @@ impl Credentials {
             }
             "get_webhook_endpoint" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4382,7 +4427,8 @@ impl Credentials {
             }
             "delete_webhook_endpoint" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4392,7 +4438,8 @@ impl Credentials {
             }
             "rotate_webhook_endpoint_secret" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4402,7 +4449,8 @@ impl Credentials {
             }
             "list_webhooks" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4412,7 +4460,8 @@ impl Credentials {
             }
             "send_test_webhook" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4422,7 +4471,8 @@ impl Credentials {
             }
             "get_webhook" => {
                 if self.bearer_auth_.is_some() {
-                    if let Some(token) = &self.bearer_auth_ {
+                    if let Some(secret) = &self.bearer_auth_ {
+                        let token = secret.get().await?;
                         request
                             .headers_mut()
                             .insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
@@ -4435,6 +4485,30 @@ impl Credentials {
         Ok(())
     }
 }
+/// Credentials for each attempt of the retry loop.
+impl tokens::Authorize for Credentials {
+    fn authorize<'a>(
+        &'a self,
+        operation: &'a str,
+        request: &'a mut reqwest::Request,
+    ) -> tokens::BoxFuture<'a, Result<(), String>> {
+        Box::pin(self.apply(operation, request))
+    }
+    /// Renews every credential that comes from a source (the server does not say which
+    /// one it refused).
+    #[allow(unused_mut)]
+    fn renew(&self) -> tokens::BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let mut renewed = false;
+            if let Some(secret) = &self.bearer_auth_ {
+                renewed |= secret.renew().await;
+            }
+            renewed
+        })
+    }
+}
+/// Credentials that change: [`tokens::TokenSource`], given to a `*_from` setter.
+pub use openapi_workspace_runtime::client::tokens;
 /// Shows which credentials are set, never what they are.
 impl ::std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -4448,9 +4522,73 @@ fn secret_header(value: &str) -> Result<reqwest::header::HeaderValue, String> {
     value.set_sensitive(true);
     Ok(value)
 }
-impl ClientHooks<Credentials> for Client {
+/// Retries: [`retry::RetryPolicy`] (when and how often), [`retry::RetryBudget`] (how many
+/// a client may make in all) and [`retry::Key`] (an operation's idempotency key).
+pub use openapi_workspace_runtime::client::retry;
+/// How the client sends: the credentials it gives and the retries it makes
+/// (`RetryPolicy::default()`, on: see the README).
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// What the client proves who it is with.
+    pub credentials: Credentials,
+    /// The retry policy, and the budget the client and its clones share.
+    pub retries: retry::Retries,
+}
+impl Config {
+    /// No credentials, the default retry policy and a budget of its own.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// The credentials to send.
+    pub fn credentials(mut self, credentials: Credentials) -> Self {
+        self.credentials = credentials;
+        self
+    }
+    /// The retry policy (`RetryPolicy::none()` turns retries off).
+    pub fn retry(mut self, policy: retry::RetryPolicy) -> Self {
+        self.retries.policy = policy;
+        self
+    }
+    /// The retry budget (`RetryBudget::unlimited()` lifts it).
+    pub fn retry_budget(mut self, budget: retry::RetryBudget) -> Self {
+        self.retries.budget = budget;
+        self
+    }
+}
+impl From<Credentials> for Config {
+    fn from(credentials: Credentials) -> Self {
+        Self::new().credentials(credentials)
+    }
+}
+impl Client {
+    /// This client with another retry policy — for one call, or a few — sharing its
+    /// connections and its retry budget.
+    pub fn with_retry(&self, policy: retry::RetryPolicy) -> Self {
+        let mut client = self.clone();
+        client.inner.retries.policy = policy;
+        client
+    }
+}
+/// Where an operation's idempotency key is, as the document says: what lets a `POST`
+/// or `PATCH` be sent again.
+fn idempotency_key(operation_id: &str) -> Option<retry::Key> {
+    match operation_id {
+        "create_payment_request" => Some(retry::Key::Body("reference_id")),
+        "create_transaction" => Some(retry::Key::Body("order_id")),
+        "create_virtual_account" => Some(retry::Key::Body("reference_id")),
+        _ => None,
+    }
+}
+impl ClientHooks<Config> for Client {
     async fn pre<E>(&self, request: &mut reqwest::Request, info: &OperationInfo) -> std::result::Result<(), Error<E>> {
-        self.inner.apply(info.operation_id, request).map_err(Error::InvalidRequest)?;
+        self.inner.credentials.apply(info.operation_id, request).await.map_err(Error::InvalidRequest)?;
+        if let Some(key) = idempotency_key(info.operation_id) {
+            key.fill(request);
+        }
         Ok(())
+    }
+    async fn exec(&self, request: reqwest::Request, info: &OperationInfo) -> reqwest::Result<reqwest::Response> {
+        let key = idempotency_key(info.operation_id);
+        self.inner.retries.execute(&self.client, request, info.operation_id, key, &self.inner.credentials).await
     }
 }

@@ -48,5 +48,5 @@ pub fn with_token(base_url: &str, token: &str) -> Client {
         .timeout(std::time::Duration::from_secs(15))
         .build()
         .expect("the HTTP client builds");
-    Client::new_with_client(base_url, http, Credentials::new().bearer_auth(token))
+    Client::new_with_client(base_url, http, Credentials::new().bearer_auth(token).into())
 }

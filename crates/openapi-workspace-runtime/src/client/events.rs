@@ -1,8 +1,14 @@
 //! Server-sent events, read: progenitor answers an operation answering `text/event-stream` with
 //! the response's bytes; [`stream`] reads them as events of the document's type, and reconnects
-//! as an EventSource does.
+//! as an EventSource does: after the server's `retry:` time, or else at once after a connection
+//! that brought events and with the retry policy's jittered backoff after one that brought none.
+//! (A connection the server refuses has already been retried by the client's `exec` hook.)
+
+use std::time::Duration;
 
 use futures::StreamExt;
+
+use super::retry::RetryPolicy;
 
 /// One event: its data (the document's event type), its id and its type.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +33,11 @@ struct State<F, T> {
     ready: std::collections::VecDeque<Event<T>>,
     /// Connections in a row that ended before any event.
     fruitless: u32,
+    /// Connections made so far.
+    connections: u32,
+    /// The server's reconnection time (`retry:`), once it has sent one.
+    retry: Option<Duration>,
+    policy: RetryPolicy,
     done: bool,
 }
 
@@ -34,12 +45,14 @@ struct State<F, T> {
 /// when `text`, the text itself). When the connection ends (cleanly
 /// or not) and the operation is `resumable` (it takes `Last-Event-ID`), `connect` is called
 /// again with the last event id seen, until the server answers `204 No Content` (the
-/// format's "no more events"), a connection fails, or three in a row end before an event.
-/// Otherwise the stream ends with the response, with an error if it broke off.
+/// format's "no more events"), a connection fails, or three in a row end before an event; each
+/// reconnection waits as the module says, `policy` giving the backoff. Otherwise the stream ends
+/// with the response, with an error if it broke off.
 pub fn stream<'a, T, E, F, Fut>(
     connect: F,
     resumable: bool,
     text: bool,
+    policy: RetryPolicy,
 ) -> impl futures::Stream<Item = Result<Event<T>, progenitor_client::Error<E>>> + 'a
 where
     T: serde::de::DeserializeOwned + 'a,
@@ -62,6 +75,9 @@ where
         buffer: String::new(),
         ready: std::collections::VecDeque::new(),
         fruitless: 0,
+        connections: 0,
+        retry: None,
+        policy,
         done: false,
     };
     futures::stream::unfold(state, |mut state| async move {
@@ -76,6 +92,14 @@ where
                 if state.fruitless >= 3 {
                     return None;
                 }
+                if state.connections > 0 {
+                    let wait = state.retry.unwrap_or_else(|| match state.fruitless {
+                        0 => Duration::ZERO,
+                        fruitless => state.policy.backoff_before(fruitless + 1),
+                    });
+                    tokio::time::sleep(wait).await;
+                }
+                state.connections += 1;
                 match (state.connect)(state.last_id.clone()).await {
                     Ok(response) if response.status() == reqwest::StatusCode::NO_CONTENT => state.done = true,
                     Ok(response) => {
@@ -148,6 +172,10 @@ fn dispatch<F, T: serde::de::DeserializeOwned, E>(state: &mut State<F, T>) -> Re
                 },
                 "event" => event = Some(value.to_owned()),
                 "id" if !value.contains('\0') => id = Some(value.to_owned()),
+                // Milliseconds, digits only; anything else is ignored, as the format says.
+                "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                    state.retry = value.parse().ok().map(Duration::from_millis);
+                }
                 _ => {}
             }
         }

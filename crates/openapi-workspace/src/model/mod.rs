@@ -5,6 +5,7 @@
 
 pub(crate) mod discriminator;
 pub(crate) mod groups;
+pub(crate) mod idempotency;
 pub(crate) mod json_schema;
 pub(crate) mod methods;
 pub(crate) mod mock;

@@ -5,7 +5,7 @@ use progenitor::Generator;
 use syn::visit_mut::VisitMut;
 
 use super::view::View;
-use super::{Hooks, progenitor, settings};
+use super::{progenitor, settings};
 use crate::error::{Error, Result};
 use crate::read::Spec;
 
@@ -13,8 +13,7 @@ use crate::read::Spec;
 /// into a `clap::Command` and runs it, reporting through a `CliConfig` the binary implements.
 pub(crate) fn cli(spec: &Spec, client_crate: &str) -> Result<TokenStream> {
     let view = View::of(spec)?;
-    let hooks = Hooks::of(spec, &view)?;
-    let mut generator = Generator::new(&settings(&view, hooks.credentials(), hooks.any()));
+    let mut generator = Generator::new(&settings(&view));
     let cli = progenitor("a CLI", || generator.cli(&view.openapi, client_crate))?;
     without_unimplemented_flags(cli)
 }

@@ -47,7 +47,7 @@ pub(crate) fn client(view: &View) -> Result<Option<Client>> {
         let name = field(i);
         match schemes[i].kind {
             Kind::Basic => quote!(#name: Option<(String, String)>,),
-            _ => quote!(#name: Option<String>,),
+            _ => quote!(#name: Option<tokens::Secret>,),
         }
     });
     let setters = used.iter().map(|&i| {
@@ -63,13 +63,34 @@ pub(crate) fn client(view: &View) -> Result<Option<Client>> {
                     self
                 }
             },
-            _ => quote! {
-                #[doc = #doc]
-                pub fn #setter(mut self, value: impl Into<String>) -> Self {
-                    self.#name = Some(value.into());
-                    self
+            _ => {
+                let from = quote::format_ident!("{}_from", setter.to_string().trim_start_matches("r#"));
+                let from_doc = format!(
+                    " Sends `{}` as [`Self::{setter}`] does, asking `source` for it before every attempt \
+                     (and to renew it once after a `401`).",
+                    scheme.name
+                );
+                quote! {
+                    #[doc = #doc]
+                    pub fn #setter(mut self, value: impl Into<String>) -> Self {
+                        self.#name = Some(tokens::Secret::Fixed(value.into()));
+                        self
+                    }
+                    #[doc = #from_doc]
+                    pub fn #from(mut self, source: impl tokens::TokenSource + 'static) -> Self {
+                        self.#name = Some(tokens::Secret::Source(::std::sync::Arc::new(source)));
+                        self
+                    }
                 }
-            },
+            }
+        }
+    });
+    let renewals = used.iter().filter(|&&i| schemes[i].kind != Kind::Basic).map(|&i| {
+        let name = field(i);
+        quote! {
+            if let Some(secret) = &self.#name {
+                renewed |= secret.renew().await;
+            }
         }
     });
     let redacted = used.iter().map(|&i| {
@@ -110,9 +131,10 @@ pub(crate) fn client(view: &View) -> Result<Option<Client>> {
 
             #(#setters)*
 
-            /// Adds to `request` (of `operation_id`) what it asks for. Its error is text: the request
-            /// hook hands it to progenitor's `Error::InvalidRequest(String)`.
-            fn apply(&self, operation_id: &str, request: &mut reqwest::Request) -> Result<(), String> {
+            /// Adds to `request` (of `operation_id`) what it asks for, replacing what it carries
+            /// (so that each attempt of a retried call sends the credentials of now). Its error is
+            /// text: the request hook hands it to progenitor's `Error::InvalidRequest(String)`.
+            async fn apply(&self, operation_id: &str, request: &mut reqwest::Request) -> Result<(), String> {
                 match operation_id {
                     #(#arms)*
                     _ => {}
@@ -120,6 +142,31 @@ pub(crate) fn client(view: &View) -> Result<Option<Client>> {
                 Ok(())
             }
         }
+
+        /// Credentials for each attempt of the retry loop.
+        impl tokens::Authorize for Credentials {
+            fn authorize<'a>(
+                &'a self,
+                operation: &'a str,
+                request: &'a mut reqwest::Request,
+            ) -> tokens::BoxFuture<'a, Result<(), String>> {
+                Box::pin(self.apply(operation, request))
+            }
+
+            /// Renews every credential that comes from a source (the server does not say which
+            /// one it refused).
+            #[allow(unused_mut)]
+            fn renew(&self) -> tokens::BoxFuture<'_, bool> {
+                Box::pin(async move {
+                    let mut renewed = false;
+                    #(#renewals)*
+                    renewed
+                })
+            }
+        }
+
+        /// Credentials that change: [`tokens::TokenSource`], given to a `*_from` setter.
+        pub use openapi_workspace_runtime::client::tokens;
 
         /// Shows which credentials are set, never what they are.
         impl ::std::fmt::Debug for Credentials {
@@ -154,7 +201,8 @@ fn sent_as(kind: &Kind) -> String {
 fn send(kind: &Kind, name: &proc_macro2::Ident) -> TokenStream {
     match kind {
         Kind::Bearer => quote! {
-            if let Some(token) = &self.#name {
+            if let Some(secret) = &self.#name {
+                let token = secret.get().await?;
                 request.headers_mut().insert(reqwest::header::AUTHORIZATION, secret_header(&format!("Bearer {token}"))?);
             }
         },
@@ -166,22 +214,27 @@ fn send(kind: &Kind, name: &proc_macro2::Ident) -> TokenStream {
             }
         },
         Kind::ApiKey(Place::Header(header)) => quote! {
-            if let Some(key) = &self.#name {
-                request.headers_mut().insert(#header, secret_header(key)?);
+            if let Some(secret) = &self.#name {
+                request.headers_mut().insert(#header, secret_header(&secret.get().await?)?);
             }
         },
         Kind::ApiKey(Place::Query(parameter)) => quote! {
-            if let Some(key) = &self.#name {
-                request.url_mut().query_pairs_mut().append_pair(#parameter, key);
+            if let Some(secret) = &self.#name {
+                let key = secret.get().await?;
+                let kept: Vec<(String, String)> =
+                    request.url().query_pairs().filter(|(name, _)| name != #parameter).map(|(n, v)| (n.into_owned(), v.into_owned())).collect();
+                let mut pairs = request.url_mut().query_pairs_mut();
+                pairs.clear().extend_pairs(kept).append_pair(#parameter, &key);
             }
         },
         Kind::ApiKey(Place::Cookie(cookie)) => quote! {
-            if let Some(key) = &self.#name {
-                let pair = format!("{}={key}", #cookie);
-                let line = match request.headers().get(reqwest::header::COOKIE).and_then(|v| v.to_str().ok()) {
-                    Some(before) => format!("{before}; {pair}"),
-                    None => pair,
-                };
+            if let Some(secret) = &self.#name {
+                let pair = format!("{}={}", #cookie, secret.get().await?);
+                let before = request.headers().get(reqwest::header::COOKIE).and_then(|v| v.to_str().ok()).unwrap_or("");
+                let prefix = format!("{}=", #cookie);
+                let mut line: Vec<&str> = before.split("; ").filter(|c| !c.is_empty() && !c.starts_with(&prefix)).collect();
+                line.push(&pair);
+                let line = line.join("; ");
                 request.headers_mut().insert(reqwest::header::COOKIE, secret_header(&line)?);
             }
         },

@@ -181,7 +181,8 @@ pub(crate) fn client(spec: &Spec, ops: &[Op]) -> Option<TokenStream> {
              operation's parameters, as on its builder.{}",
             if resumable {
                 "\n\n When the connection ends, the request is made again with `Last-Event-ID` set to the\n \
-                 last event's id, so nothing is lost or repeated, until the server answers `204`."
+                 last event's id, so nothing is lost or repeated, until the server answers `204`; it waits\n \
+                 the server's `retry:` time when it sent one."
             } else {
                 "\n\n The operation takes no `Last-Event-ID`: the stream ends with the response."
             }
@@ -201,6 +202,7 @@ pub(crate) fn client(spec: &Spec, ops: &[Op]) -> Option<TokenStream> {
                     },
                     #resumable,
                     #text,
+                    self.inner.retries.policy.clone(),
                 )
             }
         });

@@ -11,6 +11,7 @@ pub(crate) mod media;
 pub(crate) mod methods;
 mod models;
 pub(crate) mod multipart;
+mod retries;
 pub(crate) mod styles;
 mod untypable;
 pub(crate) mod view;
@@ -42,22 +43,18 @@ pub(crate) struct Models {
     pub notes: Vec<Note>,
 }
 
-/// progenitor's settings. With `credentials`, the client holds a [`credentials`]'s
-/// `Credentials`; with `hooks`, its request hook (written in [`generate`]) sends what each
-/// operation asks for and writes the parameters progenitor cannot (`styles`).
-pub(crate) fn settings(view: &View, credentials: bool, hooks: bool) -> GenerationSettings {
+/// progenitor's settings. The client holds a `Config` (`retries`: its credentials and retry
+/// policy); its hooks (written in [`generate`]) send what each operation asks for, write the
+/// parameters progenitor cannot (`styles`) and send each request through the retry loop.
+pub(crate) fn settings(view: &View) -> GenerationSettings {
     let mut settings = GenerationSettings::default();
     settings
         .with_interface(InterfaceStyle::Builder)
         .with_tag(TagStyle::Merged)
         .with_derive("PartialEq")
-        .with_derive("schemars::JsonSchema");
-    if credentials {
-        settings.with_inner_type(quote::quote!(Credentials));
-    }
-    if hooks {
-        settings.with_hooks(progenitor::HooksMode::Expected);
-    }
+        .with_derive("schemars::JsonSchema")
+        .with_inner_type(quote::quote!(Config))
+        .with_hooks(progenitor::HooksMode::Expected);
     for (schema, model) in &view.replacements {
         settings.with_replacement(schema, model, std::iter::empty());
     }
@@ -103,8 +100,8 @@ fn quietly<T>(run: impl FnOnce() -> T) -> std::thread::Result<T> {
 }
 
 /// progenitor's client and typify's models of `view`, and the generator that made them.
-fn run(view: &View, credentials: bool, hooks: bool) -> Result<(Generator, TokenStream, TokenStream)> {
-    let mut generator = Generator::new(&settings(view, credentials, hooks));
+fn run(view: &View) -> Result<(Generator, TokenStream, TokenStream)> {
+    let mut generator = Generator::new(&settings(view));
     let (client, types) = progenitor("a client", || {
         let client = crate::timings::timed("write/client progenitor", || generator.generate_tokens(&view.openapi))?;
         Ok((client, crate::timings::timed("write/client typify", || generator.get_type_space().to_stream())))
@@ -112,9 +109,8 @@ fn run(view: &View, credentials: bool, hooks: bool) -> Result<(Generator, TokenS
     Ok((generator, client, types))
 }
 
-/// The parts of the client's request hook, each `None` where the document needs none: what the
-/// client and the CLI both decide progenitor's settings by, so the two agree.
-pub(crate) struct Hooks {
+/// The parts of the client's request hook, each `None` where the document needs none.
+struct Hooks {
     credentials: Option<credentials::Client>,
     styles: Option<TokenStream>,
     twins: Option<TokenStream>,
@@ -123,7 +119,7 @@ pub(crate) struct Hooks {
 }
 
 impl Hooks {
-    pub(crate) fn of(spec: &Spec, view: &View) -> Result<Self> {
+    fn of(spec: &Spec, view: &View) -> Result<Self> {
         Ok(Self {
             credentials: credentials::client(view)?,
             styles: styles::client(spec)?,
@@ -134,26 +130,17 @@ impl Hooks {
     }
 
     /// Whether the client holds `Credentials`.
-    pub(crate) fn credentials(&self) -> bool {
+    fn credentials(&self) -> bool {
         self.credentials.is_some()
-    }
-
-    /// Whether the client has a request hook at all.
-    pub(crate) fn any(&self) -> bool {
-        self.credentials()
-            || self.styles.is_some()
-            || self.twins.is_some()
-            || self.methods.is_some()
-            || self.media.is_some()
     }
 }
 
 pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let mut view = crate::timings::timed("write/client view", || View::of(spec))?;
     let parts = Hooks::of(spec, &view)?;
-    let (hooks, inner) = (parts.any(), parts.credentials());
+    let inner = parts.credentials();
     let Hooks { credentials, styles, twins, methods, media } = parts;
-    let (generator, mut client, mut types) = match run(&view, inner, hooks) {
+    let (generator, mut client, mut types) = match run(&view) {
         Ok(generated) => generated,
         // What typify cannot type becomes `serde_json::Value`; what is left is located: in the
         // components when retyping could not make them pass, else in an operation.
@@ -162,10 +149,10 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
                 let error = format!("{} (with no operation at all, still)", error.chain());
                 return Err(Error::at("#/components", error));
             }
-            Some(notes) if notes.is_empty() => return Err(locate(&view, inner, hooks, error)),
+            Some(notes) if notes.is_empty() => return Err(locate(&view, error)),
             Some(notes) => {
                 view.notes.extend(notes);
-                run(&view, inner, hooks).map_err(|error| locate(&view, inner, hooks, error))?
+                run(&view).map_err(|error| locate(&view, error))?
             }
         },
     };
@@ -196,24 +183,26 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
             uses.push("base64");
         }
         pre.push(quote::quote! {
-            self.inner.apply(info.operation_id, request).map_err(Error::InvalidRequest)?;
+            self.inner.credentials.apply(info.operation_id, request).await.map_err(Error::InvalidRequest)?;
         });
     }
-    if hooks {
-        let inner = if inner { quote::quote!(Credentials) } else { quote::quote!(()) };
-        client.extend(quote::quote! {
-            impl ClientHooks<#inner> for Client {
-                async fn pre<E>(
-                    &self,
-                    request: &mut reqwest::Request,
-                    info: &OperationInfo,
-                ) -> std::result::Result<(), Error<E>> {
-                    #(#pre)*
-                    Ok(())
-                }
+    client.extend(retries::client(spec, inner)?);
+    uses.push(RUNTIME_CRATE);
+    let (fill, exec) = retries::hooks(inner);
+    pre.push(fill);
+    client.extend(quote::quote! {
+        impl ClientHooks<Config> for Client {
+            async fn pre<E>(
+                &self,
+                request: &mut reqwest::Request,
+                info: &OperationInfo,
+            ) -> std::result::Result<(), Error<E>> {
+                #(#pre)*
+                Ok(())
             }
-        });
-    }
+            #exec
+        }
+    });
     let type_space = generator.get_type_space();
     let type_names: BTreeSet<String> = type_space.iter_types().map(|t| t.name()).collect();
     // The server's model of the operations, which the client's event streams and multipart
@@ -257,7 +246,7 @@ fn retyped(view: &mut View) -> Result<Option<Vec<Note>>> {
     let mut document = serde_json::to_value(&view.openapi).map_err(|e| Error::library("the client's view", e))?;
     let passes = |document: &serde_json::Value| -> untypable::Passes {
         let openapi: openapiv3::OpenAPI = serde_json::from_value(document.clone()).map_err(|e| e.to_string())?;
-        let mut generator = Generator::new(&settings(view, false, false));
+        let mut generator = Generator::new(&settings(view));
         let models = progenitor("the models", || {
             generator.generate_tokens(&openapi)?;
             Ok(generator.get_type_space().to_stream())
@@ -279,7 +268,7 @@ fn retyped(view: &mut View) -> Result<Option<Vec<Note>>> {
 /// have a thousand operations. The halving is done first with every component standing in as any
 /// value (runs that cost next to nothing), its finding then confirmed with the components as
 /// they are; only when that finds nothing is it done again with them.
-fn locate(view: &View, credentials: bool, hooks: bool, error: Error) -> Error {
+fn locate(view: &View, error: Error) -> Error {
     let fails = |openapi: &openapiv3::OpenAPI, keep: &[(&str, &str)]| {
         let mut openapi = openapi.clone();
         for (path, item) in openapi.paths.paths.iter_mut() {
@@ -300,7 +289,7 @@ fn locate(view: &View, credentials: bool, hooks: bool, error: Error) -> Error {
             }
         }
         let view = View { openapi, replacements: view.replacements.clone(), notes: Vec::new() };
-        run(&view, credentials, hooks).is_err()
+        run(&view).is_err()
     };
     let operations: Vec<(&str, &str)> = view.openapi.operations().map(|(path, method, _)| (path, method)).collect();
     let first_failing = |openapi: &openapiv3::OpenAPI| {
@@ -337,8 +326,8 @@ fn locate(view: &View, credentials: bool, hooks: bool, error: Error) -> Error {
     }
 }
 
-/// The runtime crate, whose `client` modules a client with carriers, event streams, streamed
-/// items or multipart bodies re-exports.
+/// The runtime crate, whose `client` modules a client re-exports (its retries always; carriers,
+/// event streams, streamed items and multipart bodies where the document has them).
 pub(crate) const RUNTIME_CRATE: &str = "openapi-workspace-runtime";
 
 /// A table of every component schema's model, so tests can hold the types against the document

@@ -35,6 +35,9 @@ pub fn openapi_31(spec: &Spec, samples: &[Sample], guide: Option<&Guide>) -> Res
     let typed: utoipa::openapi::OpenApi = serde_json::from_value(doc.clone()).map_err(|e| {
         Error::library(format!("the 3.1 rendition does not fit utoipa's model{}", locate_misfit(&doc)), e)
     })?;
+    // Through a `Value`, whose maps are ordered: utoipa keeps extensions in a `HashMap`, so an
+    // object with two of them would otherwise come out in another order at each run.
+    let typed = serde_json::to_value(&typed).map_err(|e| Error::library("serialising the 3.1 rendition", e))?;
     let mut text =
         serde_json::to_string_pretty(&typed).map_err(|e| Error::library("serialising the 3.1 rendition", e))?;
     text.push('\n');
@@ -90,7 +93,8 @@ fn convert_schemas(value: &mut Value) {
             if map.contains_key("in") && map.contains_key("name") && !map.contains_key("required") {
                 map.insert("required".into(), Value::Bool(false));
             }
-            for (key, child) in map.iter_mut() {
+            // An extension is the document's own words, not a parameter or a schema.
+            for (key, child) in map.iter_mut().filter(|(key, _)| !key.starts_with("x-") || *key == "x-webhooks") {
                 if key == "schema" {
                     *child = to_json_schema(child);
                 } else if key == "schemas" && is_schema_map(child) {

@@ -102,12 +102,12 @@ fn indented(value: &Value) -> String {
     String::from_utf8(out).expect("JSON is UTF-8")
 }
 
-/// How a sample makes the generated client: `Client::new`, with `Credentials` for the
-/// operation's `credentials` when the client takes any (`Builders::takes_credentials`; each setter the
+/// How a sample makes the generated client: `Client::new` with its `Config` (default retries),
+/// from `Credentials` for the operation's `credentials` when the client takes any (`Builders::takes_credentials`; each setter the
 /// scheme's name in snake case, as `credentials.rs` writes it).
 pub(super) fn connect(takes_credentials: bool, credentials: &[Scheme], krate: &str) -> String {
     if !takes_credentials {
-        return format!("{krate}::Client::new(&base_url)");
+        return format!("{krate}::Client::new(&base_url, {krate}::Config::new())");
     }
     let mut setters = String::new();
     for scheme in credentials {
@@ -115,7 +115,7 @@ pub(super) fn connect(takes_credentials: bool, credentials: &[Scheme], krate: &s
         // A basic credential's token is `username:password`, as curl's `-u` takes it.
         let _ = write!(setters, ".{setter}({})", if scheme.kind == Kind::Basic { "user, password" } else { "&token" });
     }
-    let made = format!("{krate}::Client::new(&base_url, {krate}::Credentials::new(){setters})");
+    let made = format!("{krate}::Client::new(&base_url, {krate}::Credentials::new(){setters}.into())");
     if credentials.iter().any(|scheme| scheme.kind == Kind::Basic) {
         format!("{{ let (user, password) = token.split_once(':').unwrap_or((&token, \"\")); {made} }}")
     } else {

@@ -22,13 +22,16 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The runtime (`crates/openapi-workspace-runtime`), written into the workspace as a
 /// crate of its own: each file's name and text.
-const RUNTIME_FILES: [(&str, &str); 22] = [
+const RUNTIME_FILES: [(&str, &str); 25] = [
     ("lib.rs", include_str!("../../../../openapi-workspace-runtime/src/lib.rs")),
     ("wire.rs", include_str!("../../../../openapi-workspace-runtime/src/wire.rs")),
     ("client/events.rs", include_str!("../../../../openapi-workspace-runtime/src/client/events.rs")),
     ("client/items.rs", include_str!("../../../../openapi-workspace-runtime/src/client/items.rs")),
     ("client/mod.rs", include_str!("../../../../openapi-workspace-runtime/src/client/mod.rs")),
     ("client/multipart.rs", include_str!("../../../../openapi-workspace-runtime/src/client/multipart.rs")),
+    ("client/retry.rs", include_str!("../../../../openapi-workspace-runtime/src/client/retry.rs")),
+    ("client/retry_budget.rs", include_str!("../../../../openapi-workspace-runtime/src/client/retry_budget.rs")),
+    ("client/tokens.rs", include_str!("../../../../openapi-workspace-runtime/src/client/tokens.rs")),
     ("client/styles.rs", include_str!("../../../../openapi-workspace-runtime/src/client/styles.rs")),
     ("server/bodies.rs", include_str!("../../../../openapi-workspace-runtime/src/server/bodies.rs")),
     ("server/context.rs", include_str!("../../../../openapi-workspace-runtime/src/server/context.rs")),
@@ -172,6 +175,22 @@ fn readme(spec: &crate::read::Spec, name: &str, source: &str, client: &str, grou
             groups.iter().map(|group| format!("`{group}`")).collect::<Vec<_>>().join(", ")
         ));
     }
+    let keyed = crate::model::idempotency::keys(&spec.raw)?;
+    let keyed = match keyed.is_empty() {
+        true => "no operation of this document names one (`x-idempotency-key`, or an `Idempotency-Key` header \
+                 parameter), so no `POST` is retried once it was sent"
+            .to_owned(),
+        false => keyed.iter().map(|(operation, _)| format!("`{operation}`")).collect::<Vec<_>>().join(", "),
+    };
+    out.push_str(&format!(
+        "\n## Retries\n\n\
+         The client retries on its own, as `RetryPolicy::default()` says (its documentation, in \
+         `{RUNTIME_CRATE}/src/client/retry.rs`, gives each default and why): connection errors and the statuses \
+         that say \"not now\", with jittered waits, `Retry-After` obeyed, a deadline per call and a retry budget \
+         per client. Idempotent methods are retried; `POST` and `PATCH` only when they carry their idempotency \
+         key: {keyed}. `Client::new(url, Config::new().retry(…))` changes the policy, \
+         `client.with_retry(RetryPolicy::none())` turns it off for a call.\n"
+    ));
     out.push_str(&format!(
         "\n## Keeping it in step with the document\n\n\
          The crates are generated: change `{source}` and generate them again, never edit them by hand. In CI, from \
@@ -329,6 +348,10 @@ base64 = {{ version = "0.22", optional = true }}
 progenitor-client = {{ version = "=0.15.1", optional = true }}
 reqwest = {{ version = "0.13", default-features = false, features = ["json", "query", "stream"], optional = true }}
 futures = {{ version = "0.3", optional = true }}
+# Retries: their waits, jitter and spans, and `Retry-After` as a date.
+tracing = {{ version = "0.1", optional = true }}
+rand = {{ version = "0.9", optional = true }}
+httpdate = {{ version = "1", optional = true }}
 # Both.
 serde = {{ version = "1", features = ["derive"], optional = true }}
 serde_json = {{ version = "1", optional = true }}
@@ -342,7 +365,10 @@ server = [
     "dep:tokio", "dep:serde_html_form", "dep:tower", "dep:base64", "dep:serde", "dep:serde_json",
     "dep:percent-encoding",
 ]
-client = ["dep:progenitor-client", "dep:reqwest", "dep:futures", "dep:serde", "dep:serde_json", "dep:percent-encoding"]
+client = [
+    "dep:progenitor-client", "dep:reqwest", "dep:futures", "dep:serde", "dep:serde_json", "dep:percent-encoding",
+    "dep:tokio", "tokio/time", "dep:uuid", "dep:tracing", "dep:rand", "dep:httpdate",
+]
 
 [dev-dependencies]
 jsonschema = {{ version = "0.60", default-features = false, features = ["conformance"] }}

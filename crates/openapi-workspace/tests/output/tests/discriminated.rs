@@ -24,7 +24,7 @@ impl server::Api<()> for Service {
 #[tokio::test]
 async fn the_tag_decides_the_arm_for_the_server_the_models_and_the_mock() {
     let url = support::serve(server::mock_router(Arc::new(Service))).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
 
     let dog = types::Dog { pet_type: "dog".into(), name: "Rex".into(), good: Some(true) };
     let kept = client.create_pet().body(types::Pet::Dog(dog.clone())).send().await.unwrap().into_inner();

@@ -1,12 +1,13 @@
 //! Server-sent events (`samples/events.yaml`) over real HTTP: the generated server streams the
 //! document's event type; the generated client reads it back typed and, for an operation that
 //! takes `Last-Event-ID`, reconnects where it broke off — 10,000 events with the connection
-//! dropped midway arrive once each, in order.
+//! dropped midway arrive once each, in order — after the server's `retry:` time.
 
 mod support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use openapi_workspace_output::events::{client, server, types};
@@ -17,6 +18,9 @@ use openapi_workspace_runtime::{ApiError, RequestContext};
 struct Ticker {
     connections: AtomicUsize,
 }
+
+/// The reconnection time `ticks` asks for (`retry:`) on its first connection.
+const RETRY: Duration = Duration::from_millis(400);
 
 impl server::Api for Ticker {
     async fn ticks(
@@ -40,7 +44,8 @@ impl server::Api for Ticker {
             if Some(n) == break_at {
                 return Err(ApiError::internal());
             }
-            Ok(Event::new(types::Tick { n, at }).id(n.to_string()))
+            let event = Event::new(types::Tick { n, at }).id(n.to_string());
+            Ok(if n == 0 { event.retry(RETRY) } else { event })
         });
         Ok(server::TicksResponse::Ok(EventStream::try_new(ticks)))
     }
@@ -71,12 +76,17 @@ impl server::Api for Ticker {
 async fn ten_thousand_events_with_a_dropped_connection_arrive_once_each_in_order() {
     let ticker = Arc::new(Ticker::default());
     let url = support::serve(server::router(ticker.clone())).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
 
-    let started = std::time::Instant::now();
-    let ticks: Vec<_> = client.ticks_events(|b| b.count(10_000).break_after(5_000)).collect().await;
+    let started = Instant::now();
+    let read: Vec<_> =
+        client.ticks_events(|b| b.count(10_000).break_after(5_000)).map(|tick| (tick, Instant::now())).collect().await;
     let elapsed = started.elapsed();
-    let ticks: Vec<client::events::Event<types::Tick>> = ticks.into_iter().map(Result::unwrap).collect();
+    // The reconnection (wherever the drop cut the stream: what the server had not flushed is
+    // lost with the connection) came after the `retry:` time the first connection asked for.
+    let longest = read.windows(2).map(|pair| pair[1].1 - pair[0].1).max().unwrap();
+    assert!(longest >= RETRY, "{longest:?}");
+    let ticks: Vec<client::events::Event<types::Tick>> = read.into_iter().map(|(tick, _)| tick.unwrap()).collect();
     let numbers: Vec<i64> = ticks.iter().map(|t| t.data.n).collect();
     assert_eq!(numbers, (0..10_000).collect::<Vec<_>>());
     assert!(ticks.iter().all(|t| t.id.as_deref() == Some(t.data.n.to_string().as_str())));
@@ -92,13 +102,13 @@ async fn events_are_written_as_the_format_says_and_unresumable_streams_end_with_
     assert_eq!(response.headers()["content-type"], "text/event-stream");
     let body = response.text().await.unwrap();
     assert!(body.starts_with("data: {\"at\":\""), "{body}");
-    assert!(body.contains("\nid: 0\n\n") && body.contains("\nid: 1\n\n"), "{body}");
+    assert!(body.contains("\nid: 0\nretry: 400\n\n") && body.contains("\nid: 1\n\n"), "{body}");
 
     // A string type's events are the text itself, not its JSON.
     let news = reqwest::get(format!("{url}/news")).await.unwrap().text().await.unwrap();
     assert!(news.contains("data: Rates held\nevent: headline\n"), "{news}");
 
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
     let news: Vec<_> = client.news_events(|b| b).map(Result::unwrap).collect().await;
     let read: Vec<(String, Option<String>)> = news.into_iter().map(|e| (e.data, e.event)).collect();
     assert_eq!(
@@ -117,7 +127,7 @@ async fn events_are_written_as_the_format_says_and_unresumable_streams_end_with_
 #[tokio::test]
 async fn an_operation_offering_json_and_events_answers_what_accept_asks_for() {
     let url = support::serve(server::router(Arc::new(Ticker::default()))).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
 
     // The client: typed JSON from the operation, typed events from its stream.
     let json = client.feed().count(2).kinds(vec!["a".to_owned(), "b".to_owned()]).send().await.unwrap();
@@ -147,7 +157,7 @@ async fn an_operation_offering_json_and_events_answers_what_accept_asks_for() {
 #[tokio::test]
 async fn the_mock_answers_one_event_of_the_documented_type() {
     let url = support::serve(server::mock_router(Arc::new(server::MockApi))).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
     let ticks: Vec<_> = client.ticks_events(|b| b.count(1)).take(1).collect().await;
     assert!(ticks[0].is_ok(), "{:?}", ticks[0]);
 }
@@ -158,7 +168,7 @@ async fn the_mock_answers_one_event_of_the_documented_type() {
 #[tokio::test]
 async fn the_mock_answers_the_media_type_accept_asks_for() {
     let url = support::serve(server::mock_router(Arc::new(server::MockApi))).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
     let events: Vec<_> = client.feed_events(|b| b.count(1)).take(1).collect().await;
     assert!(events[0].is_ok(), "{:?}", events[0]);
     let ticks = client.feed().count(1).send().await.unwrap().into_inner();
@@ -187,14 +197,14 @@ async fn events_split_anywhere_across_chunks_read_whole() {
             let chunks: [&[u8]; 5] = [b"data: caf\xC3", b"\xA9\r", b"\nevent: x\r\n\r", b"\ndata: two\r\n", b"\r\n"];
             let body = futures::stream::iter(chunks).then(|chunk| async move {
                 // Each its own write, as a slow network delivers them.
-                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                tokio::time::sleep(Duration::from_millis(5)).await;
                 Ok::<_, std::convert::Infallible>(axum::body::Bytes::from_static(chunk))
             });
             ([("content-type", "text/event-stream")], axum::body::Body::from_stream(body))
         }),
     );
     let url = support::serve(router).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
     let news: Vec<_> = client.news_events(|b| b).map(Result::unwrap).collect().await;
     let read: Vec<(String, Option<String>)> = news.into_iter().map(|e| (e.data, e.event)).collect();
     assert_eq!(read, [("café".to_owned(), Some("x".to_owned())), ("two".to_owned(), None)]);

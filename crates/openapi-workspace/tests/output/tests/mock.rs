@@ -29,7 +29,7 @@ impl server::Api<()> for OneWritten {
 #[tokio::test]
 async fn what_is_not_written_answers_its_documented_success() {
     let url = support::serve(server::mock_router(Arc::new(OneWritten))).await;
-    let client = client::Client::new(&url, client::Credentials::new().bearer("any"));
+    let client = client::Client::new(&url, client::Credentials::new().bearer("any").into());
     let id = uuid::Uuid::new_v4();
 
     // Written: its own answer, not the mock's one-item page.

@@ -45,7 +45,7 @@ impl server::Api for Store {
 #[tokio::test]
 async fn the_client_sends_the_parts_and_the_server_reads_them_typed() {
     let url = support::serve(server::router(Arc::new(Store))).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
 
     // A file of 3 MiB, streamed in chunks: well past the 64 KiB every other body is held to.
     let chunks = (0..48).map(|i| Ok::<_, std::io::Error>(vec![b'a' + (i % 26) as u8; 64 * 1024]));

@@ -105,7 +105,7 @@ impl server::Api for Prices {
 #[tokio::test]
 async fn item_schema_events_and_cookie_style_cookies() {
     let url = support::serve(server::router(Arc::new(Prices))).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
     let events: Vec<_> = client
         .prices_events(|b| b.region("eu-west").pairs(vec!["GBP/EUR".to_owned(), "GBP/USD".to_owned()]))
         .map(Result::unwrap)
@@ -120,7 +120,7 @@ async fn item_schema_events_and_cookie_style_cookies() {
 #[tokio::test]
 async fn a_querystring_parameter_is_the_whole_query_string() {
     let url = support::serve(server::router(Arc::new(Prices))).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
     let search = types::BookSearch { title: "Dune".parse().unwrap(), year: Some(1965), available: Some(true) };
     let books = client.find_books().search(search).send().await.unwrap().into_inner();
     assert_eq!(books, [types::Book { title: "Dune (in)".into(), year: Some(1965) }]);
@@ -142,7 +142,7 @@ async fn a_querystring_parameter_is_the_whole_query_string() {
 #[tokio::test]
 async fn the_query_method_and_other_methods_are_routed_and_sent_with_their_methods() {
     let url = support::serve(server::router(Arc::new(Prices))).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
     let query = types::BookQuery { titles: vec!["Dune".into(), "Emma".into()], before: Some(1970) };
     let books = client.query_books().body(query).send().await.unwrap().into_inner();
     assert_eq!(books.iter().map(|b| b.title.as_str()).collect::<Vec<_>>(), ["Dune", "Emma"]);
@@ -199,7 +199,7 @@ async fn the_query_method_and_other_methods_are_routed_and_sent_with_their_metho
 #[tokio::test]
 async fn streamed_items_arrive_one_by_one() {
     let url = support::serve(server::router(Arc::new(Prices))).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
     let books: Vec<types::Book> = client.book_feed_items(|b| b.limit(5)).map(Result::unwrap).collect().await;
     assert_eq!(books.len(), 5);
     assert_eq!(books[4], types::Book { title: "Book 4 — «éééé»".into(), year: Some(1904) });
@@ -259,7 +259,7 @@ async fn items_split_anywhere_across_chunks_read_whole() {
         }),
     );
     let url = support::serve(router).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
     let books: Vec<_> = client.book_feed_items(|b| b).map(Result::unwrap).collect().await;
     assert_eq!(
         books,

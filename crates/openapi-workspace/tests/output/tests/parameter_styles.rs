@@ -73,7 +73,7 @@ fn pair(a: &str, b: i64) -> types::Pair {
 #[tokio::test]
 async fn the_client_writes_every_style_and_the_server_reads_it_back() {
     let url = support::serve(server::router(Arc::new(Echo))).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
 
     let read = client
         .query_styles()
@@ -174,7 +174,7 @@ async fn wire(request: axum::extract::Request) -> axum::Json<Value> {
 #[tokio::test]
 async fn the_client_writes_what_the_style_tables_say() {
     let url = support::serve(axum::Router::new().fallback(wire)).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
     let sent = |read: types::Seen| Value::Object(read.0);
 
     let read = client
@@ -240,7 +240,7 @@ async fn the_client_writes_what_the_style_tables_say() {
 #[tokio::test]
 async fn a_value_holding_its_styles_delimiter_is_refused_by_the_client() {
     let url = support::serve(server::router(Arc::new(Echo))).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
     let error = client.query_styles().csv(vec!["a,b".to_owned()]).send().await.unwrap_err();
     assert!(error.to_string().contains("\"a,b\" holds ','"), "{error}");
     let error = client.query_styles().piped(vec!["a|b".to_owned()]).send().await.unwrap_err();

@@ -59,7 +59,7 @@ impl server::Api<()> for Service {
 #[tokio::test]
 async fn public_shapes_are_served_as_their_authors_meant_them() {
     let url = support::serve(server::router(Arc::new(Service))).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
     // The inline shapes typify would have named like components (`RolloutSurge`,
     // `DeploymentLimitsCpuItem`) have names of their own, and travel as the document says.
     let deployment = types::Deployment {

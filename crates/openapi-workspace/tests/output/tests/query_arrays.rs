@@ -33,7 +33,7 @@ async fn arrays_go_out_as_repeated_pairs_and_come_back_as_arrays() {
     let url = support::serve(server::router(Arc::new(Echo))).await;
 
     // Through the generated client.
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
     let ids: Vec<NonZeroU64> = [3, 1, 2].into_iter().map(|n| NonZeroU64::new(n).unwrap()).collect();
     let tags: Vec<types::FindPetsTagItem> = ["brown", "small"].iter().map(|t| t.parse().unwrap()).collect();
     let found = client

@@ -42,7 +42,7 @@ impl server::Api<()> for Service {
 #[tokio::test]
 async fn the_repaired_document_is_served_as_its_author_meant_it() {
     let url = support::serve(server::router(Arc::new(Service))).await;
-    let client = client::Client::new(&url, client::Credentials::new().token("tok"));
+    let client = client::Client::new(&url, client::Credentials::new().token("tok").into());
 
     let book = client.get_book().shelf(3).book("dune").lang("en").send().await.unwrap().into_inner();
     assert_eq!(

@@ -170,7 +170,7 @@ async fn the_client_sends_each_operation_the_credentials_it_asks_for() {
         .cookie_key("ck")
         .basic("ada", "se:cret");
     assert!(!format!("{credentials:?}").contains("tok"), "Debug shows no secret: {credentials:?}");
-    let all = client::Client::new(&url, credentials);
+    let all = client::Client::new(&url, credentials.into());
     assert_eq!(all.with_bearer().send().await.unwrap().into_inner(), "bearer:tok");
     assert_eq!(all.with_oauth().send().await.unwrap().into_inner(), "oauth:otok");
     assert_eq!(all.with_header_key().send().await.unwrap().into_inner(), "headerKey:hk");
@@ -182,7 +182,7 @@ async fn the_client_sends_each_operation_the_credentials_it_asks_for() {
     assert_eq!(all.open().send().await.unwrap().into_inner(), "anyone");
 
     // Only an api key for the query: `either` gets its second alternative, `together` nothing.
-    let some = client::Client::new(&url, client::Credentials::new().query_key("qk"));
+    let some = client::Client::new(&url, client::Credentials::new().query_key("qk").into());
     assert_eq!(some.either().send().await.unwrap().into_inner(), "queryKey:qk");
     let refused = some.together().send().await.unwrap_err();
     assert_eq!(refused.status().map(|s| s.as_u16()), Some(401));

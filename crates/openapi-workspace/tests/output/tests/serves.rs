@@ -15,6 +15,9 @@ use serde_json::{Value, json};
 
 struct Pets;
 
+/// The idempotency keys `pets_create` was sent for a pet named `flaky`, in order.
+static FLAKY_KEYS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
 fn pet(name: &str) -> types::Pet {
     serde_json::from_value(json!({"id": 7, "name": name})).unwrap()
 }
@@ -56,12 +59,21 @@ impl server::Api<String> for Pets {
         &self,
         _: RequestContext<String>,
         _: Option<String>,
+        idempotency_key: Option<String>,
         body: server::PetsCreateBody,
     ) -> Result<server::PetsCreateResponse, ApiError> {
         let name = match &body {
             server::PetsCreateBody::Json(new) => new.name.to_string(),
             server::PetsCreateBody::Form(form) => format!("{}:{}", *form.name, form.age.unwrap_or_default()),
         };
+        if name == "flaky" {
+            // Refused once per key, as a server that cannot serve now would.
+            let (mut keys, key) = (FLAKY_KEYS.lock().unwrap(), idempotency_key.unwrap_or_default());
+            keys.push(key.clone());
+            if keys.iter().filter(|seen| **seen == key).count() == 1 {
+                return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "not now").retry_after(0));
+            }
+        }
         Ok(match name.as_str() {
             "teapot" => server::PetsCreateResponse::Default {
                 status: StatusCode::IM_A_TEAPOT,
@@ -199,7 +211,7 @@ async fn the_generated_server_answers_as_the_document_says() {
 async fn the_client_reads_either_success() {
     let url = start().await;
     // The client sends the scheme's credential to the operations that ask for it.
-    let client = client::Client::new(&url, client::Credentials::new().token("secret"));
+    let client = client::Client::new(&url, client::Credentials::new().token("secret").into());
     let new = |name: &str| types::NewPet { name: name.parse().unwrap(), tag: None };
     let created = client.pets_create().body(new("Rex")).send().await.unwrap();
     assert_eq!(created.status(), 201);
@@ -210,4 +222,22 @@ async fn the_client_reads_either_success() {
     let existing = client.pets_create().body(new("old")).send().await.unwrap();
     assert_eq!(existing.status(), 200);
     assert!(matches!(existing.into_inner(), types::PetsCreateSuccess::Pet(p) if *p.name == "old"));
+}
+
+/// The document's `Idempotency-Key` header parameter makes the POST retryable: the client fills
+/// it with a UUID when the caller gives none, and the retry after a `503` carries the same one.
+#[tokio::test]
+async fn a_post_with_an_idempotency_key_header_is_retried_with_the_same_key() {
+    let url = start().await;
+    let client = client::Client::new(&url, client::Credentials::new().token("secret").into());
+    let flaky = types::NewPet { name: "flaky".parse().unwrap(), tag: None };
+    let created = client.pets_create().body(flaky.clone()).send().await.unwrap();
+    assert_eq!(created.status(), 201);
+    let given = client.pets_create().idempotency_key("mine").body(flaky).send().await.unwrap();
+    assert_eq!(given.status(), 201);
+    let keys = FLAKY_KEYS.lock().unwrap().clone();
+    assert_eq!(keys.len(), 4, "{keys:?}");
+    assert_eq!(keys[0], keys[1]);
+    assert!(uuid::Uuid::parse_str(&keys[0]).is_ok(), "{keys:?}");
+    assert_eq!(keys[2..], ["mine", "mine"]);
 }

@@ -30,7 +30,7 @@ impl server::Api<()> for Service {
 #[tokio::test]
 async fn what_cannot_be_typed_travels_as_any_value_and_is_still_validated_by_the_document() {
     let url = support::serve(server::router(Arc::new(Service))).await;
-    let client = client::Client::new(&url);
+    let client = client::Client::new(&url, client::Config::new());
 
     let reading = types::Reading {
         sensor: "s1".into(),

@@ -1,0 +1,129 @@
+//! What every generated client sends through: its `Config` (progenitor's inner type: the
+//! credentials, when the document has any, and the runtime's `retry::Retries`), the table of
+//! each operation's idempotency key (`model::idempotency`), and the `exec` hook that hands each
+//! request to the runtime's retry loop. `Client::with_retry` is the per-call override.
+
+use heck::ToSnakeCase;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::error::Result;
+use crate::model::idempotency::{self, Key};
+use crate::read::Spec;
+
+/// The configuration type, the key table and `with_retry`; `credentials` when the client holds
+/// `Credentials`.
+pub(crate) fn client(spec: &Spec, credentials: bool) -> Result<TokenStream> {
+    let keys = idempotency::keys(&spec.raw)?;
+    let arms = keys.iter().map(|(operation_id, key)| {
+        // progenitor names the operation in its hooks by its method's name.
+        let operation_id = operation_id.to_snake_case();
+        let key = match key {
+            Key::Header(name) => quote!(retry::Key::Header(#name)),
+            Key::Body(name) => quote!(retry::Key::Body(#name)),
+        };
+        quote!(#operation_id => Some(#key),)
+    });
+    let (field, setter, from) = match credentials {
+        false => (quote!(), quote!(), quote!()),
+        true => (
+            quote! {
+                /// What the client proves who it is with.
+                pub credentials: Credentials,
+            },
+            quote! {
+                /// The credentials to send.
+                pub fn credentials(mut self, credentials: Credentials) -> Self {
+                    self.credentials = credentials;
+                    self
+                }
+            },
+            quote! {
+                impl From<Credentials> for Config {
+                    fn from(credentials: Credentials) -> Self {
+                        Self::new().credentials(credentials)
+                    }
+                }
+            },
+        ),
+    };
+    Ok(quote! {
+        /// Retries: [`retry::RetryPolicy`] (when and how often), [`retry::RetryBudget`] (how many
+        /// a client may make in all) and [`retry::Key`] (an operation's idempotency key).
+        pub use openapi_workspace_runtime::client::retry;
+
+        /// How the client sends: the credentials it gives and the retries it makes
+        /// (`RetryPolicy::default()`, on: see the README).
+        #[derive(Clone, Debug, Default)]
+        pub struct Config {
+            #field
+            /// The retry policy, and the budget the client and its clones share.
+            pub retries: retry::Retries,
+        }
+
+        impl Config {
+            /// No credentials, the default retry policy and a budget of its own.
+            pub fn new() -> Self {
+                Self::default()
+            }
+            #setter
+            /// The retry policy (`RetryPolicy::none()` turns retries off).
+            pub fn retry(mut self, policy: retry::RetryPolicy) -> Self {
+                self.retries.policy = policy;
+                self
+            }
+            /// The retry budget (`RetryBudget::unlimited()` lifts it).
+            pub fn retry_budget(mut self, budget: retry::RetryBudget) -> Self {
+                self.retries.budget = budget;
+                self
+            }
+        }
+
+        #from
+
+        impl Client {
+            /// This client with another retry policy — for one call, or a few — sharing its
+            /// connections and its retry budget.
+            pub fn with_retry(&self, policy: retry::RetryPolicy) -> Self {
+                let mut client = self.clone();
+                client.inner.retries.policy = policy;
+                client
+            }
+        }
+
+        /// Where an operation's idempotency key is, as the document says: what lets a `POST`
+        /// or `PATCH` be sent again.
+        fn idempotency_key(operation_id: &str) -> Option<retry::Key> {
+            match operation_id {
+                #(#arms)*
+                _ => None,
+            }
+        }
+    })
+}
+
+/// The hook's parts: `pre` fills a header key the caller left out (once per call, so every
+/// attempt carries the same); `exec` sends through the retry loop, with the client's
+/// `credentials` (when it holds any) put on each attempt.
+pub(crate) fn hooks(credentials: bool) -> (TokenStream, TokenStream) {
+    let authorize = match credentials {
+        true => quote!(&self.inner.credentials),
+        false => quote!(&()),
+    };
+    let pre = quote! {
+        if let Some(key) = idempotency_key(info.operation_id) {
+            key.fill(request);
+        }
+    };
+    let exec = quote! {
+        async fn exec(
+            &self,
+            request: reqwest::Request,
+            info: &OperationInfo,
+        ) -> reqwest::Result<reqwest::Response> {
+            let key = idempotency_key(info.operation_id);
+            self.inner.retries.execute(&self.client, request, info.operation_id, key, #authorize).await
+        }
+    };
+    (pre, exec)
+}
