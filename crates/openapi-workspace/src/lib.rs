@@ -1,18 +1,21 @@
 //! openapi-workspace, the generator: an OpenAPI 3.0, 3.1 or 3.2 document in, the source of a
 //! workspace's types, client and server crates out (with its CLI, mock, samples and docs);
 //! `cargo xtask codegen` runs it on our own document. Three stages, data flowing one way:
-//! `read` (the document to one view), `model` (what the writers read), `write` (the files).
+//! `read` (the document to one view), `model` (what the writers read), `write` (the files);
+//! beside `write`, `diff` compares two versions of a document for what they do to clients.
 //!
 //! Everything here is a pure function of the document's text, so the output is deterministic:
 //! maps are walked in document order or sorted, and formatting is `prettyplease` (with doc
 //! comments as `///` lines; `xtask` then applies the workspace's rustfmt style).
 
+mod diff;
 mod error;
 mod model;
 mod read;
 mod timings;
 mod write;
 
+pub use diff::{Change, Diff, Format, Level, Rule, Verdict};
 pub use error::{Error, Result};
 pub use read::nullable::is_null_only;
 pub use read::{Note, Spec};
@@ -23,6 +26,26 @@ pub use write::samples::{
 pub use write::workspace::files::{Checked, Written, check_workspace, rustfmt, write_workspace};
 pub use write::workspace::standalone::{File, STANDALONE_EDITION, Standalone, standalone};
 pub use write::{Config, Generated, header};
+
+/// The changes from the document at `base` to the one at `head` (each YAML or JSON, whole or
+/// split across files), each read as the generator reads one: what it cannot serve is left out
+/// of both alike.
+pub fn diff_files(base: &std::path::Path, head: &std::path::Path) -> Result<Diff> {
+    let read = |path: &std::path::Path| -> Result<Spec> {
+        let text =
+            read::files::bundle(path).map_err(|e| Error::InFile { path: path.to_owned(), source: Box::new(e) })?;
+        Spec::parse_serving(&text, read::Serving::WhatItCan)
+            .map_err(|e| Error::InFile { path: path.to_owned(), source: Box::new(e) })
+    };
+    Ok(diff::diff(&read(base)?, &read(head)?))
+}
+
+/// The changes from the document `base` to `head` (their texts).
+pub fn diff_texts(base: &str, head: &str) -> Result<Diff> {
+    let (base, head) =
+        (Spec::parse_serving(base, read::Serving::WhatItCan)?, Spec::parse_serving(head, read::Serving::WhatItCan)?);
+    Ok(diff::diff(&base, &head))
+}
 
 /// Generates all three crates' sources from the document's YAML (or JSON) text.
 pub fn generate(spec_text: &str, config: &Config) -> Result<Generated> {

@@ -4,14 +4,21 @@
 //! repository; installed with `cargo install --path crates/openapi-workspace`, it needs no
 //! checkout. `openapi-workspace check --spec FILE --out DIR` writes nothing and fails, with a
 //! unified diff, when DIR is not exactly what FILE generates: a team's CI step.
+//! `openapi-workspace diff --base OLD --head NEW` says what changed between two versions of a
+//! document and what it does to their clients, and fails at a chosen level: the other CI step.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: openapi-workspace [check] --spec FILE --out DIR [--strict]";
+const USAGE: &str = "usage: openapi-workspace [check] --spec FILE --out DIR [--strict]\n       \
+                     openapi-workspace diff --base OLD --head NEW [--format text|json|markdown] \
+                     [--fail-on breaking|warning|info|version|none]";
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "diff") {
+        return diff(&args[1..]);
+    }
     let check = args.first().is_some_and(|a| a == "check");
     if check {
         args.remove(0);
@@ -75,4 +82,45 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `diff`: the changes on stdout; exit 1 when one reaches `--fail-on` (default `breaking`), or,
+/// with `--fail-on version`, when `info.version` did not change as much as the changes ask.
+fn diff(args: &[String]) -> ExitCode {
+    let (mut base, mut head, mut format, mut fail_on) = (None, None, openapi_workspace::Format::Text, "breaking");
+    let mut args = args.iter().map(String::as_str);
+    while let Some(arg) = args.next() {
+        match (arg, args.next()) {
+            ("--base", Some(path)) => base = Some(Path::new(path)),
+            ("--head", Some(path)) => head = Some(Path::new(path)),
+            ("--format", Some("text")) => format = openapi_workspace::Format::Text,
+            ("--format", Some("json")) => format = openapi_workspace::Format::Json,
+            ("--format", Some("markdown")) => format = openapi_workspace::Format::Markdown,
+            ("--fail-on", Some(level @ ("breaking" | "warning" | "info" | "version" | "none"))) => fail_on = level,
+            _ => {
+                eprintln!("{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let (Some(base), Some(head)) = (base, head) else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let diff = match openapi_workspace::diff_files(base, head) {
+        Ok(diff) => diff,
+        Err(error) => {
+            eprintln!("openapi-workspace: {}", error.chain());
+            return ExitCode::from(2);
+        }
+    };
+    print!("{}", diff.write(format));
+    let failed = match fail_on {
+        "breaking" => diff.reaches(openapi_workspace::Level::Breaking),
+        "warning" => diff.reaches(openapi_workspace::Level::Warning),
+        "info" => diff.reaches(openapi_workspace::Level::Info),
+        "version" => !diff.verdict.enough,
+        _ => false,
+    };
+    if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
 }
