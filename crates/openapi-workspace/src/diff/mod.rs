@@ -8,6 +8,8 @@
 //! Each change has a [`Level`], a [`Rule`], its JSON pointer in each document and a sentence.
 
 mod operations;
+#[cfg(test)]
+mod oracle;
 pub(crate) mod report;
 mod schemas;
 

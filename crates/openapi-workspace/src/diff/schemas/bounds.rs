@@ -1,6 +1,8 @@
 //! Bounds compared in a direction: a lower bound raised or an upper one lowered (and
 //! `exclusive*`, `uniqueItems`, `multipleOf`, a pattern or format set or changed) narrows what a
-//! client may send; the opposite widens what it may receive.
+//! client may send; the opposite widens what it may receive — breaking too, since a client
+//! holds values to the bounds it was given (the generated models' constrained strings refuse
+//! what breaks them).
 
 use serde_json::{Map, Value};
 
@@ -48,7 +50,7 @@ impl Schemas<'_> {
                     format!("{what}: `{keyword}` went from {b} to {h}: values the base took are refused"),
                 ),
                 Direction::Received if widened => self.push(
-                    Level::Warning,
+                    Level::Breaking,
                     Rule::BoundWidened,
                     &at.both(keyword),
                     format!("{what}: `{keyword}` went from {b} to {h}: values beyond what the base promised may come"),
@@ -66,7 +68,7 @@ impl Schemas<'_> {
                     format!("{what}: `{keyword}` is now set: values the base took are refused"),
                 ),
                 Direction::Received if b && !h => self.push(
-                    Level::Warning,
+                    Level::Breaking,
                     Rule::BoundWidened,
                     &at.both(keyword),
                     format!("{what}: `{keyword}` is no longer set"),
@@ -94,7 +96,7 @@ impl Schemas<'_> {
                 format!("{what}: `multipleOf` went from {b:?} to {h:?}: values the base took are refused"),
             ),
             Direction::Received if received_widened => self.push(
-                Level::Warning,
+                Level::Breaking,
                 Rule::BoundWidened,
                 &at.both("multipleOf"),
                 format!("{what}: `multipleOf` went from {b:?} to {h:?}"),
@@ -112,7 +114,7 @@ impl Schemas<'_> {
             let shown = |v: Option<&Value>| v.map_or("none".to_owned(), Value::to_string);
             let (level, consequence) = match direction {
                 Direction::Sent => (Level::Breaking, "values the base took may be refused"),
-                Direction::Received => (Level::Warning, "values the base did not promise may come"),
+                Direction::Received => (Level::Breaking, "values the base did not allow may come"),
             };
             let message = format!("{what}: `{keyword}` went from {} to {}: {consequence}", shown(b), shown(h));
             self.push(level, rule, &at.both(keyword), message);
