@@ -1,48 +1,11 @@
-//! The gate's verdicts on small documents: what breaks, what is additive, how versions compare.
+//! The gate's verdicts on small documents, through the engine and our own rule: what breaks,
+//! what is additive, how versions compare.
 
 use super::*;
 
-#[test]
-fn breaking_changes_are_counted_by_rule() {
-    let report = "x Payments API base.yaml\nOperations: 1 operation added, 2 changed, 1 removed\n\
-            x  Checks: 8/38 passed \n\n✔ GET /ping2: added\n  \nx DELETE /paymentrequests/{id}: removed\n  \
-            x [prevent operation removal] cannot remove an operation. This is a breaking change.\n  \
-            at base.yaml:298:16681\nx GET /paymentrequests: \n  - /summary changed\n  - query parameter must: added\n    \
-            x [prevent new required query parameters] cannot add required query parameter must to an existing operation. This is a breaking change.\n    \
-            x [prevent new required query parameters] cannot add required query parameter other. This is a breaking change.\n";
-    assert_eq!(
-        Summary::read(report),
-        Some(Summary {
-            operations: "Operations: 1 operation added, 2 changed, 1 removed".into(),
-            breaking: 3,
-            rules: vec![("prevent operation removal".into(), 1), ("prevent new required query parameters".into(), 2)],
-            allowed: 0,
-        })
-    );
-}
-
-#[test]
-fn a_value_added_to_a_response_enum_is_additive_and_one_removed_from_a_request_is_not() {
-    let report = "Operations: 2 operations changed\n\
-            x [request and response property enums] cannot add enum option 'on_hold' from 'status' property. \
-            This is a breaking change.\n\
-            x [request and response property enums] cannot remove enum option 'failed' from 'status' property. \
-            This is a breaking change.\n";
-    let summary = Summary::read(report).unwrap();
-    assert_eq!((summary.breaking, summary.allowed), (1, 1));
-    assert_eq!(summary.rules, vec![("request and response property enums".into(), 1)]);
-}
-
-#[test]
-fn a_report_without_breaking_changes_counts_none_and_no_report_is_no_summary() {
-    let report = "✔ Payments API base.yaml\nOperations: 6 operations changed\n✔  Checks: 150/150 passed \n";
-    assert_eq!(Summary::read(report).map(|s| s.breaking), Some(0));
-    assert_eq!(Summary::read("Error: cannot read file"), None);
-}
-
 /// A document with `GET /things` (query `status`, bounded) answering a `Thing`, and
 /// `POST /things` taking a `ThingCreate`; `edit` changes its YAML text.
-fn document(edit: impl Fn(String) -> String) -> Value {
+fn document(edit: impl Fn(String) -> String) -> String {
     let text = r#"
 openapi: 3.0.3
 info: {title: t, version: 1.0.0}
@@ -82,17 +45,21 @@ components:
         name: {type: string, maxLength: 50}
         count: {type: integer, minimum: 0}
 "#;
-    serde_norway::from_str(&edit(text.to_owned())).unwrap()
+    edit(text.to_owned())
 }
 
-fn findings(edit: impl Fn(String) -> String) -> Vec<(&'static str, String, String)> {
-    own_rules(&document(|t| t), &document(edit)).into_iter().map(|f| (f.rule, f.operation, f.at)).collect()
+/// The breaking changes the gate finds from the fixture to its edit: (rule, where in the head).
+fn findings(edit: impl Fn(String) -> String) -> Vec<(Rule, String)> {
+    let mut diff = openapi_workspace::diff_texts(&document(|t| t), &document(edit)).unwrap();
+    diff.escalate(Rule::ParameterRemoved, OUR_RULE);
+    let breaking = diff.changes.into_iter().filter(|change| change.level == Level::Breaking);
+    breaking.map(|change| (change.rule, change.head.or(change.base).unwrap_or_default())).collect()
 }
 
 #[test]
 fn an_unchanged_or_widened_document_breaks_nothing() {
     assert_eq!(findings(|t| t), []);
-    // Wider bounds and a new optional parameter.
+    // Wider request bounds, a new optional parameter, a value added to a response enum.
     let wider = |t: String| {
         t.replace("maxLength: 50", "maxLength: 80").replace("minimum: 0}", "minimum: -5}").replace(
             "- {name: status",
@@ -104,15 +71,16 @@ fn an_unchanged_or_widened_document_breaks_nothing() {
 }
 
 #[test]
-fn a_removed_parameter_breaks() {
+fn a_removed_parameter_breaks_by_our_rule() {
     let removed = |t: String| {
         t.replace(
-            "        - {name: status, in: query, schema: {type: string, maxLength: 20}}
+            "      parameters:
+        - {name: status, in: query, schema: {type: string, maxLength: 20}}
 ",
             "",
         )
     };
-    assert_eq!(findings(removed), [(PARAMETER_REMOVED, "GET /things".into(), "query parameter status".into())]);
+    assert_eq!(findings(removed), [(Rule::ParameterRemoved, "#/paths/~1things/get/parameters/0".into())]);
 }
 
 #[test]
@@ -126,33 +94,41 @@ fn a_response_value_that_becomes_nullable_through_one_of_or_nullable_breaks() {
             - {type: object, nullable: true, enum: [null]}",
         )
     };
+    // Found once, at the component both responses reach.
     assert_eq!(
         findings(one_of),
-        [
-            (BECOMES_NULLABLE, "GET /things".into(), "200 /items/amount".into()),
-            (BECOMES_NULLABLE, "POST /things".into(), "201 /amount".into())
-        ]
+        [(Rule::NullableAdded, "#/components/schemas/Thing/properties/amount/oneOf/1".into())]
     );
     let flagged = |t: String| t.replace("note: {type: string}", "note: {type: string, nullable: true}");
-    assert_eq!(findings(flagged).len(), 2);
+    assert_eq!(findings(flagged), [(Rule::NullableAdded, "#/components/schemas/Thing/properties/note".into())]);
 }
 
 #[test]
 fn a_narrowed_request_bound_breaks() {
-    let cases: [(&str, &str, &str); 4] = [
-        ("maxLength: 50", "maxLength: 10", "request body /name"),
-        ("minimum: 0}", "minimum: 1}", "request body /count"),
+    let cases: [(&str, &str, Rule); 4] = [
+        ("maxLength: 50", "maxLength: 10", Rule::BoundNarrowed),
+        ("minimum: 0}", "minimum: 1}", Rule::BoundNarrowed),
         (
             "name: {type: string, maxLength: 50}",
             "name: {type: string, maxLength: 50, pattern: '^[a-z]+$'}",
-            "request body /name",
+            Rule::PatternChanged,
         ),
-        ("maxLength: 20}", "maxLength: 5}", "query parameter status"),
+        ("maxLength: 20}", "maxLength: 5}", Rule::BoundNarrowed),
     ];
-    for (from, to, at) in cases {
+    for (from, to, rule) in cases {
         let found = findings(|t| t.replace(from, to));
-        assert_eq!(found.iter().map(|(r, _, a)| (*r, a.as_str())).collect::<Vec<_>>(), [(BOUND_NARROWED, at)], "{to}");
+        assert_eq!(found.iter().map(|(r, _)| *r).collect::<Vec<_>>(), [rule], "{to}: {found:?}");
     }
+}
+
+#[test]
+fn a_removed_operation_breaks() {
+    let removed = |t: String| {
+        let start = t.find("    post:").unwrap();
+        let end = t.find("components:").unwrap();
+        format!("{}{}", &t[..start], &t[end..])
+    };
+    assert_eq!(findings(removed), [(Rule::OperationRemoved, "#/paths/~1things/post".into())]);
 }
 
 #[test]

@@ -149,6 +149,18 @@ impl Diff {
         )
     }
 
+    /// Makes every change of `rule` breaking, saying `why` (a document's own rule: our servers
+    /// refuse parameters they do not know, so for us a parameter removed breaks), and judges the
+    /// version again.
+    pub fn escalate(&mut self, rule: super::Rule, why: &str) {
+        for change in self.changes.iter_mut().filter(|change| change.rule == rule) {
+            change.level = Level::Breaking;
+            change.message = format!("{} ({why})", change.message);
+        }
+        let Verdict { base_version, head_version, .. } = self.verdict.clone();
+        self.verdict = Verdict::of(&self.changes, base_version, head_version);
+    }
+
     /// Whether a change at `level` or above is in the diff.
     pub fn reaches(&self, level: Level) -> bool {
         self.changes.iter().any(|change| change.level >= level)
