@@ -210,7 +210,7 @@ impl Retries {
         let (mut request, mut attempt, mut renewed) = (request, 1, false);
         loop {
             // A body that streams cannot be sent twice: such a request has one attempt.
-            let spare = request.try_clone();
+            let mut spare = request.try_clone();
             let span = tracing::info_span!(
                 "attempt",
                 operation,
@@ -227,7 +227,7 @@ impl Retries {
             // server refused it before doing anything.
             // (No `let` chains here: a standalone workspace's copy is formatted as 2021 code.)
             let again = match (status, renewed) {
-                (Some(401), false) => spare.as_ref().and_then(reqwest::Request::try_clone),
+                (Some(401), false) => spare.take(),
                 _ => None,
             };
             if let Some(mut again) = again {
@@ -241,6 +241,8 @@ impl Retries {
                     attempt += 1;
                     continue;
                 }
+                // Not renewed: the copy goes back for the retry rules below.
+                spare = Some(again);
             }
             let cause = match (&outcome, status) {
                 (Ok(_), Some(status)) => policy.statuses.contains(&status).then_some(Cause::Status(status)),

@@ -96,10 +96,7 @@ impl<'a> Schemas<'a> {
         };
         if is_null_only(&Value::Object(narrow.clone())) {
             if !self.takes_null(wide) {
-                let (rule, message) = match direction {
-                    Direction::Sent => (Rule::NullableRemoved, format!("{what}: `null` is no longer taken")),
-                    Direction::Received => (Rule::NullableAdded, format!("{what}: it may now be `null`")),
-                };
+                let (rule, message) = null_lost(direction, what);
                 self.push(Level::Breaking, rule, &at, message);
             }
         } else {
@@ -203,10 +200,7 @@ impl<'a> Schemas<'a> {
             });
             let null = is_null_only(resolved(arm, self.components(must_is_base), "").0);
             if fitting.is_none() && null {
-                let (rule, message) = match direction {
-                    Direction::Sent => (Rule::NullableRemoved, format!("{what}: `null` is no longer taken")),
-                    Direction::Received => (Rule::NullableAdded, format!("{what}: it may now be `null`")),
-                };
+                let (rule, message) = null_lost(direction, what);
                 self.push(Level::Breaking, rule, &place(0), message);
             } else if fitting.is_none() {
                 let at = place(0);
@@ -271,9 +265,8 @@ impl<'a> Schemas<'a> {
         };
         for lost in lost {
             let (rule, message) = match (direction, lost) {
-                (Direction::Sent, "null") => (Rule::NullableRemoved, format!("{what}: `null` is no longer taken")),
+                (_, "null") => null_lost(direction, what),
                 (Direction::Sent, _) => (Rule::TypeNarrowed, format!("{what}: a {lost} is no longer taken")),
-                (Direction::Received, "null") => (Rule::NullableAdded, format!("{what}: it may now be `null`")),
                 (Direction::Received, _) => (Rule::TypeWidened, format!("{what}: it may now be a {lost}")),
             };
             self.push(Level::Breaking, rule, at, message);
@@ -443,6 +436,15 @@ impl<'a> Schemas<'a> {
                 &format!("{what} (its other properties)"),
             );
         }
+    }
+}
+
+/// The change where `null` fits one side and not the other: no longer taken from a client, or
+/// newly possible for one.
+fn null_lost(direction: Direction, what: &str) -> (Rule, String) {
+    match direction {
+        Direction::Sent => (Rule::NullableRemoved, format!("{what}: `null` is no longer taken")),
+        Direction::Received => (Rule::NullableAdded, format!("{what}: it may now be `null`")),
     }
 }
 
