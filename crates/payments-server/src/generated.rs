@@ -1711,148 +1711,144 @@ pub fn mock_router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
 }
 fn build_router<P: Send + 'static, A: Api<P>>(api: Arc<A>, mock: bool) -> axum::Router {
     let shared = Arc::new(Shared { api, validators: Validators::new(), mock });
-    let router = axum::Router::new()
-        .route(
-            "/balances",
-            axum::routing::get(list_balances::<P, A>)
-                .post(create_balance::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
-        )
-        .route(
-            "/balances/{id}",
-            axum::routing::get(get_balance::<P, A>)
-                .patch(update_balance::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, PATCH") }),
-        )
-        .route(
-            "/bankfields",
-            axum::routing::get(list_bank_fields::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
-        )
-        .route(
-            "/countries",
-            axum::routing::get(list_countries::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
-        )
-        .route(
-            "/currencies",
-            axum::routing::get(list_currencies::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
-        )
-        .route(
-            "/paymentrequests",
-            axum::routing::get(list_payment_requests::<P, A>)
-                .post(create_payment_request::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
-        )
-        .route(
-            "/paymentrequests/{id}",
-            axum::routing::get(get_payment_request::<P, A>)
-                .delete(cancel_payment_request::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD") }),
-        )
-        .route(
-            "/recipients",
-            axum::routing::get(list_recipients::<P, A>)
-                .post(create_recipient::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
-        )
-        .route(
-            "/recipients/validate",
-            axum::routing::post(validate_recipient::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-        )
-        .route(
-            "/recipients/{id}",
-            axum::routing::get(get_recipient::<P, A>)
-                .delete(delete_recipient::<P, A>)
-                .patch(update_recipient::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD, PATCH") }),
-        )
-        .route(
-            "/sandbox/advance",
-            axum::routing::post(advance_sandbox::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-        )
-        .route(
-            "/sandbox/balances/{id}/transfers",
-            axum::routing::post(simulate_balance_transfer::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-        )
-        .route(
-            "/sandbox/paymentrequests/{id}/pay",
-            axum::routing::post(simulate_payment::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-        )
-        .route(
-            "/sandbox/transactions/{id}/status",
-            axum::routing::post(simulate_transaction_status::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-        )
-        .route(
-            "/sandbox/virtualaccounts/{id}/status",
-            axum::routing::post(simulate_virtual_account_status::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-        )
-        .route(
-            "/sandbox/virtualaccounts/{id}/transfers",
-            axum::routing::post(simulate_inbound_transfer::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-        )
-        .route(
-            "/transactions",
-            axum::routing::get(list_transactions::<P, A>)
-                .post(create_transaction::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
-        )
-        .route(
-            "/transactions/{id}",
-            axum::routing::get(get_transaction::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
-        )
-        .route(
-            "/virtualaccounts",
-            axum::routing::get(list_virtual_accounts::<P, A>)
-                .post(create_virtual_account::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
-        )
-        .route(
-            "/virtualaccounts/{id}",
-            axum::routing::get(get_virtual_account::<P, A>)
-                .delete(close_virtual_account::<P, A>)
-                .patch(update_virtual_account::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD, PATCH") }),
-        )
-        .route(
-            "/webhook-endpoints",
-            axum::routing::get(list_webhook_endpoints::<P, A>)
-                .post(create_webhook_endpoint::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
-        )
-        .route(
-            "/webhook-endpoints/{id}",
-            axum::routing::get(get_webhook_endpoint::<P, A>)
-                .delete(delete_webhook_endpoint::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD") }),
-        )
-        .route(
-            "/webhook-endpoints/{id}/rotate-secret",
-            axum::routing::post(rotate_webhook_endpoint_secret::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-        )
-        .route(
-            "/webhooks",
-            axum::routing::get(list_webhooks::<P, A>)
-                .post(send_test_webhook::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
-        )
-        .route(
-            "/webhooks/{id}",
-            axum::routing::get(get_webhook::<P, A>)
-                .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
-        )
-        .fallback(unknown_path::<P, A>)
-        .with_state(shared);
+    let router = axum::Router::new();
+    let router = router.route(
+        "/balances",
+        axum::routing::get(list_balances::<P, A>)
+            .post(create_balance::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
+    );
+    let router = router.route(
+        "/balances/{id}",
+        axum::routing::get(get_balance::<P, A>)
+            .patch(update_balance::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, PATCH") }),
+    );
+    let router = router.route(
+        "/bankfields",
+        axum::routing::get(list_bank_fields::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
+    );
+    let router = router.route(
+        "/countries",
+        axum::routing::get(list_countries::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
+    );
+    let router = router.route(
+        "/currencies",
+        axum::routing::get(list_currencies::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
+    );
+    let router = router.route(
+        "/paymentrequests",
+        axum::routing::get(list_payment_requests::<P, A>)
+            .post(create_payment_request::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
+    );
+    let router = router.route(
+        "/paymentrequests/{id}",
+        axum::routing::get(get_payment_request::<P, A>)
+            .delete(cancel_payment_request::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD") }),
+    );
+    let router = router.route(
+        "/recipients",
+        axum::routing::get(list_recipients::<P, A>)
+            .post(create_recipient::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
+    );
+    let router = router.route(
+        "/recipients/validate",
+        axum::routing::post(validate_recipient::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+    );
+    let router = router.route(
+        "/recipients/{id}",
+        axum::routing::get(get_recipient::<P, A>)
+            .delete(delete_recipient::<P, A>)
+            .patch(update_recipient::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD, PATCH") }),
+    );
+    let router = router.route(
+        "/sandbox/advance",
+        axum::routing::post(advance_sandbox::<P, A>).fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+    );
+    let router = router.route(
+        "/sandbox/balances/{id}/transfers",
+        axum::routing::post(simulate_balance_transfer::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+    );
+    let router = router.route(
+        "/sandbox/paymentrequests/{id}/pay",
+        axum::routing::post(simulate_payment::<P, A>).fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+    );
+    let router = router.route(
+        "/sandbox/transactions/{id}/status",
+        axum::routing::post(simulate_transaction_status::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+    );
+    let router = router.route(
+        "/sandbox/virtualaccounts/{id}/status",
+        axum::routing::post(simulate_virtual_account_status::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+    );
+    let router = router.route(
+        "/sandbox/virtualaccounts/{id}/transfers",
+        axum::routing::post(simulate_inbound_transfer::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+    );
+    let router = router.route(
+        "/transactions",
+        axum::routing::get(list_transactions::<P, A>)
+            .post(create_transaction::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
+    );
+    let router = router.route(
+        "/transactions/{id}",
+        axum::routing::get(get_transaction::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
+    );
+    let router = router.route(
+        "/virtualaccounts",
+        axum::routing::get(list_virtual_accounts::<P, A>)
+            .post(create_virtual_account::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
+    );
+    let router = router.route(
+        "/virtualaccounts/{id}",
+        axum::routing::get(get_virtual_account::<P, A>)
+            .delete(close_virtual_account::<P, A>)
+            .patch(update_virtual_account::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD, PATCH") }),
+    );
+    let router = router.route(
+        "/webhook-endpoints",
+        axum::routing::get(list_webhook_endpoints::<P, A>)
+            .post(create_webhook_endpoint::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
+    );
+    let router = router.route(
+        "/webhook-endpoints/{id}",
+        axum::routing::get(get_webhook_endpoint::<P, A>)
+            .delete(delete_webhook_endpoint::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("DELETE, GET, HEAD") }),
+    );
+    let router = router.route(
+        "/webhook-endpoints/{id}/rotate-secret",
+        axum::routing::post(rotate_webhook_endpoint_secret::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+    );
+    let router = router.route(
+        "/webhooks",
+        axum::routing::get(list_webhooks::<P, A>)
+            .post(send_test_webhook::<P, A>)
+            .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD, POST") }),
+    );
+    let router = router.route(
+        "/webhooks/{id}",
+        axum::routing::get(get_webhook::<P, A>).fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
+    );
+    let router = router.fallback(unknown_path::<P, A>).with_state(shared);
     crate::runtime::finish_router(router, "Bearer realm=\"Payments API\"")
 }
 /// A path the document does not have.
@@ -3710,109 +3706,106 @@ pub mod receiver {
     }
     fn build_router<P: Send + 'static, A: Api<P>>(api: Arc<A>, mock: bool) -> axum::Router {
         let shared = Arc::new(Shared { api, validators: Validators::new(), mock });
-        let router = axum::Router::new()
-            .route(
-                "/paymentrequest.cancelled",
-                axum::routing::post(webhook_paymentrequest_cancelled::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/paymentrequest.failed",
-                axum::routing::post(webhook_paymentrequest_failed::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/paymentrequest.initiated",
-                axum::routing::post(webhook_paymentrequest_initiated::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/paymentrequest.processed",
-                axum::routing::post(webhook_paymentrequest_processed::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/paymentrequest.settled",
-                axum::routing::post(webhook_paymentrequest_settled::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/ping",
-                axum::routing::post(webhook_ping::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/recipient.created",
-                axum::routing::post(webhook_recipient_created::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/recipient.deleted",
-                axum::routing::post(webhook_recipient_deleted::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/transaction.cancelled",
-                axum::routing::post(webhook_transaction_cancelled::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/transaction.failed",
-                axum::routing::post(webhook_transaction_failed::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/transaction.initiated",
-                axum::routing::post(webhook_transaction_initiated::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/transaction.pending",
-                axum::routing::post(webhook_transaction_pending::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/transaction.processed",
-                axum::routing::post(webhook_transaction_processed::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/transaction.processing",
-                axum::routing::post(webhook_transaction_processing::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/transaction.refunded",
-                axum::routing::post(webhook_transaction_refunded::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/virtualaccount.active",
-                axum::routing::post(webhook_virtualaccount_active::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/virtualaccount.blocked",
-                axum::routing::post(webhook_virtualaccount_blocked::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/virtualaccount.closed",
-                axum::routing::post(webhook_virtualaccount_closed::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/virtualaccount.initiated",
-                axum::routing::post(webhook_virtualaccount_initiated::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .route(
-                "/",
-                axum::routing::post(any_webhook::<P, A>)
-                    .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
-            )
-            .fallback(unknown_path::<P, A>)
-            .with_state(shared);
+        let router = axum::Router::new();
+        let router = router.route(
+            "/paymentrequest.cancelled",
+            axum::routing::post(webhook_paymentrequest_cancelled::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/paymentrequest.failed",
+            axum::routing::post(webhook_paymentrequest_failed::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/paymentrequest.initiated",
+            axum::routing::post(webhook_paymentrequest_initiated::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/paymentrequest.processed",
+            axum::routing::post(webhook_paymentrequest_processed::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/paymentrequest.settled",
+            axum::routing::post(webhook_paymentrequest_settled::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/ping",
+            axum::routing::post(webhook_ping::<P, A>).fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/recipient.created",
+            axum::routing::post(webhook_recipient_created::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/recipient.deleted",
+            axum::routing::post(webhook_recipient_deleted::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/transaction.cancelled",
+            axum::routing::post(webhook_transaction_cancelled::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/transaction.failed",
+            axum::routing::post(webhook_transaction_failed::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/transaction.initiated",
+            axum::routing::post(webhook_transaction_initiated::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/transaction.pending",
+            axum::routing::post(webhook_transaction_pending::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/transaction.processed",
+            axum::routing::post(webhook_transaction_processed::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/transaction.processing",
+            axum::routing::post(webhook_transaction_processing::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/transaction.refunded",
+            axum::routing::post(webhook_transaction_refunded::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/virtualaccount.active",
+            axum::routing::post(webhook_virtualaccount_active::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/virtualaccount.blocked",
+            axum::routing::post(webhook_virtualaccount_blocked::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/virtualaccount.closed",
+            axum::routing::post(webhook_virtualaccount_closed::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/virtualaccount.initiated",
+            axum::routing::post(webhook_virtualaccount_initiated::<P, A>)
+                .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.route(
+            "/",
+            axum::routing::post(any_webhook::<P, A>).fallback(|| async { crate::runtime::method_not_allowed("POST") }),
+        );
+        let router = router.fallback(unknown_path::<P, A>).with_state(shared);
         crate::runtime::finish_router(router, "Bearer realm=\"Payments API\"")
     }
     /// A path the document does not have.

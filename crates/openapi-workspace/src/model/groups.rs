@@ -11,7 +11,7 @@ use heck::ToKebabCase;
 use crate::read::document::rust_name;
 
 /// Names the generated crates already give features; a group spelled like one gets `tag-` before.
-const TAKEN: [&str; 5] = ["default", "tls", "schemars", "builders", UNREACHED];
+const TAKEN: [&str; 4] = ["default", "tls", "schemars", UNREACHED];
 
 /// The feature of the models no operation reaches (webhook payloads, unreferenced components).
 pub(crate) const UNREACHED: &str = "unreached-models";
@@ -85,7 +85,7 @@ mod tests {
         assert_eq!(feature("Code Scanning"), "code-scanning");
         assert_eq!(feature("payment_intents"), "payment-intents");
         assert_eq!(feature("Payment Requests"), "payment-requests");
-        assert_eq!(feature("builders"), "tag-builders");
+        assert_eq!(feature("schemars"), "tag-schemars");
         assert_eq!(feature("✓"), "other");
     }
 }

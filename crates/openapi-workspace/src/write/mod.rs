@@ -71,6 +71,8 @@ pub struct Generated {
     /// The cargo features of the client and types crates, one per group of operations (and the
     /// models no operation reaches); empty without `Config::features`.
     pub features: Vec<String>,
+    /// The types crate's features of sets of groups, each turned on by the groups of its set.
+    pub shared_features: client::features::Shared,
 }
 
 pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
@@ -111,6 +113,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         client_uses: models.uses,
         notes: spec.notes.iter().cloned().chain(models.notes).collect(),
         features: models.features,
+        shared_features: models.shared_features,
     })
 }
 

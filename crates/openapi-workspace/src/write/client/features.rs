@@ -17,9 +17,20 @@ use crate::model::groups::{Groups, UNREACHED};
 /// names two builders needs both).
 type Gate = Vec<BTreeSet<String>>;
 
+/// Models reached by more groups than this are gated by a feature of their own set of groups
+/// (`Shared`) rather than by a list of them.
+const LISTED_GROUPS: usize = 3;
+
+/// The types crate's features for sets of groups: each set's feature (`_models-N`, in the order
+/// the models first need them), which every group of the set turns on. Stripe's models, each
+/// gated by the list of its groups, were half a million lines of `feature = "…"` (a list of up
+/// to 90 groups under most models); a set's feature is one line per model and one per group.
+pub(crate) type Shared = Vec<(String, BTreeSet<String>)>;
+
 /// Gates `client` and `types` by `groups`; the features, sorted: every group (each gates its
-/// operations' methods at least) and [`UNREACHED`] when some model is reached by no operation.
-pub(super) fn gate(client: &mut syn::File, types: &mut syn::File, groups: &Groups) -> Vec<String> {
+/// operations' methods at least) and [`UNREACHED`] when some model is reached by no operation;
+/// and the features of sets of groups (`Shared`).
+pub(super) fn gate(client: &mut syn::File, types: &mut syn::File, groups: &Groups) -> (Vec<String>, Shared) {
     let builders = builder_groups(client, groups);
     let mut seeds = Seeds::default();
     for item in &mut client.items {
@@ -27,8 +38,11 @@ pub(super) fn gate(client: &mut syn::File, types: &mut syn::File, groups: &Group
     }
     let reach = reach(types, seeds);
     let mut used: BTreeSet<String> = groups.names.clone();
-    gate_models(&mut types.items, &reach, &mut used, true);
-    used.into_iter().collect()
+    let mut shared = BTreeMap::new();
+    gate_models(&mut types.items, &reach, &mut used, &mut shared, true);
+    let mut shared: Shared = shared.into_iter().map(|(groups, name)| (name, groups)).collect();
+    shared.sort_by_key(|(name, _)| name[name.find('-').map_or(0, |at| at + 1)..].parse::<usize>().unwrap_or(0));
+    (used.into_iter().collect(), shared)
 }
 
 /// Each builder struct's groups: those of the `Client` method that returns it.
@@ -307,6 +321,7 @@ fn gate_models(
     items: &mut [syn::Item],
     reach: &BTreeMap<String, Option<BTreeSet<String>>>,
     used: &mut BTreeSet<String>,
+    shared: &mut BTreeMap<BTreeSet<String>, String>,
     top: bool,
 ) {
     let names: BTreeMap<String, BTreeSet<String>> = reach.keys().map(|name| (name.clone(), BTreeSet::new())).collect();
@@ -315,13 +330,20 @@ fn gate_models(
             syn::Item::Mod(module) if top && module.ident == "components" => {}
             syn::Item::Mod(module) => {
                 if let Some((_, items)) = &mut module.content {
-                    gate_models(items, reach, used, false);
+                    gate_models(items, reach, used, shared, false);
                 }
             }
             item => {
                 let Some(Some(groups)) = owner(item, &names).and_then(|owner| reach.get(&owner)) else { continue };
                 used.extend(groups.iter().cloned());
-                push_gate(attributes(item), &vec![groups.clone()]);
+                let gate = match groups.len() > LISTED_GROUPS {
+                    true => {
+                        let next = format!("_models-{}", shared.len() + 1);
+                        BTreeSet::from([shared.entry(groups.clone()).or_insert(next).clone()])
+                    }
+                    false => groups.clone(),
+                };
+                push_gate(attributes(item), &vec![gate]);
             }
         }
     }

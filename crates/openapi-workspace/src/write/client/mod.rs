@@ -5,13 +5,14 @@ pub(crate) mod cli;
 pub(crate) mod credentials;
 mod discriminated;
 pub(crate) mod events;
-mod features;
+pub(crate) mod features;
 pub(crate) mod items;
 pub(crate) mod media;
 pub(crate) mod methods;
 mod models;
 pub(crate) mod multipart;
 mod retries;
+mod same_shapes;
 pub(crate) mod styles;
 mod untypable;
 pub(crate) mod view;
@@ -34,6 +35,8 @@ pub(crate) struct Models {
     /// The cargo features the client and types crates gate operations and models by (empty
     /// unless the configuration asks for them: `features`).
     pub features: Vec<String>,
+    /// The types crate's features of sets of groups (`features::Shared`).
+    pub shared_features: features::Shared,
     /// Rust names of every generated model, for the server generator to check its references.
     pub type_names: BTreeSet<String>,
     /// Crates the client's code uses beyond progenitor's runtime (`futures` for paginated
@@ -222,22 +225,29 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     uses.sort_unstable();
     uses.dedup();
     types.extend(component_registry(spec, &type_names)?);
+    let (types, builders) = models::take_builders(types);
     let mut types: syn::File = crate::timings::timed("write/client parse types", || syn::parse2(types))
         .map_err(|e| Error::unparsable("the models", e))?;
     let bodies = models::body_builders(&client);
     crate::timings::timed("write/client edit types", || {
-        models::edit(&mut types, &bodies);
+        models::edit(&mut types, &bodies, builders)?;
         discriminated::tags_first(&mut types, spec);
-    });
+        let components = spec
+            .component_schemas()
+            .map(|(name, _)| heck::ToUpperCamelCase::to_upper_camel_case(name.as_str()))
+            .collect();
+        same_shapes::written_once(&mut types, &components);
+        Ok::<_, Error>(())
+    })?;
     let client = replace_types_module(client, &config.types_path)?;
     let mut client: syn::File = crate::timings::timed("write/client parse client", || syn::parse2(client))
         .map_err(|e| Error::unparsable("the client", e))?;
     let groups = crate::model::groups::of(&view.openapi);
-    let features = match config.features && groups.names.len() > 1 {
+    let (features, shared_features) = match config.features && groups.names.len() > 1 {
         true => crate::timings::timed("write/client features", || features::gate(&mut client, &mut types, &groups)),
-        false => Vec::new(),
+        false => Default::default(),
     };
-    Ok(Models { types, client, features, type_names, uses, notes: view.notes })
+    Ok(Models { types, client, features, shared_features, type_names, uses, notes: view.notes })
 }
 
 /// Retypes the components of `view` typify cannot type (`untypable::retype`): `None` when the

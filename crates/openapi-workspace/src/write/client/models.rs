@@ -1,17 +1,19 @@
-//! What is made of typify's models after it writes them, each pass on the parsed file: enums
-//! open to values a later version adds, checked strings moved rather than copied, `schemars` and
-//! every builder but the request bodies' behind features.
+//! What is made of typify's models after it writes them, each pass on the parsed file: builders
+//! only for what requests carry, enums open to values a later version adds, checked strings moved
+//! rather than copied, `schemars` behind a feature.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 
-/// Every pass, in order, over the models of a client that names the builders `bodies`.
-pub(super) fn edit(file: &mut syn::File, bodies: &BTreeSet<String>) {
-    builders_optional(file, bodies);
+/// Every pass, in order, over the models of a client that names the builders `bodies`;
+/// `builders` are typify's, taken out before the models were parsed (`take_builders`).
+pub(super) fn edit(file: &mut syn::File, bodies: &BTreeSet<String>, builders: Builders) -> crate::error::Result<()> {
+    builders_sent(file, bodies, builders)?;
     open_enums(file);
     moved_strings(file);
     schemars_optional(file);
+    Ok(())
 }
 
 /// The models derive `schemars::JsonSchema` only with the types crate's `schemars` feature:
@@ -97,45 +99,76 @@ pub(super) fn body_builders(client: &TokenStream) -> BTreeSet<String> {
     found
 }
 
+/// typify's `mod builder`, taken out of its models before they are parsed: each item's tokens and
+/// the model it builds (the last name before its body: `struct X`, `impl … for X`, `impl X`).
+/// Most builders are dropped (`builders_sent`): parsing them first was most of the time and
+/// memory the models' parse took on the largest documents.
+pub(super) struct Builders(Vec<(Option<String>, TokenStream)>);
+
+/// `types` with its `mod builder { … }` left empty, and that module's items.
+pub(super) fn take_builders(types: TokenStream) -> (TokenStream, Builders) {
+    let mut tokens: Vec<TokenTree> = types.into_iter().collect();
+    let mut items = Vec::new();
+    let at = tokens.windows(3).position(|w| {
+        matches!((&w[0], &w[1], &w[2]), (TokenTree::Ident(m), TokenTree::Ident(b), TokenTree::Group(g))
+            if m == "mod" && b == "builder" && g.delimiter() == Delimiter::Brace)
+    });
+    if let Some(at) = at
+        && let TokenTree::Group(group) = &mut tokens[at + 2]
+    {
+        let mut item = Vec::new();
+        for tree in group.stream() {
+            let ends = match &tree {
+                TokenTree::Group(g) => g.delimiter() == Delimiter::Brace,
+                TokenTree::Punct(p) => p.as_char() == ';',
+                _ => false,
+            };
+            item.push(tree);
+            if ends {
+                let name = item.iter().rev().find_map(|t| match t {
+                    TokenTree::Ident(ident) => Some(ident.to_string()),
+                    _ => None,
+                });
+                items.push((name, std::mem::take(&mut item).into_iter().collect()));
+            }
+        }
+        *group = Group::new(Delimiter::Brace, TokenStream::new());
+    }
+    (tokens.into_iter().collect(), Builders(items))
+}
+
 /// Every model has a builder (progenitor asks typify for them), but a caller builds only what
 /// it sends: the request bodies and the models inside them (a nested builder is how a nested
 /// value is written: `.bank_account(types::BankAccount::builder()…)`). The others' builders —
-/// most of the models' lines on the largest documents, compiled by every build that never used
-/// them — are behind the types crate's `builders` feature.
-fn builders_optional(file: &mut syn::File, bodies: &BTreeSet<String>) {
+/// two thirds of the models' lines on the largest public documents, models only ever received —
+/// are not written; a server builds its answers with struct literals.
+fn builders_sent(file: &mut syn::File, bodies: &BTreeSet<String>, builders: Builders) -> crate::error::Result<()> {
     let sent = reached(file, bodies);
-    let gate: syn::Attribute = syn::parse_quote!(#[cfg(feature = "builders")]);
     let own = |ty: &syn::Type| match ty {
         syn::Type::Path(ty) => ty.path.segments.last().map(|s| s.ident.to_string()),
         _ => None,
     };
-    let optional = |name: Option<String>| name.is_some_and(|name| !sent.contains(&name));
-    for item in &mut file.items {
-        match item {
-            syn::Item::Mod(module) if module.ident == "builder" => {
-                for item in module.content.iter_mut().flat_map(|(_, items)| items) {
-                    let (name, attrs) = match item {
-                        syn::Item::Struct(item) => (Some(item.ident.to_string()), &mut item.attrs),
-                        syn::Item::Impl(item) => (own(&item.self_ty), &mut item.attrs),
-                        _ => continue,
-                    };
-                    if optional(name) {
-                        attrs.push(gate.clone());
-                    }
-                }
-            }
-            // `impl X { pub fn builder() -> builder::X }`, an impl of its own.
-            syn::Item::Impl(item)
-                if item.trait_.is_none()
-                    && !item.items.is_empty()
-                    && item.items.iter().all(|i| matches!(i, syn::ImplItem::Fn(f) if f.sig.ident == "builder"))
-                    && optional(own(&item.self_ty)) =>
-            {
-                item.attrs.push(gate.clone());
-            }
-            _ => {}
+    let mut kept = Vec::new();
+    for (name, tokens) in builders.0 {
+        if name.is_none_or(|name| sent.contains(&name)) {
+            kept.push(syn::parse2::<syn::Item>(tokens).map_err(|e| crate::error::Error::unparsable("a builder", e))?);
         }
     }
+    file.items.retain_mut(|item| match item {
+        syn::Item::Mod(module) if module.ident == "builder" => {
+            module.content = Some((Default::default(), std::mem::take(&mut kept)));
+            true
+        }
+        // `impl X { pub fn builder() -> builder::X }`, an impl of its own.
+        syn::Item::Impl(item) => {
+            !(item.trait_.is_none()
+                && !item.items.is_empty()
+                && item.items.iter().all(|i| matches!(i, syn::ImplItem::Fn(f) if f.sig.ident == "builder"))
+                && own(&item.self_ty).is_some_and(|name| !sent.contains(&name)))
+        }
+        _ => true,
+    });
+    Ok(())
 }
 
 /// `from` and every model their fields and variants name, and theirs, to the end.

@@ -2,6 +2,7 @@
 //! `cargo xtask codegen --spec FILE --out DIR` and the `openapi-workspace` binary do; and
 //! checked against what is on disk (`openapi-workspace check`), as `codegen --check` checks ours.
 
+use super::rustfmt::rustfmt;
 use std::path::Path;
 
 use super::standalone::{File, STANDALONE_EDITION, Standalone, standalone};
@@ -10,7 +11,7 @@ use crate::read::Note;
 
 /// Our `rustfmt.toml`, which goes with every generated workspace (in its edition), so `cargo fmt`
 /// there agrees with what was written.
-const RUSTFMT_TOML: &str = include_str!("../../../../../rustfmt.toml");
+pub(super) const RUSTFMT_TOML: &str = include_str!("../../../../../rustfmt.toml");
 
 /// What writing a workspace did.
 pub struct Written {
@@ -148,52 +149,10 @@ fn rendered(spec: &Path, out: &Path, strict: bool) -> Result<(Written, Vec<(Stri
 }
 
 /// Each file's contents, its Rust files through rustfmt: a rustfmt per core at once, since a big
-/// document's largest files take seconds each.
+/// document's largest files take seconds each (and those are cut in pieces: `rustfmt`).
 fn formatted(files: &[File], config: &Path) -> Result<Vec<String>> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let next = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, usize::from);
-    let mut done: Vec<(usize, Result<String>)> = std::thread::scope(|scope| {
-        let work = || {
-            let mut done = Vec::new();
-            loop {
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                let Some(file) = files.get(index) else { return done };
-                let contents = match file.rust {
-                    true => rustfmt(&file.contents, STANDALONE_EDITION, config),
-                    false => Ok(file.contents.clone()),
-                };
-                done.push((index, contents));
-            }
-        };
-        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(work)).collect();
-        handles.into_iter().flat_map(|handle| handle.join().expect("a rustfmt worker")).collect()
-    });
-    done.sort_by_key(|(index, _)| *index);
-    done.into_iter().map(|(_, contents)| contents).collect()
-}
-
-/// `source` formatted by rustfmt in `edition` with the configuration at `config`, so generated
-/// files are what `cargo fmt` would make of them.
-pub fn rustfmt(source: &str, edition: &str, config: &Path) -> Result<String> {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(std::env::var("RUSTFMT").unwrap_or_else(|_| "rustfmt".into()))
-        .args(["--edition", edition, "--emit", "stdout", "--config-path"])
-        .arg(config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Error::io("rustfmt (`rustup component add rustfmt`)", e))?;
-    let mut stdin = child.stdin.take().expect("piped stdin");
-    let input = source.to_owned();
-    // Written from another thread: rustfmt may fill its output pipe before reading all input.
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let output = child.wait_with_output().map_err(|e| Error::io("rustfmt", e))?;
-    writer.join().expect("the writer thread").map_err(|e| Error::io("rustfmt", e))?;
-    if !output.status.success() {
-        return Err(Error::Rustfmt(String::from_utf8_lossy(&output.stderr).into_owned()));
-    }
-    String::from_utf8(output.stdout).map_err(|e| Error::library("rustfmt wrote other than UTF-8", e))
+    super::rustfmt::parallel(files, |file| match file.rust {
+        true => rustfmt(&file.contents, STANDALONE_EDITION, config),
+        false => Ok(file.contents.clone()),
+    })
 }

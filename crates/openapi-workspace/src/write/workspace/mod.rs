@@ -1,4 +1,5 @@
 //! A standalone workspace: its files, and writing them to disk formatted.
 
 pub(crate) mod files;
+pub(crate) mod rustfmt;
 pub(crate) mod standalone;

@@ -88,7 +88,11 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
         text("Cargo.toml".into(), workspace_manifest(name)),
         text(
             format!("{name}-types/Cargo.toml"),
-            crate_manifest(&types_crate, "The models", &types_dependencies(&generated.features)),
+            crate_manifest(
+                &types_crate,
+                "The models",
+                &types_dependencies(&generated.features, &generated.shared_features),
+            ),
         ),
         rust(
             format!("{name}-types/src/lib.rs"),
@@ -240,8 +244,9 @@ uuid = { version = "1", features = ["serde", "v4"] }
 "#;
 
 /// The types crate's dependencies and features: `groups`, each gating the models its operations
-/// reach, all on by default (`schemars`'s registry names every model, so it turns them all on).
-fn types_dependencies(groups: &[String]) -> String {
+/// reach, all on by default (`schemars`'s registry names every model, so it turns them all on);
+/// each turns on the features of the sets of groups it is in (`shared`).
+fn types_dependencies(groups: &[String], shared: &crate::write::client::features::Shared) -> String {
     let quoted: Vec<String> = groups.iter().map(|group| format!("\"{group}\"")).collect();
     let (default, schemars) = match groups {
         [] => (String::new(), String::new()),
@@ -255,16 +260,29 @@ fn types_dependencies(groups: &[String]) -> String {
             format!(", {}", quoted.join(", ")),
         ),
     };
-    let each: String = groups.iter().map(|group| format!("{group} = []\n")).collect();
+    let each: String = groups
+        .iter()
+        .map(|group| {
+            let sets: Vec<String> =
+                shared.iter().filter(|(_, set)| set.contains(group)).map(|(name, _)| format!("\"{name}\"")).collect();
+            format!("{group} = [{}]\n", sets.join(", "))
+        })
+        .collect();
+    let sets = match shared.is_empty() {
+        true => String::new(),
+        false => format!(
+            "# The models several groups reach, by the set of groups reaching them: each set's feature is\n\
+             # turned on by the groups above, not meant to be named.\n{}",
+            shared.iter().map(|(name, _)| format!("{name} = []\n")).collect::<String>()
+        ),
+    };
     format!(
         r#"regress = "0.12"
 schemars = {{ version = "0.8.22", features = ["chrono", "uuid1"], optional = true }}
 
 [features]
 {default}schemars = ["dep:schemars"{schemars}]
-# Every model's builder; without it, only the request bodies' (which the client's `body_map` uses).
-builders = []
-{each}"#
+{each}{sets}"#
     )
 }
 
