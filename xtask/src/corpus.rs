@@ -34,11 +34,20 @@ struct Document {
     path: &'static str,
     entry: Option<&'static str>,
     serve: Option<Probe>,
-    /// Checked only in the full run: minutes of CI's time each (`Reach::Ci`).
-    heavy: bool,
-    /// Left out of CI's run altogether: generating it twice alone would take more of CI's time
-    /// than it has left (GitHub's, Stripe's, OpenAI's: `CORPUS.md` has their figures).
-    full_only: bool,
+    /// What CI's run (`Reach::Ci`) does with it.
+    weight: Weight,
+}
+
+/// How much of CI's time a document's checks take, and so what `--ci` does with it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Weight {
+    /// Generated twice and checked.
+    Light,
+    /// Generated twice; its checks (minutes of CI's time each) left to the full run.
+    Heavy,
+    /// Left to the full run altogether: generating it twice alone would take more of CI's time
+    /// than it has left (GitHub's, Stripe's, OpenAI's: the full run measures them).
+    FullOnly,
 }
 
 /// What a run checks: everything (`cargo xtask corpus`, which writes `CORPUS.md`), or what fits
@@ -58,11 +67,11 @@ struct Probe {
 }
 
 const fn document(name: &'static str, path: &'static str) -> Document {
-    Document { name, path, entry: None, serve: None, heavy: false, full_only: false }
+    Document { name, path, entry: None, serve: None, weight: Weight::Light }
 }
 
 const fn archived(name: &'static str, path: &'static str, entry: &'static str) -> Document {
-    Document { name, path, entry: Some(entry), serve: None, heavy: false, full_only: false }
+    Document { name, path, entry: Some(entry), serve: None, weight: Weight::Light }
 }
 
 /// Ours and the generator's samples first, then public documents (`tests/corpus/README.md` says
@@ -88,8 +97,7 @@ const CORPUS: &[Document] = &[
         name: "crates-io",
         path: "crates/openapi-workspace/tests/corpus/openapi-3.1/crates-io.json",
         entry: None,
-        heavy: false,
-        full_only: false,
+        weight: Weight::Light,
         serve: Some(Probe {
             path: "/api/v1/summary",
             fields: &["just_updated", "most_downloaded", "new_crates", "num_crates", "popular_categories"],
@@ -101,7 +109,7 @@ const CORPUS: &[Document] = &[
     document("adyen-balance-webhooks", "crates/openapi-workspace/tests/corpus/openapi-3.1/adyen-balance-webhooks.json"),
     archived("kubernetes-apps-v1", "crates/openapi-workspace/tests/corpus/public/kubernetes-apps-v1.tar.gz", "v1.json"),
     Document {
-        heavy: true,
+        weight: Weight::Heavy,
         ..archived(
             "digitalocean",
             "crates/openapi-workspace/tests/corpus/public/digitalocean.tar.gz",
@@ -109,18 +117,15 @@ const CORPUS: &[Document] = &[
         )
     },
     Document {
-        heavy: true,
-        full_only: true,
+        weight: Weight::FullOnly,
         ..archived("github", "crates/openapi-workspace/tests/corpus/public/github.tar.gz", "api.github.com.json")
     },
     Document {
-        heavy: true,
-        full_only: true,
+        weight: Weight::FullOnly,
         ..archived("stripe", "crates/openapi-workspace/tests/corpus/public/stripe.tar.gz", "spec3.json")
     },
     Document {
-        heavy: true,
-        full_only: true,
+        weight: Weight::FullOnly,
         ..archived("openai", "crates/openapi-workspace/tests/corpus/public/openai.tar.gz", "openapi.yaml")
     },
 ];
@@ -349,7 +354,7 @@ pub(crate) fn run(root: &Path, only: &[&str], reach: Reach) -> anyhow::Result<()
     let cargo_target = work.join("target");
     let mut rows = Vec::new();
     let chosen = |d: &&Document| match only.is_empty() {
-        true => reach == Reach::Full || !d.full_only,
+        true => reach == Reach::Full || d.weight != Weight::FullOnly,
         false => only.contains(&d.name),
     };
     for document in CORPUS.iter().filter(chosen) {
@@ -367,7 +372,7 @@ pub(crate) fn run(root: &Path, only: &[&str], reach: Reach) -> anyhow::Result<()
             for (label, what) in
                 [("default", &["--workspace"][..]), ("all features", &["--workspace", "--all-features"])]
             {
-                if document.heavy && reach == Reach::Ci {
+                if document.weight != Weight::Light && reach == Reach::Ci {
                     report(label, &Err(Skipped));
                     checks.push((label, Err(Skipped)));
                     continue;
@@ -381,7 +386,7 @@ pub(crate) fn run(root: &Path, only: &[&str], reach: Reach) -> anyhow::Result<()
         regenerated?;
         let group = largest_group(&out, document.name)?.map(|group| {
             let label = format!("the client with {group} alone");
-            let result = if document.heavy && reach == Reach::Ci {
+            let result = if document.weight != Weight::Light && reach == Reach::Ci {
                 Err(Skipped)
             } else {
                 let client = format!("{}-client", document.name);

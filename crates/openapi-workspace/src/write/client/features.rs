@@ -38,11 +38,16 @@ pub(super) fn gate(client: &mut syn::File, types: &mut syn::File, groups: &Group
     }
     let reach = reach(types, seeds);
     let mut used: BTreeSet<String> = groups.names.clone();
-    let mut shared = BTreeMap::new();
-    gate_models(&mut types.items, &reach, &mut used, &mut shared, true);
-    let mut shared: Shared = shared.into_iter().map(|(groups, name)| (name, groups)).collect();
-    shared.sort_by_key(|(name, _)| name[name.find('-').map_or(0, |at| at + 1)..].parse::<usize>().unwrap_or(0));
-    (used.into_iter().collect(), shared)
+    let mut sets = BTreeMap::new();
+    gate_models(&mut types.items, &reach, &mut used, &mut sets, true);
+    let mut shared: Vec<(usize, BTreeSet<String>)> = sets.into_iter().map(|(groups, n)| (n, groups)).collect();
+    shared.sort_by_key(|(n, _)| *n);
+    (used.into_iter().collect(), shared.into_iter().map(|(n, groups)| (set_feature(n), groups)).collect())
+}
+
+/// The feature of the `n`th set of groups (from 1, in the order the models first need them).
+fn set_feature(n: usize) -> String {
+    format!("_models-{n}")
 }
 
 /// Each builder struct's groups: those of the `Client` method that returns it.
@@ -321,7 +326,7 @@ fn gate_models(
     items: &mut [syn::Item],
     reach: &BTreeMap<String, Option<BTreeSet<String>>>,
     used: &mut BTreeSet<String>,
-    shared: &mut BTreeMap<BTreeSet<String>, String>,
+    sets: &mut BTreeMap<BTreeSet<String>, usize>,
     top: bool,
 ) {
     let names: BTreeMap<String, BTreeSet<String>> = reach.keys().map(|name| (name.clone(), BTreeSet::new())).collect();
@@ -330,7 +335,7 @@ fn gate_models(
             syn::Item::Mod(module) if top && module.ident == "components" => {}
             syn::Item::Mod(module) => {
                 if let Some((_, items)) = &mut module.content {
-                    gate_models(items, reach, used, shared, false);
+                    gate_models(items, reach, used, sets, false);
                 }
             }
             item => {
@@ -338,8 +343,8 @@ fn gate_models(
                 used.extend(groups.iter().cloned());
                 let gate = match groups.len() > LISTED_GROUPS {
                     true => {
-                        let next = format!("_models-{}", shared.len() + 1);
-                        BTreeSet::from([shared.entry(groups.clone()).or_insert(next).clone()])
+                        let next = sets.len() + 1;
+                        BTreeSet::from([set_feature(*sets.entry(groups.clone()).or_insert(next))])
                     }
                     false => groups.clone(),
                 };

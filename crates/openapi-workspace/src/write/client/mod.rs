@@ -224,7 +224,12 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     }
     uses.sort_unstable();
     uses.dedup();
-    types.extend(component_registry(spec, &type_names)?);
+    // Each component schema's model, by the name typify gives it.
+    let components: Vec<(&str, String)> = spec
+        .component_schemas()
+        .map(|(name, _)| (name.as_str(), heck::ToUpperCamelCase::to_upper_camel_case(name.as_str())))
+        .collect();
+    types.extend(component_registry(&components, &type_names)?);
     let (types, builders) = models::take_builders(types);
     let mut types: syn::File = crate::timings::timed("write/client parse types", || syn::parse2(types))
         .map_err(|e| Error::unparsable("the models", e))?;
@@ -232,11 +237,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     crate::timings::timed("write/client edit types", || {
         models::edit(&mut types, &bodies, builders)?;
         discriminated::tags_first(&mut types, spec);
-        let components = spec
-            .component_schemas()
-            .map(|(name, _)| heck::ToUpperCamelCase::to_upper_camel_case(name.as_str()))
-            .collect();
-        same_shapes::written_once(&mut types, &components);
+        same_shapes::written_once(&mut types, &components.iter().map(|(_, model)| model.clone()).collect());
         Ok::<_, Error>(())
     })?;
     let client = replace_types_module(client, &config.types_path)?;
@@ -342,12 +343,11 @@ pub(crate) const RUNTIME_CRATE: &str = "openapi-workspace-runtime";
 
 /// A table of every component schema's model, so tests can hold the types against the document
 /// (schemars schema, example round trips, bounds) without a hand-kept list that could drift.
-fn component_registry(spec: &Spec, type_names: &BTreeSet<String>) -> Result<TokenStream> {
-    let entries = spec
-        .component_schemas()
-        .map(|(name, _)| {
-            let rust_name = heck::ToUpperCamelCase::to_upper_camel_case(name.as_str());
-            if !type_names.contains(&rust_name) {
+fn component_registry(components: &[(&str, String)], type_names: &BTreeSet<String>) -> Result<TokenStream> {
+    let entries = components
+        .iter()
+        .map(|(name, rust_name)| {
+            if !type_names.contains(rust_name) {
                 return Err(Error::at(
                     format!("#/components/schemas/{name}"),
                     format!("produced no model named {rust_name}"),

@@ -220,10 +220,6 @@ fn moved_strings(file: &mut syn::File) {
     let implemented = |item: &syn::ItemImpl, name: &str| {
         item.trait_.as_ref().and_then(|(path, _)| path.segments.last()).is_some_and(|s| s.ident == name)
     };
-    let self_name = |item: &syn::ItemImpl| match item.self_ty.as_ref() {
-        syn::Type::Path(ty) => ty.path.get_ident().map(ToString::to_string),
-        _ => None,
-    };
     fn only_fn(item: &syn::ItemImpl) -> Option<&syn::Block> {
         item.items.iter().find_map(|member| match member {
             syn::ImplItem::Fn(function) => Some(&function.block),
@@ -375,5 +371,13 @@ fn open_enums(file: &mut syn::File) {
         if let syn::Item::Impl(item) = item {
             open.visit_item_impl_mut(item);
         }
+    }
+}
+
+/// The name of the type an impl is for, when it is a plain name (`impl … for Name`).
+pub(super) fn self_name(item: &syn::ItemImpl) -> Option<String> {
+    match item.self_ty.as_ref() {
+        syn::Type::Path(ty) => ty.path.get_ident().map(ToString::to_string),
+        _ => None,
     }
 }

@@ -12,6 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use proc_macro2::{Ident, TokenStream, TokenTree};
 use quote::ToTokens;
 
+use super::models::self_name;
+
 /// Makes every enum of `file` that repeats an earlier one's shape an alias of it; `own` are the
 /// names that must keep their own models. Answers how many became aliases.
 pub(super) fn written_once(file: &mut syn::File, own: &BTreeSet<String>) -> usize {
@@ -73,14 +75,6 @@ pub(super) fn written_once(file: &mut syn::File, own: &BTreeSet<String>) -> usiz
     alias.len()
 }
 
-/// The name of the type an impl is for, when it is a plain name (`impl … for Name`).
-fn self_name(item: &syn::ItemImpl) -> Option<String> {
-    match item.self_ty.as_ref() {
-        syn::Type::Path(ty) => ty.path.get_ident().map(ToString::to_string),
-        _ => None,
-    }
-}
-
 /// `tokens` with every `name` in them written `Self`: two items alike but for their names
 /// become the same tokens.
 fn renamed(tokens: TokenStream, name: &str) -> TokenStream {
@@ -112,19 +106,19 @@ fn dropped_twins(file: &mut syn::File, alias: &BTreeMap<String, String>) {
         resolved(item.self_ty.to_token_stream(), alias, &mut text, &mut aliased);
         Some((text, aliased))
     };
-    let mut seen: BTreeSet<String> = file
+    let keys: Vec<Option<(String, bool)>> = file
         .items
         .iter()
-        .filter_map(|item| match item {
-            syn::Item::Impl(item) => of(item).filter(|(_, aliased)| !aliased).map(|(text, _)| text),
+        .map(|item| match item {
+            syn::Item::Impl(item) => of(item),
             _ => None,
         })
         .collect();
-    file.items.retain(|item| match item {
-        syn::Item::Impl(item) => match of(item) {
-            Some((text, true)) => seen.insert(text),
-            _ => true,
-        },
+    let mut seen: BTreeSet<&String> =
+        keys.iter().flatten().filter(|(_, aliased)| !aliased).map(|(text, _)| text).collect();
+    let mut keys = keys.iter();
+    file.items.retain(|_| match keys.next().and_then(Option::as_ref) {
+        Some((text, true)) => seen.insert(text),
         _ => true,
     });
 }

@@ -22,7 +22,6 @@ pub fn rustfmt(source: &str, edition: &str, config: &Path) -> Result<String> {
 
 /// What a piece of the file is: top-level items as they are, or some members of one item, to be
 /// formatted inside its head (the lines up to its opening brace) and taken back out.
-#[derive(Debug)]
 enum Piece<'a> {
     Items(String),
     Members { head: &'a str, members: String },
@@ -69,21 +68,23 @@ pub(super) fn in_pieces(source: &str, edition: &str, config: &Path, piece_bytes:
 
 /// A formatted item: its head (through the line that opens its body) and the lines of its body.
 fn head_and_body(item: &str) -> (&str, &str) {
-    let mut at = 0;
-    for line in item.split_inclusive('\n') {
-        at += line.len();
-        if opens_body(line) {
-            break;
-        }
-    }
+    let at = body_start(item).unwrap_or(item.len());
     let end = item.rfind("}\n").unwrap_or(item.len()).max(at);
     (&item[..at], &item[at..end])
 }
 
-/// A line at the top level that opens an item's body (not a comment nor an attribute).
-fn opens_body(line: &str) -> bool {
-    let line = line.trim_end();
-    !line.starts_with([' ', '/', '#']) && line.ends_with('{')
+/// Where an item's body starts: after its first line at the top level that opens it (not a
+/// comment nor an attribute).
+fn body_start(item: &str) -> Option<usize> {
+    let mut at = 0;
+    for line in item.split_inclusive('\n') {
+        at += line.len();
+        let line = line.trim_end();
+        if !line.starts_with([' ', '/', '#']) && line.ends_with('{') {
+            return Some(at);
+        }
+    }
+    None
 }
 
 /// `source` cut into pieces of about `piece_bytes`: runs of whole top-level items, and an item
@@ -124,15 +125,8 @@ fn cut(source: &str, piece_bytes: usize) -> Vec<Piece<'_>> {
 /// An item's head (through the line opening its body) and its members (without the closing
 /// brace), when it has a body.
 fn split_head(item: &str) -> Option<(&str, &str)> {
-    let mut at = 0;
-    for line in item.split_inclusive('\n') {
-        at += line.len();
-        if opens_body(line) {
-            let members = item[at..].strip_suffix("}\n")?;
-            return Some((&item[..at], members));
-        }
-    }
-    None
+    let at = body_start(item)?;
+    Some((&item[..at], item[at..].strip_suffix("}\n")?))
 }
 
 /// `text` in parts, each ending with a line equal to `line` (the last part with whatever is left).
