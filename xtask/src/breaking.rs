@@ -36,6 +36,17 @@ pub(crate) fn run(root: &Path, base: &str, head: Option<&Path>) -> anyhow::Resul
     let breaking = diff.changes.iter().filter(|change| change.level == Level::Breaking).count();
     println!("\n== breaking-change gate: {SPEC} at {base} (version {from}) -> {} (version {to})", head_file.display());
     println!("   breaking changes: {breaking}");
+    // The engine held to its oracle on this pair: a break a value shows that the engine did not
+    // report is a bug in the engine, and the gate cannot be trusted until it is fixed.
+    let proof = openapi_workspace::prove_texts(&base_text, &head_text).context("the oracle")?;
+    println!(
+        "   the oracle: {} pairs of schemas judged with values, {} breaks the engine missed",
+        proof.judged,
+        proof.misses.len()
+    );
+    if !proof.misses.is_empty() {
+        bail!("the diff engine missed breaks the oracle shows:\n{}", proof.misses.join("\n"));
+    }
     let major_raised = major(&to)? > major(&from)?;
     Ok(match (breaking, major_raised) {
         (0, _) => {

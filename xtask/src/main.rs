@@ -17,12 +17,16 @@
 //! `cargo xtask breaking --base <git-ref> [--head FILE]`: the breaking-change gate (see
 //! `breaking.rs`).
 //!
+//! `cargo xtask diff-peers`: the diff engine beside Optic and drift on the same pairs, written to
+//! `DIFF-PEERS.md` (see `diff_peers.rs`).
+//!
 //! `cargo xtask corpus [NAME…]`: every corpus document generated as a workspace of its own and
 //! checked as its users build it; writes `CORPUS.md` (see `corpus.rs`).
 
 mod bench;
 mod breaking;
 mod corpus;
+mod diff_peers;
 #[cfg(test)]
 mod layers;
 mod samples;
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
         ["corpus", "--generate-one", spec, out] => corpus::generate_one(Path::new(spec), Path::new(out)),
         ["corpus", "--ci", only @ ..] => corpus::run(&workspace_root(), only, corpus::Reach::Ci),
         ["corpus", only @ ..] => corpus::run(&workspace_root(), only, corpus::Reach::Full),
+        ["diff-peers"] => diff_peers::run(&workspace_root()),
         ["breaking", "--base", base, rest @ ..] => {
             let head = match rest {
                 [] => None,
@@ -98,7 +103,7 @@ fn main() -> ExitCode {
 fn usage() -> ExitCode {
     eprintln!(
         "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen | --upload | --server] | \
-         cargo xtask breaking --base <git-ref> [--head FILE] | cargo xtask corpus [--ci] [NAME...]"
+         cargo xtask breaking --base <git-ref> [--head FILE] | cargo xtask diff-peers | cargo xtask corpus [--ci] [NAME...]"
     );
     ExitCode::from(2)
 }

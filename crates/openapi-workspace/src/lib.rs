@@ -15,6 +15,8 @@ mod read;
 mod timings;
 mod write;
 
+#[cfg(feature = "oracle")]
+pub use diff::oracle::Proof;
 pub use diff::{Change, Diff, Format, Level, Rule, Verdict};
 pub use error::{Error, Result};
 pub use read::nullable::is_null_only;
@@ -35,17 +37,28 @@ pub fn diff_files(base: &std::path::Path, head: &std::path::Path) -> Result<Diff
     let read = |path: &std::path::Path| -> Result<Spec> {
         let text =
             read::files::bundle(path).map_err(|e| Error::InFile { path: path.to_owned(), source: Box::new(e) })?;
-        Spec::parse_serving(&text, read::Serving::WhatItCan)
-            .map_err(|e| Error::InFile { path: path.to_owned(), source: Box::new(e) })
+        as_written(&text).map_err(|e| Error::InFile { path: path.to_owned(), source: Box::new(e) })
     };
     Ok(diff::diff(&read(base)?, &read(head)?))
 }
 
+/// A document as the diff reads it: every operation, served or not.
+fn as_written(text: &str) -> Result<Spec> {
+    Spec::parse_serving(text, read::Serving::AsWritten)
+}
+
 /// The changes from the document `base` to `head` (their texts).
 pub fn diff_texts(base: &str, head: &str) -> Result<Diff> {
-    let (base, head) =
-        (Spec::parse_serving(base, read::Serving::WhatItCan)?, Spec::parse_serving(head, read::Serving::WhatItCan)?);
+    let (base, head) = (as_written(base)?, as_written(head)?);
     Ok(diff::diff(&base, &head))
+}
+
+/// The oracle's judgement of the engine on two documents' texts: every pair of schemas the
+/// diff compares, checked with values (`diff/oracle.rs`).
+#[cfg(feature = "oracle")]
+pub fn prove_texts(base: &str, head: &str) -> Result<Proof> {
+    let (base, head) = (as_written(base)?, as_written(head)?);
+    Ok(diff::oracle::prove(&base, &head))
 }
 
 /// Generates all three crates' sources from the document's YAML (or JSON) text.

@@ -8,8 +8,8 @@
 //! Each change has a [`Level`], a [`Rule`], its JSON pointer in each document and a sentence.
 
 mod operations;
-#[cfg(test)]
-mod oracle;
+#[cfg(any(test, feature = "oracle"))]
+pub(crate) mod oracle;
 pub(crate) mod report;
 mod schemas;
 
@@ -126,18 +126,23 @@ pub struct Diff {
 
 /// The changes from `base` to `head`, and the verdict on the version change made.
 pub(crate) fn diff(base: &Spec, head: &Spec) -> Diff {
+    compared(base, head).0
+}
+
+/// [`diff`], and the pairs of schemas the operations handed over for comparison.
+fn compared<'a>(base: &'a Spec, head: &'a Spec) -> (Diff, Vec<schemas::Compared<'a>>) {
     let mut changes = Vec::new();
-    operations::compare(&mut changes, Side::of(base), Side::of(head), Audience::Api);
+    let mut handed = operations::compare(&mut changes, Side::of(base), Side::of(head), Audience::Api);
     match (&base.webhooks, &head.webhooks) {
         (Some(base), Some(head)) => {
-            operations::compare(&mut changes, Side::of(base), Side::of(head), Audience::Webhooks)
+            handed.extend(operations::compare(&mut changes, Side::of(base), Side::of(head), Audience::Webhooks))
         }
         (Some(base), None) => operations::all_gone(&mut changes, Side::of(base), Audience::Webhooks),
         (None, Some(head)) => operations::all_new(&mut changes, Side::of(head), Audience::Webhooks),
         (None, None) => {}
     }
     let verdict = Verdict::of(&changes, version(base), version(head));
-    Diff { changes, verdict }
+    (Diff { changes, verdict }, handed)
 }
 
 fn version(spec: &Spec) -> Option<String> {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::schemas::{At, Schemas};
+use super::schemas::{At, Compared, Schemas};
 use super::{Audience, Change, Direction, Level, Rule, Side};
 use crate::read::document::{METHODS, escape, resolve};
 
@@ -95,8 +95,13 @@ fn new(operation: &Operation<'_>, audience: Audience) -> Change {
     Change { level: Level::Info, rule, base: None, head: Some(operation.at.clone()), message }
 }
 
-/// Compares the operations of `base` and `head`.
-pub(super) fn compare(changes: &mut Vec<Change>, base: Side<'_>, head: Side<'_>, audience: Audience) {
+/// Compares the operations of `base` and `head`; gives back the pairs of schemas it compared.
+pub(super) fn compare<'a>(
+    changes: &mut Vec<Change>,
+    base: Side<'a>,
+    head: Side<'a>,
+    audience: Audience,
+) -> Vec<Compared<'a>> {
     let (base_operations, head_operations) = (operations(base, audience), operations(head, audience));
     let mut schemas = Schemas::new(base, head);
     for (key, b) in &base_operations {
@@ -114,6 +119,12 @@ pub(super) fn compare(changes: &mut Vec<Change>, base: Side<'_>, head: Side<'_>,
         }
     }
     changes.append(&mut schemas.changes);
+    schemas.handed
+}
+
+/// A parameter's schema: its own, or that of its one media type (`content`).
+fn parameter_schema(parameter: &Value) -> Option<&Value> {
+    parameter.get("schema").or_else(|| parameter.get("content")?.as_object()?.values().next()?.get("schema"))
 }
 
 struct Pair<'a, 'c, 's> {
@@ -180,7 +191,10 @@ impl Pair<'_, '_, '_> {
                             message,
                         );
                     }
-                    let style = |p: &Value| (p.get("style").cloned(), p.get("explode").cloned());
+                    // A parameter written as `content` is that media type's text (JSON, say) on
+                    // the wire: a change to or from it is a change of style.
+                    let media = |p: &Value| p.get("content").and_then(Value::as_object)?.keys().next().cloned();
+                    let style = |p: &Value| (p.get("style").cloned(), p.get("explode").cloned(), media(p));
                     if style(parameter) != style(other) {
                         let message = format!(
                             "{what} is written in another style: the server reads what clients write otherwise"
@@ -193,9 +207,9 @@ impl Pair<'_, '_, '_> {
                             message,
                         );
                     }
-                    if let (Some(bs), Some(hs)) = (parameter.get("schema"), other.get("schema")) {
+                    if let (Some(bs), Some(hs)) = (parameter_schema(parameter), parameter_schema(other)) {
                         let at = At { base: format!("{}/schema", at.base), head: format!("{}/schema", at.head) };
-                        self.schemas.compare(bs, hs, &at, direction, &what);
+                        self.schemas.compare_handed(bs, hs, &at, direction, &what);
                     }
                 }
                 None if place == "path" => {}
@@ -311,7 +325,7 @@ impl Pair<'_, '_, '_> {
                 Some(h) => {
                     if let (Some(bs), Some(hs)) = (b.get("schema"), h.get("schema")) {
                         let at = At { base: format!("{}/schema", at.base), head: format!("{}/schema", at.head) };
-                        self.schemas.compare(bs, hs, &at, direction, what);
+                        self.schemas.compare_handed(bs, hs, &at, direction, what);
                     }
                 }
                 None => {

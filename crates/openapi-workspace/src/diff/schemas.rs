@@ -7,6 +7,7 @@
 //! is not compared again (recursive schemas end).
 
 mod bounds;
+mod merge;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -33,6 +34,16 @@ impl At {
     }
 }
 
+/// A pair of schemas an operation handed over (a parameter's, a body's): what the oracle checks
+/// with values.
+pub(crate) struct Compared<'a> {
+    pub base: Value,
+    pub head: Value,
+    pub sides: (Side<'a>, Side<'a>),
+    pub at: At,
+    pub direction: Direction,
+}
+
 /// A pair of components compared in a direction.
 type Key = (String, String, Direction);
 
@@ -49,12 +60,22 @@ pub(crate) struct Schemas<'a> {
     /// Inside a trial comparison (`fits`), whose changes are counted and dropped.
     trying: usize,
     pub(super) changes: Vec<Change>,
+    /// The pairs handed over by the operations, in order.
+    pub(super) handed: Vec<Compared<'a>>,
 }
 
 impl<'a> Schemas<'a> {
     pub(super) fn new(base: Side<'a>, head: Side<'a>) -> Self {
         let (seen, judged, reported) = (HashSet::new(), HashMap::new(), HashSet::new());
-        Self { base, head, seen, judged, reported, trying: 0, changes: Vec::new() }
+        Self { base, head, seen, judged, reported, trying: 0, changes: Vec::new(), handed: Vec::new() }
+    }
+
+    /// [`Schemas::compare`] for a pair an operation hands over (not one reached inside another
+    /// schema), kept in `handed`.
+    pub(super) fn compare_handed(&mut self, base: &Value, head: &Value, at: &At, direction: Direction, what: &str) {
+        let sides = (self.base, self.head);
+        self.handed.push(Compared { base: base.clone(), head: head.clone(), sides, at: at.clone(), direction });
+        self.compare(base, head, at, direction, what);
     }
 
     fn push(&mut self, level: Level, rule: Rule, at: &At, message: String) {
@@ -87,7 +108,7 @@ impl<'a> Schemas<'a> {
         }
         let before = self.changes.len();
         let (Some(base), Some(head)) = (base.as_object(), head.as_object()) else { return };
-        let (base, head) = (merged(base, self.base.components), merged(head, self.head.components));
+        let (base, head) = (merge::merged(base, self.base.components), merge::merged(head, self.head.components));
         // A schema whose one value is `null` (the null arm of a nullable reference): all that
         // matters is whether the other side takes `null`.
         let (narrow, wide) = match direction {
@@ -424,10 +445,16 @@ impl<'a> Schemas<'a> {
             }
             _ => {}
         }
-        if let (Some(b @ Value::Object(_)), Some(h @ Value::Object(_))) =
-            (base.get("additionalProperties"), head.get("additionalProperties"))
+        // Other properties' schema: absent or `true` is any value (`false` is judged above).
+        let others = |schema: &Map<String, Value>| match schema.get("additionalProperties") {
+            None | Some(Value::Bool(true)) => Some(Value::Object(Map::new())),
+            Some(schema @ Value::Object(_)) => Some(schema.clone()),
+            Some(_) => None,
+        };
+        let typed = |schema: &Map<String, Value>| matches!(schema.get("additionalProperties"), Some(Value::Object(_)));
+        if let (Some(b), Some(h)) = (others(base), others(head))
+            && (typed(base) || typed(head))
         {
-            let (b, h) = (b.clone(), h.clone());
             self.compare(
                 &b,
                 &h,
@@ -462,42 +489,6 @@ fn resolved<'v>(schema: &'v Value, components: &'v Value, at: &str) -> (&'v Valu
     (schema, at)
 }
 
-/// The schema with its `allOf` parts' properties, `required` and keywords merged in (a part's
-/// keyword where the schema has none).
-fn merged(schema: &Map<String, Value>, components: &Value) -> Map<String, Value> {
-    let Some(parts) = schema.get("allOf").and_then(Value::as_array) else { return schema.clone() };
-    let mut out = schema.clone();
-    out.remove("allOf");
-    for part in parts {
-        let (part, _) = resolved(part, components, "");
-        let Some(part) = part.as_object() else { continue };
-        let part = merged(part, components);
-        for (key, value) in part {
-            match (key.as_str(), out.get_mut(&key)) {
-                ("properties", Some(Value::Object(properties))) => {
-                    if let Value::Object(more) = value {
-                        for (name, property) in more {
-                            properties.entry(name).or_insert(property);
-                        }
-                    }
-                }
-                ("required", Some(Value::Array(required))) => {
-                    for name in value.as_array().into_iter().flatten() {
-                        if !required.contains(name) {
-                            required.push(name.clone());
-                        }
-                    }
-                }
-                (_, Some(_)) => {}
-                (_, None) => {
-                    out.insert(key, value);
-                }
-            }
-        }
-    }
-    out
-}
-
 /// The union keyword and arms of a schema that is a `oneOf`/`anyOf`.
 fn arms(schema: &Map<String, Value>) -> Option<(&'static str, &Vec<Value>)> {
     ["oneOf", "anyOf"]
@@ -520,13 +511,30 @@ fn types(schema: &Map<String, Value>) -> Option<BTreeSet<&'static str>> {
     let written: Vec<&str> = match schema.get("type") {
         Some(Value::String(one)) => vec![one.as_str()],
         Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
-        _ => return None,
+        // An enum without a type takes the types of its values.
+        _ => match schema.get("enum").and_then(Value::as_array) {
+            Some(values) => values.iter().map(type_of).collect(),
+            None => return None,
+        },
     };
     let mut set: BTreeSet<&'static str> = ALL.into_iter().filter(|t| written.contains(t)).collect();
     if schema.get("nullable") == Some(&Value::Bool(true)) {
         set.insert("null");
     }
     Some(set)
+}
+
+/// The JSON type of a value (a whole number is an integer).
+fn type_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
 }
 
 /// Whether a value of type `t` is taken by a schema of `types` (an integer is a number).

@@ -141,11 +141,13 @@ fn typed(document: &serde_json::Value) -> Result<openapiv3::OpenAPI> {
 }
 
 /// Whether an operation the read stage cannot serve refuses the document (`Whole`: our own
-/// document, the library's callers) or is left out of it with a note (`WhatItCan`: the tool).
+/// document, the library's callers), is left out of it with a note (`WhatItCan`: the tool), or
+/// is kept as written with a note (`AsWritten`: the diff, which judges every operation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Serving {
     Whole,
     WhatItCan,
+    AsWritten,
 }
 
 impl Spec {

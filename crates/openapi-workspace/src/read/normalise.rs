@@ -68,7 +68,8 @@ fn regex_escape(text: &str) -> String {
 }
 
 /// The shared view: see the module's documentation. Answers the operations left out (path,
-/// method): with `Serving::WhatItCan`, one whose parameters cannot be served is, with a note.
+/// method): with `Serving::WhatItCan`, one whose parameters cannot be served is, with a note
+/// (`Serving::AsWritten` keeps it, noted).
 pub(crate) fn normalise(
     doc: &mut Value,
     notes: &mut Vec<crate::read::Note>,
@@ -103,6 +104,13 @@ pub(crate) fn normalise(
                     });
                     item.as_object_mut().expect("an operation's path item is an object").remove(method);
                     left_out.push((path.clone(), method.to_string()));
+                }
+                (Err(error), Serving::AsWritten) => {
+                    notes.push(crate::read::Note {
+                        pointer: pointer(&at).trim_start_matches('#').to_owned(),
+                        message: format!("not one the workspace can serve: {}", error.chain()),
+                    });
+                    hoist_operation(operation, &mut schemas, &mut names);
                 }
             }
         }
