@@ -72,7 +72,8 @@ pub(crate) fn run(root: &Path, base: &str, head: Option<&Path>) -> anyhow::Resul
 /// do not know ("Unknown query parameters and body fields are refused").
 const OUR_RULE: &str = "our servers refuse a parameter they do not know";
 
-fn git_show(root: &Path, base: &str) -> anyhow::Result<String> {
+/// Our document's text at a git ref.
+pub(crate) fn git_show(root: &Path, base: &str) -> anyhow::Result<String> {
     let output =
         Command::new("git").args(["show", &format!("{base}:{SPEC}")]).current_dir(root).output().context("git")?;
     if !output.status.success() {
@@ -81,12 +82,12 @@ fn git_show(root: &Path, base: &str) -> anyhow::Result<String> {
     String::from_utf8(output.stdout).with_context(|| format!("{SPEC} at {base}"))
 }
 
-fn parse(text: &str) -> anyhow::Result<Value> {
+pub(crate) fn parse(text: &str) -> anyhow::Result<Value> {
     serde_norway::from_str(text).context("the document is not valid YAML")
 }
 
 /// `info.version` of a document.
-fn version(document: &Value) -> anyhow::Result<String> {
+pub(crate) fn version(document: &Value) -> anyhow::Result<String> {
     document
         .pointer("/info/version")
         .and_then(Value::as_str)

@@ -18,7 +18,7 @@ use anyhow::{Context, bail};
 use openapi_workspace::Level;
 use serde_json::{Value, json};
 
-use crate::SPEC;
+use crate::{SPEC, breaking};
 
 const CASES: &str = "crates/openapi-workspace/tests/diff";
 
@@ -93,9 +93,10 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
     let mut history = Vec::new();
     let commits = spec_history(root)?;
     for pair in commits.windows(2) {
-        let (base, head) = (git_show(root, &pair[0])?, git_show(root, &pair[1])?);
+        let (base, head) = (breaking::git_show(root, &pair[0])?, breaking::git_show(root, &pair[1])?);
         let case = format!("{}..{}", pair[0], pair[1]);
         eprintln!("== history: {case}");
+        let version = |text: &str| breaking::parse(text).and_then(|document| breaking::version(&document));
         let expected = format!("{} → {}", version(&base)?, version(&head)?);
         history.push(judge(&case, expected, &base, &head, "yaml")?);
     }
@@ -142,20 +143,6 @@ fn spec_history(root: &Path) -> anyhow::Result<Vec<String>> {
         .output()
         .context("git log")?;
     Ok(String::from_utf8(output.stdout)?.lines().map(str::to_owned).collect())
-}
-
-fn git_show(root: &Path, commit: &str) -> anyhow::Result<String> {
-    let output =
-        Command::new("git").args(["show", &format!("{commit}:{SPEC}")]).current_dir(root).output().context("git")?;
-    if !output.status.success() {
-        bail!("{SPEC} at {commit}: {}", String::from_utf8_lossy(&output.stderr).trim());
-    }
-    Ok(String::from_utf8(output.stdout)?)
-}
-
-fn version(text: &str) -> anyhow::Result<String> {
-    let document: Value = serde_norway::from_str(text)?;
-    Ok(document.pointer("/info/version").and_then(Value::as_str).unwrap_or("?").to_owned())
 }
 
 /// `target/tools/optic/node_modules/.bin/optic`, installed with npm if missing or out of date.

@@ -178,3 +178,15 @@ pub(crate) enum Direction {
     /// The client reads it: the head may give only values the base could.
     Received,
 }
+
+impl Direction {
+    /// Whether a property of this (resolved) schema never travels this way: `readOnly` ones are
+    /// not sent, `writeOnly` ones not received.
+    pub(crate) fn never_carries(self, property: &Value) -> bool {
+        let flag = match self {
+            Direction::Sent => "readOnly",
+            Direction::Received => "writeOnly",
+        };
+        property.get(flag) == Some(&Value::Bool(true))
+    }
+}

@@ -245,10 +245,6 @@ impl Converted {
 /// `schema` as it travels in `direction`: without the properties that never do (`readOnly` ones
 /// are not sent, `writeOnly` ones not received), which leave `required` with them.
 fn seen(schema: &Value, components: &Value, direction: Direction) -> Value {
-    let flag = match direction {
-        Direction::Sent => "readOnly",
-        Direction::Received => "writeOnly",
-    };
     match schema {
         Value::Object(map) => {
             let mut out: Map<String, Value> =
@@ -259,7 +255,7 @@ fn seen(schema: &Value, components: &Value, direction: Direction) -> Value {
                 .into_iter()
                 .flatten()
                 .filter(|(_, property)| {
-                    resolve_schema(property, components).and_then(|p| p.get(flag)) == Some(&Value::Bool(true))
+                    resolve_schema(property, components).is_some_and(|property| direction.never_carries(property))
                 })
                 .map(|(name, _)| name.clone())
                 .collect();

@@ -359,11 +359,7 @@ impl<'a> Schemas<'a> {
         // Properties the client never sends (`readOnly`) or never receives (`writeOnly`).
         let unseen = |schema: &Value, components: &Value| {
             let (schema, _) = resolved(schema, components, "");
-            let flag = match direction {
-                Direction::Sent => "readOnly",
-                Direction::Received => "writeOnly",
-            };
-            schema.get(flag) == Some(&Value::Bool(true))
+            direction.never_carries(schema)
         };
         let names: BTreeSet<&String> = bp.keys().chain(hp.keys()).collect();
         for name in names {

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::{Proof, prove};
 use crate::diff::{Level, diff};
-use crate::read::{Serving, Spec};
+use crate::read::Spec;
 
 /// Where drift's verdict and ours differ, and why ours is the client's view.
 const DISAGREEMENTS: &[(&str, &str)] = &[
@@ -47,7 +47,7 @@ fn listed(file: &Path) -> Vec<(String, String)> {
 }
 
 fn spec(document: &Value) -> Spec {
-    Spec::parse_serving(&document.to_string(), Serving::AsWritten).unwrap()
+    crate::as_written(&document.to_string()).unwrap()
 }
 
 fn read_json(file: &Path) -> Value {
