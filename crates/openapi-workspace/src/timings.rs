@@ -12,6 +12,22 @@ pub(crate) fn timed<T>(name: &str, stage: impl FnOnce() -> T) -> T {
     }
     let start = Instant::now();
     let out = stage();
-    eprintln!("timing: {name} {:.2} s", start.elapsed().as_secs_f64());
+    eprintln!("timing: {name} {:.2} s{}", start.elapsed().as_secs_f64(), memory());
     out
+}
+
+/// The process's resident memory now and at its peak, where the system tells it (Linux's
+/// `/proc/self/status`): a stage that holds memory shows up beside the one that takes time.
+fn memory() -> String {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else { return String::new() };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    };
+    match (field("VmRSS:"), field("VmHWM:")) {
+        (Some(now), Some(peak)) => format!(", {} MiB resident, peak {} MiB", now / 1024, peak / 1024),
+        _ => String::new(),
+    }
 }

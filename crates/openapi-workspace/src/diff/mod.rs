@@ -133,7 +133,7 @@ pub(crate) fn diff(base: &Spec, head: &Spec) -> Diff {
 fn compared<'a>(base: &'a Spec, head: &'a Spec) -> (Diff, Vec<schemas::Compared<'a>>) {
     let mut changes = Vec::new();
     let mut handed = operations::compare(&mut changes, Side::of(base), Side::of(head), Audience::Api);
-    match (&base.webhooks, &head.webhooks) {
+    match (base.webhooks(), head.webhooks()) {
         (Some(base), Some(head)) => {
             handed.extend(operations::compare(&mut changes, Side::of(base), Side::of(head), Audience::Webhooks))
         }
@@ -146,7 +146,7 @@ fn compared<'a>(base: &'a Spec, head: &'a Spec) -> (Diff, Vec<schemas::Compared<
 }
 
 fn version(spec: &Spec) -> Option<String> {
-    spec.original.pointer("/info/version").and_then(Value::as_str).map(str::to_owned)
+    spec.original().pointer("/info/version").and_then(Value::as_str).map(str::to_owned)
 }
 
 /// One document as the comparison reads it: its normalised JSON and its components.

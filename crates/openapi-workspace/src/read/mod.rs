@@ -16,6 +16,8 @@ pub(crate) mod repair;
 pub(crate) mod text;
 pub(crate) mod wire;
 
+use std::sync::OnceLock;
+
 use crate::error::{Error, Result, bail};
 
 /// Something the 3.0 view had to leave out or approximate, and where.
@@ -27,8 +29,10 @@ pub struct Note {
 
 pub struct Spec {
     /// The document as written (a 3.1 one in its 3.0 view): what the documentation (the 3.1
-    /// rendition, `docs/api.md`) shows.
-    pub original: serde_json::Value,
+    /// rendition, `docs/api.md`) shows. Kept as compact JSON text and read back by
+    /// [`Spec::original`]: only the writers that run last need it, and as a `Value` it is many
+    /// times its text, held through the client's generation, where the largest documents peak.
+    original: String,
     /// The normalised document, as JSON.
     pub raw: serde_json::Value,
     /// The model the server generator reads, with nullable references in the form progenitor
@@ -40,10 +44,37 @@ pub struct Spec {
     /// The document's webhooks (3.1 `webhooks`, 3.0 `x-webhooks`) as a document of their own whose
     /// paths are `/{webhook name}`: what the receiver is generated from. Their inline payload
     /// schemas are named and moved into the components the models come from, like the paths'.
-    pub webhooks: Option<Box<Spec>>,
+    /// Read as far as the document is at [`Spec::read`] (so its errors are the document's), kept
+    /// as text and built again when first asked for ([`Spec::webhooks`]): on the largest
+    /// documents it is a second copy of the components and their model.
+    webhooks: Option<Webhooks>,
     /// Where the 3.1 view of a 3.2 document moved what (`openapi32::to_31`): the view's
     /// pointer, the document's.
     moved: Vec<(String, String)>,
+}
+
+/// The webhooks' document as compact JSON text, and its `Spec` once built from it.
+struct Webhooks {
+    text: String,
+    spec: OnceLock<Box<Spec>>,
+}
+
+impl Webhooks {
+    /// The webhooks' document, read (as [`webhooks`] did) from the text it wrote.
+    fn spec(&self) -> &Spec {
+        self.spec.get_or_init(|| {
+            let raw: serde_json::Value = serde_json::from_str(&self.text).expect("JSON that serde_json wrote");
+            let openapi = openapi_model(raw.clone()).expect("the document read once already, as it is (`webhooks`)");
+            Box::new(Spec {
+                openapi,
+                original: self.text.clone(),
+                raw,
+                notes: Vec::new(),
+                webhooks: None,
+                moved: Vec::new(),
+            })
+        })
+    }
 }
 
 /// `message` with its pointers into the view (`moved`'s) turned into the document's.
@@ -55,7 +86,7 @@ fn locate(moved: &[(String, String)], message: String) -> String {
 /// each operation has an id and each inline payload a model); the models it named join `raw`'s
 /// components. The document's own `security` is the API's, not its webhooks': a webhook asks
 /// for credentials only with its own `security`.
-fn webhooks(raw: &mut serde_json::Value, written_as: &str, notes: &mut Vec<Note>) -> Result<Option<Box<Spec>>> {
+fn webhooks(raw: &mut serde_json::Value, written_as: &str, notes: &mut Vec<Note>) -> Result<Option<Webhooks>> {
     let Some(hooks) = raw.get("x-webhooks").and_then(|w| w.as_object()).filter(|w| !w.is_empty()) else {
         return Ok(None);
     };
@@ -82,9 +113,8 @@ fn webhooks(raw: &mut serde_json::Value, written_as: &str, notes: &mut Vec<Note>
     if let Some(schemas) = doc.pointer("/components/schemas").cloned() {
         raw["components"]["schemas"] = schemas;
     }
-    let openapi = openapi_model(doc.clone()).map_err(located)?;
-    let spec = Spec { openapi, original: doc.clone(), raw: doc, notes: Vec::new(), webhooks: None, moved: Vec::new() };
-    Ok(Some(Box::new(spec)))
+    openapi_model(doc.clone()).map_err(located)?;
+    Ok(Some(Webhooks { text: doc.to_string(), spec: OnceLock::new() }))
 }
 
 /// Drops `additionalProperties: false` from what progenitor reads, so the models (and with them
@@ -204,11 +234,21 @@ impl Spec {
         Ok(Self {
             openapi: crate::timings::timed("read/openapiv3", || openapi_model(raw.clone()))?,
             raw,
-            original,
+            original: original.to_string(),
             notes,
             webhooks,
             moved: Vec::new(),
         })
+    }
+
+    /// The document as written (a 3.1 one in its 3.0 view), read back from its text.
+    pub fn original(&self) -> serde_json::Value {
+        serde_json::from_str(&self.original).expect("JSON that serde_json wrote")
+    }
+
+    /// The document's webhooks as a document of their own (the field's description).
+    pub fn webhooks(&self) -> Option<&Spec> {
+        self.webhooks.as_ref().map(Webhooks::spec)
     }
 
     /// The named component schemas, in document order.

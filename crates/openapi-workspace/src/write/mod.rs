@@ -6,6 +6,7 @@ pub(crate) mod client;
 pub(crate) mod doc_lines;
 pub(crate) mod docs;
 pub(crate) mod leave_out;
+pub(crate) mod memory;
 pub(crate) mod samples;
 pub(crate) mod server;
 pub(crate) mod wire;
@@ -77,10 +78,21 @@ pub struct Generated {
 
 pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
     let models = crate::timings::timed("write/client", || client::generate(spec, config))?;
+    // The models and the client are printed before the server is written: their syntax trees
+    // are the largest thing held on the largest documents, and the server needs only the names.
+    let types = crate::timings::timed("write/print types", || format_syntax(config, models.types));
+    // progenitor's usage examples are `ignore` doctests; as `text` they read the same and
+    // don't show up as ignored tests in every run.
+    let client = client::methods::client_docs(
+        spec,
+        &crate::timings::timed("write/print client", || format_syntax(config, models.client))
+            .replace("```ignore", "```text"),
+    );
+    memory::release();
     let mut server = crate::timings::timed("write/server", || {
         server::generate(spec, &models.type_names, config, server::Surface::Api)
     })?;
-    if let Some(webhooks) = &spec.webhooks {
+    if let Some(webhooks) = spec.webhooks() {
         // One module deeper: a path relative to the server's module gains a `super`.
         let types_path = match config.types_path.strip_prefix("super::") {
             Some(_) => format!("super::{}", config.types_path),
@@ -100,14 +112,8 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         });
     }
     Ok(Generated {
-        types: crate::timings::timed("write/print types", || format_syntax(config, models.types)),
-        // progenitor's usage examples are `ignore` doctests; as `text` they read the same and
-        // don't show up as ignored tests in every run.
-        client: client::methods::client_docs(
-            spec,
-            &crate::timings::timed("write/print client", || format_syntax(config, models.client))
-                .replace("```ignore", "```text"),
-        ),
+        types,
+        client,
         server: crate::timings::timed("write/print server", || format_file(config, server))?,
         server_schemas: crate::timings::timed("write/schemas", || crate::model::json_schema::schema_document(spec))?,
         client_uses: models.uses,
@@ -115,6 +121,51 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         features: models.features,
         shared_features: models.shared_features,
     })
+}
+
+/// `tokens` parsed as a file a top-level item at a time: `syn::parse2` of the whole first
+/// copies every token into its own buffer, which at the largest documents' size is the peak of
+/// the generator's memory. An item ends at a `;` or a braced group (and a `;` right after it);
+/// a piece that does not parse alone (`A { .. }.f()` in a `const`) is joined to the next.
+pub(crate) fn parse_file(tokens: proc_macro2::TokenStream) -> syn::Result<syn::File> {
+    use proc_macro2::{Delimiter, TokenTree};
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    // Inner attributes (`#![…]`) belong to the file, not to an item: such a file is parsed whole.
+    if matches!(trees.get(..2), Some([TokenTree::Punct(hash), TokenTree::Punct(bang)]) if hash.as_char() == '#' && bang.as_char() == '!')
+    {
+        return syn::parse2(trees.into_iter().collect());
+    }
+    let mut items = Vec::new();
+    let mut piece: Vec<TokenTree> = Vec::new();
+    let mut trees = trees.into_iter().peekable();
+    while let Some(tree) = trees.next() {
+        let ends = match &tree {
+            TokenTree::Group(group) => group.delimiter() == Delimiter::Brace,
+            TokenTree::Punct(punct) => punct.as_char() == ';',
+            _ => false,
+        };
+        piece.push(tree);
+        if ends
+            && let Some(TokenTree::Punct(punct)) = trees.peek()
+            && punct.as_char() == ';'
+        {
+            piece.extend(trees.next());
+        }
+        if ends || trees.peek().is_none() {
+            let parsed = syn::parse2::<syn::Item>(piece.iter().cloned().collect());
+            match parsed {
+                Ok(item) => {
+                    items.push(item);
+                    piece.clear();
+                }
+                Err(error) if trees.peek().is_none() => return Err(error),
+                Err(_) => {}
+            }
+        }
+    }
+    let mut file: syn::File = syn::parse2(proc_macro2::TokenStream::new())?;
+    file.items = items;
+    Ok(file)
 }
 
 /// The header every generated Rust file starts with.
@@ -126,7 +177,7 @@ pub fn header(config: &Config) -> String {
 }
 
 pub(crate) fn format_file(config: &Config, tokens: proc_macro2::TokenStream) -> Result<String> {
-    let file: syn::File = syn::parse2(tokens).map_err(|e| Error::unparsable("generated code", e))?;
+    let file = parse_file(tokens).map_err(|e| Error::unparsable("generated code", e))?;
     Ok(format_syntax(config, file))
 }
 

@@ -152,7 +152,7 @@ pub(crate) fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Fl
             }
         }
     }
-    if let (Some(kit), Some(webhooks)) = (&flavour.webhooks, &spec.webhooks) {
+    if let (Some(kit), Some(webhooks)) = (&flavour.webhooks, spec.webhooks()) {
         let components = webhooks.raw.get("components").cloned().unwrap_or_default();
         for (path, item) in webhooks.raw.get("paths").and_then(Value::as_object).into_iter().flatten() {
             let Some(operation) = item.get("post") else { continue };
@@ -175,7 +175,7 @@ pub fn unsampled(spec: &Spec, samples: &[Sample], flavour: &Flavour) -> Vec<Stri
     };
     let mut every = operations(&spec.raw);
     if flavour.webhooks.is_some() {
-        every.extend(spec.webhooks.iter().flat_map(|webhooks| operations(&webhooks.raw)));
+        every.extend(spec.webhooks().into_iter().flat_map(|webhooks| operations(&webhooks.raw)));
     }
     every.retain(|id| !samples.iter().any(|sample| sample.operation_id == *id));
     every

@@ -102,14 +102,14 @@ fn quietly<T>(run: impl FnOnce() -> T) -> std::thread::Result<T> {
     result
 }
 
-/// progenitor's client and typify's models of `view`, and the generator that made them.
-fn run(view: &View) -> Result<(Generator, TokenStream, TokenStream)> {
+/// progenitor's client of `view` (its models inside, in `pub mod types`), and the generator
+/// that made it.
+fn run(view: &View) -> Result<(Generator, TokenStream)> {
     let mut generator = Generator::new(&settings(view));
-    let (client, types) = progenitor("a client", || {
-        let client = crate::timings::timed("write/client progenitor", || generator.generate_tokens(&view.openapi))?;
-        Ok((client, crate::timings::timed("write/client typify", || generator.get_type_space().to_stream())))
+    let client = progenitor("a client", || {
+        crate::timings::timed("write/client progenitor", || generator.generate_tokens(&view.openapi))
     })?;
-    Ok((generator, client, types))
+    Ok((generator, client))
 }
 
 /// The parts of the client's request hook, each `None` where the document needs none.
@@ -143,7 +143,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let parts = Hooks::of(spec, &view)?;
     let inner = parts.credentials();
     let Hooks { credentials, styles, twins, methods, media } = parts;
-    let (generator, mut client, mut types) = match run(&view) {
+    let (generator, client) = match run(&view) {
         Ok(generated) => generated,
         // What typify cannot type becomes `serde_json::Value`; what is left is located: in the
         // components when retyping could not make them pass, else in an operation.
@@ -159,6 +159,15 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
             }
         },
     };
+    let (mut client, mut types) = take_types_module(client, &config.types_path)?;
+    let type_names: BTreeSet<String> = generator.get_type_space().iter_types().map(|t| t.name()).collect();
+    let (futures, websockets) = (generator.uses_futures(), generator.uses_websockets());
+    // What is kept of the run is its output: on the largest documents the generator's type space
+    // and the view are as large as the document's own model, and the client's peak is still ahead.
+    drop(generator);
+    let groups = crate::model::groups::of(&view.openapi);
+    let notes = view.notes;
+    drop(view.openapi);
     let mut uses = Vec::new();
     let mut pre = Vec::new();
     if let Some(styles) = styles {
@@ -206,8 +215,6 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
             #exec
         }
     });
-    let type_space = generator.get_type_space();
-    let type_names: BTreeSet<String> = type_space.iter_types().map(|t| t.name()).collect();
     // The server's model of the operations, which the client's event streams and multipart
     // bodies are written from.
     let ops = crate::model::operations(spec, &type_names, &crate::model::security::schemes(&spec.openapi)?)?;
@@ -216,10 +223,10 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         client.extend(extra);
         uses.extend([RUNTIME_CRATE, "futures"]);
     }
-    if generator.uses_futures() {
+    if futures {
         uses.push("futures");
     }
-    if generator.uses_websockets() {
+    if websockets {
         uses.extend(["base64", "rand"]);
     }
     uses.sort_unstable();
@@ -231,7 +238,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         .collect();
     types.extend(component_registry(&components, &type_names)?);
     let (types, builders) = models::take_builders(types);
-    let mut types: syn::File = crate::timings::timed("write/client parse types", || syn::parse2(types))
+    let mut types: syn::File = crate::timings::timed("write/client parse types", || crate::write::parse_file(types))
         .map_err(|e| Error::unparsable("the models", e))?;
     let bodies = models::body_builders(&client);
     crate::timings::timed("write/client edit types", || {
@@ -240,15 +247,15 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         same_shapes::written_once(&mut types, &components.iter().map(|(_, model)| model.clone()).collect());
         Ok::<_, Error>(())
     })?;
-    let client = replace_types_module(client, &config.types_path)?;
-    let mut client: syn::File = crate::timings::timed("write/client parse client", || syn::parse2(client))
+    // The models' token streams are gone, parsed: what they held goes back before the client's.
+    crate::write::memory::release();
+    let mut client: syn::File = crate::timings::timed("write/client parse client", || crate::write::parse_file(client))
         .map_err(|e| Error::unparsable("the client", e))?;
-    let groups = crate::model::groups::of(&view.openapi);
     let (features, shared_features) = match config.features && groups.names.len() > 1 {
         true => crate::timings::timed("write/client features", || features::gate(&mut client, &mut types, &groups)),
         false => Default::default(),
     };
-    Ok(Models { types, client, features, shared_features, type_names, uses, notes: view.notes })
+    Ok(Models { types, client, features, shared_features, type_names, uses, notes })
 }
 
 /// Retypes the components of `view` typify cannot type (`untypable::retype`): `None` when the
@@ -388,10 +395,11 @@ fn component_registry(components: &[(&str, String)], type_names: &BTreeSet<Strin
     })
 }
 
-/// progenitor puts the models in `pub mod types { .. }` inside the client; swap that module for
-/// a re-export of the types crate so client and server share one set of models. Done on the
-/// tokens, not a parse of the client: the module is the models again, the largest part of it.
-fn replace_types_module(client: TokenStream, types_path: &str) -> Result<TokenStream> {
+/// progenitor puts the models in `pub mod types { .. }` inside the client; take that module's
+/// tokens out as the models and put a re-export of the types crate in its place, so client and
+/// server share one set of models. Done on the tokens, not a parse of the client: the module is
+/// most of it.
+fn take_types_module(client: TokenStream, types_path: &str) -> Result<(TokenStream, TokenStream)> {
     use proc_macro2::{Delimiter, TokenTree};
     let path: syn::Path =
         syn::parse_str(types_path).map_err(|e| Error::unparsable(format!("types path {types_path:?}"), e))?;
@@ -406,6 +414,10 @@ fn replace_types_module(client: TokenStream, types_path: &str) -> Result<TokenSt
                 && matches!(&w[3], TokenTree::Group(g) if g.delimiter() == Delimiter::Brace)
         })
         .ok_or_else(|| Error::Document("progenitor's client has no `types` module".into()))?;
+    let TokenTree::Group(models) = &tokens[module + 3] else {
+        return Err(Error::Document("progenitor's client has no `types` module".into()));
+    };
+    let types = models.stream();
     // The module's attributes (`#` and a bracketed group each) go with it.
     let mut start = module;
     while start >= 2
@@ -419,5 +431,5 @@ fn replace_types_module(client: TokenStream, types_path: &str) -> Result<TokenSt
         pub use #path as types;
     };
     tokens.splice(start..module + 4, replacement);
-    Ok(tokens.into_iter().collect())
+    Ok((tokens.into_iter().collect(), types))
 }

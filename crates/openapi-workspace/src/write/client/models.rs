@@ -102,8 +102,10 @@ pub(super) fn body_builders(client: &TokenStream) -> BTreeSet<String> {
 /// typify's `mod builder`, taken out of its models before they are parsed: each item's tokens and
 /// the model it builds (the last name before its body: `struct X`, `impl … for X`, `impl X`).
 /// Most builders are dropped (`builders_sent`): parsing them first was most of the time and
-/// memory the models' parse took on the largest documents.
-pub(super) struct Builders(Vec<(Option<String>, TokenStream)>);
+/// memory the models' parse took on the largest documents. Each is kept as text until then: a
+/// token stream takes many times the memory of its text, and the builders are most of the
+/// models' tokens.
+pub(super) struct Builders(Vec<(Option<String>, String)>);
 
 /// `types` with its `mod builder { … }` left empty, and that module's items.
 pub(super) fn take_builders(types: TokenStream) -> (TokenStream, Builders) {
@@ -129,7 +131,8 @@ pub(super) fn take_builders(types: TokenStream) -> (TokenStream, Builders) {
                     TokenTree::Ident(ident) => Some(ident.to_string()),
                     _ => None,
                 });
-                items.push((name, std::mem::take(&mut item).into_iter().collect()));
+                let tokens: TokenStream = std::mem::take(&mut item).into_iter().collect();
+                items.push((name, tokens.to_string()));
             }
         }
         *group = Group::new(Delimiter::Brace, TokenStream::new());
@@ -149,9 +152,9 @@ fn builders_sent(file: &mut syn::File, bodies: &BTreeSet<String>, builders: Buil
         _ => None,
     };
     let mut kept = Vec::new();
-    for (name, tokens) in builders.0 {
+    for (name, text) in builders.0 {
         if name.is_none_or(|name| sent.contains(&name)) {
-            kept.push(syn::parse2::<syn::Item>(tokens).map_err(|e| crate::error::Error::unparsable("a builder", e))?);
+            kept.push(syn::parse_str::<syn::Item>(&text).map_err(|e| crate::error::Error::unparsable("a builder", e))?);
         }
     }
     file.items.retain_mut(|item| match item {

@@ -14,7 +14,7 @@ use crate::write::samples::{self, Guide, Sample};
 /// first section of the document's description, which Swagger UI shows first and Redoc and
 /// Scalar make a page of.
 pub fn openapi_31(spec: &Spec, samples: &[Sample], guide: Option<&Guide>) -> Result<String> {
-    let mut doc = spec.original.clone();
+    let mut doc = spec.original();
     convert_schemas(&mut doc);
     with_samples(&mut doc, samples);
     if let (Some(guide), Some(info)) = (guide, doc.get_mut("info").and_then(Value::as_object_mut)) {
