@@ -1,10 +1,10 @@
 //! Models of one shape written once. A document repeats small inline shapes in many places
 //! (an enum of `read`/`write` under each of a hundred permission properties, a `type` of `Bot`,
 //! `User`, `Organization` under every user object), and typify writes each as a model of its own
-//! with its own impls. Two enums alike in every token but their names and docs become one: the
-//! first keeps its definition, the others become `pub type Other = First;` with their own docs.
-//! Fields, parameters and the client name them as before; only their impls are not written
-//! again. Component schemas keep a model of their own (`components::ALL` names each by its
+//! with its own impls. Two models (enums, and structs with named fields) alike in every token
+//! but their names and docs become one: the first keeps its definition, the others become
+//! `pub type Other = First;` with their own docs. Fields, parameters and the client name them as
+//! before; only their definitions and impls are not written again. Component schemas keep a model of their own (`components::ALL` names each by its
 //! schema): they are never made aliases, though an inline shape may become an alias of one.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -14,44 +14,87 @@ use quote::ToTokens;
 
 use super::models::self_name;
 
-/// Makes every enum of `file` that repeats an earlier one's shape an alias of it; `own` are the
+/// Makes every model of `file` that repeats an earlier one's shape an alias of it; `own` are the
 /// names that must keep their own models. Answers how many became aliases.
 pub(super) fn written_once(file: &mut syn::File, own: &BTreeSet<String>) -> usize {
-    // Each enum's impls, by the enum's name (`impl … for Name`): part of its shape.
-    let enums: BTreeSet<String> = file
+    // A model with a builder (one a request carries) keeps its own: `builder::X` and
+    // `X::builder()` are its, and an alias's target may have no builder.
+    let built: BTreeSet<String> = file
         .items
         .iter()
         .filter_map(|item| match item {
-            syn::Item::Enum(item) => Some(item.ident.to_string()),
+            syn::Item::Mod(module) if module.ident == "builder" => module.content.as_ref(),
+            _ => None,
+        })
+        .flat_map(|(_, items)| items)
+        .filter_map(|item| match item {
+            syn::Item::Struct(item) => Some(item.ident.to_string()),
             _ => None,
         })
         .collect();
-    let mut impls: BTreeMap<String, Vec<TokenStream>> = BTreeMap::new();
+    // The models that may become aliases: enums, and structs with named fields (a tuple struct's
+    // name is also its constructor, which an alias is not).
+    let shape_of = |item: &syn::Item| -> Option<(String, syn::Item)> {
+        let (name, mut shape) = match item {
+            syn::Item::Enum(model) => (model.ident.to_string(), item.clone()),
+            syn::Item::Struct(model) if matches!(model.fields, syn::Fields::Named(_)) => {
+                (model.ident.to_string(), item.clone())
+            }
+            _ => return None,
+        };
+        if built.contains(&name) {
+            return None;
+        }
+        match &mut shape {
+            syn::Item::Enum(model) => model.attrs.retain(|a| !a.path().is_ident("doc")),
+            syn::Item::Struct(model) => model.attrs.retain(|a| !a.path().is_ident("doc")),
+            _ => {}
+        }
+        Some((name, shape))
+    };
+    let shapes: Vec<(String, syn::Item)> = file.items.iter().filter_map(shape_of).collect();
+    // Each model's impls, by the model's name (`impl … for Name`): part of its shape.
+    let mut impls: BTreeMap<&str, Vec<&syn::ItemImpl>> = BTreeMap::new();
+    let names: BTreeSet<&str> = shapes.iter().map(|(name, _)| name.as_str()).collect();
     for item in &file.items {
         if let syn::Item::Impl(item) = item
-            && let Some(name) = self_name(item).filter(|name| enums.contains(name))
+            && let Some(name) = self_name(item)
+            && let Some(name) = names.get(name.as_str())
         {
-            impls.entry(name.clone()).or_default().push(renamed(item.to_token_stream(), &name));
+            impls.entry(name).or_default().push(item);
         }
     }
-    // The first enum of each shape, by the shape's tokens.
-    let mut first: BTreeMap<String, String> = BTreeMap::new();
+    let shapes: Vec<(&str, TokenStream)> = shapes
+        .iter()
+        .map(|(name, shape)| {
+            let mut tokens = shape.to_token_stream();
+            impls.get(name.as_str()).into_iter().flatten().for_each(|item| item.to_tokens(&mut tokens));
+            (name.as_str(), tokens)
+        })
+        .collect();
+    // The first model of each shape, by the shape's tokens with aliases read as what they name;
+    // again until no new alias is found (a struct of aliased fields may now repeat another).
     let mut alias: BTreeMap<String, String> = BTreeMap::new();
-    for item in &file.items {
-        let syn::Item::Enum(item) = item else { continue };
-        let name = item.ident.to_string();
-        let mut shape = item.clone();
-        shape.attrs.retain(|a| !a.path().is_ident("doc"));
-        let mut key = renamed(shape.to_token_stream(), &name);
-        key.extend(impls.get(&name).into_iter().flatten().cloned());
-        match first.entry(key.to_string()) {
-            std::collections::btree_map::Entry::Vacant(entry) => {
-                entry.insert(name);
+    loop {
+        let mut first: BTreeMap<String, &str> = BTreeMap::new();
+        let mut found = false;
+        for (name, tokens) in &shapes {
+            if alias.contains_key(*name) {
+                continue;
             }
-            std::collections::btree_map::Entry::Occupied(entry) if !own.contains(&name) => {
-                alias.insert(name, entry.get().clone());
+            match first.entry(renamed(tokens.clone(), name, &alias).to_string()) {
+                std::collections::btree_map::Entry::Vacant(entry) => {
+                    entry.insert(name);
+                }
+                std::collections::btree_map::Entry::Occupied(entry) if !own.contains(*name) => {
+                    alias.insert(name.to_string(), entry.get().to_string());
+                    found = true;
+                }
+                std::collections::btree_map::Entry::Occupied(_) => {}
             }
-            std::collections::btree_map::Entry::Occupied(_) => {}
+        }
+        if !found {
+            break;
         }
     }
     if alias.is_empty() {
@@ -59,15 +102,22 @@ pub(super) fn written_once(file: &mut syn::File, own: &BTreeSet<String>) -> usiz
     }
     let mut items = Vec::with_capacity(file.items.len());
     for item in std::mem::take(&mut file.items) {
-        match item {
-            syn::Item::Enum(item) if alias.contains_key(&item.ident.to_string()) => {
-                let target = quote::format_ident!("{}", alias[&item.ident.to_string()]);
-                let docs = item.attrs.iter().filter(|a| a.path().is_ident("doc") || a.path().is_ident("cfg"));
-                let (vis, ident) = (&item.vis, &item.ident);
+        let (attrs, vis, ident) = match &item {
+            syn::Item::Enum(model) => (&model.attrs, &model.vis, &model.ident),
+            syn::Item::Struct(model) => (&model.attrs, &model.vis, &model.ident),
+            syn::Item::Impl(model) if self_name(model).is_some_and(|name| alias.contains_key(&name)) => continue,
+            _ => {
+                items.push(item);
+                continue;
+            }
+        };
+        match alias.get(&ident.to_string()) {
+            Some(target) => {
+                let target = quote::format_ident!("{target}");
+                let docs = attrs.iter().filter(|a| a.path().is_ident("doc") || a.path().is_ident("cfg"));
                 items.push(syn::parse_quote!(#(#docs)* #vis type #ident = #target;));
             }
-            syn::Item::Impl(item) if self_name(&item).is_some_and(|name| alias.contains_key(&name)) => {}
-            item => items.push(item),
+            None => items.push(item),
         }
     }
     file.items = items;
@@ -75,21 +125,37 @@ pub(super) fn written_once(file: &mut syn::File, own: &BTreeSet<String>) -> usiz
     alias.len()
 }
 
-/// `tokens` with every `name` in them written `Self`: two items alike but for their names
-/// become the same tokens.
-fn renamed(tokens: TokenStream, name: &str) -> TokenStream {
+/// `tokens` with every `name` in them written `Self` and every alias as what it names: two items
+/// alike but for their names become the same tokens.
+fn renamed(tokens: TokenStream, name: &str, alias: &BTreeMap<String, String>) -> TokenStream {
     tokens
         .into_iter()
         .map(|tree| match tree {
             TokenTree::Ident(ident) if ident == name => TokenTree::Ident(Ident::new("Self", ident.span())),
+            TokenTree::Ident(ident) => match target(alias, &ident.to_string()) {
+                Some(target) => TokenTree::Ident(Ident::new(target, ident.span())),
+                None => TokenTree::Ident(ident),
+            },
             TokenTree::Group(group) => {
-                let mut renamed = proc_macro2::Group::new(group.delimiter(), renamed(group.stream(), name));
+                let mut renamed = proc_macro2::Group::new(group.delimiter(), renamed(group.stream(), name, alias));
                 renamed.set_span(group.span());
                 TokenTree::Group(renamed)
             }
             tree => tree,
         })
         .collect()
+}
+
+/// What `name` is an alias of, to the end of the chain (a target may have become an alias in a
+/// later round); `None` for a model that is not one.
+fn target<'a>(alias: &'a BTreeMap<String, String>, name: &str) -> Option<&'a str> {
+    let mut found = None;
+    let mut at = name;
+    while let Some(next) = alias.get(at) {
+        found = Some(next.as_str());
+        at = next;
+    }
+    found
 }
 
 /// Two impls of one trait for one type once its aliases are read as what they name (a union's
@@ -129,7 +195,7 @@ fn resolved(tokens: TokenStream, alias: &BTreeMap<String, String>, text: &mut St
         match tree {
             TokenTree::Ident(ident) => {
                 let name = ident.to_string();
-                match alias.get(&name) {
+                match target(alias, &name) {
                     Some(target) => {
                         *aliased = true;
                         text.push_str(target);
@@ -179,5 +245,36 @@ mod tests {
         assert!(text.contains("pub enum Other"), "{text}");
         assert_eq!(text.matches("for Either").count(), 1, "{text}");
         assert_eq!(text.matches("Display for").count(), 3, "{text}");
+    }
+
+    #[test]
+    fn structs_of_one_shape_become_aliases_once_their_fields_name_the_same_models() {
+        let mut file: syn::File = syn::parse_quote! {
+            pub enum Access { Read, Write }
+            pub enum Checks { Read, Write }
+            /// The first owner.
+            pub struct Owner { pub access: Access, pub login: String }
+            impl ::std::convert::From<&Owner> for Owner { fn from(value: &Owner) -> Self { value.clone() } }
+            /// The second owner: alike once `Checks` is `Access`.
+            pub struct Author { pub access: Checks, pub login: String }
+            impl ::std::convert::From<&Author> for Author { fn from(value: &Author) -> Self { value.clone() } }
+            /// A request's body, which has a builder: kept.
+            pub struct Sent { pub access: Access, pub login: String }
+            impl ::std::convert::From<&Sent> for Sent { fn from(value: &Sent) -> Self { value.clone() } }
+            /// A tuple struct: its name is its constructor, kept.
+            pub struct Login(pub String);
+            pub struct Name(pub String);
+            pub mod builder { pub struct Sent { access: Option<super::Access> } }
+        };
+        assert_eq!(super::written_once(&mut file, &BTreeSet::new()), 2);
+        let text = prettyplease::unparse(&file);
+        assert!(text.contains("pub type Checks = Access;"), "{text}");
+        assert!(
+            text.contains("/// The second owner: alike once `Checks` is `Access`.\npub type Author = Owner;"),
+            "{text}"
+        );
+        assert!(text.contains("pub struct Sent {"), "{text}");
+        assert!(text.contains("pub struct Name(pub String);"), "{text}");
+        assert_eq!(text.matches("for Author").count(), 0, "{text}");
     }
 }
