@@ -4,8 +4,9 @@
 //! with its own impls. Two models (enums, and structs with named fields) alike in every token
 //! but their names and docs become one: the first keeps its definition, the others become
 //! `pub type Other = First;` with their own docs. Fields, parameters and the client name them as
-//! before; only their definitions and impls are not written again. Component schemas keep a model of their own (`components::ALL` names each by its
-//! schema): they are never made aliases, though an inline shape may become an alias of one.
+//! before; only their definitions and impls are not written again. Component schemas keep a model
+//! of their own (`components::ALL` names each by its schema): they are never made aliases, and an
+//! inline shape that repeats one becomes its alias.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -64,7 +65,7 @@ pub(super) fn written_once(file: &mut syn::File, own: &BTreeSet<String>) -> usiz
             impls.entry(name).or_default().push(item);
         }
     }
-    let shapes: Vec<(&str, TokenStream)> = shapes
+    let mut shapes: Vec<(&str, TokenStream)> = shapes
         .iter()
         .map(|(name, shape)| {
             let mut tokens = shape.to_token_stream();
@@ -72,6 +73,9 @@ pub(super) fn written_once(file: &mut syn::File, own: &BTreeSet<String>) -> usiz
             (name.as_str(), tokens)
         })
         .collect();
+    // The models that keep their own come first, so an inline shape that repeats a component
+    // becomes an alias of the component's model rather than keep a copy beside it.
+    shapes.sort_by_key(|(name, _)| !own.contains(*name));
     // The first model of each shape, by the shape's tokens with aliases read as what they name;
     // again until no new alias is found (a struct of aliased fields may now repeat another).
     let mut alias: BTreeMap<String, String> = BTreeMap::new();
@@ -227,7 +231,7 @@ mod tests {
             /// The second.
             pub enum Checks { Read, Write }
             impl ::std::fmt::Display for Checks { fn fmt(&self) -> &str { "read" } }
-            /// A component of the same shape keeps its own model.
+            /// Of the same shape again.
             pub enum Permission { Read, Write }
             impl ::std::fmt::Display for Permission { fn fmt(&self) -> &str { "read" } }
             /// Alike but for an impl: kept.
@@ -237,14 +241,26 @@ mod tests {
             impl ::std::convert::From<Access> for Either { fn from(value: Access) -> Self { Self::A(value) } }
             impl ::std::convert::From<Checks> for Either { fn from(value: Checks) -> Self { Self::B(value) } }
         };
-        let own = BTreeSet::from(["Permission".to_owned()]);
-        assert_eq!(super::written_once(&mut file, &own), 1);
+        assert_eq!(super::written_once(&mut file, &BTreeSet::new()), 2);
         let text = prettyplease::unparse(&file);
         assert!(text.contains("/// The second.\npub type Checks = Access;"), "{text}");
-        assert!(text.contains("pub enum Permission"), "{text}");
+        assert!(text.contains("/// Of the same shape again.\npub type Permission = Access;"), "{text}");
         assert!(text.contains("pub enum Other"), "{text}");
         assert_eq!(text.matches("for Either").count(), 1, "{text}");
-        assert_eq!(text.matches("Display for").count(), 3, "{text}");
+        assert_eq!(text.matches("Display for").count(), 2, "{text}");
+        // Made a component, `Permission` keeps its model and the inline shapes become its aliases.
+        let mut file: syn::File = syn::parse_quote! {
+            pub enum Access { Read, Write }
+            pub enum Checks { Read, Write }
+            pub enum Permission { Read, Write }
+        };
+        let own = BTreeSet::from(["Permission".to_owned()]);
+        assert_eq!(super::written_once(&mut file, &own), 2);
+        let text = prettyplease::unparse(&file);
+        assert!(
+            text.contains("pub type Access = Permission;\npub type Checks = Permission;\npub enum Permission"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -261,12 +277,16 @@ mod tests {
             /// A request's body, which has a builder: kept.
             pub struct Sent { pub access: Access, pub login: String }
             impl ::std::convert::From<&Sent> for Sent { fn from(value: &Sent) -> Self { value.clone() } }
+            /// An inline shape written before the component it repeats: the component's alias.
+            pub struct Inline { pub id: i64 }
+            pub struct Component { pub id: i64 }
             /// A tuple struct: its name is its constructor, kept.
             pub struct Login(pub String);
             pub struct Name(pub String);
             pub mod builder { pub struct Sent { access: Option<super::Access> } }
         };
-        assert_eq!(super::written_once(&mut file, &BTreeSet::new()), 2);
+        let own = BTreeSet::from(["Component".to_owned()]);
+        assert_eq!(super::written_once(&mut file, &own), 3);
         let text = prettyplease::unparse(&file);
         assert!(text.contains("pub type Checks = Access;"), "{text}");
         assert!(
@@ -274,6 +294,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("pub struct Sent {"), "{text}");
+        assert!(text.contains("pub type Inline = Component;"), "{text}");
         assert!(text.contains("pub struct Name(pub String);"), "{text}");
         assert_eq!(text.matches("for Author").count(), 0, "{text}");
     }
