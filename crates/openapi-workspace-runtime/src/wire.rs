@@ -44,6 +44,9 @@ pub enum Shape<F = &'static [(&'static str, Leaf)]> {
     Array(Leaf),
     /// An object of scalar properties: their names and types.
     Object(F),
+    /// A scalar or an object of scalar properties (Stripe's range filters: `created=5` or
+    /// `created[gte]=5`), written only as a `deepObject` query parameter.
+    ScalarOrObject(Leaf, F),
     /// Anything else (a `oneOf`, an array of objects): one text, as the default styles read it,
     /// and refused by the generator in any other style.
     Opaque,

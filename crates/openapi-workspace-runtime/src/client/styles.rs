@@ -34,6 +34,11 @@ pub fn restyle(request: &mut reqwest::Request, carriers: &[Carrier]) -> Result<(
         let written: Vec<usize> = (0..pairs.len())
             .filter(|&i| match wire.shape {
                 Shape::Object(fields) => fields.iter().any(|(field, _)| *field == pairs[i].0),
+                // progenitor writes the scalar under the carrier's key, the object as its
+                // properties.
+                Shape::ScalarOrObject(_, fields) => {
+                    pairs[i].0 == carrier.key || fields.iter().any(|(field, _)| *field == pairs[i].0)
+                }
                 _ => pairs[i].0 == carrier.key,
             })
             .collect();
@@ -64,6 +69,10 @@ pub fn restyle(request: &mut reqwest::Request, carriers: &[Carrier]) -> Result<(
                 Shape::Object(_) if wire.style == Style::DeepObject => {
                     query.extend(entries.iter().map(|(k, v)| (format!("{}[{k}]", wire.name), (*v).to_owned())))
                 }
+                Shape::ScalarOrObject(..) => query.extend(entries.iter().map(|(k, v)| match *k == carrier.key {
+                    true => (wire.name.to_owned(), (*v).to_owned()),
+                    false => (format!("{}[{k}]", wire.name), (*v).to_owned()),
+                })),
                 Shape::Object(_) if wire.explode => {
                     query.extend(entries.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
                 }
@@ -140,7 +149,7 @@ pub fn restyle(request: &mut reqwest::Request, carriers: &[Carrier]) -> Result<(
 /// exploded, `k=v,…`; each piece through `encode`.
 fn listed(wire: &Wire, entries: &[(&str, &str)], joined: &str, encode: &dyn Fn(&str) -> String) -> String {
     match wire.shape {
-        Shape::Scalar(_) | Shape::Opaque => encode(entries[0].1),
+        Shape::Scalar(_) | Shape::Opaque | Shape::ScalarOrObject(..) => encode(entries[0].1),
         Shape::Array(_) => entries.iter().map(|(_, v)| encode(v)).collect::<Vec<_>>().join(joined),
         Shape::Object(_) if wire.explode => {
             entries.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect::<Vec<_>>().join(joined)

@@ -99,6 +99,24 @@ pub fn query<T: DeserializeOwned>(
                     .transpose()
                     .map_err(|e| bad(e.to_string()))?
             }
+            // Either form, never both: `created=5` or `created[gte]=5&created[lt]=9`.
+            Shape::ScalarOrObject(leaf, fields) => {
+                let scalar = once(&named(&|key| key == wire.name))?;
+                let prefix = format!("{}[", wire.name);
+                let found = named(&|key| key.starts_with(&prefix) && key.ends_with(']'));
+                let entries: Vec<(&str, &str)> = found
+                    .iter()
+                    .map(|&i| (&pairs[i].0[prefix.len()..pairs[i].0.len() - 1], pairs[i].1.as_ref()))
+                    .collect();
+                match (scalar, entries.is_empty()) {
+                    (Some(_), false) => {
+                        return Err(bad("is given both as a value and as an object: give one of them".to_owned()));
+                    }
+                    (Some(text), true) => Some(read(leaf, text)),
+                    (None, false) => Some(properties(fields, entries).map_err(|e| bad(e.to_string()))?),
+                    (None, true) => None,
+                }
+            }
             Shape::Object(fields) if wire.explode => {
                 let found = named(&|key| fields.iter().any(|(name, _)| *name == key));
                 let entries: Vec<(&str, &str)> =
@@ -196,7 +214,9 @@ pub fn cookie_param<T: DeserializeOwned>(headers: &HeaderMap, wire: &Wire) -> Re
 /// array's items, an object's `k,v,…` or, exploded, `k=v,…`.
 fn delimited(wire: &Wire, text: &str, delimiter: char) -> Result<Value, Malformed> {
     match wire.shape {
-        Shape::Scalar(leaf) => Ok(read(leaf, text)),
+        // A scalar-or-object is a deepObject query parameter (the generator writes it nowhere
+        // else): one text here is its scalar.
+        Shape::Scalar(leaf) | Shape::ScalarOrObject(leaf, _) => Ok(read(leaf, text)),
         // One text, whatever its schema: the model's deserialiser reads it.
         Shape::Opaque => Ok(read(Leaf::String, text)),
         Shape::Array(leaf) => Ok(array(leaf, split(text, delimiter))),

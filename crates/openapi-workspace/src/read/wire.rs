@@ -39,6 +39,8 @@ pub(crate) enum Unwritable {
     NotPlain { name: String },
     #[error("parameter {name} is an object without properties to write")]
     NoProperties { name: String },
+    #[error("parameter {name} is a scalar or an object, which only a deepObject query parameter can write")]
+    ScalarOrObjectHere { name: String },
 }
 
 /// The parameter `parameter` (resolved) of the document whose components are `components`;
@@ -99,17 +101,19 @@ fn check(wire: &Wire) -> Result<(), Unwritable> {
         (Style::SpaceDelimited | Style::PipeDelimited, _) => {
             return Err(Unwritable::NotDelimitable { name, style: wire.style });
         }
-        // An array in deepObject is Stripe's `expand[]=a&expand[]=b` (or `expand[0]=a`).
-        (Style::DeepObject, Shape::Object(_) | Shape::Array(_)) => {}
+        // An array in deepObject is Stripe's `expand[]=a&expand[]=b` (or `expand[0]=a`), a
+        // scalar or an object its range filters' `created=5` or `created[gte]=5`.
+        (Style::DeepObject, Shape::Object(_) | Shape::Array(_) | Shape::ScalarOrObject(..)) => {}
         (Style::DeepObject, _) => {
             return Err(Unwritable::NotDeepObject { name });
         }
+        (_, Shape::ScalarOrObject(..)) => return Err(Unwritable::ScalarOrObjectHere { name }),
         _ => {}
     }
     if wire.shape == Shape::Opaque && !wire.plain() {
         return Err(Unwritable::NotPlain { name });
     }
-    if let Shape::Object(fields) = &wire.shape
+    if let Shape::Object(fields) | Shape::ScalarOrObject(_, fields) = &wire.shape
         && fields.is_empty()
     {
         return Err(Unwritable::NoProperties { name });
@@ -122,6 +126,9 @@ fn check(wire: &Wire) -> Result<(), Unwritable> {
 pub(crate) fn query_keys(wire: &Wire, name: &str) -> Vec<String> {
     match &wire.shape {
         Shape::Object(fields) => fields.iter().map(|(field, _)| field.clone()).collect(),
+        Shape::ScalarOrObject(_, fields) => {
+            std::iter::once(name.to_string()).chain(fields.iter().map(|(field, _)| field.clone())).collect()
+        }
         _ => vec![name.to_string()],
     }
 }
@@ -134,13 +141,32 @@ pub(crate) fn shape(schema: &Value, components: &Value) -> Shape {
             Some(Some(item)) => Shape::Array(item),
             _ => Shape::Opaque,
         },
-        Some("object") => {
-            let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return Shape::Opaque };
-            let fields: Option<Vec<(String, Leaf)>> =
-                properties.iter().map(|(name, property)| Some((name.clone(), leaf(property, components)?))).collect();
-            fields.map(Shape::Object).unwrap_or(Shape::Opaque)
-        }
-        _ => leaf(schema, components).map(Shape::Scalar).unwrap_or(Shape::Opaque),
+        Some("object") => scalar_fields(schema, components).map(Shape::Object).unwrap_or(Shape::Opaque),
+        _ => match leaf(schema, components) {
+            Some(leaf) => Shape::Scalar(leaf),
+            None => scalar_or_object(schema, components).unwrap_or(Shape::Opaque),
+        },
+    }
+}
+
+/// An object schema's properties, each a scalar; `None` when it has none or one is not.
+fn scalar_fields(schema: &Value, components: &Value) -> Option<Vec<(String, Leaf)>> {
+    let properties = schema.get("properties").and_then(Value::as_object)?;
+    properties.iter().map(|(name, property)| Some((name.clone(), leaf(property, components)?))).collect()
+}
+
+/// A union (`anyOf`/`oneOf`) of two arms, a scalar and an object of scalars, in either order.
+fn scalar_or_object(schema: &Value, components: &Value) -> Option<Shape> {
+    let arms = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Value::as_array)?;
+    let [a, b] = arms.as_slice() else { return None };
+    let object = |arm: &Value| {
+        let arm = unwrap(arm, components);
+        (arm.get("type").and_then(Value::as_str) == Some("object")).then(|| scalar_fields(arm, components)).flatten()
+    };
+    match (leaf(a, components), leaf(b, components)) {
+        (Some(leaf), None) => Some(Shape::ScalarOrObject(leaf, object(b)?)),
+        (None, Some(leaf)) => Some(Shape::ScalarOrObject(leaf, object(a)?)),
+        _ => None,
     }
 }
 

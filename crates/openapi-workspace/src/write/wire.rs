@@ -33,6 +33,14 @@ pub(crate) fn tokens(wire: &Wire, module: &TokenStream) -> TokenStream {
             });
             quote!(#module::Shape::Object(&[#(#fields),*]))
         }
+        Shape::ScalarOrObject(scalar, fields) => {
+            let scalar = leaf(scalar);
+            let fields = fields.iter().map(|(field, l)| {
+                let l = leaf(l);
+                quote!((#field, #l))
+            });
+            quote!(#module::Shape::ScalarOrObject(#scalar, &[#(#fields),*]))
+        }
         Shape::Opaque => quote!(#module::Shape::Opaque),
     };
     quote! {

@@ -101,6 +101,16 @@ async fn the_client_writes_every_style_and_the_server_reads_it_back() {
         })
     );
 
+    // A scalar or an object in deepObject (Stripe's range filters): either form, read back typed.
+    let range = types::Range { gte: Some(5), lt: Some(9), ..Default::default() };
+    for (created, read_as) in [
+        (types::QueryStylesCreated::Integer(1_700_000_000), json!(1_700_000_000)),
+        (types::QueryStylesCreated::Range(range), json!({"gte": 5, "lt": 9})),
+    ] {
+        let read = client.query_styles().created(created).send().await.unwrap().into_inner();
+        assert_eq!(Value::Object(read.0), json!({ "created": read_as }));
+    }
+
     let read = client
         .path_styles()
         .ids(vec![3, 1, 2])
@@ -195,6 +205,13 @@ async fn the_client_writes_what_the_style_tables_say() {
         "/query?csv=a%2Cb&spaced=1+2&piped=x%7Cy&filter%5Bactive%5D=false&filter%5Bname%5D=n&expand%5B%5D=a&pair=a%2Ck%2Cb%2C7"
     );
 
+    let range = types::Range { gte: Some(5), ..Default::default() };
+    let read =
+        client.query_styles().created(types::QueryStylesCreated::Range(range)).send().await.unwrap().into_inner();
+    assert_eq!(sent(read)["uri"], "/query?created%5Bgte%5D=5");
+    let read = client.query_styles().created(types::QueryStylesCreated::Integer(5)).send().await.unwrap().into_inner();
+    assert_eq!(sent(read)["uri"], "/query?created=5");
+
     let read = client
         .path_styles()
         .ids(vec![3, 1])
@@ -280,6 +297,12 @@ async fn requests_written_as_the_style_tables_write_them_are_read() {
     let (status, read) = body(get("/query?expand[1]=b&expand[0]=a").send().await.unwrap()).await;
     assert_eq!((status, read), (200, json!({"expand": ["a", "b"]})));
 
+    // Stripe's range filters: a scalar, or an object in deepObject.
+    let (status, read) = body(get("/query?created=5").send().await.unwrap()).await;
+    assert_eq!((status, read), (200, json!({"created": 5})));
+    let (status, read) = body(get("/query?created[gt]=1&created[lte]=9").send().await.unwrap()).await;
+    assert_eq!((status, read), (200, json!({"created": {"gt": 1, "lte": 9}})));
+
     // The delimiter percent-encoded reads the same (OpenAPI 3.1.1, appendix E), and an empty
     // value is an empty array.
     let (status, read) = body(get("/query?csv=blue%2Cblack&piped=").send().await.unwrap()).await;
@@ -328,6 +351,8 @@ async fn requests_written_as_the_style_tables_write_them_are_read() {
     for (request, says) in [
         (get("/query?spaced=1%20x"), "spaced"),
         (get("/query?filter[colour]=red"), "`colour` is not one of its fields"),
+        (get("/query?created=5&created[gt]=1"), "given both as a value and as an object"),
+        (get("/query?created[gte]=soon"), "created"),
         (get("/query?pair=a,k,b"), "a key without its value"),
         (get("/query?limit=500"), "limit"),
         (get("/query?limit=1&limit=2"), "`limit` is given more than once"),
