@@ -39,8 +39,6 @@ pub(crate) enum Unwritable {
     NotPlain { name: String },
     #[error("parameter {name} is an object without properties to write")]
     NoProperties { name: String },
-    #[error("parameter {name} is a scalar or an object, which only a deepObject query parameter can write")]
-    ScalarOrObjectHere { name: String },
 }
 
 /// The parameter `parameter` (resolved) of the document whose components are `components`;
@@ -88,7 +86,16 @@ pub(crate) fn of(parameter: &Value, components: &Value) -> Result<Wire, Unwritab
     }
     let explode =
         parameter.get("explode").and_then(Value::as_bool).unwrap_or(matches!(style, Style::Form | Style::Cookie));
-    let shape = parameter.get("schema").map(|schema| shape(schema, components)).unwrap_or(Shape::Opaque);
+    let shape = match parameter.get("schema") {
+        // Stripe's range filters, `created=5` or `created[gte]=5`: in any other style such a
+        // union is one text, as before.
+        Some(schema) if style == Style::DeepObject => match shape(schema, components) {
+            Shape::Opaque => scalar_or_object(schema, components).unwrap_or(Shape::Opaque),
+            shape => shape,
+        },
+        Some(schema) => shape(schema, components),
+        None => Shape::Opaque,
+    };
     let wire = Wire { place, name, style, explode, shape };
     check(&wire)?;
     Ok(wire)
@@ -107,7 +114,6 @@ fn check(wire: &Wire) -> Result<(), Unwritable> {
         (Style::DeepObject, _) => {
             return Err(Unwritable::NotDeepObject { name });
         }
-        (_, Shape::ScalarOrObject(..)) => return Err(Unwritable::ScalarOrObjectHere { name }),
         _ => {}
     }
     if wire.shape == Shape::Opaque && !wire.plain() {
@@ -142,10 +148,7 @@ pub(crate) fn shape(schema: &Value, components: &Value) -> Shape {
             _ => Shape::Opaque,
         },
         Some("object") => scalar_fields(schema, components).map(Shape::Object).unwrap_or(Shape::Opaque),
-        _ => match leaf(schema, components) {
-            Some(leaf) => Shape::Scalar(leaf),
-            None => scalar_or_object(schema, components).unwrap_or(Shape::Opaque),
-        },
+        _ => leaf(schema, components).map(Shape::Scalar).unwrap_or(Shape::Opaque),
     }
 }
 
@@ -155,8 +158,10 @@ fn scalar_fields(schema: &Value, components: &Value) -> Option<Vec<(String, Leaf
     properties.iter().map(|(name, property)| Some((name.clone(), leaf(property, components)?))).collect()
 }
 
-/// A union (`anyOf`/`oneOf`) of two arms, a scalar and an object of scalars, in either order.
+/// A union (`anyOf`/`oneOf`) of two arms, a scalar and an object of scalars, in either order
+/// (through `$ref`s).
 fn scalar_or_object(schema: &Value, components: &Value) -> Option<Shape> {
+    let schema = unwrap(schema, components);
     let arms = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Value::as_array)?;
     let [a, b] = arms.as_slice() else { return None };
     let object = |arm: &Value| {
@@ -197,4 +202,28 @@ fn unwrap<'a>(schema: &'a Value, components: &'a Value) -> &'a Value {
         }
     }
     schema
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{Leaf, Shape, of};
+
+    #[test]
+    fn a_scalar_or_an_object_is_its_own_shape_only_in_deep_object() {
+        let range = json!({"type": "object", "properties": {"gte": {"type": "integer"}, "lt": {"type": "integer"}}});
+        let components = json!({"schemas": {"range": range}});
+        let schema = json!({"anyOf": [{"$ref": "#/components/schemas/range"}, {"type": "integer"}]});
+        let deep = json!({"name": "created", "in": "query", "style": "deepObject", "explode": true, "schema": schema});
+        let fields = vec![("gte".to_owned(), Leaf::Integer), ("lt".to_owned(), Leaf::Integer)];
+        assert_eq!(of(&deep, &components).unwrap().shape, Shape::ScalarOrObject(Leaf::Integer, fields));
+        // In `form`, one text, as the default styles read it (served as before).
+        let form = json!({"name": "created", "in": "query", "schema": schema});
+        assert_eq!(of(&form, &components).unwrap().shape, Shape::Opaque);
+        // Two scalars, or an object whose property is no scalar: no such shape, and refused.
+        let scalars = json!({"name": "at", "in": "query", "style": "deepObject",
+                             "schema": {"anyOf": [{"type": "string"}, {"type": "integer"}]}});
+        assert!(of(&scalars, &components).is_err());
+    }
 }
