@@ -7,7 +7,8 @@
 //!   must not depend on the process (hash seeds, thread timing);
 //! - `cargo check --workspace` with `-D warnings`, with the default features and with
 //!   `--all-features`, offline, with this repository's lock file, every document sharing one
-//!   target directory (`$CARGO_TARGET_DIR/corpus`) so the dependencies are compiled once; then
+//!   target directory (`$CARGO_TARGET_DIR/corpus`) so the dependencies are compiled once (the
+//!   compiler's incremental state of an earlier run is removed first, so no check is warmed); then
 //!   the client alone with one group of operations, its largest (what a team using a few
 //!   operations builds: `--no-default-features --features GROUP`);
 //! - where the document says how, its mock started with `cargo run` and asked one operation.
@@ -348,6 +349,12 @@ pub(crate) fn run(root: &Path, only: &[&str], reach: Reach) -> anyhow::Result<()
     }
     let work = crate::target_dir(root).join("corpus");
     let cargo_target = work.join("target");
+    // What an earlier run's checks left for the compiler to reuse goes (the dependencies stay
+    // built): each workspace is checked as its users first check it, not warmed by the last run.
+    let incremental = cargo_target.join("debug").join("incremental");
+    if incremental.exists() {
+        std::fs::remove_dir_all(&incremental).with_context(|| incremental.display().to_string())?;
+    }
     let mut rows = Vec::new();
     let chosen = |d: &&Document| only.is_empty() || only.contains(&d.name);
     for document in CORPUS.iter().filter(chosen) {
