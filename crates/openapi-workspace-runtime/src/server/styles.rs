@@ -53,6 +53,10 @@ pub fn query<T: DeserializeOwned>(
             }
         };
         let bad = |e: String| ApiError::bad_request(format!("{field}`{}`: {e}", wire.name));
+        // deepObject's `name[key]=value` pairs among `found`, as (key, value).
+        let deep = |found: Vec<usize>| -> Vec<(&str, &str)> {
+            found.iter().filter_map(|&i| Some((bracketed(&pairs[i].0, wire.name)?, pairs[i].1.as_ref()))).collect()
+        };
         let delimiter = match wire.style {
             Style::SpaceDelimited => ' ',
             Style::PipeDelimited => '|',
@@ -63,21 +67,16 @@ pub fn query<T: DeserializeOwned>(
             Shape::Opaque => once(&named(&|key| key == wire.name))?.map(|text| read(Leaf::String, text)),
             // Stripe's arrays in deepObject: `expand[]=a&expand[]=b`, or `expand[0]=a&expand[1]=b`.
             Shape::Array(leaf) if wire.style == Style::DeepObject => {
-                let prefix = format!("{}[", wire.name);
-                let mut found: Vec<(usize, usize)> = named(&|key| {
-                    key.strip_prefix(&prefix)
-                        .and_then(|rest| rest.strip_suffix(']'))
-                        .is_some_and(|index| index.is_empty() || index.parse::<usize>().is_ok())
-                })
-                .into_iter()
-                .enumerate()
-                .map(|(order, i)| {
-                    let index = &pairs[i].0[prefix.len()..pairs[i].0.len() - 1];
-                    (index.parse().unwrap_or(order), i)
-                })
-                .collect();
-                found.sort();
-                (!found.is_empty()).then(|| Value::Array(found.iter().map(|&(_, i)| read(leaf, &pairs[i].1)).collect()))
+                let indexed = |key: &str| {
+                    bracketed(key, wire.name).is_some_and(|index| index.is_empty() || index.parse::<usize>().is_ok())
+                };
+                let mut items: Vec<(usize, &str)> = deep(named(&indexed))
+                    .into_iter()
+                    .enumerate()
+                    .map(|(order, (index, value))| (index.parse().unwrap_or(order), value))
+                    .collect();
+                items.sort_by_key(|&(index, _)| index);
+                (!items.is_empty()).then(|| Value::Array(items.iter().map(|&(_, value)| read(leaf, value)).collect()))
             }
             Shape::Array(leaf) if wire.explode => {
                 let found = named(&|key| key == wire.name);
@@ -87,13 +86,7 @@ pub fn query<T: DeserializeOwned>(
                 once(&named(&|key| key == wire.name))?.map(|text| array(leaf, split(text, delimiter)))
             }
             Shape::Object(fields) if wire.style == Style::DeepObject => {
-                let prefix = format!("{}[", wire.name);
-                let found = named(&|key| key.starts_with(&prefix) && key.ends_with(']'));
-                let entries = found.iter().map(|&i| {
-                    let key = &pairs[i].0[prefix.len()..pairs[i].0.len() - 1];
-                    (key, pairs[i].1.as_ref())
-                });
-                let entries: Vec<(&str, &str)> = entries.collect();
+                let entries = deep(named(&|key| bracketed(key, wire.name).is_some()));
                 (!entries.is_empty())
                     .then(|| properties(fields, entries))
                     .transpose()
@@ -102,12 +95,7 @@ pub fn query<T: DeserializeOwned>(
             // Either form, never both: `created=5` or `created[gte]=5&created[lt]=9`.
             Shape::ScalarOrObject(leaf, fields) => {
                 let scalar = once(&named(&|key| key == wire.name))?;
-                let prefix = format!("{}[", wire.name);
-                let found = named(&|key| key.starts_with(&prefix) && key.ends_with(']'));
-                let entries: Vec<(&str, &str)> = found
-                    .iter()
-                    .map(|&i| (&pairs[i].0[prefix.len()..pairs[i].0.len() - 1], pairs[i].1.as_ref()))
-                    .collect();
+                let entries = deep(named(&|key| bracketed(key, wire.name).is_some()));
                 match (scalar, entries.is_empty()) {
                     (Some(_), false) => {
                         return Err(bad("is given both as a value and as an object: give one of them".to_owned()));
@@ -144,6 +132,11 @@ pub fn query<T: DeserializeOwned>(
     let value = Value::Object(object);
     validator.check(&value, field)?;
     serde_json::from_value(value).map_err(|e| ApiError::bad_request(format!("query: {e}")))
+}
+
+/// The key inside `name[…]`, when `key` is written so (deepObject).
+fn bracketed<'k>(key: &'k str, name: &str) -> Option<&'k str> {
+    key.strip_prefix(name)?.strip_prefix('[')?.strip_suffix(']')
 }
 
 /// A path parameter in its style (the route's segment, percent-decoded).

@@ -164,13 +164,10 @@ fn scalar_or_object(schema: &Value, components: &Value) -> Option<Shape> {
     let schema = unwrap(schema, components);
     let arms = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Value::as_array)?;
     let [a, b] = arms.as_slice() else { return None };
-    let object = |arm: &Value| {
-        let arm = unwrap(arm, components);
-        (arm.get("type").and_then(Value::as_str) == Some("object")).then(|| scalar_fields(arm, components)).flatten()
-    };
-    match (leaf(a, components), leaf(b, components)) {
-        (Some(leaf), None) => Some(Shape::ScalarOrObject(leaf, object(b)?)),
-        (None, Some(leaf)) => Some(Shape::ScalarOrObject(leaf, object(a)?)),
+    match (shape(a, components), shape(b, components)) {
+        (Shape::Scalar(leaf), Shape::Object(fields)) | (Shape::Object(fields), Shape::Scalar(leaf)) => {
+            Some(Shape::ScalarOrObject(leaf, fields))
+        }
         _ => None,
     }
 }

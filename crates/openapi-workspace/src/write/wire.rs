@@ -17,6 +17,13 @@ pub(crate) fn tokens(wire: &Wire, module: &TokenStream) -> TokenStream {
         let leaf = quote::format_ident!("{leaf:?}");
         quote!(#module::Leaf::#leaf)
     };
+    let fields = |fields: &[(String, Leaf)]| {
+        let fields = fields.iter().map(|(field, l)| {
+            let l = leaf(l);
+            quote!((#field, #l))
+        });
+        quote!(&[#(#fields),*])
+    };
     let shape = match &wire.shape {
         Shape::Scalar(l) => {
             let l = leaf(l);
@@ -26,20 +33,13 @@ pub(crate) fn tokens(wire: &Wire, module: &TokenStream) -> TokenStream {
             let l = leaf(l);
             quote!(#module::Shape::Array(#l))
         }
-        Shape::Object(fields) => {
-            let fields = fields.iter().map(|(field, l)| {
-                let l = leaf(l);
-                quote!((#field, #l))
-            });
-            quote!(#module::Shape::Object(&[#(#fields),*]))
+        Shape::Object(properties) => {
+            let properties = fields(properties);
+            quote!(#module::Shape::Object(#properties))
         }
-        Shape::ScalarOrObject(scalar, fields) => {
-            let scalar = leaf(scalar);
-            let fields = fields.iter().map(|(field, l)| {
-                let l = leaf(l);
-                quote!((#field, #l))
-            });
-            quote!(#module::Shape::ScalarOrObject(#scalar, &[#(#fields),*]))
+        Shape::ScalarOrObject(scalar, properties) => {
+            let (scalar, properties) = (leaf(scalar), fields(properties));
+            quote!(#module::Shape::ScalarOrObject(#scalar, #properties))
         }
         Shape::Opaque => quote!(#module::Shape::Opaque),
     };

@@ -405,19 +405,21 @@ fn take_types_module(client: TokenStream, types_path: &str) -> Result<(TokenStre
         syn::parse_str(types_path).map_err(|e| Error::unparsable(format!("types path {types_path:?}"), e))?;
     let mut tokens: Vec<TokenTree> = client.into_iter().collect();
     let ident = |tree: &TokenTree, name: &str| matches!(tree, TokenTree::Ident(ident) if ident == name);
-    let module = tokens
+    let (module, types) = tokens
         .windows(4)
-        .position(|w| {
-            ident(&w[0], "pub")
-                && ident(&w[1], "mod")
-                && ident(&w[2], "types")
-                && matches!(&w[3], TokenTree::Group(g) if g.delimiter() == Delimiter::Brace)
+        .enumerate()
+        .find_map(|(at, w)| match w {
+            [public, module, name, TokenTree::Group(models)]
+                if ident(public, "pub")
+                    && ident(module, "mod")
+                    && ident(name, "types")
+                    && models.delimiter() == Delimiter::Brace =>
+            {
+                Some((at, models.stream()))
+            }
+            _ => None,
         })
         .ok_or_else(|| Error::Document("progenitor's client has no `types` module".into()))?;
-    let TokenTree::Group(models) = &tokens[module + 3] else {
-        return Err(Error::Document("progenitor's client has no `types` module".into()));
-    };
-    let types = models.stream();
     // The module's attributes (`#` and a bracketed group each) go with it.
     let mut start = module;
     while start >= 2
