@@ -77,28 +77,51 @@ pub(super) fn written_once(file: &mut syn::File, own: &BTreeSet<String>) -> usiz
     // becomes an alias of the component's model rather than keep a copy beside it.
     shapes.sort_by_key(|(name, _)| !own.contains(*name));
     // The first model of each shape, by the shape's tokens with aliases read as what they name;
-    // again until no new alias is found (a struct of aliased fields may now repeat another).
+    // again until no new alias is found (a struct of aliased fields may now repeat another). A
+    // round prints again only the shapes that name a model whose alias just changed.
+    let mut keys: Vec<String> =
+        shapes.iter().map(|(name, tokens)| renamed(tokens.clone(), name, &BTreeMap::new()).to_string()).collect();
+    let named: Vec<BTreeSet<&str>> = shapes
+        .iter()
+        .map(|(_, tokens)| {
+            let mut found = BTreeSet::new();
+            models_named(tokens.clone(), &names, &mut found);
+            found
+        })
+        .collect();
     let mut alias: BTreeMap<String, String> = BTreeMap::new();
     loop {
-        let mut first: BTreeMap<String, &str> = BTreeMap::new();
-        let mut found = false;
-        for (name, tokens) in &shapes {
+        let mut first: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut new = Vec::new();
+        for ((name, _), key) in shapes.iter().zip(&keys) {
             if alias.contains_key(*name) {
                 continue;
             }
-            match first.entry(renamed(tokens.clone(), name, &alias).to_string()) {
+            match first.entry(key.as_str()) {
                 std::collections::btree_map::Entry::Vacant(entry) => {
                     entry.insert(name);
                 }
                 std::collections::btree_map::Entry::Occupied(entry) if !own.contains(*name) => {
-                    alias.insert(name.to_string(), entry.get().to_string());
-                    found = true;
+                    new.push((name.to_string(), entry.get().to_string()));
                 }
                 std::collections::btree_map::Entry::Occupied(_) => {}
             }
         }
-        if !found {
+        if new.is_empty() {
             break;
+        }
+        let before: BTreeMap<String, Option<String>> =
+            alias.keys().map(|name| (name.clone(), target(&alias, name).map(str::to_owned))).collect();
+        alias.extend(new);
+        let changed: BTreeSet<&str> = alias
+            .keys()
+            .filter(|name| before.get(*name).is_none_or(|was| was.as_deref() != target(&alias, name)))
+            .map(String::as_str)
+            .collect();
+        for (at, (name, tokens)) in shapes.iter().enumerate() {
+            if !alias.contains_key(*name) && named[at].iter().any(|model| changed.contains(model)) {
+                keys[at] = renamed(tokens.clone(), name, &alias).to_string();
+            }
         }
     }
     if alias.is_empty() {
@@ -148,6 +171,21 @@ fn renamed(tokens: TokenStream, name: &str, alias: &BTreeMap<String, String>) ->
             tree => tree,
         })
         .collect()
+}
+
+/// The models of `names` that `tokens` name, into `found`.
+fn models_named<'a>(tokens: TokenStream, names: &BTreeSet<&'a str>, found: &mut BTreeSet<&'a str>) {
+    for tree in tokens {
+        match tree {
+            TokenTree::Ident(ident) => {
+                if let Some(name) = names.get(ident.to_string().as_str()) {
+                    found.insert(name);
+                }
+            }
+            TokenTree::Group(group) => models_named(group.stream(), names, found),
+            _ => {}
+        }
+    }
 }
 
 /// What `name` is an alias of, to the end of the chain (a target may have become an alias in a
