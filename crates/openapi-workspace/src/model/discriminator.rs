@@ -5,10 +5,14 @@
 //! it, arms that overlap make a valid value match two arms: refused by `oneOf`, read as the first.
 //!
 //! An arm's tags are the `mapping` keys that name it (by `$ref` or by component name), or else
-//! its component's name. Only arms that are references have tags, as the specification says;
-//! the discriminator of a parent schema that children extend by `allOf` is not read here.
+//! its component's name. Only arms that are references have tags, as the specification says. A
+//! union may name one arm as its default (3.2's `defaultMapping`, and the base of a parent that
+//! children extend by `allOf`, which `read::inheritance` turns into such a union): a value whose
+//! tag names no other arm is that one.
 
 use serde_json::{Map, Value};
+
+use crate::read::marks::DEFAULT_MAPPING;
 
 /// A union's discriminator.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +23,8 @@ pub(crate) struct Discriminator {
     pub union: &'static str,
     /// Every arm that is a reference, in the union's order.
     pub arms: Vec<Arm>,
+    /// The place in `arms` of the arm a tag that names no other arm reads as.
+    pub fallback: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +63,10 @@ pub(crate) fn of(schema: &Map<String, Value>) -> Option<Discriminator> {
             Some(Arm { index, component, tags })
         })
         .collect();
-    (!arms.is_empty()).then_some(Discriminator { property, union, arms })
+    let fallback = schema.get(DEFAULT_MAPPING).and_then(Value::as_str).and_then(|target| {
+        arms.iter().position(|arm| target.strip_prefix("#/components/schemas/") == Some(&arm.component))
+    });
+    (!arms.is_empty()).then_some(Discriminator { property, union, arms, fallback })
 }
 
 #[cfg(test)]
@@ -87,6 +96,10 @@ mod tests {
             tags: tags.iter().map(|t| t.to_string()).collect(),
         };
         assert_eq!(found.arms, [arm(0, "Cat", &["cat", "kitten"]), arm(2, "Dog", &["dog"]), arm(3, "Bird", &["Bird"])]);
+        assert_eq!(found.fallback, None);
+        let mut defaulted = schema.clone();
+        defaulted["x-codegen-default-mapping"] = "#/components/schemas/Bird".into();
+        assert_eq!(of(defaulted.as_object().unwrap()).unwrap().fallback, Some(2), "the place in arms, not in oneOf");
         assert!(
             of(json!({"oneOf": [{"type": "string"}], "discriminator": {"propertyName": "k"}}).as_object().unwrap())
                 .is_none()

@@ -31,7 +31,7 @@ pub(crate) fn to_json_schema(schema: &Value) -> Value {
                 Value::Array(list) => Value::Array(list.iter().map(to_json_schema).collect()),
                 other => other.clone(),
             },
-            "nullable" => continue,
+            "nullable" | crate::read::marks::DEFAULT_MAPPING => continue,
             _ => value.clone(),
         };
         out.insert(key.clone(), converted);
@@ -45,14 +45,27 @@ pub(crate) fn to_json_schema(schema: &Value) -> Value {
 }
 
 /// Each arm of the union `discriminator` reads, wanting its tags in the tag's property when the
-/// value has it. Many documents leave the property optional in some arms (OpenAPI 3.2's
-/// `defaultMapping` is for them): without it, the union is judged as written.
+/// value has it; the default arm, if there is one, any tag the others do not name. Many documents
+/// leave the property optional in some arms: without it, the union is judged as written.
 fn tagged_arms(schema: &mut Map<String, Value>, discriminator: &super::discriminator::Discriminator) {
     let Some(arms) = schema.get_mut(discriminator.union).and_then(Value::as_array_mut) else { return };
     let property = &discriminator.property;
-    for arm in &discriminator.arms {
+    for (place, arm) in discriminator.arms.iter().enumerate() {
+        let tags = if discriminator.fallback == Some(place) {
+            // The default arm: any tag no other arm names.
+            let others: Vec<&String> = discriminator
+                .arms
+                .iter()
+                .enumerate()
+                .filter(|(other, _)| *other != place)
+                .flat_map(|(_, other)| &other.tags)
+                .collect();
+            json!({"not": {"enum": others}})
+        } else {
+            json!({"enum": arm.tags})
+        };
         if let Some(schema) = arms.get_mut(arm.index) {
-            let tagged = json!({"properties": {property.as_str(): {"enum": arm.tags}}});
+            let tagged = json!({"properties": {property.as_str(): tags}});
             *schema = json!({"allOf": [schema.take(), tagged]});
         }
     }

@@ -32,3 +32,7 @@ pub(crate) fn streamed(media: &str) -> bool {
 /// The extension `openapi32` marks a 3.2 `style: cookie` parameter with (3.0's model has no such
 /// style, so the parameter reads as `form`).
 pub(crate) const COOKIE_STYLE: &str = "x-openapi-style-cookie";
+
+/// The view's mark on a discriminated union: the arm (a `$ref`) that a value whose tag names no
+/// other arm is (OpenAPI 3.2's `defaultMapping`; `inheritance` writes it for a parent's base).
+pub(crate) const DEFAULT_MAPPING: &str = "x-codegen-default-mapping";

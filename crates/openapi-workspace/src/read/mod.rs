@@ -7,6 +7,7 @@
 
 pub(crate) mod document;
 pub(crate) mod files;
+pub(crate) mod inheritance;
 pub(crate) mod marks;
 pub(crate) mod normalise;
 pub(crate) mod nullable;
@@ -219,6 +220,10 @@ impl Spec {
         well_formed(&raw)?;
         // What the documentation is made from: the document as written, in its 3.0 view.
         let mut original = raw.clone();
+        // The diff judges the document as written; the split is how its models read it.
+        if serving != Serving::AsWritten {
+            inheritance::split_parents(&mut raw);
+        }
         // Pointers into the webhooks name them where the document has them.
         let written_as = if version.starts_with("3.0.") { "x-webhooks" } else { "webhooks" };
         let webhooks = webhooks(&mut raw, written_as, &mut notes)?;

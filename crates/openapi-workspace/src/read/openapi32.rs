@@ -6,14 +6,17 @@
 //! - kept as documentation only, so dropped from the view: `$self`, a tag's `summary`, `parent`
 //!   and `kind`, a server's `name`, a response's `summary`, a security scheme's
 //!   `oauth2MetadataUrl` and `deprecated`, the `deviceAuthorization` OAuth flow (every OAuth2
-//!   scheme is a bearer token to the router), a discriminator's `defaultMapping` (noted);
+//!   scheme is a bearer token to the router), a discriminator's `defaultMapping` that names no
+//!   arm of its union (noted);
 //! - a response without `description` (3.2 made it optional) gets an empty one;
 //! - `components.mediaTypes` and the media types that refer to one are inlined;
 //! - refused: `query` and `additionalOperations` in webhooks (a receiver is posted to), `in:
 //!   querystring` parameters but of form-encoded objects, and `itemSchema` but on event streams,
 //!   JSON Lines and JSON text sequences (`multipart/mixed`, say).
-//! - mapped: an event stream's `itemSchema` (each event) to the `schema` of its data, as 3.0 and
-//!   3.1 documents write an event stream; a JSON Lines or JSON text sequence's `itemSchema` to
+//! - mapped: a discriminator's `defaultMapping` naming an arm to the view's mark for it
+//!   (`marks::DEFAULT_MAPPING`); an event stream's `itemSchema` (each event) to the `schema` of
+//!   its data, as 3.0 and 3.1 documents write an event stream (one without a `data` property is
+//!   the data's, noted); a JSON Lines or JSON text sequence's `itemSchema` to
 //!   its `schema`, marked as the items' (`items`); a cookie parameter's `style: cookie` to `form` with
 //!   an extension saying its values are not percent-encoded (`styles::COOKIE_STYLE`); an
 //!   `in: querystring` parameter of a form-encoded object to the exploded `form` query
@@ -170,16 +173,23 @@ fn other_methods(document: &mut Value) -> Result<Vec<(String, String)>> {
 /// documents write it — `contentSchema` when the data is JSON (`contentMediaType:
 /// application/json`), else the data's own (a string: the text itself). Other fields of the
 /// event (`event`, `id`, `retry`) are the format's, which the generated code reads as such.
-fn event_items(media: &str, item: &mut Value, at: &str) -> Result<()> {
+///
+/// An `itemSchema` without a `data` property is, as most authors write it, the schema of each
+/// event's data (JSON): read so, with a note.
+fn event_items(media: &str, item: &mut Value, at: &str, notes: &mut Vec<Note>) {
     if crate::read::document::essence(media) != "text/event-stream" {
-        return Ok(());
+        return;
     }
-    let Some(items) = item.as_object_mut().and_then(|item| item.remove("itemSchema")) else { return Ok(()) };
+    let Some(items) = item.as_object_mut().and_then(|item| item.remove("itemSchema")) else { return };
     let Some(data) = items.pointer("/properties/data") else {
-        return Err(Error::at(
-            format!("{at}/itemSchema"),
-            "an event stream's itemSchema needs a `data` property (the event's data) to be served".to_string(),
-        ));
+        notes.push(Note {
+            pointer: format!("{at}/itemSchema"),
+            message: "an event stream's itemSchema without a `data` property (the event's fields) is read as the \
+                      schema of each event's data, as JSON"
+                .into(),
+        });
+        item["schema"] = items;
+        return;
     };
     let json = data.get("contentMediaType").and_then(Value::as_str).is_some_and(crate::read::document::is_json);
     let schema = match data.get("contentSchema") {
@@ -188,7 +198,33 @@ fn event_items(media: &str, item: &mut Value, at: &str) -> Result<()> {
         _ => data.clone(),
     };
     item["schema"] = schema;
-    Ok(())
+}
+
+/// A discriminator's `defaultMapping` (3.2: the schema of a value whose tag names no other)
+/// that names an arm of its union (by `$ref` or component name) becomes the view's mark on the
+/// union (`marks::DEFAULT_MAPPING`); one that names no arm is dropped with a note.
+fn default_mapping(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
+    let Some(written) =
+        schema.get_mut("discriminator").and_then(Value::as_object_mut).and_then(|d| d.remove("defaultMapping"))
+    else {
+        return;
+    };
+    let target = written.as_str().map(|written| match written.starts_with('#') {
+        true => written.to_owned(),
+        false => format!("#/components/schemas/{written}"),
+    });
+    let arms = schema.get("oneOf").or_else(|| schema.get("anyOf")).and_then(Value::as_array);
+    let is_arm =
+        |target: &String| arms.into_iter().flatten().any(|arm| arm.get("$ref").and_then(Value::as_str) == Some(target));
+    match target.filter(is_arm) {
+        Some(target) => {
+            schema.insert(crate::read::marks::DEFAULT_MAPPING.into(), Value::String(target));
+        }
+        None => notes.push(Note {
+            pointer: format!("{at}/discriminator/defaultMapping"),
+            message: "dropped: it names no arm of the union, so a value naming no mapped schema is refused".into(),
+        }),
+    }
 }
 
 /// A `querystring` parameter (3.2: the whole query string as one value, described by its
@@ -290,21 +326,14 @@ fn walk(value: &mut Value, at: &str, within: Within, media_types: &Value, notes:
                         .to_string(),
                 ));
             }
-            if let Some(Value::Object(discriminator)) = map.get_mut("discriminator")
-                && discriminator.remove("defaultMapping").is_some()
-            {
-                notes.push(Note {
-                    pointer: format!("{at}/discriminator/defaultMapping"),
-                    message: "dropped: a value naming no mapped schema is refused, as in 3.1".into(),
-                });
-            }
+            default_mapping(map, at, notes);
             // A request body's (an operation's, or one of `components/requestBodies`).
             let body = at.ends_with("/requestBody")
                 || (at.starts_with("/components/requestBodies/") && at.matches('/').count() == 3);
             if let Some(content) = map.get_mut("content").and_then(Value::as_object_mut) {
                 for (media, item) in content.iter_mut() {
                     let here = format!("{at}/content/{}", escape(media));
-                    event_items(media, item, &here)?;
+                    event_items(media, item, &here, notes);
                     stream_items(media, item, &here, body)?;
                     let Some(name) = item
                         .get("$ref")
@@ -320,7 +349,7 @@ fn walk(value: &mut Value, at: &str, within: Within, media_types: &Value, notes:
                             format!("no media type {name:?} in components/mediaTypes"),
                         )
                     })?;
-                    event_items(media, item, &here)?;
+                    event_items(media, item, &here, notes);
                     stream_items(media, item, &here, body)?;
                 }
             }

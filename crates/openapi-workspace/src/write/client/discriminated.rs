@@ -1,7 +1,8 @@
 //! A union told apart by a `discriminator` (`model::discriminator`) reads its tag before its arm.
 //! typify writes it `#[serde(untagged)]`, which takes the first arm a value fits: with arms that
 //! overlap, often the wrong one. Its `Deserialize` is written here instead, dispatching on the
-//! tag, and on a value without one (the tag is optional in many documents' arms) taking the first
+//! tag (a tag that names no arm: the union's default arm if it has one, else refused), and on a
+//! value without one (the tag is optional in many documents' arms) taking the first
 //! arm that fits, as before; `Serialize` stays untagged, since each arm's value carries its tag.
 
 use heck::ToUpperCamelCase;
@@ -51,9 +52,16 @@ pub(super) fn tags_first(types: &mut syn::File, spec: &Spec) {
                 }
             }
         });
-        let arms = variants.iter().map(|(variant, tags)| {
+        // The default arm is read by the catch-all below, its own tags too.
+        let tagged = variants.iter().enumerate().filter(|(place, _)| discriminator.fallback != Some(*place));
+        let arms = tagged.map(|(_, (variant, tags))| {
             quote! { Some(#(#tags)|*) => ::serde_json::from_value(value).map(Self::#variant).map_err(invalid) }
         });
+        // A tag that names no arm: the default arm's, else refused.
+        let other = match discriminator.fallback.map(|place| variants[place].0) {
+            Some(variant) => quote! { Some(_) => ::serde_json::from_value(value).map(Self::#variant).map_err(invalid) },
+            None => quote! { Some(other) => Err(invalid(format!(#unknown))) },
+        };
         let ident = &union.ident;
         written.push(syn::parse_quote! {
             impl<'de> ::serde::Deserialize<'de> for #ident {
@@ -64,7 +72,7 @@ pub(super) fn tags_first(types: &mut syn::File, spec: &Spec) {
                     let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
                     match value.get(#property).and_then(::serde_json::Value::as_str) {
                         #(#arms,)*
-                        Some(other) => Err(invalid(format!(#unknown))),
+                        #other,
                         None => {
                             #(#in_order)*
                             Err(invalid(#missing))
