@@ -4,13 +4,51 @@
 
 use crate::wire::{Place, Shape, Style, Wire};
 
-/// A parameter progenitor writes as query parameter `key` (an object: as its properties).
+/// A parameter progenitor writes as query parameter `key` (an object: as its properties, or,
+/// `keyed`, as [`Keyed`] writes it).
 #[derive(Clone, Copy, Debug)]
 pub struct Carrier {
     pub key: &'static str,
     /// A path parameter's placeholder in the path progenitor is given.
     pub placeholder: Option<&'static str>,
     pub wire: Wire,
+    /// Whether the carrier is a [`Keyed`] value.
+    pub keyed: bool,
+}
+
+/// An object (or a scalar-or-object) that progenitor writes under its carrier's own key, one
+/// `property=value` text per property (a scalar: `=value`), rather than each property under its
+/// own name: what the generator gives a parameter whose properties share names with another's
+/// (Stripe's `created` and `arrival_date` range filters, both `gt`, `lte`, …), which would
+/// otherwise be written as one. A value converts into it, so the builder's setter takes the
+/// model itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Keyed<T>(pub T);
+
+impl<T> From<T> for Keyed<T> {
+    fn from(value: T) -> Self {
+        Self(value)
+    }
+}
+
+impl<T: serde::Serialize> serde::Serialize for Keyed<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde_json::Value;
+        let value = serde_json::to_value(&self.0).map_err(serde::ser::Error::custom)?;
+        let text = |value: &Value| match value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        let pieces: Vec<String> = match &value {
+            Value::Null => return serializer.serialize_none(),
+            Value::Object(fields) => {
+                fields.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| format!("{k}={}", text(v))).collect()
+            }
+            scalar => vec![format!("={}", text(scalar))],
+        };
+        // progenitor writes each item of a sequence under the parameter's name.
+        serde::Serialize::serialize(&pieces, serializer)
+    }
 }
 
 /// What a path or cookie value is percent-encoded with: all but the unreserved characters.
@@ -33,6 +71,7 @@ pub fn restyle(request: &mut reqwest::Request, carriers: &[Carrier]) -> Result<(
         let wire = &carrier.wire;
         let written: Vec<usize> = (0..pairs.len())
             .filter(|&i| match wire.shape {
+                _ if carrier.keyed => pairs[i].0 == carrier.key,
                 Shape::Object(fields) => fields.iter().any(|(field, _)| *field == pairs[i].0),
                 // progenitor writes the scalar under the carrier's key, the object as its
                 // properties.
@@ -43,7 +82,18 @@ pub fn restyle(request: &mut reqwest::Request, carriers: &[Carrier]) -> Result<(
             })
             .collect();
         written.iter().for_each(|&i| taken[i] = true);
-        let entries: Vec<(&str, &str)> = written.iter().map(|&i| (pairs[i].0.as_str(), pairs[i].1.as_str())).collect();
+        let entries: Vec<(&str, &str)> = written
+            .iter()
+            .map(|&i| match carrier.keyed {
+                // `Keyed`'s `property=value`; a scalar's property is empty: under the key.
+                true => match pairs[i].1.split_once('=') {
+                    Some(("", value)) => (carrier.key, value),
+                    Some(entry) => entry,
+                    None => (carrier.key, pairs[i].1.as_str()),
+                },
+                false => (pairs[i].0.as_str(), pairs[i].1.as_str()),
+            })
+            .collect();
         if entries.is_empty() {
             continue;
         }

@@ -30,7 +30,7 @@ pub(crate) fn for_client(doc: &mut Value) -> Result<Vec<(String, String)>> {
         for method in METHODS {
             let Some(operation) = item.get_mut(method) else { continue };
             let at = ["paths", path.as_str(), method];
-            let moved = carry(operation, path, &components, &at)?;
+            let moved = carry(operation, path, &components, &at, &mut copies, &mut replacements)?;
             optional_objects(operation, &components, &mut copies, &mut replacements);
             if moved != *path {
                 moves.push((path.clone(), method, moved));
@@ -88,32 +88,62 @@ pub(crate) fn placeholder(index: usize) -> String {
     format!("~style{index}~")
 }
 
-/// The parameters of `operation` progenitor cannot write: each one's index among the
-/// operation's parameters, its wire, and the name of the query parameter that carries it (its
-/// own, unless a query parameter has that name: then `{name}-{place}`).
-fn carried(operation: &Value, components: &Value) -> Vec<(usize, Wire, String)> {
+/// A parameter progenitor cannot write, given to it as a query parameter, its carrier.
+struct Carried {
+    /// Its place among the operation's parameters.
+    index: usize,
+    wire: Wire,
+    /// The carrier's name: the parameter's own, unless a query parameter has that name (then
+    /// `{name}-{place}`).
+    key: String,
+    /// Whether progenitor writes it under `key` as the runtime's `styles::Keyed` (an object
+    /// whose properties' names another parameter writes too), rather than as its properties.
+    keyed: bool,
+}
+
+/// The parameters of `operation` progenitor cannot write, in their order.
+fn carried(operation: &Value, components: &Value) -> Vec<Carried> {
     let parameters = operation.get("parameters").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let wires: Vec<Wire> = parameters
-        .iter()
-        .map(|p| wire::of(resolve(p, components, "parameters").unwrap_or(p), components).expect("checked by normalise"))
-        .collect();
-    let mut taken: Vec<String> =
-        wires.iter().filter(|w| w.place == Place::Query && w.client_writes()).map(|w| w.name.clone()).collect();
+    let resolved: Vec<&Value> = parameters.iter().map(|p| resolve(p, components, "parameters").unwrap_or(p)).collect();
+    let wires: Vec<Wire> = resolved.iter().map(|p| wire::of(p, components).expect("checked by normalise")).collect();
+    let writes = |w: &Wire| w.place == Place::Query && w.client_writes();
+    let mut taken: Vec<String> = wires.iter().filter(|w| writes(w)).map(|w| w.name.clone()).collect();
+    // Every name progenitor writes in the query.
+    let mut written: Vec<String> =
+        wires.iter().filter(|w| writes(w)).flat_map(|w| wire::query_keys(w, &w.name)).collect();
     let mut out = Vec::new();
-    for (i, wire) in wires.into_iter().enumerate().filter(|(_, w)| !w.client_writes()) {
+    for (index, wire) in wires.into_iter().enumerate().filter(|(_, w)| !w.client_writes()) {
         let mut key = wire.name.clone();
         if wire.place != Place::Query && taken.contains(&key) {
             key = format!("{}-{}", wire.name, format!("{:?}", wire.place).to_lowercase());
         }
         taken.push(key.clone());
-        out.push((i, wire, key));
+        let keys = wire::query_keys(&wire, &key);
+        let named_model =
+            resolved[index].pointer("/schema/$ref").and_then(Value::as_str).is_some_and(|r| r.starts_with(MODELS));
+        let keyed = matches!(wire.shape, Shape::Object(_) | Shape::ScalarOrObject(..))
+            && named_model
+            && keys.iter().any(|k| written.contains(k));
+        written.extend(if keyed { vec![key.clone()] } else { keys });
+        out.push(Carried { index, wire, key, keyed });
     }
     out
 }
 
+const MODELS: &str = "#/components/schemas/";
+
 /// Turns `operation`'s parameters that progenitor cannot write into carriers; answers the path
-/// its template becomes.
-fn carry(operation: &mut Value, path: &str, components: &Value, at: &[&str]) -> Result<String> {
+/// its template becomes. A keyed carrier refers to a copy of its model's schema, `{name}.keyed`,
+/// which progenitor is told to replace with `styles::Keyed<{model}>` (in `copies` and
+/// `replacements`).
+fn carry(
+    operation: &mut Value,
+    path: &str,
+    components: &Value,
+    at: &[&str],
+    copies: &mut serde_json::Map<String, Value>,
+    replacements: &mut Vec<(String, String)>,
+) -> Result<String> {
     let mut path = path.to_string();
     let carried = carried(operation, components);
     let Some(parameters) = operation.get_mut("parameters").and_then(Value::as_array_mut) else { return Ok(path) };
@@ -126,17 +156,34 @@ fn carry(operation: &mut Value, path: &str, components: &Value, at: &[&str]) -> 
             keys.extend(wire::query_keys(&wire, &wire.name).into_iter().map(|k| (k, i)));
         }
     }
-    for (i, wire, key) in carried {
+    for Carried { index: i, wire, key, keyed } in carried {
         let resolved = resolve(&parameters[i], components, "parameters").cloned().expect("checked by normalise");
-        keys.extend(wire::query_keys(&wire, &key).into_iter().map(|k| (k, i)));
+        match keyed {
+            true => keys.push((key.clone(), i)),
+            false => keys.extend(wire::query_keys(&wire, &key).into_iter().map(|k| (k, i))),
+        }
         if wire.place == Place::Path {
             path = path.replace(&format!("{{{}}}", wire.name), &placeholder(i));
+        }
+        let mut schema = resolved.get("schema").cloned().unwrap_or_else(|| json!({}));
+        if keyed {
+            let model =
+                schema["$ref"].as_str().and_then(|r| r.strip_prefix(MODELS)).expect("a keyed carrier's").to_owned();
+            let copy = format!("{model}.keyed");
+            if !copies.contains_key(&copy) {
+                copies.insert(copy.clone(), components["schemas"][&model].clone());
+                // typify keys a replacement by the name it would give the type.
+                let key = heck::ToUpperCamelCase::to_upper_camel_case(copy.as_str());
+                let model = heck::ToUpperCamelCase::to_upper_camel_case(model.as_str());
+                replacements.push((key, format!("openapi_workspace_runtime::client::styles::Keyed<types::{model}>")));
+            }
+            schema = json!({ "$ref": format!("{MODELS}{copy}") });
         }
         let mut carrier = json!({
             "name": key,
             "in": "query",
             "required": resolved.get("required").and_then(Value::as_bool).unwrap_or(false),
-            "schema": resolved.get("schema").cloned().unwrap_or_else(|| json!({})),
+            "schema": schema,
         });
         if let Some(description) = resolved.get("description") {
             carrier["description"] = description.clone();
@@ -171,10 +218,10 @@ pub(crate) fn client(spec: &Spec) -> Result<Option<TokenStream>> {
             }
             // A negotiated operation's twin (`events`) carries the same parameters.
             let ids = super::events::hook_names(operation, &components);
-            let carriers = carried.iter().map(|(i, wire, key)| {
+            let carriers = carried.iter().map(|Carried { index, wire, key, keyed }| {
                 let placeholder = match wire.place {
                     Place::Path => {
-                        let placeholder = placeholder(*i);
+                        let placeholder = placeholder(*index);
                         quote!(Some(#placeholder))
                     }
                     _ => quote!(None),
@@ -184,7 +231,7 @@ pub(crate) fn client(spec: &Spec) -> Result<Option<TokenStream>> {
                     wire.name = wire.name.to_ascii_lowercase();
                 }
                 let wire = crate::write::wire::tokens(&wire, &module);
-                quote!(styles::Carrier { key: #key, placeholder: #placeholder, wire: #wire })
+                quote!(styles::Carrier { key: #key, placeholder: #placeholder, wire: #wire, keyed: #keyed })
             });
             arms.push(quote!(#(#ids)|* => &[#(#carriers),*],));
         }
@@ -204,4 +251,51 @@ pub(crate) fn client(spec: &Spec) -> Result<Option<TokenStream>> {
             }
         }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{carried, carry};
+
+    fn components() -> Value {
+        json!({"schemas": {
+            "Range": {"type": "object", "properties": {"gt": {"type": "integer"}, "lt": {"type": "integer"}}},
+        }})
+    }
+
+    fn parameter(name: &str, style: &str, explode: bool) -> Value {
+        json!({"name": name, "in": "query", "style": style, "explode": explode,
+               "schema": {"$ref": "#/components/schemas/Range"}})
+    }
+
+    #[test]
+    fn an_object_whose_properties_another_writes_too_is_keyed_unless_the_wire_merges_them() {
+        let components = components();
+        // Two deepObject ranges: the second goes under its own key, and is moved from there.
+        let mut operation = json!({"parameters": [
+            parameter("created", "deepObject", true), parameter("due", "deepObject", true),
+        ]});
+        let keyed: Vec<(String, bool)> =
+            carried(&operation, &components).into_iter().map(|c| (c.key, c.keyed)).collect();
+        assert_eq!(keyed, [("created".to_owned(), false), ("due".to_owned(), true)]);
+        let (mut copies, mut replacements) = (serde_json::Map::new(), Vec::new());
+        carry(&mut operation, "/x", &components, &["paths", "/x", "get"], &mut copies, &mut replacements).unwrap();
+        assert_eq!(operation["parameters"][1]["schema"], json!({"$ref": "#/components/schemas/Range.keyed"}));
+        assert_eq!(copies["Range.keyed"], components["schemas"]["Range"]);
+        let keyed = "openapi_workspace_runtime::client::styles::Keyed<types::Range>";
+        assert_eq!(replacements, [("RangeKeyed".to_owned(), keyed.to_owned())]);
+
+        // An exploded `form` object, which progenitor writes itself, is `gt=1` on the wire, as a
+        // query parameter `gt` is: refused.
+        let mut operation = json!({"parameters": [
+            {"name": "gt", "in": "query", "schema": {"type": "integer"}}, parameter("range", "form", true),
+        ]});
+        assert!(carried(&operation, &components).is_empty());
+        let error = carry(&mut operation, "/x", &components, &["paths", "/x", "get"], &mut copies, &mut replacements)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("the client would write query parameter \"gt\" for two parameters"), "{error}");
+    }
 }

@@ -110,6 +110,14 @@ async fn the_client_writes_every_style_and_the_server_reads_it_back() {
         let read = client.query_styles().created(created).send().await.unwrap().into_inner();
         assert_eq!(Value::Object(read.0), json!({ "created": read_as }));
     }
+    // A second range whose properties share the first's names (Stripe's `created` and
+    // `arrival_date`): each read as its own, in either form.
+    let due = types::Range { gt: Some(1), lte: Some(3), ..Default::default() };
+    for (due, read_as) in [(types::QueryStylesDue::Range(due), json!({"gt": 1, "lte": 3})), (7.into(), json!(7))] {
+        let created = types::QueryStylesCreated::Range(types::Range { gt: Some(2), ..Default::default() });
+        let read = client.query_styles().created(created).due(due).send().await.unwrap().into_inner();
+        assert_eq!(Value::Object(read.0), json!({ "created": {"gt": 2}, "due": read_as }));
+    }
 
     let read = client
         .path_styles()
@@ -211,6 +219,9 @@ async fn the_client_writes_what_the_style_tables_say() {
     assert_eq!(sent(read)["uri"], "/query?created%5Bgte%5D=5");
     let read = client.query_styles().created(types::QueryStylesCreated::Integer(5)).send().await.unwrap().into_inner();
     assert_eq!(sent(read)["uri"], "/query?created=5");
+    let due = types::QueryStylesDue::Range(types::Range { gt: Some(1), ..Default::default() });
+    let read = client.query_styles().created(types::QueryStylesCreated::Integer(5)).due(due).send().await.unwrap();
+    assert_eq!(sent(read.into_inner())["uri"], "/query?created=5&due%5Bgt%5D=1");
 
     let read = client
         .path_styles()
