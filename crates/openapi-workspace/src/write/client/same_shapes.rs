@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use proc_macro2::{Ident, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::ToTokens;
 
 use super::models::self_name;
@@ -65,39 +65,49 @@ pub(super) fn written_once(file: &mut syn::File, own: &BTreeSet<String>) -> usiz
             impls.entry(name).or_default().push(item);
         }
     }
-    let mut shapes: Vec<(&str, TokenStream)> = shapes
+    // Each shape once as flat tokens, its identifiers numbered (`Words`): its keys are hashed
+    // from these, renamed by number, rather than printed again in each round.
+    let mut words = Words::default();
+    let mut shapes: Vec<(&str, usize, Vec<Token>)> = shapes
         .iter()
         .map(|(name, shape)| {
             let mut tokens = shape.to_token_stream();
             impls.get(name.as_str()).into_iter().flatten().for_each(|item| item.to_tokens(&mut tokens));
-            (name.as_str(), tokens)
+            let mut flat = Vec::new();
+            words.flatten(tokens, &mut flat);
+            (name.as_str(), words.number(name), flat)
         })
         .collect();
     // The models that keep their own come first, so an inline shape that repeats a component
     // becomes an alias of the component's model rather than keep a copy beside it.
-    shapes.sort_by_key(|(name, _)| !own.contains(*name));
+    shapes.sort_by_key(|(name, ..)| !own.contains(*name));
     // The first model of each shape, by the shape's tokens with aliases read as what they name;
     // again until no new alias is found (a struct of aliased fields may now repeat another). A
-    // round prints again only the shapes that name a model whose alias just changed.
-    let mut keys: Vec<String> =
-        shapes.iter().map(|(name, tokens)| renamed(tokens.clone(), name, &BTreeMap::new()).to_string()).collect();
-    let named: Vec<BTreeSet<&str>> = shapes
+    // round keys again only the shapes that name a model whose alias just changed.
+    let is_model: BTreeSet<usize> = shapes.iter().map(|(_, word, _)| *word).collect();
+    let self_word = words.number("Self");
+    let mut renames: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut keys: Vec<u128> = shapes.iter().map(|(_, word, flat)| key(flat, *word, self_word, &renames)).collect();
+    let named: Vec<BTreeSet<usize>> = shapes
         .iter()
-        .map(|(_, tokens)| {
-            let mut found = BTreeSet::new();
-            models_named(tokens.clone(), &names, &mut found);
-            found
+        .map(|(.., flat)| {
+            flat.iter()
+                .filter_map(|token| match token {
+                    Token::Word(word) if is_model.contains(word) => Some(*word),
+                    _ => None,
+                })
+                .collect()
         })
         .collect();
     let mut alias: BTreeMap<String, String> = BTreeMap::new();
     loop {
-        let mut first: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut first: BTreeMap<u128, &str> = BTreeMap::new();
         let mut new = Vec::new();
-        for ((name, _), key) in shapes.iter().zip(&keys) {
+        for ((name, ..), key) in shapes.iter().zip(&keys) {
             if alias.contains_key(*name) {
                 continue;
             }
-            match first.entry(key.as_str()) {
+            match first.entry(*key) {
                 std::collections::btree_map::Entry::Vacant(entry) => {
                     entry.insert(name);
                 }
@@ -110,17 +120,18 @@ pub(super) fn written_once(file: &mut syn::File, own: &BTreeSet<String>) -> usiz
         if new.is_empty() {
             break;
         }
-        let before: BTreeMap<String, Option<String>> =
-            alias.keys().map(|name| (name.clone(), target(&alias, name).map(str::to_owned))).collect();
         alias.extend(new);
-        let changed: BTreeSet<&str> = alias
+        // Every alias by number, to the end of its chain; which changed this round.
+        let now: BTreeMap<usize, usize> = alias
             .keys()
-            .filter(|name| before.get(*name).is_none_or(|was| was.as_deref() != target(&alias, name)))
-            .map(String::as_str)
+            .map(|name| (words.number(name), words.number(target(&alias, name).expect("an alias"))))
             .collect();
-        for (at, (name, tokens)) in shapes.iter().enumerate() {
+        let changed: BTreeSet<usize> =
+            now.iter().filter(|(word, to)| renames.get(*word) != Some(*to)).map(|(word, _)| *word).collect();
+        renames = now;
+        for (at, (name, word, flat)) in shapes.iter().enumerate() {
             if !alias.contains_key(*name) && named[at].iter().any(|model| changed.contains(model)) {
-                keys[at] = renamed(tokens.clone(), name, &alias).to_string();
+                keys[at] = key(flat, *word, self_word, &renames);
             }
         }
     }
@@ -152,40 +163,74 @@ pub(super) fn written_once(file: &mut syn::File, own: &BTreeSet<String>) -> usiz
     alias.len()
 }
 
-/// `tokens` with every `name` in them written `Self` and every alias as what it names: two items
-/// alike but for their names become the same tokens.
-fn renamed(tokens: TokenStream, name: &str, alias: &BTreeMap<String, String>) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|tree| match tree {
-            TokenTree::Ident(ident) if ident == name => TokenTree::Ident(Ident::new("Self", ident.span())),
-            TokenTree::Ident(ident) => match target(alias, &ident.to_string()) {
-                Some(target) => TokenTree::Ident(Ident::new(target, ident.span())),
-                None => TokenTree::Ident(ident),
-            },
-            TokenTree::Group(group) => {
-                let mut renamed = proc_macro2::Group::new(group.delimiter(), renamed(group.stream(), name, alias));
-                renamed.set_span(group.span());
-                TokenTree::Group(renamed)
-            }
-            tree => tree,
-        })
-        .collect()
+/// A token of a shape, flat: an identifier by its number, a group as its opening and closing.
+enum Token {
+    Word(usize),
+    Punct(char, bool),
+    Literal(String),
+    Open(u8),
+    Close,
 }
 
-/// The models of `names` that `tokens` name, into `found`.
-fn models_named<'a>(tokens: TokenStream, names: &BTreeSet<&'a str>, found: &mut BTreeSet<&'a str>) {
-    for tree in tokens {
-        match tree {
-            TokenTree::Ident(ident) => {
-                if let Some(name) = names.get(ident.to_string().as_str()) {
-                    found.insert(name);
+/// The identifiers of the shapes, numbered.
+#[derive(Default)]
+struct Words(std::collections::HashMap<String, usize>);
+
+impl Words {
+    fn number(&mut self, word: &str) -> usize {
+        if let Some(number) = self.0.get(word) {
+            return *number;
+        }
+        let next = self.0.len();
+        self.0.insert(word.to_owned(), next);
+        next
+    }
+
+    fn flatten(&mut self, tokens: TokenStream, out: &mut Vec<Token>) {
+        for tree in tokens {
+            match tree {
+                TokenTree::Ident(ident) => out.push(Token::Word(self.number(&ident.to_string()))),
+                TokenTree::Punct(punct) => {
+                    out.push(Token::Punct(punct.as_char(), punct.spacing() == proc_macro2::Spacing::Joint))
+                }
+                TokenTree::Literal(literal) => out.push(Token::Literal(literal.to_string())),
+                TokenTree::Group(group) => {
+                    out.push(Token::Open(match group.delimiter() {
+                        Delimiter::Parenthesis => 0,
+                        Delimiter::Brace => 1,
+                        Delimiter::Bracket => 2,
+                        Delimiter::None => 3,
+                    }));
+                    self.flatten(group.stream(), out);
+                    out.push(Token::Close);
                 }
             }
-            TokenTree::Group(group) => models_named(group.stream(), names, found),
-            _ => {}
         }
     }
+}
+
+/// A shape's key: its tokens hashed with its own name read as `Self` and every alias as what it
+/// names, so two models alike but for their names have one key. 128 bits (two hashes): two
+/// shapes of a document share one only if they are alike.
+fn key(tokens: &[Token], own: usize, self_word: usize, renames: &BTreeMap<usize, usize>) -> u128 {
+    use std::hash::{Hash, Hasher};
+    let mut hashers = [std::hash::DefaultHasher::new(), std::hash::DefaultHasher::new()];
+    hashers[1].write_u8(1);
+    for token in tokens {
+        for hasher in &mut hashers {
+            match token {
+                Token::Word(word) => {
+                    let word = if *word == own { self_word } else { *renames.get(word).unwrap_or(word) };
+                    (0u8, word).hash(hasher);
+                }
+                Token::Punct(c, joint) => (1u8, *c, *joint).hash(hasher),
+                Token::Literal(text) => (2u8, text).hash(hasher),
+                Token::Open(delimiter) => (3u8, *delimiter).hash(hasher),
+                Token::Close => 4u8.hash(hasher),
+            }
+        }
+    }
+    (u128::from(hashers[0].finish()) << 64) | u128::from(hashers[1].finish())
 }
 
 /// What `name` is an alias of, to the end of the chain (a target may have become an alias in a
