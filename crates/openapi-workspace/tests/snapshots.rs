@@ -10,6 +10,7 @@ const SAMPLES: &[&str] = &[
     "bounds",
     "discriminated",
     "events",
+    "forms",
     "generality",
     "multipart",
     "nullable_and_enums",

@@ -1,8 +1,9 @@
 //! The client's half: what the hooks of the clients progenitor writes call, for what progenitor
 //! does not do itself. The generated client re-exports each module it uses under its own name
-//! (`events`, `items`, `multipart`, `styles`); every client sends through [`retry`].
+//! (`events`, `items`, `multipart`, `styles`; `form` by its path); every client sends through [`retry`].
 
 pub mod events;
+pub mod form;
 pub mod items;
 pub mod multipart;
 pub mod retry;

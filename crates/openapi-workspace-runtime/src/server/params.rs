@@ -114,9 +114,16 @@ pub fn query_arrays<T: DeserializeOwned + Serialize>(
     checked(|| serde_html_form::Deserializer::new(form_urlencoded::parse(raw)), raw, validator, "query", field)
 }
 
-/// A form (`application/x-www-form-urlencoded`) body, parsed into its model and validated.
+/// A form (`application/x-www-form-urlencoded`) body, parsed into its model and validated. It is
+/// read as one tree of texts (`address[city]=Paris` nested: `forms`), typed by the schema, which
+/// knows what a text is where the model's parser would have to guess (an untagged union of a
+/// range and a number).
 pub fn form<T: DeserializeOwned + Serialize>(bytes: &[u8], validator: &Validator) -> Result<T, ApiError> {
-    urlencoded(bytes, validator, "form", "form field ")
+    let (whole, field) = ("form", "form field ");
+    let tree = crate::forms::tree(form_urlencoded::parse(bytes))
+        .map_err(|why| ApiError::bad_request(format!("{whole}: {why}")))?;
+    let value = crate::forms::typed(tree, &validator.schema, &validator.components);
+    checked(|| &value, bytes, validator, whole, field)
 }
 
 /// `name=value&…` parsed into `T` (fields named in messages as `{field} …`), then checked against

@@ -9,14 +9,14 @@ use super::{ApiError, json_tape};
 
 /// The document's schemas (JSON Schema 2020-12), from which validators are compiled.
 pub struct SchemaSet {
-    components: Value,
+    components: std::sync::Arc<Value>,
 }
 
 impl SchemaSet {
     /// Parses the generated `schemas.json`. It is generated, so failing here is a bug.
     pub fn parse(document: &str) -> Self {
         let document: Value = serde_json::from_str(document).expect("schemas.json is valid JSON");
-        Self { components: document["components"].clone() }
+        Self { components: std::sync::Arc::new(document["components"].clone()) }
     }
 
     /// Compiles a validator for `schema` (JSON text), whose `$ref`s point into the document.
@@ -28,13 +28,14 @@ impl SchemaSet {
         if let Some(target) = self.referenced(&root) {
             root = target.clone();
         }
-        root["components"] = self.components.clone();
+        let schema = root.clone();
+        root["components"] = (*self.components).clone();
         let inner = jsonschema::options_for::<RequestJson>()
             .with_draft(jsonschema::Draft::Draft202012)
             .should_validate_formats(true)
             .build(&root)
             .unwrap_or_else(|e| panic!("a generated schema compiles: {e}"));
-        Validator { inner }
+        Validator { inner, schema, components: self.components.clone() }
     }
 
     /// The component schema `root` is nothing but a reference to (`{"$ref":
@@ -56,6 +57,9 @@ impl SchemaSet {
 /// Checks request values against one schema.
 pub struct Validator {
     pub(crate) inner: jsonschema::Validator<RequestJson>,
+    /// The schema itself and the document's components: what types a form's texts (`forms`).
+    pub(crate) schema: Value,
+    pub(crate) components: std::sync::Arc<Value>,
 }
 
 impl Validator {

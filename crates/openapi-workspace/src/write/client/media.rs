@@ -76,3 +76,26 @@ pub(crate) fn hook(spec: &Spec) -> Option<TokenStream> {
         }
     })
 }
+
+/// Every form body the client sends written by the runtime's `client::form` rather than by
+/// progenitor's `form_urlencoded`, whose serde_urlencoded refuses nested values (an object, an
+/// array): `builder.form_urlencoded(&body)` becomes `client::form::body(builder, &body)`, its
+/// error progenitor's `InvalidRequest`.
+pub(super) fn nested_forms(client: &mut syn::File) {
+    struct Forms;
+    impl syn::visit_mut::VisitMut for Forms {
+        fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
+            syn::visit_mut::visit_expr_mut(self, expr);
+            let syn::Expr::MethodCall(call) = expr else { return };
+            if call.method != "form_urlencoded" || call.args.len() != 1 {
+                return;
+            }
+            let (receiver, body) = (&call.receiver, &call.args[0]);
+            *expr = syn::parse_quote!(
+                openapi_workspace_runtime::client::form::body(#receiver, #body)
+                    .map_err(progenitor_client::Error::InvalidRequest)
+            );
+        }
+    }
+    syn::visit_mut::VisitMut::visit_file_mut(&mut Forms, client);
+}

@@ -251,6 +251,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     crate::write::memory::release();
     let mut client: syn::File = crate::timings::timed("write/client parse client", || crate::write::parse_file(client))
         .map_err(|e| Error::unparsable("the client", e))?;
+    media::nested_forms(&mut client);
     let (features, shared_features) = match config.features && groups.names.len() > 1 {
         true => crate::timings::timed("write/client features", || features::gate(&mut client, &mut types, &groups)),
         false => Default::default(),

@@ -22,9 +22,11 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The runtime (`crates/openapi-workspace-runtime`), written into the workspace as a
 /// crate of its own: each file's name and text.
-const RUNTIME_FILES: [(&str, &str); 25] = [
+const RUNTIME_FILES: [(&str, &str); 27] = [
     ("lib.rs", include_str!("../../../../openapi-workspace-runtime/src/lib.rs")),
     ("wire.rs", include_str!("../../../../openapi-workspace-runtime/src/wire.rs")),
+    ("forms.rs", include_str!("../../../../openapi-workspace-runtime/src/forms.rs")),
+    ("client/form.rs", include_str!("../../../../openapi-workspace-runtime/src/client/form.rs")),
     ("client/events.rs", include_str!("../../../../openapi-workspace-runtime/src/client/events.rs")),
     ("client/items.rs", include_str!("../../../../openapi-workspace-runtime/src/client/items.rs")),
     ("client/mod.rs", include_str!("../../../../openapi-workspace-runtime/src/client/mod.rs")),
@@ -386,7 +388,7 @@ server = [
 ]
 client = [
     "dep:progenitor-client", "dep:reqwest", "dep:futures", "dep:serde", "dep:serde_json", "dep:percent-encoding",
-    "dep:tokio", "tokio/time", "dep:uuid", "dep:tracing", "dep:rand", "dep:httpdate",
+    "dep:form_urlencoded", "dep:tokio", "tokio/time", "dep:uuid", "dep:tracing", "dep:rand", "dep:httpdate",
 ]
 
 [dev-dependencies]
@@ -441,3 +443,26 @@ pub use openapi_workspace_runtime as runtime;
 pub use generated::*;
 pub use runtime::{ApiError, RequestContext};
 "#;
+
+#[cfg(test)]
+mod tests {
+    /// Every source file of the runtime crate is carried into a standalone workspace: one left
+    /// out compiles here (by path) and fails there.
+    #[test]
+    fn the_runtime_is_carried_whole() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../openapi-workspace-runtime/src");
+        let mut found = Vec::new();
+        for directory in [root.clone(), root.join("client"), root.join("server")] {
+            for entry in std::fs::read_dir(&directory).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|extension| extension == "rs") {
+                    found.push(path.strip_prefix(&root).unwrap().to_str().unwrap().to_owned());
+                }
+            }
+        }
+        found.sort();
+        let mut carried: Vec<String> = super::RUNTIME_FILES.iter().map(|(name, _)| (*name).to_owned()).collect();
+        carried.sort();
+        assert_eq!(carried, found);
+    }
+}

@@ -22,6 +22,7 @@ macro_rules! sample {
 sample!(bounds);
 sample!(discriminated);
 sample!(events);
+sample!(forms);
 sample!(generality);
 sample!(multipart);
 sample!(nullable_and_enums);
