@@ -276,3 +276,44 @@ fn a_3_1_type_list_with_null_is_nullable() {
     assert_eq!(found(&diff(&base, &head)), [(Level::Breaking, Rule::NullableAdded)]);
     assert!(diff(&head, &base).changes.is_empty(), "a response that is never null any more breaks no one");
 }
+
+/// A document whose `GET /things` answers `200` with `headers` (JSON), and whose API key is
+/// `scheme` (JSON).
+fn with_headers(headers: &str, scheme: &str) -> String {
+    format!(
+        r#"{{"openapi": "3.0.3", "info": {{"title": "t", "version": "1.0.0"}},
+"paths": {{"/things": {{"get": {{"operationId": "list", "security": [{{"key": []}}],
+  "responses": {{"200": {{"description": "listed", "headers": {headers}}}}}}}}}}},
+"components": {{"securitySchemes": {{"key": {scheme}}}}}}}"#
+    )
+}
+
+const KEY: &str = r#"{"type": "apiKey", "in": "header", "name": "X-Key"}"#;
+
+#[test]
+fn a_response_header_clients_read_may_not_go_or_stop_being_promised() {
+    let promised = r#"{"X-Rate": {"required": true, "schema": {"type": "integer"}}}"#;
+    let documented = r#"{"X-Rate": {"schema": {"type": "integer"}}}"#;
+    let case = |base: &str, head: &str| found(&diff(&with_headers(base, KEY), &with_headers(head, KEY)));
+    assert_eq!(case(promised, "{}"), [(Level::Breaking, Rule::ResponseHeaderRemoved)]);
+    assert_eq!(case(documented, "{}"), [(Level::Warning, Rule::ResponseHeaderRemoved)]);
+    assert_eq!(case(promised, documented), [(Level::Breaking, Rule::ResponseHeaderNoLongerRequired)]);
+    assert_eq!(case("{}", promised), [(Level::Info, Rule::ResponseHeaderAdded)]);
+    // Names are read case-insensitively; a kept header's schema is a received value's.
+    assert!(case(promised, &promised.replace("X-Rate", "x-rate")).is_empty());
+    let text = r#"{"x-rate": {"required": true, "schema": {"type": "string"}}}"#;
+    assert_eq!(case(promised, text), [(Level::Breaking, Rule::TypeWidened)]);
+    let changed = diff(&with_headers(promised, KEY), &with_headers(documented, KEY));
+    assert_eq!(changed.changes[0].base.as_deref(), Some("#/paths/~1things/get/responses/200/headers/X-Rate"));
+}
+
+#[test]
+fn a_security_scheme_written_elsewhere_breaks_its_clients() {
+    let case = |head: &str| found(&diff(&with_headers("{}", KEY), &with_headers("{}", head)));
+    assert!(case(&KEY.replace("X-Key", "x-key")).is_empty(), "a header's name is case-insensitive");
+    assert_eq!(case(&KEY.replace("header", "query")), [(Level::Breaking, Rule::SecuritySchemeChanged)]);
+    assert_eq!(case(&KEY.replace("X-Key", "X-Api-Key")), [(Level::Breaking, Rule::SecuritySchemeChanged)]);
+    assert_eq!(case(r#"{"type": "http", "scheme": "bearer"}"#), [(Level::Breaking, Rule::SecuritySchemeChanged)]);
+    let changed = diff(&with_headers("{}", KEY), &with_headers("{}", &KEY.replace("header", "query")));
+    assert!(changed.changes[0].message.contains("now apiKey query X-Key, was apiKey header x-key"), "{changed:?}");
+}

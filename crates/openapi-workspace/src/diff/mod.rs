@@ -54,9 +54,13 @@ pub enum Rule {
     ResponseAdded,
     ResponseMediaTypeRemoved,
     ResponseMediaTypeAdded,
+    ResponseHeaderRemoved,
+    ResponseHeaderNoLongerRequired,
+    ResponseHeaderAdded,
     SecurityRequirementAdded,
     SecurityAlternativeRemoved,
     SecurityAlternativeAdded,
+    SecuritySchemeChanged,
     WebhookRemoved,
     WebhookAdded,
     TypeNarrowed,
@@ -93,6 +97,7 @@ impl Rule {
                 | Rule::RequestMediaTypeAdded
                 | Rule::ResponseAdded
                 | Rule::ResponseMediaTypeAdded
+                | Rule::ResponseHeaderAdded
                 | Rule::SecurityAlternativeAdded
                 | Rule::WebhookAdded
                 | Rule::PropertyAdded
@@ -133,6 +138,7 @@ pub(crate) fn diff(base: &Spec, head: &Spec) -> Diff {
 fn compared<'a>(base: &'a Spec, head: &'a Spec) -> (Diff, Vec<schemas::Compared<'a>>) {
     let mut changes = Vec::new();
     let mut handed = operations::compare(&mut changes, Side::of(base), Side::of(head), Audience::Api);
+    operations::security_schemes(&mut changes, Side::of(base), Side::of(head));
     match (base.webhooks(), head.webhooks()) {
         (Some(base), Some(head)) => {
             handed.extend(operations::compare(&mut changes, Side::of(base), Side::of(head), Audience::Webhooks))

@@ -1,7 +1,8 @@
 //! The operations of two documents compared: found again by method and path template (the
 //! parameters' names aside), then their parameters (by place and name), request bodies and
-//! media types, responses by status and media type, and security requirements. The schemas
-//! they carry are compared in the direction their values travel (`schemas`).
+//! media types, responses by status, media type and header, security requirements, and the
+//! security schemes both define. The schemas they carry are compared in the direction their
+//! values travel (`schemas`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -122,7 +123,44 @@ pub(super) fn compare<'a>(
     schemas.handed
 }
 
-/// A parameter's schema: its own, or that of its one media type (`content`).
+/// The security schemes both documents define, compared as a client writes their credentials:
+/// a scheme whose type, place, name or HTTP scheme changed takes credentials the base's clients do
+/// not send (an API key moved from a header to the query, basic become bearer).
+pub(super) fn security_schemes(changes: &mut Vec<Change>, base: Side<'_>, head: Side<'_>) {
+    let schemes = |side: Side<'_>| side.components.get("securitySchemes").and_then(Value::as_object).cloned();
+    let (Some(base_schemes), Some(head_schemes)) = (schemes(base), schemes(head)) else { return };
+    // What a client's request carries: the scheme's kind, where and under which name.
+    let written = |scheme: &Value| -> Vec<String> {
+        let field = |name: &str| scheme.get(name).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let place = field("in");
+        let name = if place == "query" { field("name") } else { field("name").to_ascii_lowercase() };
+        vec![field("type"), place, name, field("scheme").to_ascii_lowercase()]
+    };
+    for (name, scheme) in &base_schemes {
+        let Some(other) = head_schemes.get(name) else { continue };
+        let (was, is) = (written(scheme), written(other));
+        if was != is {
+            let at = format!("#/components/securitySchemes/{}", escape(name));
+            let shown =
+                |parts: &[String]| parts.iter().filter(|p| !p.is_empty()).cloned().collect::<Vec<_>>().join(" ");
+            let message = format!(
+                "the security scheme `{name}` is now {}, was {}: credentials sent as before are refused",
+                shown(&is),
+                shown(&was)
+            );
+            changes.push(Change {
+                level: Level::Breaking,
+                rule: Rule::SecuritySchemeChanged,
+                base: Some(at.clone()),
+                head: Some(at),
+                message,
+            });
+        }
+    }
+}
+
+/// A parameter's schema: its own, or that of its one media type (`content`; a parameter's
+/// `content` has exactly one, as OpenAPI says).
 fn parameter_schema(parameter: &Value) -> Option<&Value> {
     parameter.get("schema").or_else(|| parameter.get("content")?.as_object()?.values().next()?.get("schema"))
 }
@@ -362,6 +400,7 @@ impl Pair<'_, '_, '_> {
                     let what = format!("{}: the `{status}` response", b.shown);
                     let (base_response, head_response) = (base_response.clone(), head_response.clone());
                     self.contents(&base_response, &head_response, (&at_base, &at_head), direction, &what, false);
+                    self.headers(&base_response, &head_response, (&at_base, &at_head), direction, &what);
                 }
                 None => {
                     let success = status.starts_with('2');
@@ -385,6 +424,55 @@ impl Pair<'_, '_, '_> {
             };
             let at = format!("{}/responses/{}", h.at, escape(status));
             self.push(level, Rule::ResponseAdded, None, Some(at), message);
+        }
+    }
+
+    /// A response's headers (names read case-insensitively, through `components/headers`): one
+    /// the base promised (`required`) gone or no longer promised breaks a client that reads it,
+    /// one it only documented gone is a warning; each kept header's schema is compared as the
+    /// response's are.
+    fn headers(
+        &mut self,
+        base: &Value,
+        head: &Value,
+        (at_base, at_head): (&str, &str),
+        direction: Direction,
+        what: &str,
+    ) {
+        let headers = |response: &Value, side: Side<'_>, at: &str| -> BTreeMap<String, (String, Value)> {
+            let listed = response.get("headers").and_then(Value::as_object).into_iter().flatten();
+            listed
+                .filter_map(|(name, header)| {
+                    let header = resolve(header, side.components, "headers")?.clone();
+                    Some((name.to_ascii_lowercase(), (format!("{at}/headers/{}", escape(name)), header)))
+                })
+                .collect()
+        };
+        let (base_headers, head_headers) = (headers(base, self.base, at_base), headers(head, self.head, at_head));
+        let required = |header: &Value| header.get("required") == Some(&Value::Bool(true));
+        for (name, (at_b, header)) in &base_headers {
+            match head_headers.get(name) {
+                Some((at_h, other)) => {
+                    if required(header) && !required(other) {
+                        let message = format!("{what}: the header `{name}` is no longer promised");
+                        let rule = Rule::ResponseHeaderNoLongerRequired;
+                        self.push(Level::Breaking, rule, Some(at_b.clone()), Some(at_h.clone()), message);
+                    }
+                    if let (Some(bs), Some(hs)) = (parameter_schema(header), parameter_schema(other)) {
+                        let at = At { base: format!("{at_b}/schema"), head: format!("{at_h}/schema") };
+                        self.schemas.compare_handed(bs, hs, &at, direction, &format!("{what}: the header `{name}`"));
+                    }
+                }
+                None => {
+                    let level = if required(header) { Level::Breaking } else { Level::Warning };
+                    let message = format!("{what}: the header `{name}` is no longer sent");
+                    self.push(level, Rule::ResponseHeaderRemoved, Some(at_b.clone()), None, message);
+                }
+            }
+        }
+        for (name, (at_h, _)) in head_headers.iter().filter(|(name, _)| !base_headers.contains_key(*name)) {
+            let message = format!("{what}: the header `{name}` is new");
+            self.push(Level::Info, Rule::ResponseHeaderAdded, None, Some(at_h.clone()), message);
         }
     }
 
