@@ -317,3 +317,18 @@ fn a_security_scheme_written_elsewhere_breaks_its_clients() {
     let changed = diff(&with_headers("{}", KEY), &with_headers("{}", &KEY.replace("header", "query")));
     assert!(changed.changes[0].message.contains("now apiKey query X-Key, was apiKey header x-key"), "{changed:?}");
 }
+
+/// The diff reads schemas as written: an inline schema's change is pointed at where the document
+/// has it (not at a model the generator would name), and an enum no Rust name can hold is judged
+/// as an enum (not as the pattern the generator spells it with).
+#[test]
+fn pointers_are_the_documents_own_and_enums_stay_enums() {
+    let head = r#"{"type": "object", "properties": {"name": {"type": "integer"}}}"#;
+    let changed = diff(&document("1.0.0", OBJECT, OBJECT, ""), &document("1.0.0", head, OBJECT, ""));
+    let at = "#/paths/~1things/post/requestBody/content/application~1json/schema/properties/name";
+    assert_eq!(changed.changes.len(), 1, "{changed:?}");
+    assert_eq!((changed.changes[0].base.as_deref(), changed.changes[0].head.as_deref()), (Some(at), Some(at)));
+    let (sent, _) =
+        both_ways(r#"{"type": "string", "enum": ["a-b", "a_b"]}"#, r#"{"type": "string", "enum": ["a-b"]}"#);
+    assert_eq!(sent, [(Level::Breaking, Rule::EnumValueRemoved)]);
+}

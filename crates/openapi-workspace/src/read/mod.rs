@@ -87,7 +87,12 @@ fn locate(moved: &[(String, String)], message: String) -> String {
 /// each operation has an id and each inline payload a model); the models it named join `raw`'s
 /// components. The document's own `security` is the API's, not its webhooks': a webhook asks
 /// for credentials only with its own `security`.
-fn webhooks(raw: &mut serde_json::Value, written_as: &str, notes: &mut Vec<Note>) -> Result<Option<Webhooks>> {
+fn webhooks(
+    raw: &mut serde_json::Value,
+    written_as: &str,
+    notes: &mut Vec<Note>,
+    serving: Serving,
+) -> Result<Option<Webhooks>> {
     let Some(hooks) = raw.get("x-webhooks").and_then(|w| w.as_object()).filter(|w| !w.is_empty()) else {
         return Ok(None);
     };
@@ -116,7 +121,9 @@ fn webhooks(raw: &mut serde_json::Value, written_as: &str, notes: &mut Vec<Note>
         well_formed(&only_paths).map_err(located)
     };
     paths_well_formed(&doc)?;
-    normalise::normalise(&mut doc, notes, Serving::Whole).map_err(located)?;
+    // Served whole, but for the diff, which reads them as written.
+    let serving = if serving == Serving::AsWritten { serving } else { Serving::Whole };
+    normalise::normalise(&mut doc, notes, serving).map_err(located)?;
     if let Some(schemas) = doc.pointer("/components/schemas").cloned() {
         raw["components"]["schemas"] = schemas;
     }
@@ -232,7 +239,7 @@ impl Spec {
         }
         // Pointers into the webhooks name them where the document has them.
         let written_as = if version.starts_with("3.0.") { "x-webhooks" } else { "webhooks" };
-        let webhooks = webhooks(&mut raw, written_as, &mut notes)?;
+        let webhooks = webhooks(&mut raw, written_as, &mut notes, serving)?;
         for (path, method) in
             crate::timings::timed("read/normalise", || normalise::normalise(&mut raw, &mut notes, serving))?
         {

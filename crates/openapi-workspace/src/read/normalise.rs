@@ -75,7 +75,12 @@ pub(crate) fn normalise(
     notes: &mut Vec<crate::read::Note>,
     serving: Serving,
 ) -> Result<Vec<(String, String)>> {
-    unnameable_enums(doc, "", notes);
+    // The diff judges schemas as written: naming them (and spelling enums no Rust name can hold
+    // as patterns) is the generators' business, and its pointers would name the view's models.
+    let naming = serving != Serving::AsWritten;
+    if naming {
+        unnameable_enums(doc, "", notes);
+    }
     let mut paths = match doc.get_mut("paths").map(Value::take) {
         Some(Value::Object(paths)) => paths,
         Some(Value::Null) | None => Map::new(),
@@ -95,6 +100,7 @@ pub(crate) fn normalise(
             let served = own_parameters(operation, path_parameters.as_ref(), &components, &at)
                 .and_then(|()| check_parameters(path, operation, &components, &at));
             match (served, serving) {
+                (Ok(()), Serving::AsWritten) => {}
                 (Ok(()), _) => hoist_operation(operation, &mut schemas, &mut names),
                 (Err(error), Serving::Whole) => return Err(error),
                 (Err(error), Serving::WhatItCan) => {
@@ -110,12 +116,15 @@ pub(crate) fn normalise(
                         pointer: pointer(&at).trim_start_matches('#').to_owned(),
                         message: format!("not one the workspace can serve: {}", error.chain()),
                     });
-                    hoist_operation(operation, &mut schemas, &mut names);
                 }
             }
         }
     }
     let mut components = components;
+    if !naming {
+        doc["paths"] = Value::Object(paths);
+        return Ok(left_out);
+    }
     if let Some(parameters) = components.get_mut("parameters").and_then(Value::as_object_mut) {
         for (name, parameter) in parameters.iter_mut() {
             if let Some(schema) = parameter.get_mut("schema") {
