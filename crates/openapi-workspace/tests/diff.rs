@@ -332,3 +332,22 @@ fn pointers_are_the_documents_own_and_enums_stay_enums() {
         both_ways(r#"{"type": "string", "enum": ["a-b", "a_b"]}"#, r#"{"type": "string", "enum": ["a-b"]}"#);
     assert_eq!(sent, [(Level::Breaking, Rule::EnumValueRemoved)]);
 }
+
+#[test]
+fn a_response_link_gone_or_pointed_elsewhere_is_a_warning() {
+    let document = |links: &str| {
+        format!(
+            r#"{{"openapi": "3.0.3", "info": {{"title": "t", "version": "1.0.0"}},
+"paths": {{"/things": {{"post": {{"operationId": "make",
+  "responses": {{"201": {{"description": "made", "links": {links}}}}}}}}},
+  "/things/{{id}}": {{"get": {{"operationId": "get", "parameters": [{{"name": "id", "in": "path", "required": true, "schema": {{"type": "string"}}}}],
+  "responses": {{"200": {{"description": "got"}}}}}}}}}}}}"#
+        )
+    };
+    let follow = r#"{"Get": {"operationId": "get", "parameters": {"id": "$response.body#/id"}, "description": "a"}}"#;
+    let case = |base: &str, head: &str| found(&diff(&document(base), &document(head)));
+    assert!(case(follow, &follow.replace("\"a\"", "\"another\"")).is_empty(), "a description is not where it leads");
+    assert_eq!(case(follow, "{}"), [(Level::Warning, Rule::ResponseLinkRemoved)]);
+    assert_eq!(case(follow, &follow.replace("#/id", "#/key")), [(Level::Warning, Rule::ResponseLinkChanged)]);
+    assert_eq!(case("{}", follow), [(Level::Info, Rule::ResponseLinkAdded)]);
+}

@@ -57,6 +57,9 @@ pub enum Rule {
     ResponseHeaderRemoved,
     ResponseHeaderNoLongerRequired,
     ResponseHeaderAdded,
+    ResponseLinkRemoved,
+    ResponseLinkChanged,
+    ResponseLinkAdded,
     SecurityRequirementAdded,
     SecurityAlternativeRemoved,
     SecurityAlternativeAdded,
@@ -98,6 +101,7 @@ impl Rule {
                 | Rule::ResponseAdded
                 | Rule::ResponseMediaTypeAdded
                 | Rule::ResponseHeaderAdded
+                | Rule::ResponseLinkAdded
                 | Rule::SecurityAlternativeAdded
                 | Rule::WebhookAdded
                 | Rule::PropertyAdded

@@ -1,6 +1,6 @@
 //! The operations of two documents compared: found again by method and path template (the
 //! parameters' names aside), then their parameters (by place and name), request bodies and
-//! media types, responses by status, media type and header, security requirements, and the
+//! media types, responses by status, media type, header and link, security requirements, and the
 //! security schemes both define. The schemas they carry are compared in the direction their
 //! values travel (`schemas`).
 
@@ -401,6 +401,7 @@ impl Pair<'_, '_, '_> {
                     let (base_response, head_response) = (base_response.clone(), head_response.clone());
                     self.contents(&base_response, &head_response, (&at_base, &at_head), direction, &what, false);
                     self.headers(&base_response, &head_response, (&at_base, &at_head), direction, &what);
+                    self.links(&base_response, &head_response, (&at_base, &at_head), &what);
                 }
                 None => {
                     let success = status.starts_with('2');
@@ -473,6 +474,42 @@ impl Pair<'_, '_, '_> {
         for (name, (at_h, _)) in head_headers.iter().filter(|(name, _)| !base_headers.contains_key(*name)) {
             let message = format!("{what}: the header `{name}` is new");
             self.push(Level::Info, Rule::ResponseHeaderAdded, None, Some(at_h.clone()), message);
+        }
+    }
+
+    /// A response's links (through `components/links`): a client that follows one needs it, to the
+    /// same operation with the same parameters. One gone or pointed elsewhere is a warning (no
+    /// generated client follows links; a person or a hypermedia client does), a new one info.
+    fn links(&mut self, base: &Value, head: &Value, (at_base, at_head): (&str, &str), what: &str) {
+        let links = |response: &Value, side: Side<'_>| -> BTreeMap<String, Value> {
+            let listed = response.get("links").and_then(Value::as_object).into_iter().flatten();
+            listed
+                .filter_map(|(name, link)| Some((name.clone(), resolve(link, side.components, "links")?.clone())))
+                .collect()
+        };
+        let (base_links, head_links) = (links(base, self.base), links(head, self.head));
+        // Where a link leads: its operation and the values it fills in (not its description).
+        let target = |link: &Value| {
+            ["operationId", "operationRef", "parameters", "requestBody", "server"].map(|key| link.get(key).cloned())
+        };
+        let at = |at: &str, name: &str| format!("{at}/links/{}", escape(name));
+        for (name, link) in &base_links {
+            match head_links.get(name) {
+                Some(other) if target(link) != target(other) => {
+                    let message = format!("{what}: the link `{name}` leads elsewhere now");
+                    let rule = Rule::ResponseLinkChanged;
+                    self.push(Level::Warning, rule, Some(at(at_base, name)), Some(at(at_head, name)), message);
+                }
+                Some(_) => {}
+                None => {
+                    let message = format!("{what}: the link `{name}` was removed");
+                    self.push(Level::Warning, Rule::ResponseLinkRemoved, Some(at(at_base, name)), None, message);
+                }
+            }
+        }
+        for name in head_links.keys().filter(|name| !base_links.contains_key(*name)) {
+            let message = format!("{what}: the link `{name}` is new");
+            self.push(Level::Info, Rule::ResponseLinkAdded, None, Some(at(at_head, name)), message);
         }
     }
 
