@@ -20,11 +20,18 @@ pub fn pairs(value: &Value) -> Vec<(String, String)> {
     out
 }
 
+/// A scalar as a form writes it: a string as itself, a number or boolean as JSON writes it.
+pub fn text(scalar: &Value) -> String {
+    match scalar {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
 fn flatten(key: String, value: &Value, out: &mut Vec<(String, String)>) {
     match value {
         Value::Null => {}
-        Value::String(text) => out.push((key, text.clone())),
-        Value::Bool(_) | Value::Number(_) => out.push((key, value.to_string())),
+        Value::String(_) | Value::Bool(_) | Value::Number(_) => out.push((key, text(value))),
         Value::Array(items) => {
             items.iter().enumerate().for_each(|(index, item)| flatten(format!("{key}[{index}]"), item, out))
         }

@@ -35,16 +35,10 @@ impl<T: serde::Serialize> serde::Serialize for Keyed<T> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde_json::Value;
         let value = serde_json::to_value(&self.0).map_err(serde::ser::Error::custom)?;
-        let text = |value: &Value| match value {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        };
         let pieces: Vec<String> = match &value {
             Value::Null => return serializer.serialize_none(),
-            Value::Object(fields) => {
-                fields.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| format!("{k}={}", text(v))).collect()
-            }
-            scalar => vec![format!("={}", text(scalar))],
+            Value::Object(_) => crate::forms::pairs(&value).into_iter().map(|(k, v)| format!("{k}={v}")).collect(),
+            scalar => vec![format!("={}", crate::forms::text(scalar))],
         };
         // progenitor writes each item of a sequence under the parameter's name.
         serde::Serialize::serialize(&pieces, serializer)

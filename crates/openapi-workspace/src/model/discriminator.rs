@@ -12,6 +12,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::read::document::mapped_schema;
 use crate::read::marks::DEFAULT_MAPPING;
 
 /// A union's discriminator.
@@ -53,9 +54,9 @@ pub(crate) fn of(schema: &Map<String, Value>) -> Option<Discriminator> {
                 .into_iter()
                 .flatten()
                 .filter(|(_, target)| {
-                    target.as_str().is_some_and(|target| {
-                        target == component || target.strip_prefix("#/components/schemas/") == Some(&component)
-                    })
+                    target
+                        .as_str()
+                        .is_some_and(|target| mapped_schema(target) == format!("#/components/schemas/{component}"))
                 })
                 .map(|(tag, _)| tag.clone())
                 .collect();

@@ -47,6 +47,15 @@ pub(crate) fn rust_name(input: &str, pascal: bool) -> String {
     if syn::parse_str::<syn::Ident>(&cased).is_ok() { cased } else { format!("{cased}_") }
 }
 
+/// A discriminator's target as a reference: its `mapping` values and 3.2's `defaultMapping` are
+/// a reference or a component schema's name.
+pub(crate) fn mapped_schema(written: &str) -> String {
+    match written.starts_with('#') {
+        true => written.to_owned(),
+        false => format!("#/components/schemas/{written}"),
+    }
+}
+
 /// `schema` through its chain of `$ref`s to `components/schemas`; `None` for one that leads
 /// nowhere (or round in a circle).
 pub(crate) fn resolve_schema<'a>(schema: &'a Value, components: &'a Value) -> Option<&'a Value> {

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
-use crate::read::document::rust_name;
+use crate::read::document::{mapped_schema, rust_name};
 use crate::read::marks;
 
 const PREFIX: &str = "#/components/schemas/";
@@ -102,7 +102,7 @@ fn split(doc: &mut Value, parent: &str, uses: &BTreeMap<String, usize>) {
     let description = object.get("description").cloned();
     // The mapping as the document writes it, each target a reference; the parent's is the base's.
     let target = |written: &str| {
-        let reference = if written.starts_with('#') { written.to_owned() } else { format!("{PREFIX}{written}") };
+        let reference = mapped_schema(written);
         if reference == format!("{PREFIX}{parent}") { base_reference.clone() } else { reference }
     };
     let mut mapping: Map<String, Value> = discriminator

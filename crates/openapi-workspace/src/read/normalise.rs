@@ -120,11 +120,11 @@ pub(crate) fn normalise(
             }
         }
     }
-    let mut components = components;
+    doc["paths"] = Value::Object(paths);
     if !naming {
-        doc["paths"] = Value::Object(paths);
         return Ok(left_out);
     }
+    let mut components = components;
     if let Some(parameters) = components.get_mut("parameters").and_then(Value::as_object_mut) {
         for (name, parameter) in parameters.iter_mut() {
             if let Some(schema) = parameter.get_mut("schema") {
@@ -139,7 +139,6 @@ pub(crate) fn normalise(
             }
         }
     }
-    doc["paths"] = Value::Object(paths);
     if !schemas.is_empty() {
         components["schemas"] = Value::Object(schemas);
     }

@@ -209,10 +209,7 @@ fn default_mapping(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<No
     else {
         return;
     };
-    let target = written.as_str().map(|written| match written.starts_with('#') {
-        true => written.to_owned(),
-        false => format!("#/components/schemas/{written}"),
-    });
+    let target = written.as_str().map(crate::read::document::mapped_schema);
     let arms = schema.get("oneOf").or_else(|| schema.get("anyOf")).and_then(Value::as_array);
     let is_arm =
         |target: &String| arms.into_iter().flatten().any(|arm| arm.get("$ref").and_then(Value::as_str) == Some(target));

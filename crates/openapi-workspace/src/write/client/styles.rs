@@ -65,22 +65,38 @@ fn optional_objects(
         let resolved = resolve(parameter, components, "parameters").cloned().unwrap_or_else(|| parameter.clone());
         let Ok(wire) = wire::of(&resolved, components) else { continue };
         let reference = resolved.pointer("/schema/$ref").and_then(Value::as_str);
-        let Some(name) = reference.and_then(|r| r.strip_prefix("#/components/schemas/")) else { continue };
+        let Some(name) = reference.and_then(|r| r.strip_prefix(MODELS)) else { continue };
         if wire.place != Place::Query || !matches!(wire.shape, Shape::Object(_)) {
             continue;
         }
-        let copy = format!("{name}.optional");
-        if !copies.contains_key(&copy) {
-            copies.insert(copy.clone(), components["schemas"][name].clone());
-            let model = heck::ToUpperCamelCase::to_upper_camel_case(name);
-            // typify keys a replacement by the name it would give the type.
-            let key = heck::ToUpperCamelCase::to_upper_camel_case(copy.as_str());
-            replacements.push((key, format!("types::{model}")));
-        }
+        let copy = replaced_copy(name, "optional", |model| format!("types::{model}"), components, copies, replacements);
         let mut parameter_now = resolved;
-        parameter_now["schema"] = json!({ "$ref": format!("#/components/schemas/{copy}") });
+        parameter_now["schema"] = copy;
         *parameter = parameter_now;
     }
+}
+
+const MODELS: &str = "#/components/schemas/";
+
+/// A reference to `{model}.{suffix}`, a copy of the model's schema that progenitor is told to
+/// replace with the Rust type `replaced` makes of the model's name (recorded in `copies` and
+/// `replacements` once).
+fn replaced_copy(
+    model: &str,
+    suffix: &str,
+    replaced: impl Fn(&str) -> String,
+    components: &Value,
+    copies: &mut serde_json::Map<String, Value>,
+    replacements: &mut Vec<(String, String)>,
+) -> Value {
+    let copy = format!("{model}.{suffix}");
+    if !copies.contains_key(&copy) {
+        copies.insert(copy.clone(), components["schemas"][model].clone());
+        // typify keys a replacement by the name it would give the type.
+        let key = heck::ToUpperCamelCase::to_upper_camel_case(copy.as_str());
+        replacements.push((key, replaced(&heck::ToUpperCamelCase::to_upper_camel_case(model))));
+    }
+    json!({ "$ref": format!("{MODELS}{copy}") })
 }
 
 /// The placeholder a carried path parameter has in the client's path template.
@@ -101,16 +117,18 @@ struct Carried {
     keyed: bool,
 }
 
-/// The parameters of `operation` progenitor cannot write, in their order.
-fn carried(operation: &Value, components: &Value) -> Vec<Carried> {
+/// The parameters of `operation` progenitor cannot write, in their order; and every name
+/// progenitor will write in the query, with the place of the parameter it writes it for.
+fn carried(operation: &Value, components: &Value) -> (Vec<Carried>, Vec<(String, usize)>) {
     let parameters = operation.get("parameters").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     let resolved: Vec<&Value> = parameters.iter().map(|p| resolve(p, components, "parameters").unwrap_or(p)).collect();
     let wires: Vec<Wire> = resolved.iter().map(|p| wire::of(p, components).expect("checked by normalise")).collect();
     let writes = |w: &Wire| w.place == Place::Query && w.client_writes();
     let mut taken: Vec<String> = wires.iter().filter(|w| writes(w)).map(|w| w.name.clone()).collect();
-    // Every name progenitor writes in the query.
-    let mut written: Vec<String> =
-        wires.iter().filter(|w| writes(w)).flat_map(|w| wire::query_keys(w, &w.name)).collect();
+    let mut written: Vec<(String, usize)> = (wires.iter().enumerate())
+        .filter(|(_, w)| writes(w))
+        .flat_map(|(index, w)| wire::query_keys(w, &w.name).into_iter().map(move |k| (k, index)))
+        .collect();
     let mut out = Vec::new();
     for (index, wire) in wires.into_iter().enumerate().filter(|(_, w)| !w.client_writes()) {
         let mut key = wire.name.clone();
@@ -123,14 +141,12 @@ fn carried(operation: &Value, components: &Value) -> Vec<Carried> {
             resolved[index].pointer("/schema/$ref").and_then(Value::as_str).is_some_and(|r| r.starts_with(MODELS));
         let keyed = matches!(wire.shape, Shape::Object(_) | Shape::ScalarOrObject(..))
             && named_model
-            && keys.iter().any(|k| written.contains(k));
-        written.extend(if keyed { vec![key.clone()] } else { keys });
+            && keys.iter().any(|k| written.iter().any(|(other, _)| other == k));
+        written.extend(if keyed { vec![key.clone()] } else { keys }.into_iter().map(|k| (k, index)));
         out.push(Carried { index, wire, key, keyed });
     }
-    out
+    (out, written)
 }
-
-const MODELS: &str = "#/components/schemas/";
 
 /// Turns `operation`'s parameters that progenitor cannot write into carriers; answers the path
 /// its template becomes. A keyed carrier refers to a copy of its model's schema, `{name}.keyed`,
@@ -145,39 +161,18 @@ fn carry(
     replacements: &mut Vec<(String, String)>,
 ) -> Result<String> {
     let mut path = path.to_string();
-    let carried = carried(operation, components);
+    let (carried, mut keys) = carried(operation, components);
     let Some(parameters) = operation.get_mut("parameters").and_then(Value::as_array_mut) else { return Ok(path) };
-    // Every name progenitor will write in the query, with the parameter it writes it for.
-    let mut keys: Vec<(String, usize)> = Vec::new();
-    for (i, parameter) in parameters.iter().enumerate() {
-        let resolved = resolve(parameter, components, "parameters").unwrap_or(parameter);
-        let wire = wire::of(resolved, components).expect("checked by normalise");
-        if wire.place == Place::Query && wire.client_writes() {
-            keys.extend(wire::query_keys(&wire, &wire.name).into_iter().map(|k| (k, i)));
-        }
-    }
     for Carried { index: i, wire, key, keyed } in carried {
         let resolved = resolve(&parameters[i], components, "parameters").cloned().expect("checked by normalise");
-        match keyed {
-            true => keys.push((key.clone(), i)),
-            false => keys.extend(wire::query_keys(&wire, &key).into_iter().map(|k| (k, i))),
-        }
         if wire.place == Place::Path {
             path = path.replace(&format!("{{{}}}", wire.name), &placeholder(i));
         }
         let mut schema = resolved.get("schema").cloned().unwrap_or_else(|| json!({}));
         if keyed {
-            let model =
-                schema["$ref"].as_str().and_then(|r| r.strip_prefix(MODELS)).expect("a keyed carrier's").to_owned();
-            let copy = format!("{model}.keyed");
-            if !copies.contains_key(&copy) {
-                copies.insert(copy.clone(), components["schemas"][&model].clone());
-                // typify keys a replacement by the name it would give the type.
-                let key = heck::ToUpperCamelCase::to_upper_camel_case(copy.as_str());
-                let model = heck::ToUpperCamelCase::to_upper_camel_case(model.as_str());
-                replacements.push((key, format!("openapi_workspace_runtime::client::styles::Keyed<types::{model}>")));
-            }
-            schema = json!({ "$ref": format!("{MODELS}{copy}") });
+            let model = schema["$ref"].as_str().and_then(|r| r.strip_prefix(MODELS)).expect("a keyed carrier's");
+            let keyed = |model: &str| format!("openapi_workspace_runtime::client::styles::Keyed<types::{model}>");
+            schema = replaced_copy(model, "keyed", keyed, components, copies, replacements);
         }
         let mut carrier = json!({
             "name": key,
@@ -212,7 +207,7 @@ pub(crate) fn client(spec: &Spec) -> Result<Option<TokenStream>> {
     for (_, item) in spec.raw.get("paths").and_then(Value::as_object).into_iter().flatten() {
         for method in METHODS {
             let Some(operation) = item.get(method) else { continue };
-            let carried = carried(operation, &components);
+            let (carried, _) = carried(operation, &components);
             if carried.is_empty() {
                 continue;
             }
@@ -278,7 +273,7 @@ mod tests {
             parameter("created", "deepObject", true), parameter("due", "deepObject", true),
         ]});
         let keyed: Vec<(String, bool)> =
-            carried(&operation, &components).into_iter().map(|c| (c.key, c.keyed)).collect();
+            carried(&operation, &components).0.into_iter().map(|c| (c.key, c.keyed)).collect();
         assert_eq!(keyed, [("created".to_owned(), false), ("due".to_owned(), true)]);
         let (mut copies, mut replacements) = (serde_json::Map::new(), Vec::new());
         carry(&mut operation, "/x", &components, &["paths", "/x", "get"], &mut copies, &mut replacements).unwrap();
@@ -292,7 +287,7 @@ mod tests {
         let mut operation = json!({"parameters": [
             {"name": "gt", "in": "query", "schema": {"type": "integer"}}, parameter("range", "form", true),
         ]});
-        assert!(carried(&operation, &components).is_empty());
+        assert!(carried(&operation, &components).0.is_empty());
         let error = carry(&mut operation, "/x", &components, &["paths", "/x", "get"], &mut copies, &mut replacements)
             .unwrap_err()
             .to_string();
