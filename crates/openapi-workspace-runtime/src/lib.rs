@@ -11,7 +11,7 @@
 
 pub mod wire;
 
-#[cfg(any(feature = "client", feature = "server"))]
+#[cfg(feature = "forms")]
 pub mod forms;
 
 #[cfg(feature = "client")]

@@ -47,8 +47,12 @@ pub enum Shape<F = &'static [(&'static str, Leaf)]> {
     /// A scalar or an object of scalar properties (Stripe's range filters: `created=5` or
     /// `created[gte]=5`), written only as a `deepObject` query parameter.
     ScalarOrObject(Leaf, F),
-    /// Anything else (a `oneOf`, an array of objects): one text, as the default styles read it,
-    /// and refused by the generator in any other style.
+    /// Any value, nested as deep as its schema goes, written only as a `deepObject` query
+    /// parameter in brackets, as a form body writes it (Stripe's `lines[0][amount]=5`,
+    /// `customer_details[address][city]=Paris`): see `forms`.
+    Nested,
+    /// Anything else (a `oneOf`, an array of objects) outside `deepObject`: one text, as the
+    /// default styles read it, and refused by the generator in any other style.
     Opaque,
 }
 

@@ -20,8 +20,9 @@ pub struct Carrier {
 /// `property=value` text per property (a scalar: `=value`), rather than each property under its
 /// own name: what the generator gives a parameter whose properties share names with another's
 /// (Stripe's `created` and `arrival_date` range filters, both `gt`, `lte`, …), which would
-/// otherwise be written as one. A value converts into it, so the builder's setter takes the
-/// model itself.
+/// otherwise be written as one, and a nested value, which progenitor cannot write at all (a
+/// property nested as a form writes it, `address[city]=Paris`; an array's items by their index,
+/// `0[amount]=5`). A value converts into it, so the builder's setter takes the model itself.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Keyed<T>(pub T);
 
@@ -38,6 +39,11 @@ impl<T: serde::Serialize> serde::Serialize for Keyed<T> {
         let pieces: Vec<String> = match &value {
             Value::Null => return serializer.serialize_none(),
             Value::Object(_) => crate::forms::pairs(&value).into_iter().map(|(k, v)| format!("{k}={v}")).collect(),
+            Value::Array(items) => {
+                let numbered = items.iter().enumerate().map(|(index, item)| (index.to_string(), item.clone()));
+                let pairs = crate::forms::pairs(&Value::Object(numbered.collect()));
+                pairs.into_iter().map(|(k, v)| format!("{k}={v}")).collect()
+            }
             scalar => vec![format!("={}", crate::forms::text(scalar))],
         };
         // progenitor writes each item of a sequence under the parameter's name.
@@ -81,7 +87,7 @@ pub fn restyle(request: &mut reqwest::Request, carriers: &[Carrier]) -> Result<(
             .map(|&i| match carrier.keyed {
                 // `Keyed`'s `property=value`; a scalar's property is empty: under the key.
                 true => match pairs[i].1.split_once('=') {
-                    Some(("", value)) => (carrier.key, value),
+                    Some(("", value)) if !matches!(wire.shape, Shape::Nested) => (carrier.key, value),
                     Some(entry) => entry,
                     None => (carrier.key, pairs[i].1.as_str()),
                 },
@@ -120,6 +126,15 @@ pub fn restyle(request: &mut reqwest::Request, carriers: &[Carrier]) -> Result<(
                 Shape::Object(_) if wire.explode => {
                     query.extend(entries.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
                 }
+                // `Keyed`'s `address[city]`, `0[amount]` or (a scalar) nothing, under the name.
+                Shape::Nested => query.extend(entries.iter().map(|(path, v)| {
+                    let key = match path.split_once('[') {
+                        _ if path.is_empty() => wire.name.to_owned(),
+                        Some((head, rest)) => format!("{}[{head}][{rest}", wire.name),
+                        None => format!("{}[{path}]", wire.name),
+                    };
+                    (key, (*v).to_owned())
+                })),
                 Shape::Object(_) => {
                     query.push((wire.name.to_owned(), alternating(&entries, |t| t.to_owned()).join(joined)))
                 }
@@ -193,7 +208,7 @@ pub fn restyle(request: &mut reqwest::Request, carriers: &[Carrier]) -> Result<(
 /// exploded, `k=v,…`; each piece through `encode`.
 fn listed(wire: &Wire, entries: &[(&str, &str)], joined: &str, encode: &dyn Fn(&str) -> String) -> String {
     match wire.shape {
-        Shape::Scalar(_) | Shape::Opaque | Shape::ScalarOrObject(..) => encode(entries[0].1),
+        Shape::Scalar(_) | Shape::Opaque | Shape::ScalarOrObject(..) | Shape::Nested => encode(entries[0].1),
         Shape::Array(_) => entries.iter().map(|(_, v)| encode(v)).collect::<Vec<_>>().join(joined),
         Shape::Object(_) if wire.explode => {
             entries.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect::<Vec<_>>().join(joined)
@@ -224,9 +239,9 @@ fn check(carrier: &Carrier, entries: &[(&str, &str)]) -> Result<(), String> {
         (Place::Cookie, Style::Cookie) => reserved.extend([';', ' ', '"', '\\']),
         _ => {}
     }
-    // A scalar is read whole (but an unencoded cookie's); an object's keys are its
-    // properties' names.
-    if matches!(wire.shape, Shape::Scalar(_) | Shape::Opaque) && wire.style != Style::Cookie {
+    // A scalar is read whole (but an unencoded cookie's), and so is each text of a nested value
+    // (its brackets are in its keys); an object's keys are its properties' names.
+    if matches!(wire.shape, Shape::Scalar(_) | Shape::Opaque | Shape::Nested) && wire.style != Style::Cookie {
         return Ok(());
     }
     for (_, text) in entries {

@@ -105,6 +105,20 @@ pub fn query<T: DeserializeOwned>(
                     (None, true) => None,
                 }
             }
+            // `lines[0][amount]=5&customer[address][city]=Paris`: one tree, typed by the
+            // parameter's schema as a form body is.
+            Shape::Nested => {
+                // Every key that starts so is the parameter's: `tree` refuses one malformed.
+                let found =
+                    named(&|key| key.strip_prefix(wire.name).is_some_and(|r| r.is_empty() || r.starts_with('[')));
+                let tree = crate::forms::tree(found.iter().map(|&i| (&pairs[i].0, &pairs[i].1)));
+                let value = tree.map_err(bad)?.get_mut(wire.name).map(Value::take);
+                let schema = validator.schema.get("properties").and_then(|p| p.get(wire.name));
+                match (value, schema) {
+                    (Some(value), Some(schema)) => Some(crate::forms::typed(value, schema, &validator.components)),
+                    (value, _) => value,
+                }
+            }
             Shape::Object(fields) if wire.explode => {
                 let found = named(&|key| fields.iter().any(|(name, _)| *name == key));
                 let entries: Vec<(&str, &str)> =
@@ -210,8 +224,9 @@ fn delimited(wire: &Wire, text: &str, delimiter: char) -> Result<Value, Malforme
         // A scalar-or-object is a deepObject query parameter (the generator writes it nowhere
         // else): one text here is its scalar.
         Shape::Scalar(leaf) | Shape::ScalarOrObject(leaf, _) => Ok(read(leaf, text)),
-        // One text, whatever its schema: the model's deserialiser reads it.
-        Shape::Opaque => Ok(read(Leaf::String, text)),
+        // One text, whatever its schema: the model's deserialiser reads it (a nested value is
+        // a deepObject query parameter, which this never reads).
+        Shape::Opaque | Shape::Nested => Ok(read(Leaf::String, text)),
         Shape::Array(leaf) => Ok(array(leaf, split(text, delimiter))),
         Shape::Object(fields) if wire.explode => properties(fields, assigned(split(text, delimiter))?),
         Shape::Object(fields) => properties(fields, alternating(split(text, delimiter))?),

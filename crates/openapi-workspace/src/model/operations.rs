@@ -475,9 +475,9 @@ fn multipart(
                     _ if json => PartRead::Json,
                     crate::read::wire::Shape::Scalar(leaf) => PartRead::Text(leaf),
                     crate::read::wire::Shape::Array(leaf) => PartRead::Texts(leaf),
-                    crate::read::wire::Shape::Object(_) | crate::read::wire::Shape::ScalarOrObject(..) => {
-                        PartRead::Json
-                    }
+                    crate::read::wire::Shape::Object(_)
+                    | crate::read::wire::Shape::ScalarOrObject(..)
+                    | crate::read::wire::Shape::Nested => PartRead::Json,
                     // Anything else: JSON when it is a structure, else its text as a string.
                     crate::read::wire::Shape::Opaque => match resolved.as_ref().map(|s| &s.schema_kind) {
                         Some(SchemaKind::Type(Type::Object(_) | Type::Array(_))) => PartRead::Json,

@@ -30,8 +30,6 @@ pub(crate) enum Unwritable {
     StyleHere { place: String, name: String, style: String },
     #[error("parameter {name} is {style:?} but not an array or an object of scalars")]
     NotDelimitable { name: String, style: Style },
-    #[error("parameter {name} is deepObject but not an object of scalars or an array")]
-    NotDeepObject { name: String },
     #[error(
         "parameter {name}: in this place and style only a scalar, an array of scalars or an object of scalar \
          properties can be written"
@@ -87,14 +85,22 @@ pub(crate) fn of(parameter: &Value, components: &Value) -> Result<Wire, Unwritab
     let explode =
         parameter.get("explode").and_then(Value::as_bool).unwrap_or(matches!(style, Style::Form | Style::Cookie));
     let shape = match parameter.get("schema") {
-        // Stripe's range filters, `created=5` or `created[gte]=5`: in any other style such a
-        // union is one text, as before.
+        // Stripe's range filters, `created=5` or `created[gte]=5`, and its nested filters,
+        // `lines[0][amount]=5`: in any other style such a value is one text, as before.
         Some(schema) if style == Style::DeepObject => match shape(schema, components) {
-            Shape::Opaque => scalar_or_object(schema, components).unwrap_or(Shape::Opaque),
+            Shape::Opaque => scalar_or_object(schema, components)
+                .or_else(|| structured(schema, components, 0).then_some(Shape::Nested))
+                .unwrap_or(Shape::Opaque),
             shape => shape,
         },
         Some(schema) => shape(schema, components),
         None => Shape::Opaque,
+    };
+    // deepObject writes objects; a scalar in it (Stripe's `subscription_billing_cycle_anchor`,
+    // `now` or a timestamp) is written as it would be anywhere in a query, `name=value`.
+    let (style, explode) = match shape {
+        Shape::Scalar(_) | Shape::Opaque if style == Style::DeepObject => (Style::Form, true),
+        _ => (style, explode),
     };
     let wire = Wire { place, name, style, explode, shape };
     check(&wire)?;
@@ -103,18 +109,13 @@ pub(crate) fn of(parameter: &Value, components: &Value) -> Result<Wire, Unwritab
 
 fn check(wire: &Wire) -> Result<(), Unwritable> {
     let name = wire.name.clone();
-    match (&wire.style, &wire.shape) {
-        (Style::SpaceDelimited | Style::PipeDelimited, Shape::Array(_) | Shape::Object(_)) => {}
-        (Style::SpaceDelimited | Style::PipeDelimited, _) => {
-            return Err(Unwritable::NotDelimitable { name, style: wire.style });
-        }
-        // An array in deepObject is Stripe's `expand[]=a&expand[]=b` (or `expand[0]=a`), a
-        // scalar or an object its range filters' `created=5` or `created[gte]=5`.
-        (Style::DeepObject, Shape::Object(_) | Shape::Array(_) | Shape::ScalarOrObject(..)) => {}
-        (Style::DeepObject, _) => {
-            return Err(Unwritable::NotDeepObject { name });
-        }
-        _ => {}
+    // (Every shape of a deepObject parameter is written: an array is Stripe's
+    // `expand[]=a&expand[]=b` or `expand[0]=a`, a scalar or an object its range filters'
+    // `created=5` or `created[gte]=5`, anything deeper its `lines[0][amount]=5`.)
+    if matches!(wire.style, Style::SpaceDelimited | Style::PipeDelimited)
+        && !matches!(wire.shape, Shape::Array(_) | Shape::Object(_))
+    {
+        return Err(Unwritable::NotDelimitable { name, style: wire.style });
     }
     if wire.shape == Shape::Opaque && !wire.plain() {
         return Err(Unwritable::NotPlain { name });
@@ -156,6 +157,22 @@ pub(crate) fn shape(schema: &Value, components: &Value) -> Shape {
 fn scalar_fields(schema: &Value, components: &Value) -> Option<Vec<(String, Leaf)>> {
     let properties = schema.get("properties").and_then(Value::as_object)?;
     properties.iter().map(|(name, property)| Some((name.clone(), leaf(property, components)?))).collect()
+}
+
+/// Whether a value of `schema` may be an object or an array (through `$ref`s and the arms of
+/// `allOf`, `anyOf` and `oneOf`).
+fn structured(schema: &Value, components: &Value, depth: usize) -> bool {
+    let schema = unwrap(schema, components);
+    match schema.get("type").and_then(Value::as_str) {
+        Some(kind) => kind == "object" || kind == "array",
+        None if schema.get("properties").is_some() => true,
+        // A schema that refers to itself through its arms ends here.
+        None if depth == 16 => false,
+        None => ["allOf", "anyOf", "oneOf"]
+            .iter()
+            .filter_map(|k| schema.get(*k).and_then(Value::as_array))
+            .any(|arms| arms.iter().any(|arm| structured(arm, components, depth + 1))),
+    }
 }
 
 /// A union (`anyOf`/`oneOf`) of two arms, a scalar and an object of scalars, in either order
@@ -205,7 +222,7 @@ fn unwrap<'a>(schema: &'a Value, components: &'a Value) -> &'a Value {
 mod tests {
     use serde_json::json;
 
-    use super::{Leaf, Shape, of};
+    use super::{Leaf, Shape, Style, of};
 
     #[test]
     fn a_scalar_or_an_object_is_its_own_shape_only_in_deep_object() {
@@ -218,9 +235,23 @@ mod tests {
         // In `form`, one text, as the default styles read it (served as before).
         let form = json!({"name": "created", "in": "query", "schema": schema});
         assert_eq!(of(&form, &components).unwrap().shape, Shape::Opaque);
-        // Two scalars, or an object whose property is no scalar: no such shape, and refused.
+        // A scalar (here a union of two) is written as anywhere in a query: `at=now`.
         let scalars = json!({"name": "at", "in": "query", "style": "deepObject",
                              "schema": {"anyOf": [{"type": "string"}, {"type": "integer"}]}});
-        assert!(of(&scalars, &components).is_err());
+        let wire = of(&scalars, &components).unwrap();
+        assert_eq!((wire.style, wire.explode, wire.plain()), (Style::Form, true, true));
+        // Anything deeper, in deepObject only: Stripe's `lines[0][amount]`, `customer[address][city]`.
+        let nested = |schema: serde_json::Value, style: &str| {
+            let parameter = json!({"name": "n", "in": "query", "style": style, "explode": true, "schema": schema});
+            of(&parameter, &components).map(|wire| wire.shape)
+        };
+        let lines =
+            json!({"type": "array", "items": {"type": "object", "properties": {"amount": {"type": "integer"}}}});
+        let customer = json!({"properties": {"address": {"properties": {"city": {"type": "string"}}}}});
+        let union = json!({"anyOf": [{"$ref": "#/components/schemas/range"}, {"type": "array", "items": {}}]});
+        for schema in [lines.clone(), customer, union] {
+            assert_eq!(nested(schema, "deepObject").unwrap(), Shape::Nested);
+        }
+        assert_eq!(nested(lines, "form").unwrap(), Shape::Opaque);
     }
 }

@@ -41,6 +41,7 @@ pub(crate) fn tokens(wire: &Wire, module: &TokenStream) -> TokenStream {
             let (scalar, properties) = (leaf(scalar), fields(properties));
             quote!(#module::Shape::ScalarOrObject(#scalar, #properties))
         }
+        Shape::Nested => quote!(#module::Shape::Nested),
         Shape::Opaque => quote!(#module::Shape::Opaque),
     };
     quote! {

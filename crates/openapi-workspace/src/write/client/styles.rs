@@ -30,6 +30,7 @@ pub(crate) fn for_client(doc: &mut Value) -> Result<Vec<(String, String)>> {
         for method in METHODS {
             let Some(operation) = item.get_mut(method) else { continue };
             let at = ["paths", path.as_str(), method];
+            scalars_in_deep_object(operation, &components);
             let moved = carry(operation, path, &components, &at, &mut copies, &mut replacements)?;
             optional_objects(operation, &components, &mut copies, &mut replacements);
             if moved != *path {
@@ -53,6 +54,21 @@ pub(crate) fn for_client(doc: &mut Value) -> Result<Vec<(String, String)>> {
     Ok(replacements)
 }
 
+/// Gives progenitor, which writes no deepObject, each scalar the document puts in one as the
+/// `form` parameter it is on the wire (`read::wire` reads it so).
+fn scalars_in_deep_object(operation: &mut Value, components: &Value) {
+    for parameter in operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
+        let resolved = resolve(parameter, components, "parameters").unwrap_or(parameter);
+        let deep = resolved.get("style").and_then(Value::as_str) == Some("deepObject");
+        if deep && wire::of(resolved, components).is_ok_and(|wire| wire.style == wire::Style::Form) {
+            let mut form = resolved.clone();
+            form["style"] = json!("form");
+            form["explode"] = json!(true);
+            *parameter = form;
+        }
+    }
+}
+
 /// Points each query parameter of `operation` (carriers included) whose model is an object at a
 /// copy of its schema, `{name}.optional`, which progenitor replaces with the model.
 fn optional_objects(
@@ -69,7 +85,7 @@ fn optional_objects(
         if wire.place != Place::Query || !matches!(wire.shape, Shape::Object(_)) {
             continue;
         }
-        let copy = replaced_copy(name, "optional", |model| format!("types::{model}"), components, copies, replacements);
+        let copy = replaced_copy(name, "optional", components["schemas"][name].clone(), 0, copies, replacements);
         let mut parameter_now = resolved;
         parameter_now["schema"] = copy;
         *parameter = parameter_now;
@@ -78,25 +94,42 @@ fn optional_objects(
 
 const MODELS: &str = "#/components/schemas/";
 
-/// A reference to `{model}.{suffix}`, a copy of the model's schema that progenitor is told to
-/// replace with the Rust type `replaced` makes of the model's name (recorded in `copies` and
-/// `replacements` once).
+/// A reference to `{model}.{suffix}`, a copy (`schema`) that progenitor is told to replace with
+/// the model's type, `lists` arrays deep, and for `suffix` `keyed`, as the runtime's
+/// `styles::Keyed` (recorded in `copies` and `replacements` once).
 fn replaced_copy(
     model: &str,
     suffix: &str,
-    replaced: impl Fn(&str) -> String,
-    components: &Value,
+    schema: Value,
+    lists: usize,
     copies: &mut serde_json::Map<String, Value>,
     replacements: &mut Vec<(String, String)>,
 ) -> Value {
-    let copy = format!("{model}.{suffix}");
+    let copy = format!("{model}.{suffix}{}", "-list".repeat(lists));
     if !copies.contains_key(&copy) {
-        copies.insert(copy.clone(), components["schemas"][model].clone());
+        copies.insert(copy.clone(), schema);
+        let mut replaced = format!("types::{}", heck::ToUpperCamelCase::to_upper_camel_case(model));
+        for _ in 0..lists {
+            replaced = format!("Vec<{replaced}>");
+        }
+        if suffix == "keyed" {
+            replaced = format!("openapi_workspace_runtime::client::styles::Keyed<{replaced}>");
+        }
         // typify keys a replacement by the name it would give the type.
-        let key = heck::ToUpperCamelCase::to_upper_camel_case(copy.as_str());
-        replacements.push((key, replaced(&heck::ToUpperCamelCase::to_upper_camel_case(model))));
+        replacements.push((heck::ToUpperCamelCase::to_upper_camel_case(copy.as_str()), replaced));
     }
     json!({ "$ref": format!("{MODELS}{copy}") })
+}
+
+/// The model `schema` names, and how many arrays deep (`{"$ref": model}`: 0; an array of it: 1).
+fn named_within(schema: &Value) -> Option<(&str, usize)> {
+    match schema.get("$ref") {
+        Some(reference) => Some((reference.as_str()?.strip_prefix(MODELS)?, 0)),
+        None if schema.get("type") == Some(&json!("array")) => {
+            named_within(schema.get("items")?).map(|(model, lists)| (model, lists + 1))
+        }
+        None => None,
+    }
 }
 
 /// The placeholder a carried path parameter has in the client's path template.
@@ -112,8 +145,9 @@ struct Carried {
     /// The carrier's name: the parameter's own, unless a query parameter has that name (then
     /// `{name}-{place}`).
     key: String,
-    /// Whether progenitor writes it under `key` as the runtime's `styles::Keyed` (an object
-    /// whose properties' names another parameter writes too), rather than as its properties.
+    /// Whether progenitor writes it under `key` as the runtime's `styles::Keyed` (a nested
+    /// value, or an object whose properties' names another parameter writes too), rather than
+    /// as its properties.
     keyed: bool,
 }
 
@@ -139,9 +173,10 @@ fn carried(operation: &Value, components: &Value) -> (Vec<Carried>, Vec<(String,
         let keys = wire::query_keys(&wire, &key);
         let named_model =
             resolved[index].pointer("/schema/$ref").and_then(Value::as_str).is_some_and(|r| r.starts_with(MODELS));
-        let keyed = matches!(wire.shape, Shape::Object(_) | Shape::ScalarOrObject(..))
-            && named_model
-            && keys.iter().any(|k| written.iter().any(|(other, _)| other == k));
+        let keyed = wire.shape == Shape::Nested
+            || matches!(wire.shape, Shape::Object(_) | Shape::ScalarOrObject(..))
+                && named_model
+                && keys.iter().any(|k| written.iter().any(|(other, _)| other == k));
         written.extend(if keyed { vec![key.clone()] } else { keys }.into_iter().map(|k| (k, index)));
         out.push(Carried { index, wire, key, keyed });
     }
@@ -170,9 +205,16 @@ fn carry(
         }
         let mut schema = resolved.get("schema").cloned().unwrap_or_else(|| json!({}));
         if keyed {
-            let model = schema["$ref"].as_str().and_then(|r| r.strip_prefix(MODELS)).expect("a keyed carrier's");
-            let keyed = |model: &str| format!("openapi_workspace_runtime::client::styles::Keyed<types::{model}>");
-            schema = replaced_copy(model, "keyed", keyed, components, copies, replacements);
+            // The read stage names every object a parameter holds: a nested value is a model,
+            // or an array of them.
+            let Some((model, lists)) = named_within(&schema) else {
+                bail!(
+                    format!("{}/parameters/{i}", pointer(at)),
+                    "the client writes a nested deepObject value only of a named model or arrays of one"
+                );
+            };
+            let copied = if lists == 0 { components["schemas"][model].clone() } else { schema.clone() };
+            schema = replaced_copy(model, "keyed", copied, lists, copies, replacements);
         }
         let mut carrier = json!({
             "name": key,

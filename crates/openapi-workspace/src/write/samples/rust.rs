@@ -139,10 +139,16 @@ fn rust_name(name: &str) -> String {
 fn literal(ty: &str, value: &Value, types: &str) -> String {
     let text = plain(value);
     let bare = ty.trim_start_matches("::");
+    // A keyed carrier's setter takes its value as it is (`Keyed<T>` is `From<T>`).
+    if let Some(inner) = bare.strip_prefix("openapi_workspace_runtime::client::styles::Keyed<") {
+        let inner = inner.strip_suffix('>').unwrap_or(inner);
+        return literal(inner.trim_end_matches(','), value, types);
+    }
     let json = || {
-        let model = match bare.strip_prefix("types::") {
-            Some(model) => format!("{types}::{model}"),
-            None => ty.to_owned(),
+        // The client's `types::X`, wherever it stands (`Vec<types::X>`), is the reader's `{types}::X`.
+        let model = match bare.contains("types::") {
+            true => bare.split("types::").collect::<Vec<_>>().join(&format!("{types}::")),
+            false => ty.to_owned(),
         };
         format!("serde_json::from_value::<{model}>(serde_json::json!({value}))?")
     };

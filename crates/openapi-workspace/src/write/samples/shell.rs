@@ -176,8 +176,11 @@ impl<'a> Styled<'a> {
             _ => ",",
         };
         match (self.style, self.value) {
-            (Style::DeepObject, Value::Object(_)) => {
-                self.parts().into_iter().map(|(k, v)| format!("{name}%5B{}%5D={v}", k.unwrap_or_default())).collect()
+            // As the runtime's `forms` writes it: `name[k]=v`, `name[0]=v`, `name[a][b]=v`.
+            (Style::DeepObject, Value::Object(_) | Value::Array(_)) => {
+                let whole = Value::Object([(self.name.to_owned(), self.value.clone())].into_iter().collect());
+                let pairs = openapi_workspace_runtime::forms::pairs(&whole);
+                pairs.iter().map(|(k, v)| format!("{}={}", self.encode(k), self.encode(v))).collect()
             }
             (_, Value::Array(_)) if self.explode => {
                 self.parts().into_iter().map(|(_, v)| format!("{name}={v}")).collect()

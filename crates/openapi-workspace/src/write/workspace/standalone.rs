@@ -384,12 +384,14 @@ server = [
     "dep:axum", "dep:http-body-util", "dep:uuid", "dep:jsonschema", "dep:serde_path_to_error",
     "dep:serde_urlencoded", "dep:form_urlencoded", "dep:futures-util", "dep:multer", "dep:tempfile",
     "dep:tokio", "dep:serde_html_form", "dep:tower", "dep:base64", "dep:serde", "dep:serde_json",
-    "dep:percent-encoding",
+    "dep:percent-encoding", "forms",
 ]
 client = [
     "dep:progenitor-client", "dep:reqwest", "dep:futures", "dep:serde", "dep:serde_json", "dep:percent-encoding",
-    "dep:form_urlencoded", "dep:tokio", "tokio/time", "dep:uuid", "dep:tracing", "dep:rand", "dep:httpdate",
+    "dep:form_urlencoded", "dep:tokio", "tokio/time", "dep:uuid", "dep:tracing", "dep:rand", "dep:httpdate", "forms",
 ]
+# Nested values as form pairs (`forms`).
+forms = ["dep:serde_json"]
 
 [dev-dependencies]
 jsonschema = {{ version = "0.60", default-features = false, features = ["conformance"] }}

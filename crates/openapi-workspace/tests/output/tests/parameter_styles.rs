@@ -119,6 +119,41 @@ async fn the_client_writes_every_style_and_the_server_reads_it_back() {
         assert_eq!(Value::Object(read.0), json!({ "created": {"gt": 2}, "due": read_as }));
     }
 
+    // Nested values in deepObject (Stripe's `lines[0][amount]=5`, `customer[address][city]=…`):
+    // sent in brackets, read back typed, the empty text where a union allows it.
+    let lines = vec![
+        types::QueryStylesLinesItem {
+            amount: 5,
+            tax_rates: Some(types::QueryStylesLinesItemTaxRates::Array(vec!["t1".into(), "t 2".into()])),
+        },
+        types::QueryStylesLinesItem {
+            amount: -7,
+            tax_rates: Some(types::QueryStylesLinesItemTaxRates::String("".parse().unwrap())),
+        },
+        types::QueryStylesLinesItem { amount: 9, tax_rates: None },
+    ];
+    let customer = types::QueryStylesCustomer {
+        name: Some("Ada [&] co=op".into()),
+        address: Some(types::QueryStylesCustomerAddress::Address(types::Address {
+            city: Some("Paris".into()),
+            line1: None,
+        })),
+        shipped: Some(types::QueryStylesCustomerShipped {
+            posted_at: Some(types::QueryStylesCustomerShippedPostedAt::Range(types::Range {
+                gt: Some(5),
+                ..Default::default()
+            })),
+        }),
+    };
+    let read = client.query_styles().lines(lines).customer(customer).send().await.unwrap().into_inner();
+    assert_eq!(
+        Value::Object(read.0),
+        json!({
+            "lines": [{"amount": 5, "tax_rates": ["t1", "t 2"]}, {"amount": -7, "tax_rates": ""}, {"amount": 9}],
+            "customer": {"name": "Ada [&] co=op", "address": {"city": "Paris"}, "shipped": {"posted_at": {"gt": 5}}},
+        })
+    );
+
     let read = client
         .path_styles()
         .ids(vec![3, 1, 2])
@@ -223,6 +258,22 @@ async fn the_client_writes_what_the_style_tables_say() {
     let read = client.query_styles().created(types::QueryStylesCreated::Integer(5)).due(due).send().await.unwrap();
     assert_eq!(sent(read.into_inner())["uri"], "/query?created=5&due%5Bgt%5D=1");
 
+    let line = types::QueryStylesLinesItem {
+        amount: 5,
+        tax_rates: Some(types::QueryStylesLinesItemTaxRates::Array(vec!["t1".into()])),
+    };
+    let customer = types::QueryStylesCustomer {
+        shipped: Some(types::QueryStylesCustomerShipped {
+            posted_at: Some(types::QueryStylesCustomerShippedPostedAt::Integer(9)),
+        }),
+        ..Default::default()
+    };
+    let read = client.query_styles().lines(vec![line]).customer(customer).send().await.unwrap();
+    assert_eq!(
+        sent(read.into_inner())["uri"],
+        "/query?lines%5B0%5D%5Bamount%5D=5&lines%5B0%5D%5Btax_rates%5D%5B0%5D=t1&customer%5Bshipped%5D%5Bposted_at%5D=9"
+    );
+
     let read = client
         .path_styles()
         .ids(vec![3, 1])
@@ -314,6 +365,24 @@ async fn requests_written_as_the_style_tables_write_them_are_read() {
     let (status, read) = body(get("/query?created[gt]=1&created[lte]=9").send().await.unwrap()).await;
     assert_eq!((status, read), (200, json!({"created": {"gt": 1, "lte": 9}})));
 
+    // Stripe's nested filters, by index or appended, a union's arm by what is given.
+    let (status, read) = body(
+        get("/query?lines[1][amount]=7&lines[0][amount]=5&lines[0][tax_rates][]=a&lines[1][tax_rates]=\
+             &customer[address]=&customer[shipped][posted_at][gte]=3")
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{read}");
+    assert_eq!(
+        read,
+        json!({
+            "lines": [{"amount": 5, "tax_rates": ["a"]}, {"amount": 7, "tax_rates": ""}],
+            "customer": {"address": "", "shipped": {"posted_at": {"gte": 3}}},
+        })
+    );
+
     // The delimiter percent-encoded reads the same (OpenAPI 3.1.1, appendix E), and an empty
     // value is an empty array.
     let (status, read) = body(get("/query?csv=blue%2Cblack&piped=").send().await.unwrap()).await;
@@ -365,6 +434,10 @@ async fn requests_written_as_the_style_tables_write_them_are_read() {
         (get("/query?created=5&created[gt]=1"), "given both as a value and as an object"),
         (get("/query?created[gte]=soon"), "created"),
         (get("/query?pair=a,k,b"), "a key without its value"),
+        (get("/query?lines[0][amount]=many"), "lines"),
+        (get("/query?lines[0][tax_rates]=x"), "lines"),
+        (get("/query?customer[address][city"), "a `[` without its `]`"),
+        (get("/query?customer[name]=a&customer[name][first]=b"), "a value and properties both"),
         (get("/query?limit=500"), "limit"),
         (get("/query?limit=1&limit=2"), "`limit` is given more than once"),
         (get("/query?nope=1"), "`nope` is not one this operation takes"),
