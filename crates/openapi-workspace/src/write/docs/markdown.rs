@@ -147,28 +147,46 @@ fn schema_section(out: &mut String, name: &str, schema: &Value) {
     if !description.is_empty() {
         let _ = writeln!(out, "{}\n", demote(description));
     }
-    match schema.get("properties").and_then(Value::as_object) {
-        Some(properties) => {
-            let required: Vec<&str> =
-                schema["required"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-            let _ = writeln!(out, "| Field | Type | Required | Description |\n|---|---|---|---|");
-            for (field, property) in properties {
-                let inner_description = property["description"].as_str().or_else(|| {
-                    property["allOf"].as_array().and_then(|a| a.first()).and_then(|s| s["description"].as_str())
-                });
-                let _ = writeln!(
-                    out,
-                    "| `{field}` | {} | {} | {} |",
-                    type_of(property),
-                    if required.contains(&field.as_str()) { "yes" } else { "no" },
-                    cell(inner_description.unwrap_or_default())
-                );
-            }
-            out.push('\n');
+    // An `allOf` is its references' fields and those of its inline parts (and its own).
+    let parts = schema["allOf"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let (bases, inline): (Vec<&Value>, Vec<&Value>) = parts.iter().partition(|part| part.get("$ref").is_some());
+    let mut properties = serde_json::Map::new();
+    let mut required: Vec<&str> = Vec::new();
+    for part in inline.into_iter().chain([schema]) {
+        properties.extend(part["properties"].as_object().into_iter().flatten().map(|(k, v)| (k.clone(), v.clone())));
+        required.extend(part["required"].as_array().into_iter().flatten().filter_map(Value::as_str));
+    }
+    if !bases.is_empty() && !properties.is_empty() {
+        let bases: Vec<String> = bases.into_iter().map(type_of).collect();
+        let _ = writeln!(out, "Has every field of {}, and:\n", bases.join(" and "));
+    }
+    if !properties.is_empty() {
+        let _ = writeln!(out, "| Field | Type | Required | Description |\n|---|---|---|---|");
+        for (field, property) in &properties {
+            let inner_description = property["description"].as_str().or_else(|| {
+                property["allOf"].as_array().and_then(|a| a.first()).and_then(|s| s["description"].as_str())
+            });
+            let _ = writeln!(
+                out,
+                "| `{field}` | {} | {} | {} |",
+                type_of(property),
+                if required.contains(&field.as_str()) { "yes" } else { "no" },
+                cell(inner_description.unwrap_or_default())
+            );
         }
-        None => {
-            let _ = writeln!(out, "Type: {}\n", type_of(schema));
-        }
+        out.push('\n');
+    } else {
+        let _ = writeln!(out, "Type: {}\n", type_of(schema));
+    }
+    if let Some(tag) = schema.pointer("/discriminator/propertyName").and_then(Value::as_str) {
+        let mapping: Vec<String> = object(&schema["discriminator"]["mapping"])
+            .map(|(value, target)| {
+                let name = text(target).rsplit('/').next().unwrap_or_default();
+                format!("`{value}`: [`{name}`](#{})", anchor(name))
+            })
+            .collect();
+        let mapping = if mapping.is_empty() { String::new() } else { format!(" ({})", mapping.join(", ")) };
+        let _ = writeln!(out, "Told apart by `{tag}`{mapping}.\n");
     }
     if let Some(example) = schema.get("example") {
         let pretty = serde_json::to_string_pretty(example).unwrap_or_default();
@@ -185,12 +203,16 @@ fn type_of(schema: &Value) -> String {
     if let Some(member) = crate::read::nullable::nullable_member(schema) {
         return format!("{} or null", type_of(member));
     }
-    if let Some(first) = schema["allOf"].as_array().and_then(|a| a.first()) {
-        let inner = type_of(first);
-        return if schema["nullable"] == true { format!("{inner} or null") } else { inner };
+    // A union's arms, an `allOf`'s parts.
+    for (key, joined) in [("oneOf", " or "), ("anyOf", " or "), ("allOf", " and ")] {
+        if let Some(parts) = schema[key].as_array().filter(|parts| !parts.is_empty()) {
+            let inner = parts.iter().map(type_of).collect::<Vec<_>>().join(joined);
+            return if schema["nullable"] == true { format!("{inner} or null") } else { inner };
+        }
     }
     let mut kind = match text(&schema["type"]) {
         "array" => format!("array of {}", type_of(&schema["items"])),
+        "" if schema.get("properties").is_some() => "object".into(),
         "" => "any".into(),
         other => match text(&schema["format"]) {
             "" => other.to_owned(),
