@@ -2,7 +2,10 @@
 //! ([`chosen`]) and for the request hook ([`hook`]). progenitor writes JSON only as
 //! `application/json`; a body offered only in another JSON media type (`application/merge-patch+json`,
 //! `application/vnd.github+json`) is JSON to progenitor, and the hook then labels the request
-//! with the media type the document asked for, so the server sees what it offers.
+//! with the media type the document asked for, so the server sees what it offers. Likewise a
+//! body offered only in a media type progenitor does not know (`image/png`, OpenAI's
+//! `application/sdp`) is bytes to progenitor (`application/octet-stream`), relabelled by the hook:
+//! the server takes such a body as bytes too.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -23,6 +26,9 @@ fn rank(media: &str) -> Option<u8> {
         "text/plain" | "text/x-markdown" => Some(5),
         // progenitor has no multipart: its bytes are sent as a body of their own (`multipart`).
         "multipart/form-data" => Some(6),
+        // Any other media type, named whole (a range such as `image/*` names no one type to send),
+        // and writable as a header value: bytes, relabelled.
+        other if !other.starts_with("multipart/") && !other.contains('*') && header_text(media) => Some(BYTES),
         _ => None,
     }
 }
@@ -33,15 +39,32 @@ pub(crate) fn chosen(content: &Map<String, Value>) -> Option<(&String, &Value)> 
     content.iter().filter(|(media, _)| rank(media).is_some()).min_by_key(|(media, _)| rank(media))
 }
 
-/// The media type the hook puts on a request in place of progenitor's `application/json`.
+/// The media type the hook puts on a request in place of progenitor's (`application/json` for
+/// JSON, `application/octet-stream` for bytes).
 pub(crate) fn relabelled(media: &str) -> Option<&str> {
+    let json = is_json(media) && essence(media) != "application/json";
     // A header value is visible ASCII: any other media type is left as progenitor sends it.
-    let writable = media.bytes().all(|b| (0x20..0x7f).contains(&b));
-    (writable && is_json(media) && essence(media) != "application/json").then_some(media)
+    ((json && header_text(media)) || rank(media) == Some(BYTES)).then_some(media)
 }
 
-/// The request hook's part for bodies sent in another JSON media type: `None` when the document
-/// has none.
+/// The rank of a media type sent as bytes under its own label.
+const BYTES: u8 = 7;
+
+/// What progenitor writes a body of `media` as: itself, or what the hook relabels.
+pub(crate) fn as_progenitor_writes(media: &str) -> &str {
+    match relabelled(media) {
+        Some(_) if is_json(media) => "application/json",
+        Some(_) => "application/octet-stream",
+        None => media,
+    }
+}
+
+fn header_text(media: &str) -> bool {
+    media.bytes().all(|b| (0x20..0x7f).contains(&b))
+}
+
+/// The request hook's part for bodies sent in a media type progenitor does not write (another
+/// JSON media type, bytes of another): `None` when the document has none.
 pub(crate) fn hook(spec: &Spec) -> Option<TokenStream> {
     let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
     let mut arms = Vec::new();
@@ -60,8 +83,9 @@ pub(crate) fn hook(spec: &Spec) -> Option<TokenStream> {
         return None;
     }
     Some(quote! {
-        /// Labels a body with the JSON media type its operation offers (progenitor writes every
-        /// JSON body as `application/json`).
+        /// Labels a body with the media type its operation offers (progenitor writes every JSON
+        /// body as `application/json`, and bytes in a media type it does not know as
+        /// `application/octet-stream`).
         fn send_as_its_media_type(operation_id: &str, request: &mut reqwest::Request) {
             let media = match operation_id {
                 #(#arms)*

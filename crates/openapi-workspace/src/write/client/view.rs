@@ -99,13 +99,13 @@ fn client_body(operation: &mut Value, components: &Value, at: &[&str]) -> Result
         let offered: Vec<&String> = content.keys().collect();
         bail!(
             format!("{}/requestBody", pointer(at)),
-            "offered as {offered:?}; the client (progenitor) sends only JSON (application/json and \
-             application/*+json), application/x-www-form-urlencoded, application/octet-stream, text/plain \
-             and multipart/form-data"
+            "offered as {offered:?}; the client sends a body in a media type it can name: not a range \
+             (`image/*`), not multipart other than multipart/form-data"
         );
     };
-    // progenitor writes JSON as application/json only; the request hook relabels it (`media`).
-    let media = if super::media::relabelled(media).is_some() { "application/json".to_owned() } else { media.clone() };
+    // progenitor writes JSON as application/json only, and no media type it does not know; the
+    // request hook relabels them (`media`).
+    let media = super::media::as_progenitor_writes(media).to_owned();
     let mut chosen = chosen.clone();
     if let Some(chosen) = chosen.as_object_mut() {
         chosen.remove("encoding");

@@ -105,6 +105,16 @@ impl server::Api<String> for Pets {
         }
     }
 
+    async fn post_offer(
+        &self,
+        _: RequestContext<String>,
+        id: i64,
+        body: axum::body::Bytes,
+    ) -> Result<server::PostOfferResponse, ApiError> {
+        let offer = String::from_utf8_lossy(&body);
+        Ok(server::PostOfferResponse::Created(Raw::new(format!("v=0 answer {id} to {offer}"))))
+    }
+
     async fn put_note(&self, context: RequestContext<()>, body: String) -> Result<server::PutNoteResponse, ApiError> {
         let () = context.caller;
         Ok(server::PutNoteResponse::Ok(types::PutNoteResponse::String(body.to_uppercase())))
@@ -222,6 +232,27 @@ async fn the_client_reads_either_success() {
     let existing = client.pets_create().body(new("old")).send().await.unwrap();
     assert_eq!(existing.status(), 200);
     assert!(matches!(existing.into_inner(), types::PetsCreateSuccess::Pet(p) if *p.name == "old"));
+}
+
+/// A body in a media type progenitor does not know (OpenAI's `application/sdp`): the client
+/// takes it as bytes and sends it labelled as the document says, which the server requires.
+#[tokio::test]
+async fn a_body_in_a_media_type_progenitor_does_not_know_is_sent_as_the_document_says() {
+    let url = start().await;
+    let client = client::Client::new(&url, client::Credentials::new().token("secret").into());
+    let answer = client.post_offer().id(3).body("v=0 offer").send().await.unwrap();
+    assert_eq!(answer.status(), 201);
+    let mut text = Vec::new();
+    let mut stream = answer.into_inner().into_inner();
+    while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
+        text.extend_from_slice(&chunk.unwrap());
+    }
+    assert_eq!(String::from_utf8(text).unwrap(), "v=0 answer 3 to v=0 offer");
+    // Labelled as anything else, the server refuses it: the label is the hook's doing.
+    let http = reqwest::Client::new();
+    let request = http.post(format!("{url}/pets/3/offer")).bearer_auth("secret");
+    let (status, _, _) = send(request.header("content-type", "application/octet-stream").body("v=0")).await;
+    assert_eq!(status, 415);
 }
 
 /// The document's `Idempotency-Key` header parameter makes the POST retryable: the client fills
