@@ -85,7 +85,8 @@ fn optional_objects(
         if wire.place != Place::Query || !matches!(wire.shape, Shape::Object(_)) {
             continue;
         }
-        let copy = replaced_copy(name, "optional", components["schemas"][name].clone(), 0, copies, replacements);
+        let (schema, model) = (components["schemas"][name].clone(), model_type(name));
+        let copy = replaced_copy(format!("{name}.optional"), schema, model, copies, replacements);
         let mut parameter_now = resolved;
         parameter_now["schema"] = copy;
         *parameter = parameter_now;
@@ -94,31 +95,27 @@ fn optional_objects(
 
 const MODELS: &str = "#/components/schemas/";
 
-/// A reference to `{model}.{suffix}`, a copy (`schema`) that progenitor is told to replace with
-/// the model's type, `lists` arrays deep, and for `suffix` `keyed`, as the runtime's
-/// `styles::Keyed` (recorded in `copies` and `replacements` once).
+/// A reference to `copy`, a schema (`schema`) that progenitor is told to replace with the Rust
+/// type `replaced` (recorded in `copies` and `replacements` once).
 fn replaced_copy(
-    model: &str,
-    suffix: &str,
+    copy: String,
     schema: Value,
-    lists: usize,
+    replaced: String,
     copies: &mut serde_json::Map<String, Value>,
     replacements: &mut Vec<(String, String)>,
 ) -> Value {
-    let copy = format!("{model}.{suffix}{}", "-list".repeat(lists));
+    let reference = json!({ "$ref": format!("{MODELS}{copy}") });
     if !copies.contains_key(&copy) {
-        copies.insert(copy.clone(), schema);
-        let mut replaced = format!("types::{}", heck::ToUpperCamelCase::to_upper_camel_case(model));
-        for _ in 0..lists {
-            replaced = format!("Vec<{replaced}>");
-        }
-        if suffix == "keyed" {
-            replaced = format!("openapi_workspace_runtime::client::styles::Keyed<{replaced}>");
-        }
         // typify keys a replacement by the name it would give the type.
         replacements.push((heck::ToUpperCamelCase::to_upper_camel_case(copy.as_str()), replaced));
+        copies.insert(copy, schema);
     }
-    json!({ "$ref": format!("{MODELS}{copy}") })
+    reference
+}
+
+/// The client's type of the model named `model`.
+fn model_type(model: &str) -> String {
+    format!("types::{}", heck::ToUpperCamelCase::to_upper_camel_case(model))
 }
 
 /// The model `schema` names, and how many arrays deep (`{"$ref": model}`: 0; an array of it: 1).
@@ -214,7 +211,13 @@ fn carry(
                 );
             };
             let copied = if lists == 0 { components["schemas"][model].clone() } else { schema.clone() };
-            schema = replaced_copy(model, "keyed", copied, lists, copies, replacements);
+            let mut ty = model_type(model);
+            for _ in 0..lists {
+                ty = format!("Vec<{ty}>");
+            }
+            let keyed = format!("openapi_workspace_runtime::client::styles::Keyed<{ty}>");
+            let copy = format!("{model}.keyed{}", "-list".repeat(lists));
+            schema = replaced_copy(copy, copied, keyed, copies, replacements);
         }
         let mut carrier = json!({
             "name": key,
