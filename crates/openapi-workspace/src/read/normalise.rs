@@ -18,9 +18,9 @@ use crate::error::{Result, bail};
 use crate::read::Serving;
 use crate::read::document::{METHODS, pointer, resolve, rust_name};
 
-/// A string enum whose values do not each make a Rust name of their own (`.`, `-`; `a-b` beside
-/// `a_b`): typify names a variant after its value and gives up on such an enum, so the value is
-/// checked by a `pattern` of exactly those values instead, and the model is a string.
+/// A string enum whose values typify cannot each give a variant name of their own (`a-b` beside
+/// `a_b`; see [`variant_names`]): typify would panic, so the value is checked by a `pattern` of
+/// exactly those values instead, and the model is a string.
 fn unnameable_enums(value: &mut Value, pointer: &str, notes: &mut Vec<crate::read::Note>) {
     match value {
         Value::Object(map) => {
@@ -28,26 +28,20 @@ fn unnameable_enums(value: &mut Value, pointer: &str, notes: &mut Vec<crate::rea
                 .get("enum")
                 .and_then(Value::as_array)
                 .and_then(|values| values.iter().map(|v| v.as_str().map(str::to_owned)).collect());
-            if let Some(values) = strings.filter(|values| !values.is_empty()) {
-                let names: Vec<String> = values
-                    .iter()
-                    .map(|v| heck::ToUpperCamelCase::to_upper_camel_case(v.as_str()))
-                    .map(|n| n.chars().filter(|c| c.is_alphanumeric() || *c == '_').collect())
-                    .collect();
-                let unique: BTreeSet<&String> = names.iter().collect();
-                if names.iter().any(String::is_empty) || unique.len() < names.len() {
-                    let alternatives: Vec<String> = values.iter().map(|v| regex_escape(v)).collect();
-                    map.remove("enum");
-                    map.insert("type".into(), json!("string"));
-                    map.insert("pattern".into(), json!(format!("^(?:{})$", alternatives.join("|"))));
-                    notes.push(crate::read::Note {
-                        pointer: format!("{pointer}/enum"),
-                        message: format!(
-                            "values {values:?} do not each make a Rust name: a string checked by the pattern of \
-                             exactly them"
-                        ),
-                    });
-                }
+            if let Some(values) = strings.filter(|values| !values.is_empty())
+                && variant_names(&values).is_none()
+            {
+                let alternatives: Vec<String> = values.iter().map(|v| regex_escape(v)).collect();
+                map.remove("enum");
+                map.insert("type".into(), json!("string"));
+                map.insert("pattern".into(), json!(format!("^(?:{})$", alternatives.join("|"))));
+                notes.push(crate::read::Note {
+                    pointer: format!("{pointer}/enum"),
+                    message: format!(
+                        "values {values:?} do not each make a Rust name: a string checked by the pattern of exactly \
+                         them"
+                    ),
+                });
             }
             for (key, child) in map.iter_mut() {
                 unnameable_enums(child, &format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1")), notes);
@@ -60,6 +54,38 @@ fn unnameable_enums(value: &mut Value, pointer: &str, notes: &mut Vec<crate::rea
         }
         _ => {}
     }
+}
+
+/// The variant names typify gives a string enum of `values`, as it makes them: each value
+/// sanitised (`""` is `X`, `in_progress` `InProgress`), and when two collide, again with `_` and
+/// what no identifier holds spelt `X`; `None` when those collide too, where typify panics.
+pub(crate) fn variant_names(values: &[String]) -> Option<Vec<String>> {
+    let unique = |names: &[String]| names.iter().collect::<BTreeSet<_>>().len() == names.len();
+    let first: Vec<String> = values.iter().map(|value| sanitize(value)).collect();
+    if unique(&first) {
+        return Some(first);
+    }
+    let spelt = |value: &String| value.replace(|c: char| c == '_' || !unicode_ident::is_xid_continue(c), "X");
+    let second: Vec<String> = values.iter().map(|value| sanitize(&spelt(value))).collect();
+    unique(&second).then_some(second)
+}
+
+/// typify's name for a variant of value `text` (its `util::sanitize`, in Pascal case).
+fn sanitize(text: &str) -> String {
+    let cased = match text {
+        "+1" => "plus1".to_owned(),
+        "-1" => "minus1".to_owned(),
+        _ => heck::ToPascalCase::to_pascal_case(
+            text.replace('\'', "").replace(|c: char| !unicode_ident::is_xid_continue(c), "-").as_str(),
+        ),
+    };
+    let named = match cased.chars().next() {
+        None => "X".to_owned(),
+        Some(c) if unicode_ident::is_xid_start(c) => cased,
+        Some(_) => format!("X{cased}"),
+    };
+    // Pascal case meets one keyword.
+    if named == "Self" { format!("{named}_") } else { named }
 }
 
 /// `text` as a regular expression matching exactly it.
@@ -470,5 +496,23 @@ fn hoist(schema: &mut Value, schemas: &mut Map<String, Value>, names: &mut Names
         && let Some(items) = schema.get_mut("items")
     {
         hoist(items, schemas, names, &format!("{name}Item"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::variant_names;
+
+    #[test]
+    fn enum_values_are_named_as_typify_names_them_and_refused_where_it_would_panic() {
+        let names = |values: &[&str]| variant_names(&values.iter().map(|v| v.to_string()).collect::<Vec<_>>());
+        // Stripe's "unset" is typify's `X` (the models call it `Empty`).
+        assert_eq!(names(&["", "none", "off_session"]).unwrap(), ["X", "None", "OffSession"]);
+        assert_eq!(names(&["+1", "-1", "1st", "Self"]).unwrap(), ["plus1", "minus1", "X1st", "Self_"]);
+        // Colliding once (`AB` twice), told apart by the second spelling: `a.b` is `AXb`.
+        assert_eq!(names(&["a.b", "aB"]).unwrap(), ["AXb", "AB"]);
+        // Colliding both times: typify would panic.
+        assert_eq!(names(&["a-b", "a_b"]), None);
+        assert_eq!(names(&["", "x"]), None);
     }
 }

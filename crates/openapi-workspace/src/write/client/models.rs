@@ -10,6 +10,7 @@ use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 /// `builders` are typify's, taken out before the models were parsed (`take_builders`).
 pub(super) fn edit(file: &mut syn::File, bodies: &BTreeSet<String>, builders: Builders) -> crate::error::Result<()> {
     builders_sent(file, bodies, builders)?;
+    empty_variants(file);
     open_enums(file);
     moved_strings(file);
     schemars_optional(file);
@@ -284,6 +285,67 @@ fn moved_strings(file: &mut syn::File) {
             }
         }
     }
+}
+
+/// The variant typify names `X` for the value `""` (Stripe's "unset", in hundreds of enums) is
+/// `Empty`, wherever the file names it (its enum's impls, typify's defaults), unless the enum
+/// has an `Empty` already.
+fn empty_variants(file: &mut syn::File) {
+    use syn::visit_mut::VisitMut;
+    let is_empty_text = |variant: &syn::Variant| {
+        let renamed_empty = |attribute: &syn::Attribute| {
+            let mut empty = false;
+            let _ = attribute.parse_nested_meta(|meta| {
+                if meta.path.is_ident("rename") {
+                    empty |= meta.value()?.parse::<syn::LitStr>()?.value().is_empty();
+                } else if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+                Ok(())
+            });
+            empty
+        };
+        variant.ident == "X" && variant.attrs.iter().any(|a| a.path().is_ident("serde") && renamed_empty(a))
+    };
+    let mut renamed = BTreeSet::new();
+    for item in &mut file.items {
+        let syn::Item::Enum(item) = item else { continue };
+        if item.variants.iter().any(|v| v.ident == "Empty") {
+            continue;
+        }
+        if let Some(variant) = item.variants.iter_mut().find(|v| is_empty_text(v)) {
+            variant.ident = quote::format_ident!("Empty");
+            renamed.insert(item.ident.to_string());
+        }
+    }
+    if renamed.is_empty() {
+        return;
+    }
+    /// Renames `Name::X` for a renamed enum `Name`, and `Self::X` inside its impls.
+    struct Paths<'a> {
+        renamed: &'a BTreeSet<String>,
+        own: Option<String>,
+    }
+    impl VisitMut for Paths<'_> {
+        fn visit_item_impl_mut(&mut self, item: &mut syn::ItemImpl) {
+            let before = self.own.replace(self_name(item).unwrap_or_default());
+            syn::visit_mut::visit_item_impl_mut(self, item);
+            self.own = before;
+        }
+
+        fn visit_path_mut(&mut self, path: &mut syn::Path) {
+            let count = path.segments.len();
+            if count >= 2 && path.segments[count - 1].ident == "X" {
+                let owner = path.segments[count - 2].ident.to_string();
+                let owner = if owner == "Self" { self.own.clone().unwrap_or_default() } else { owner };
+                if self.renamed.contains(&owner) {
+                    path.segments[count - 1].ident = quote::format_ident!("Empty");
+                }
+            }
+            syn::visit_mut::visit_path_mut(self, path);
+        }
+    }
+    Paths { renamed: &renamed, own: None }.visit_file_mut(file);
 }
 
 /// The name of the variant a value the document does not list reads as.

@@ -128,7 +128,9 @@ async fn the_client_writes_every_style_and_the_server_reads_it_back() {
         },
         types::QueryStylesLinesItem {
             amount: -7,
-            tax_rates: Some(types::QueryStylesLinesItemTaxRates::String("".parse().unwrap())),
+            tax_rates: Some(types::QueryStylesLinesItemTaxRates::String(
+                types::QueryStylesLinesItemTaxRatesString::Empty,
+            )),
         },
         types::QueryStylesLinesItem { amount: 9, tax_rates: None },
     ];
