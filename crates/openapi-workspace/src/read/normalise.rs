@@ -59,7 +59,7 @@ fn unnameable_enums(value: &mut Value, pointer: &str, notes: &mut Vec<crate::rea
 /// The variant names typify gives a string enum of `values`, as it makes them: each value
 /// sanitised (`""` is `X`, `in_progress` `InProgress`), and when two collide, again with `_` and
 /// what no identifier holds spelt `X`; `None` when those collide too, where typify panics.
-pub(crate) fn variant_names(values: &[String]) -> Option<Vec<String>> {
+fn variant_names(values: &[String]) -> Option<Vec<String>> {
     let unique = |names: &[String]| names.iter().collect::<BTreeSet<_>>().len() == names.len();
     let first: Vec<String> = values.iter().map(|value| sanitize(value)).collect();
     if unique(&first) {

@@ -292,21 +292,7 @@ fn moved_strings(file: &mut syn::File) {
 /// has an `Empty` already.
 fn empty_variants(file: &mut syn::File) {
     use syn::visit_mut::VisitMut;
-    let is_empty_text = |variant: &syn::Variant| {
-        let renamed_empty = |attribute: &syn::Attribute| {
-            let mut empty = false;
-            let _ = attribute.parse_nested_meta(|meta| {
-                if meta.path.is_ident("rename") {
-                    empty |= meta.value()?.parse::<syn::LitStr>()?.value().is_empty();
-                } else if meta.input.peek(syn::Token![=]) {
-                    let _: syn::Expr = meta.value()?.parse()?;
-                }
-                Ok(())
-            });
-            empty
-        };
-        variant.ident == "X" && variant.attrs.iter().any(|a| a.path().is_ident("serde") && renamed_empty(a))
-    };
+    let is_empty_text = |variant: &syn::Variant| variant.ident == "X" && serde_rename(variant).as_deref() == Some("");
     let mut renamed = BTreeSet::new();
     for item in &mut file.items {
         let syn::Item::Enum(item) = item else { continue };
@@ -348,6 +334,22 @@ fn empty_variants(file: &mut syn::File) {
     Paths { renamed: &renamed, own: None }.visit_file_mut(file);
 }
 
+/// The value a variant is renamed to, `#[serde(rename = "…")]` (the one form typify writes).
+fn serde_rename(variant: &syn::Variant) -> Option<String> {
+    let mut renamed = None;
+    for attribute in variant.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attribute.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                renamed = Some(meta.value()?.parse::<syn::LitStr>()?.value());
+            } else if meta.input.peek(syn::Token![=]) {
+                let _: syn::Expr = meta.value()?.parse()?;
+            }
+            Ok(())
+        });
+    }
+    renamed
+}
+
 /// The name of the variant a value the document does not list reads as.
 pub(crate) const UNKNOWN_VARIANT: &str = "Unknown";
 
@@ -365,19 +367,7 @@ fn open_enums(file: &mut syn::File) {
     impl VisitMut for Open {
         fn visit_item_enum_mut(&mut self, item: &mut syn::ItemEnum) {
             let serde_attribute = |attribute: &syn::Attribute| attribute.path().is_ident("serde");
-            let renamed = |variant: &syn::Variant| {
-                variant.attrs.iter().filter(|a| serde_attribute(a)).any(|a| {
-                    let mut rename = false;
-                    let _ = a.parse_nested_meta(|meta| {
-                        rename |= meta.path.is_ident("rename");
-                        if meta.input.peek(syn::Token![=]) {
-                            let _: syn::Expr = meta.value()?.parse()?;
-                        }
-                        Ok(())
-                    });
-                    rename
-                })
-            };
+            let renamed = |variant: &syn::Variant| serde_rename(variant).is_some();
             // Plain string enums only: unit variants, each renamed to its value, and no
             // `untagged` or `tag` on the enum.
             let plain = !item.variants.is_empty()

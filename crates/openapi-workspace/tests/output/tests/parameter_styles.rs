@@ -337,14 +337,16 @@ async fn requests_written_as_the_style_tables_write_them_are_read() {
         let status = response.status().as_u16();
         (status, response.json::<Value>().await.unwrap())
     };
+    // A GET of `path`, answered: its status and body.
+    let fetch = |path: &str| {
+        let request = get(path);
+        async move { body(request.send().await.unwrap()).await }
+    };
 
     // The specification's examples: `color=blue,black,brown`, `color=blue%20black%20brown`,
     // `color=blue|black|brown`, `color[R]=100&color[G]=200`, and objects in `form`.
-    let (status, read) = body(
-        get("/query?csv=blue,black,brown&spaced=1%202%203&piped=a|b&filter[name]=n&filter[min]=1&x=1&y=2&pair=a,k,b,3")
-            .send()
-            .await
-            .unwrap(),
+    let (status, read) = fetch(
+        "/query?csv=blue,black,brown&spaced=1%202%203&piped=a|b&filter[name]=n&filter[min]=1&x=1&y=2&pair=a,k,b,3",
     )
     .await;
     assert_eq!(status, 200, "{read}");
@@ -356,24 +358,21 @@ async fn requests_written_as_the_style_tables_write_them_are_read() {
         })
     );
     // Stripe's arrays in deepObject, with or without indexes (in their order).
-    let (status, read) = body(get("/query?expand[]=a&expand[]=b").send().await.unwrap()).await;
+    let (status, read) = fetch("/query?expand[]=a&expand[]=b").await;
     assert_eq!((status, read), (200, json!({"expand": ["a", "b"]})));
-    let (status, read) = body(get("/query?expand[1]=b&expand[0]=a").send().await.unwrap()).await;
+    let (status, read) = fetch("/query?expand[1]=b&expand[0]=a").await;
     assert_eq!((status, read), (200, json!({"expand": ["a", "b"]})));
 
     // Stripe's range filters: a scalar, or an object in deepObject.
-    let (status, read) = body(get("/query?created=5").send().await.unwrap()).await;
+    let (status, read) = fetch("/query?created=5").await;
     assert_eq!((status, read), (200, json!({"created": 5})));
-    let (status, read) = body(get("/query?created[gt]=1&created[lte]=9").send().await.unwrap()).await;
+    let (status, read) = fetch("/query?created[gt]=1&created[lte]=9").await;
     assert_eq!((status, read), (200, json!({"created": {"gt": 1, "lte": 9}})));
 
     // Stripe's nested filters, by index or appended, a union's arm by what is given.
-    let (status, read) = body(
-        get("/query?lines[1][amount]=7&lines[0][amount]=5&lines[0][tax_rates][]=a&lines[1][tax_rates]=\
-             &customer[address]=&customer[shipped][posted_at][gte]=3")
-        .send()
-        .await
-        .unwrap(),
+    let (status, read) = fetch(
+        "/query?lines[1][amount]=7&lines[0][amount]=5&lines[0][tax_rates][]=a&lines[1][tax_rates]=\
+             &customer[address]=&customer[shipped][posted_at][gte]=3",
     )
     .await;
     assert_eq!(status, 200, "{read}");
@@ -387,12 +386,12 @@ async fn requests_written_as_the_style_tables_write_them_are_read() {
 
     // The delimiter percent-encoded reads the same (OpenAPI 3.1.1, appendix E), and an empty
     // value is an empty array.
-    let (status, read) = body(get("/query?csv=blue%2Cblack&piped=").send().await.unwrap()).await;
+    let (status, read) = fetch("/query?csv=blue%2Cblack&piped=").await;
     assert_eq!((status, read), (200, json!({"csv": ["blue", "black"], "piped": []})));
 
     // Path: simple `3,4`, label exploded `.a.b`, label `.x`, matrix `;m=1,2`, matrix exploded
     // `;x=1;y=2`, simple exploded `a=v,b=2`.
-    let (status, read) = body(get("/path/3,4/.a.b/.x/;m=1,2/;x=1;y=2/a=v,b=2").send().await.unwrap()).await;
+    let (status, read) = fetch("/path/3,4/.a.b/.x/;m=1,2/;x=1;y=2/a=v,b=2").await;
     assert_eq!(status, 200, "{read}");
     assert_eq!(
         read,
