@@ -187,14 +187,14 @@ pub(crate) fn generate_one(spec: &Path, out: &Path) -> anyhow::Result<()> {
 }
 
 /// This process's peak resident memory (Linux's `VmHWM`), in KiB.
-fn peak_kib() -> anyhow::Result<u64> {
+pub(crate) fn peak_kib() -> anyhow::Result<u64> {
     let status = std::fs::read_to_string("/proc/self/status").context("/proc/self/status")?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:")).context("no VmHWM in /proc/self/status")?;
     Ok(line.split_whitespace().nth(1).context("VmHWM's value")?.parse()?)
 }
 
 /// Every file under `dir`, relative to it, sorted.
-fn files_under(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn files_under(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     fn walk(root: &Path, dir: &Path, found: &mut Vec<PathBuf>) -> anyhow::Result<()> {
         for entry in std::fs::read_dir(dir).with_context(|| dir.display().to_string())? {
             let path = entry?.path();
@@ -273,7 +273,7 @@ fn same_tree(a: &Path, b: &Path) -> anyhow::Result<Option<String>> {
 
 /// `cargo check` in the workspace in `dir` as its users build it, `-D warnings`, of what `what`
 /// says (`--workspace`, features); its seconds.
-fn check(dir: &Path, target: &Path, what: &[&str]) -> Result<f64, String> {
+pub(crate) fn check(dir: &Path, target: &Path, what: &[&str]) -> Result<f64, String> {
     let started = Instant::now();
     let output = crate::cargo()
         .args(["check", "--offline", "--quiet"])
@@ -420,7 +420,7 @@ pub(crate) fn run(root: &Path, only: &[&str], reach: Reach) -> anyhow::Result<()
         });
     }
     if only.is_empty() && reach == Reach::Full {
-        std::fs::write(root.join("CORPUS.md"), table(&rows)).context("CORPUS.md")?;
+        write_section(root, "# The generator's corpus", &table(&rows))?;
         eprintln!("wrote CORPUS.md");
     } else {
         eprint!("{}", table(&rows));
@@ -430,6 +430,41 @@ pub(crate) fn run(root: &Path, only: &[&str], reach: Reach) -> anyhow::Result<()
         bail!("{} of {} documents failed: {}", failed.len(), rows.len(), failed.join(", "));
     }
     Ok(())
+}
+
+/// Replaces the section of `CORPUS.md` that starts with the line `heading` (up to the next heading
+/// of its level or above) with `text`, or adds it at the end: the curated corpus and the
+/// collection are measured by separate runs.
+pub(crate) fn write_section(root: &Path, heading: &str, text: &str) -> anyhow::Result<()> {
+    let path = root.join("CORPUS.md");
+    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    let level = heading.chars().take_while(|c| *c == '#').count();
+    let is_heading = |line: &str, at_most: usize| {
+        let hashes = line.chars().take_while(|c| *c == '#').count();
+        hashes > 0 && hashes <= at_most && line[hashes..].starts_with(' ')
+    };
+    let lines: Vec<&str> = current.split_inclusive('\n').collect();
+    let start = lines.iter().position(|l| l.trim_end() == heading);
+    let mut out = String::new();
+    match start {
+        None => {
+            out.push_str(&current);
+            if !out.is_empty() && !out.ends_with("\n\n") {
+                out.push('\n');
+            }
+            out.push_str(text);
+        }
+        Some(start) => {
+            let end = (start + 1..lines.len()).find(|&i| is_heading(lines[i], level)).unwrap_or(lines.len());
+            out.extend(lines[..start].iter().copied());
+            out.push_str(text);
+            if end < lines.len() {
+                out.push('\n');
+                out.extend(lines[end..].iter().copied());
+            }
+        }
+    }
+    std::fs::write(&path, out).context("CORPUS.md")
 }
 
 fn report(label: &str, result: &Result<f64, Unchecked>) {

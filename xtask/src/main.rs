@@ -21,12 +21,14 @@
 //! `DIFF-PEERS.md` (see `diff_peers.rs`).
 //!
 //! `cargo xtask corpus [NAME…]`: every corpus document generated as a workspace of its own and
-//! checked as its users build it; writes `CORPUS.md` (see `corpus.rs`).
+//! checked as its users build it; writes `CORPUS.md` (see `corpus.rs`). `--directory`: every
+//! document of the APIs.guru collection generated, a sample checked (see `directory.rs`).
 
 mod bench;
 mod breaking;
 mod corpus;
 mod diff_peers;
+mod directory;
 #[cfg(test)]
 mod layers;
 mod samples;
@@ -71,6 +73,11 @@ fn main() -> ExitCode {
         ["bench", "--upload"] => bench::upload_only(&workspace_root()),
         ["bench", "--server"] => bench::server_only(&workspace_root()),
         ["corpus", "--generate-one", spec, out] => corpus::generate_one(Path::new(spec), Path::new(out)),
+        ["corpus", "--directory-one", spec, out] => directory::generate_one(Path::new(spec), Path::new(out)),
+        ["corpus", "--directory"] => directory::run(&workspace_root(), false),
+        ["corpus", "--directory", "--ci"] | ["corpus", "--ci", "--directory"] => {
+            directory::run(&workspace_root(), true)
+        }
         ["corpus", "--ci", only @ ..] => corpus::run(&workspace_root(), only, corpus::Reach::Ci),
         ["corpus", only @ ..] => corpus::run(&workspace_root(), only, corpus::Reach::Full),
         ["diff-peers"] => diff_peers::run(&workspace_root()),
@@ -103,7 +110,7 @@ fn main() -> ExitCode {
 fn usage() -> ExitCode {
     eprintln!(
         "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen | --upload | --server] | \
-         cargo xtask breaking --base <git-ref> [--head FILE] | cargo xtask diff-peers | cargo xtask corpus [--ci] [NAME...]"
+         cargo xtask breaking --base <git-ref> [--head FILE] | cargo xtask diff-peers | cargo xtask corpus [--ci] [NAME...] | cargo xtask corpus --directory [--ci]"
     );
     ExitCode::from(2)
 }

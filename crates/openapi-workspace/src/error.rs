@@ -45,6 +45,18 @@ pub enum Error {
     /// rustfmt refused generated code: what it said.
     #[error("rustfmt refused generated code:\n{0}")]
     Rustfmt(String),
+    /// Operations that cannot be generated, each with its own error (the rest can): what the
+    /// tool leaves out of a workspace, all in one pass.
+    #[error("{} operation(s) cannot be generated: {}", .0.len(), .0.iter().map(|f| f.error.to_string()).collect::<Vec<_>>().join("; "))]
+    Operations(Vec<Failing>),
+}
+
+/// An operation that cannot be generated: where the document has it, and why.
+#[derive(Debug)]
+pub struct Failing {
+    pub path: String,
+    pub method: String,
+    pub error: Box<Error>,
 }
 
 impl Error {
@@ -82,9 +94,16 @@ impl Error {
     /// The error with `rewrite` applied to the pointers it names (where they are in the document
     /// as written, not in the generator's view of it).
     pub(crate) fn relocated(self, rewrite: impl Fn(String) -> String) -> Self {
+        self.relocated_by(&rewrite)
+    }
+
+    fn relocated_by(self, rewrite: &dyn Fn(String) -> String) -> Self {
         match self {
             Self::At { at, why } => Self::At { at: rewrite(at), why: rewrite(why) },
             Self::Document(why) => Self::Document(rewrite(why)),
+            Self::Operations(failing) => Self::Operations(
+                failing.into_iter().map(|f| Failing { error: Box::new(f.error.relocated_by(rewrite)), ..f }).collect(),
+            ),
             other => other,
         }
     }

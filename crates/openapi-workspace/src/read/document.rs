@@ -90,3 +90,8 @@ pub(crate) fn is_json(media: &str) -> bool {
     let essence = essence(media);
     essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
+
+/// `kind` with its article: `an integer`, `a string`.
+pub(crate) fn with_article(kind: &str) -> String {
+    if kind.starts_with(['a', 'e', 'i', 'o', 'u']) { format!("an {kind}") } else { format!("a {kind}") }
+}

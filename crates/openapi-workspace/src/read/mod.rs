@@ -5,14 +5,17 @@
 //! becomes a type a name. The view is both the raw JSON (for extensions and the JSON Schema
 //! conversion) and the `openapiv3` model of the same normalised document.
 
+pub(crate) mod defaults;
 pub(crate) mod document;
 pub(crate) mod files;
 pub(crate) mod inheritance;
+pub(crate) mod keywords;
 pub(crate) mod marks;
 pub(crate) mod normalise;
 pub(crate) mod nullable;
 pub(crate) mod openapi31;
 pub(crate) mod openapi32;
+pub(crate) mod references;
 pub(crate) mod repair;
 pub(crate) mod text;
 pub(crate) mod wire;
@@ -166,6 +169,79 @@ fn well_formed(document: &serde_json::Value) -> Result<()> {
 
 /// The document in openapiv3's types, read in one pass; where it is not one, the JSON pointer.
 fn typed(document: &serde_json::Value) -> Result<openapiv3::OpenAPI> {
+    typed_or_where(document).map_err(|(pointer, why)| {
+        Error::at(format!("#{pointer}"), format!("the document is not a valid OpenAPI 3.0 document here: {why}"))
+    })
+}
+
+/// How many times a value that is not of its OpenAPI type is mended before the document is
+/// refused: past this, the text is not meant as OpenAPI.
+const MENDED_AT_MOST: usize = 64;
+
+/// Mends what keeps `document` from being an OpenAPI document in shape, as far as it can be
+/// served without it (the tool's reading; our own document is refused instead, `Serving::Whole`):
+/// a response without its `description` gets an empty one; any other value that is not of its
+/// type there (`pattern: 0`, a parameter without a `name`) is dropped, each with a note.
+fn mended(document: &mut serde_json::Value, notes: &mut Vec<Note>, serving: Serving) -> Result<()> {
+    for _ in 0..MENDED_AT_MOST {
+        let Err((pointer, why)) = typed_or_where(document) else { return Ok(()) };
+        // What is not a value inside the document's parts (`paths` itself, a component's map)
+        // is not dropped: such a text is not the document it should be.
+        if serving == Serving::Whole || pointer.split('/').count() < 4 {
+            return typed(document).map(drop);
+        }
+        let missing_description = why.starts_with("missing field `description`");
+        let note = if missing_description {
+            let Some(object) = document.pointer_mut(&pointer).and_then(|v| v.as_object_mut()) else {
+                return typed(document).map(drop);
+            };
+            object.insert("description".into(), "".into());
+            format!("{why}: an empty one is read")
+        } else {
+            // A schema that does not read (the reader cannot say which keyword) is any value.
+            if let Some(schema) = document.pointer_mut(&pointer).filter(|_| is_schema_place(&pointer))
+                && schema.is_object()
+            {
+                *schema = serde_json::json!({});
+                notes.push(Note { pointer, message: format!("not a valid schema ({why}): read as any value") });
+                continue;
+            }
+            let (parent, key) = pointer.rsplit_once('/').expect("not empty, so it has a segment");
+            let key = document::unescape(key);
+            let removed = match document.pointer_mut(parent) {
+                Some(serde_json::Value::Object(map)) => map.remove(&key).is_some(),
+                Some(serde_json::Value::Array(items)) => match key.parse::<usize>() {
+                    Ok(index) if index < items.len() => {
+                        items.remove(index);
+                        true
+                    }
+                    _ => false,
+                },
+                _ => false,
+            };
+            if !removed {
+                return typed(document).map(drop);
+            }
+            format!("not valid OpenAPI here ({why}): dropped")
+        };
+        notes.push(Note { pointer, message: note });
+    }
+    typed(document).map(drop)
+}
+
+/// Whether `pointer` names a schema: a component schema, a `schema`, or one inside another.
+fn is_schema_place(pointer: &str) -> bool {
+    let segments: Vec<&str> = pointer.split('/').collect();
+    let n = segments.len();
+    (n == 4 && segments[1] == "components" && segments[2] == "schemas")
+        || segments.last() == Some(&"schema")
+        || (n >= 2 && ["properties", "items", "additionalProperties", "not"].contains(&segments[n - 2]))
+        || (n >= 2 && ["items", "additionalProperties", "not"].contains(&segments[n - 1]))
+        || (n >= 2 && ["allOf", "anyOf", "oneOf"].contains(&segments[n - 2]))
+}
+
+/// The document in openapiv3's types; where it is not one, the JSON pointer and why.
+fn typed_or_where(document: &serde_json::Value) -> std::result::Result<openapiv3::OpenAPI, (String, String)> {
     let error = match serde_path_to_error::deserialize::<_, openapiv3::OpenAPI>(document) {
         Ok(typed) => return Ok(typed),
         Err(error) => error,
@@ -181,7 +257,7 @@ fn typed(document: &serde_json::Value) -> Result<openapiv3::OpenAPI> {
             _ => {}
         }
     }
-    bail!(format!("#{pointer}"), "the document is not a valid OpenAPI 3.0 document here: {}", error.inner())
+    Err((pointer, error.inner().to_string()))
 }
 
 /// Whether an operation the read stage cannot serve refuses the document (`Whole`: our own
@@ -229,8 +305,10 @@ impl Spec {
         } else if !version.starts_with("3.0.") {
             bail!("/openapi: the document must be OpenAPI 3.0.x, 3.1.x or 3.2.x, found {version:?}");
         }
-        crate::timings::timed("read/repair", || repair::repair(&mut raw, version.starts_with("3.0."), &mut notes));
-        well_formed(&raw)?;
+        crate::timings::timed("read/repair", || {
+            repair::repair(&mut raw, version.starts_with("3.0."), serving == Serving::AsWritten, &mut notes)
+        });
+        mended(&mut raw, &mut notes, serving)?;
         // What the documentation is made from: the document as written, in its 3.0 view.
         let mut original = raw.clone();
         // The diff judges the document as written; the split is how its models read it.

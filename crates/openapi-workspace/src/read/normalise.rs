@@ -292,8 +292,15 @@ impl Names {
         Self(schemas.keys().map(|k| rust_name(k, true)).collect())
     }
 
-    /// `wanted`, or `wanted2`, `wanted3`… when a schema already has that name.
+    /// `wanted`, or `wanted2`, `wanted3`… when a schema already has that name; one that no Rust
+    /// type can be named after as it is (a response `400Error`'s schema) is `Schema…`
+    /// (`references::nameable`).
     pub(crate) fn claim(&mut self, wanted: &str) -> String {
+        let wanted = match crate::read::references::nameable(wanted) {
+            true => wanted.to_owned(),
+            false => crate::read::references::named_schema(wanted),
+        };
+        let wanted = wanted.as_str();
         let mut name = wanted.to_string();
         let mut n = 1;
         while !self.0.insert(name.clone()) {

@@ -103,9 +103,20 @@ fn inline_path_items(object: &mut Map<String, Value>) -> Result<()> {
         .and_then(|components| components.remove("pathItems"))
         .unwrap_or_default();
     let paths_before = object.get("paths").cloned().unwrap_or_default();
-    for (path, item) in object.get_mut("paths").and_then(Value::as_object_mut).into_iter().flatten() {
+    // Webhooks (here `x-webhooks`, pointed at as the document's `webhooks`) too.
+    for (map, written) in [("paths", "paths"), ("x-webhooks", "webhooks")] {
+        if let Some(items) = object.get_mut(map).and_then(Value::as_object_mut) {
+            inline_items(items, written, &shared, &paths_before)?;
+        }
+    }
+    Ok(())
+}
+
+/// The path items of `items` (the document's `written`) that refer to one, inlined.
+fn inline_items(items: &mut Map<String, Value>, written: &str, shared: &Value, paths_before: &Value) -> Result<()> {
+    for (path, item) in items.iter_mut() {
         let Some(reference) = item.get("$ref").and_then(Value::as_str).map(str::to_owned) else { continue };
-        let pointer = format!("/paths/{}/$ref", escape(path));
+        let pointer = format!("/{written}/{}/$ref", escape(path));
         let target = if let Some(name) = reference.strip_prefix("#/components/pathItems/") {
             shared.get(unescape(name).as_str()).cloned()
         } else if let Some(other) = reference.strip_prefix("#/paths/") {

@@ -4,7 +4,8 @@
 //! - a path parameter the path's template does not name is dropped; a name in the template
 //!   with no parameter gets a `string` one; a path parameter not marked `required` is required
 //!   (a path cannot go without it);
-//! - a parameter with neither `schema` nor `content` is a `string`;
+//! - a parameter, or a response's header, with neither `schema` nor `content` is a `string`;
+//!   one whose `content` is a scalar's schema in one media type has that `schema`;
 //! - a number in `exclusiveMinimum`/`exclusiveMaximum` of a 3.0 document (3.1's spelling) is
 //!   read as 3.1 means it;
 //! - a `default` of the wrong type is converted when the text says the same value (`"10"` for
@@ -14,7 +15,13 @@
 //!   dropped, but a nullable one's `null`: typify checks such a default against the variants it
 //!   made and refuses many a valid one, so the models hold no such default.
 //!   An object `default` that lacks a property its schema requires (Kubernetes' `default: {}` on
-//!   every nested object) is dropped: it is not a value of the schema.
+//!   every nested object), or holds one its schema does not name (NetBox's `{"id": 1, "label":
+//!   …, "value": …}` on a `{label, value}`), is dropped: the models cannot hold it.
+//!
+//! - a schema keyword whose value is of another kind than the keyword takes (`pattern: 0`) is
+//!   dropped, or read as what its text says (`minLength: "5"`);
+//! - a `format` on a type it cannot describe (`format: uri-map` on an object) is ignored; a
+//!   `number` of an integer format (`int32`) is an `integer` where every value it gives is one;
 //!
 //! - a keyword for another type than the schema's (`uniqueItems` on a boolean, `minimum` on a
 //!   string) is dropped without a note: JSON Schema ignores it, so nothing changes but what the
@@ -30,6 +37,17 @@
 //!   so) is read as JSON when its schema is an object's, and as bytes otherwise — what a client
 //!   can send and a server can read; beside a JSON media type the wildcard is dropped.
 //!
+//! - a `$ref` to a JSON pointer of the document that is not a component (another operation's
+//!   response: `#/paths/~1v2/get/responses/401`), or to a callback, is read as a copy of its
+//!   target;
+//! - an alternative of a `security` requirement naming an HTTP scheme the router cannot check
+//!   (`mutual`, `digest`) is dropped while another alternative remains;
+//! - a response that is not an object (`"200": null`) is dropped; one that is a `$ref` to a
+//!   schema is a JSON body of it;
+//! - a component schema named so that no Rust type can bear its name (`400Error`, `_401`, `-`,
+//!   `Self`) is
+//!   named `Schema…` (`Schema400Error`), and every `$ref` to it follows.
+//!
 //! A parameter whose schema is a choice between strings only (FastAPI's `UUID | str`) is read
 //! as a string, which is what it is on the wire; progenitor cannot take a parameter of a
 //! composed type.
@@ -38,22 +56,44 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+use super::defaults::{composed_default, incomplete_default, wrong_default};
+use super::keywords::{exclusive_bounds, foreign_keywords, keywords_of_another_kind, misplaced_format};
+use super::references::{extensions_among_webhooks, pointer_references, unnameable_schemas};
 use crate::read::Note;
 use crate::read::document::{METHODS, escape};
 
 /// Repairs `doc` (in its 3.0 view; `was_30`: whether it was written as 3.0), noting each repair.
-pub(crate) fn repair(doc: &mut Value, was_30: bool, notes: &mut Vec<Note>) {
+pub(crate) fn repair(doc: &mut Value, was_30: bool, as_written: bool, notes: &mut Vec<Note>) {
+    // The diff judges a parameter given as content as written (a restyling is a change to it).
+    if !as_written {
+        scalar_contents(doc, "", false, notes);
+    }
+    pointer_references(doc, notes);
+    extensions_among_webhooks(doc);
+    unnameable_schemas(doc, notes);
     if was_30 {
         schemas(doc, "", &mut |schema, at| exclusive_bounds(schema, at, notes));
     }
+    schemas(doc, "", &mut |schema, at| keywords_of_another_kind(schema, at, notes));
     schemas(doc, "", &mut |schema, _| foreign_keywords(schema));
+    schemas(doc, "", &mut |schema, at| misplaced_format(schema, at, notes));
     schemas(doc, "", &mut |schema, at| wrong_default(schema, at, notes));
     let components = doc.get("components").cloned().unwrap_or(Value::Null);
     schemas(doc, "", &mut |schema, at| incomplete_default(schema, at, &components, notes));
     schemas(doc, "", &mut |schema, at| composed_default(schema, at, notes));
     let defined = components.get("securitySchemes").and_then(Value::as_object).cloned().unwrap_or_default();
+    let uncheckable = uncheckable(&defined);
     if let Some(security) = doc.get_mut("security") {
         undefined_schemes(security, "/security", &defined, notes);
+        uncheckable_alternatives(security, "/security", &uncheckable, notes);
+    }
+    if let Some(headers) = doc.pointer_mut("/components").filter(|c| c.get("headers").is_some()) {
+        headers_without_schema(headers, "/components", notes);
+    }
+    if let Some(responses) = doc.pointer_mut("/components/responses").and_then(Value::as_object_mut) {
+        for (name, response) in responses.iter_mut() {
+            headers_without_schema(response, &format!("/components/responses/{}", escape(name)), notes);
+        }
     }
     if let Some(bodies) = doc.pointer_mut("/components/requestBodies").and_then(Value::as_object_mut) {
         for (name, body) in bodies.iter_mut() {
@@ -75,8 +115,34 @@ pub(crate) fn repair(doc: &mut Value, was_30: bool, notes: &mut Vec<Note>) {
         for method in METHODS {
             let Some(operation) = item.get_mut(method).and_then(Value::as_object_mut) else { continue };
             let at = format!("{item_at}/{method}");
+            if let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) {
+                for (status, response) in responses.iter_mut() {
+                    let Some(reference) = response.get("$ref").and_then(Value::as_str) else { continue };
+                    if reference.starts_with("#/components/schemas/") {
+                        notes.push(Note {
+                            pointer: format!("{at}/responses/{}", escape(status)),
+                            message: format!("a response that is a schema ({reference}): read as a JSON body of it"),
+                        });
+                        *response = json!({"description": "", "content": {"application/json": {"schema": {"$ref": reference}}}});
+                    }
+                }
+                for (status, response) in responses.iter_mut() {
+                    headers_without_schema(response, &format!("{at}/responses/{}", escape(status)), notes);
+                }
+                responses.retain(|status, response| {
+                    let keep = response.is_object() || status.starts_with("x-");
+                    if !keep {
+                        notes.push(Note {
+                            pointer: format!("{at}/responses/{}", escape(status)),
+                            message: format!("the response {status} is {response}, not a response: dropped"),
+                        });
+                    }
+                    keep
+                });
+            }
             if let Some(security) = operation.get_mut("security") {
                 undefined_schemes(security, &format!("{at}/security"), &defined, notes);
+                uncheckable_alternatives(security, &format!("{at}/security"), &uncheckable, notes);
             }
             if let Some(body) = operation.get_mut("requestBody") {
                 wildcard_body(body, &format!("{at}/requestBody"), &components, notes);
@@ -109,6 +175,114 @@ pub(crate) fn repair(doc: &mut Value, was_30: bool, notes: &mut Vec<Note>) {
             }
         }
     }
+}
+
+/// Every parameter's and header's `content` of a scalar read as its schema ([`scalar_content`]);
+/// `headers`: `value` is a map of headers.
+fn scalar_contents(value: &mut Value, at: &str, headers: bool, notes: &mut Vec<Note>) {
+    match value {
+        Value::Object(map) => {
+            if map.contains_key("content") && (headers || map.contains_key("in")) {
+                scalar_content(map, at, notes);
+            }
+            for (key, child) in map.iter_mut() {
+                if matches!(key.as_str(), "example" | "examples" | "schema") || (!headers && key.starts_with("x-")) {
+                    continue;
+                }
+                let here = format!("{at}/{}", escape(key));
+                if headers {
+                    // A header by its name: the header's own keys are not headers.
+                    if let Value::Object(header) = child
+                        && header.contains_key("content")
+                    {
+                        scalar_content(header, &here, notes);
+                    }
+                    continue;
+                }
+                scalar_contents(child, &here, key == "headers", notes);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                scalar_contents(item, &format!("{at}/{i}"), false, notes);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A parameter's or header's `content` of one media type whose schema is a scalar's (a string,
+/// a number, a boolean) is read as its `schema`: such a value is the same text on the wire.
+fn scalar_content(item: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
+    let Some(content) = item.get("content").and_then(Value::as_object).filter(|c| c.len() == 1) else { return };
+    let (media, media_type) = content.iter().next().expect("one");
+    let Some(schema) = media_type.get("schema") else { return };
+    let scalar =
+        matches!(schema.get("type").and_then(Value::as_str), Some("string" | "integer" | "number" | "boolean"));
+    if !scalar || schema.get("properties").is_some() {
+        return;
+    }
+    notes.push(Note {
+        pointer: format!("{at}/content"),
+        message: format!("a scalar given as content ({media}): read as its schema"),
+    });
+    let schema = schema.clone();
+    item.remove("content");
+    item.insert("schema".into(), schema);
+}
+
+/// The headers of `response` (at `at`) with neither `schema` nor `content`, read as strings.
+fn headers_without_schema(response: &mut Value, at: &str, notes: &mut Vec<Note>) {
+    let headers = response.get_mut("headers").and_then(Value::as_object_mut).into_iter().flatten();
+    for (name, header) in headers {
+        let Some(header) = header.as_object_mut() else { continue };
+        if !["schema", "content", "$ref"].iter().any(|key| header.contains_key(*key)) {
+            notes.push(Note {
+                pointer: format!("{at}/headers/{}", escape(name)),
+                message: format!("header {name} has no schema: read as a string"),
+            });
+            header.insert("schema".into(), json!({"type": "string"}));
+        }
+    }
+}
+
+/// The schemes of `defined` the router cannot check: HTTP authentication other than bearer and
+/// basic (`mutual`, `digest`, `hoba`…), each with what it is.
+fn uncheckable(defined: &Map<String, Value>) -> Map<String, Value> {
+    defined
+        .iter()
+        .filter(|(_, scheme)| scheme.get("type").and_then(Value::as_str) == Some("http"))
+        .filter_map(|(name, scheme)| {
+            let kind = scheme.get("scheme").and_then(Value::as_str).unwrap_or_default();
+            let checked = ["bearer", "basic"].iter().any(|k| k.eq_ignore_ascii_case(kind));
+            (!checked).then(|| (name.clone(), Value::String(kind.to_owned())))
+        })
+        .collect()
+}
+
+/// The alternatives of `security` (at `at`) that ask for a scheme the router cannot check are
+/// dropped while another remains (with none left, the operation is refused as it was).
+fn uncheckable_alternatives(security: &mut Value, at: &str, uncheckable: &Map<String, Value>, notes: &mut Vec<Note>) {
+    let Some(alternatives) = security.as_array() else { return };
+    let asks = |alternative: &Value| {
+        alternative.as_object().and_then(|schemes| schemes.keys().find(|name| uncheckable.contains_key(*name)).cloned())
+    };
+    if alternatives.iter().all(|alternative| asks(alternative).is_some()) {
+        return;
+    }
+    for (index, alternative) in alternatives.iter().enumerate() {
+        if let Some(name) = asks(alternative) {
+            notes.push(Note {
+                pointer: format!("{at}/{index}"),
+                message: format!(
+                    "asks for {name}, HTTP {} authentication, which the router cannot check: this alternative is dropped",
+                    uncheckable[&name].as_str().unwrap_or_default()
+                ),
+            });
+        }
+    }
+    let kept: Vec<Value> = alternatives.iter().filter(|alternative| asks(alternative).is_none()).cloned().collect();
+    *security = Value::Array(kept);
 }
 
 /// The requirements of `security` (at `at`) without the schemes `defined` lacks; see the
@@ -268,168 +442,6 @@ fn strings_only(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>
     }
 }
 
-/// `exclusiveMinimum: 5` in a 3.0 document: the 3.1 spelling of `minimum: 5, exclusiveMinimum: true`.
-fn exclusive_bounds(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
-    for (exclusive, inclusive) in [("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")] {
-        let Some(bound) = schema.get(exclusive).filter(|b| b.is_number()).cloned() else { continue };
-        notes.push(Note {
-            pointer: format!("{at}/{exclusive}"),
-            message: format!(
-                "a number here is OpenAPI 3.1's spelling; read as 3.0's `{inclusive}: {bound}, {exclusive}: true`"
-            ),
-        });
-        schema.insert(inclusive.into(), bound);
-        schema.insert(exclusive.into(), Value::Bool(true));
-    }
-}
-
-/// Drops the keywords that apply to other types than the schema's one `type`.
-fn foreign_keywords(schema: &mut Map<String, Value>) {
-    const ARRAY: &[&str] = &["items", "prefixItems", "uniqueItems", "minItems", "maxItems", "contains"];
-    const OBJECT: &[&str] = &[
-        "properties",
-        "required",
-        "additionalProperties",
-        "patternProperties",
-        "propertyNames",
-        "minProperties",
-        "maxProperties",
-    ];
-    const STRING: &[&str] = &["minLength", "maxLength", "pattern"];
-    const NUMBER: &[&str] = &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
-    let Some(kind) = schema.get("type").and_then(Value::as_str) else { return };
-    let own: &[&str] = match kind {
-        "array" => ARRAY,
-        "object" => OBJECT,
-        "string" => STRING,
-        "integer" | "number" => NUMBER,
-        "boolean" | "null" => &[],
-        _ => return,
-    };
-    for keyword in [ARRAY, OBJECT, STRING, NUMBER].concat() {
-        // A parameter's or header's `required` is a boolean, and not this keyword.
-        let a_parameters = keyword == "required" && schema.get(keyword).is_some_and(Value::is_boolean);
-        if !own.contains(&keyword) && !a_parameters {
-            schema.remove(keyword);
-        }
-    }
-}
-
-/// A `default` that is not of its schema's `type` (or not in its `enum`).
-fn wrong_default(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
-    let Some(default) = schema.get("default") else { return };
-    let nullable = schema.get("nullable") == Some(&Value::Bool(true));
-    if default.is_null() && nullable {
-        return;
-    }
-    let fits = |value: &Value, kind: &str| match kind {
-        "integer" => value.is_i64() || value.is_u64(),
-        "number" => value.is_number(),
-        "string" => value.is_string(),
-        "boolean" => value.is_boolean(),
-        "array" => value.is_array(),
-        "object" => value.is_object(),
-        _ => true,
-    };
-    let kind = schema.get("type").and_then(Value::as_str).unwrap_or("");
-    let mut repaired = None;
-    let mut message = None;
-    if !fits(default, kind) {
-        let converted = default.as_str().and_then(|text| match kind {
-            "integer" => text.trim().parse::<i64>().ok().map(Value::from),
-            "number" => {
-                text.trim().parse::<f64>().ok().and_then(|n| serde_json::Number::from_f64(n).map(Value::Number))
-            }
-            "boolean" => text.trim().parse::<bool>().ok().map(Value::Bool),
-            _ => None,
-        });
-        let converted = converted.or_else(|| match (kind, default) {
-            ("string", Value::Number(n)) => Some(Value::String(n.to_string())),
-            ("string", Value::Bool(b)) => Some(Value::String(b.to_string())),
-            _ => None,
-        });
-        message = Some(match &converted {
-            Some(value) => format!("the default {default} is not {}: read as {value}", with_article(kind)),
-            None => format!("the default {default} is not {}: dropped", with_article(kind)),
-        });
-        repaired = Some(converted);
-    }
-    if repaired.is_none()
-        && let (Some(text), Some(format)) = (default.as_str(), schema.get("format").and_then(Value::as_str))
-        && !reads_as(text, format)
-    {
-        message = Some(format!("the default {default} is not a {format}: dropped"));
-        repaired = Some(None);
-    }
-    let value = match &repaired {
-        Some(value) => value.clone(),
-        None => Some(default.clone()),
-    };
-    if let (Some(value), Some(Value::Array(allowed))) = (&value, schema.get("enum"))
-        && !allowed.contains(value)
-    {
-        message = Some(format!("the default {value} is not one of the schema's `enum` values: dropped"));
-        repaired = Some(None);
-    }
-    let (Some(repaired), Some(message)) = (repaired, message) else { return };
-    notes.push(Note { pointer: format!("{at}/default"), message });
-    match repaired {
-        Some(value) => schema.insert("default".into(), value),
-        None => schema.remove("default"),
-    };
-}
-
-/// An object `default` without every property its schema (through `$ref`s and `allOf`s) requires.
-fn incomplete_default(schema: &mut Map<String, Value>, at: &str, components: &Value, notes: &mut Vec<Note>) {
-    let Some(Value::Object(default)) = schema.get("default") else { return };
-    let mut required = BTreeSet::new();
-    required_of(&Value::Object(schema.clone()), components, &mut required, 0);
-    let missing: Vec<&String> = required.iter().filter(|name| !default.contains_key(*name)).collect();
-    if missing.is_empty() {
-        return;
-    }
-    notes.push(Note {
-        pointer: format!("{at}/default"),
-        message: format!("the default {} lacks the required {missing:?}: dropped", Value::Object(default.clone())),
-    });
-    schema.remove("default");
-}
-
-/// A `default` on a composition (see the module's documentation).
-fn composed_default(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
-    let Some(default) = schema.get("default") else { return };
-    let composed = schema.contains_key("oneOf") || schema.contains_key("anyOf");
-    let nullable_null = default.is_null() && schema.get("nullable") == Some(&Value::Bool(true));
-    if !composed || nullable_null {
-        return;
-    }
-    notes.push(Note {
-        pointer: format!("{at}/default"),
-        message: format!("the default {default} of a oneOf/anyOf is not kept in the models: dropped"),
-    });
-    schema.remove("default");
-}
-
-/// The properties `schema` requires, through `$ref`s and `allOf`s.
-fn required_of(schema: &Value, components: &Value, required: &mut BTreeSet<String>, depth: usize) {
-    let Some(schema) = crate::read::document::resolve_schema(schema, components) else { return };
-    if depth > 16 {
-        return;
-    }
-    required.extend(
-        schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_owned),
-    );
-    for arm in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
-        required_of(arm, components, required, depth + 1);
-    }
-}
-
 /// Calls `visit` on every schema object of the document (anything with a `type`, a
 /// composition or a `$ref` beside other keywords), never inside examples, enums, defaults or
 /// extensions, which are values rather than schemas.
@@ -494,25 +506,4 @@ fn walk(value: &mut Value, at: &str, named: bool, visit: &mut impl FnMut(&mut Ma
 /// A parameter, following a `$ref` to `components/parameters` (itself when that names nothing).
 fn resolve<'a>(parameter: &'a Value, components: &'a Value) -> &'a Value {
     crate::read::document::resolve(parameter, components, "parameters").unwrap_or(parameter)
-}
-
-/// Whether `text` has the shape of `format` (the formats that become types other than `String`).
-fn reads_as(text: &str, format: &str) -> bool {
-    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
-    let date = |d: &str| d.len() == 10 && d.split('-').map(digits).filter(|ok| *ok).count() == 3;
-    match format {
-        "date" => date(text),
-        "date-time" => text.get(..10).is_some_and(date) && matches!(text.as_bytes().get(10), Some(b'T' | b't')),
-        "uuid" => {
-            text.len() == 36
-                && text
-                    .char_indices()
-                    .all(|(i, c)| if [8, 13, 18, 23].contains(&i) { c == '-' } else { c.is_ascii_hexdigit() })
-        }
-        _ => true,
-    }
-}
-
-fn with_article(kind: &str) -> String {
-    if kind.starts_with(['a', 'e', 'i', 'o', 'u']) { format!("an {kind}") } else { format!("a {kind}") }
 }

@@ -18,7 +18,10 @@ fn split(attrs: &mut Vec<Attribute>) {
     for attr in attrs.drain(..) {
         let text = match &attr.meta {
             Meta::NameValue(nv) if nv.path.is_ident("doc") => match &nv.value {
-                Expr::Lit(ExprLit { lit: Lit::Str(text), .. }) if text.value().contains('\n') => Some(text.value()),
+                // A carriage return is a line break too: alone in a `///` line it does not lex.
+                Expr::Lit(ExprLit { lit: Lit::Str(text), .. }) if text.value().contains(['\n', '\r']) => {
+                    Some(text.value().replace("\r\n", "\n").replace('\r', "\n"))
+                }
                 _ => None,
             },
             _ => None,

@@ -6,27 +6,28 @@
 
 use serde_json::Value;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::read::document::METHODS;
 use crate::read::{Note, Serving, Spec};
 use crate::write::{Config, Generated};
 
-/// How many operations may be left out before the document is refused as a whole: past this,
-/// the cause is the document's, not an operation's.
-const AT_MOST: usize = 64;
+/// How many rounds of leaving out may be run: each leaves out every operation its stage found
+/// failing (the client's, all at once; the model's, the first), so a further round is needed only
+/// where a later stage finds others. Past this, the cause is the document's.
+const ROUNDS: usize = 64;
 
 /// The document `text` read and generated, leaving out each operation that fails (see the
 /// module's documentation); what was left out is among the notes.
 pub(crate) fn generate(text: &str, config: &Config) -> Result<(Spec, Generated)> {
     let mut document: Option<Value> = None;
     let mut left_out = Vec::new();
-    loop {
+    for _ in 0..ROUNDS {
         let attempt = match &document {
             Some(document) => std::borrow::Cow::Owned(document.to_string()),
             None => std::borrow::Cow::Borrowed(text),
         };
-        // The read stage leaves out what it cannot serve in one pass; later stages' failures
-        // are found one at a time.
+        // The read stage leaves out what it cannot serve in one pass; the writers' failures
+        // come back as the operations they were found in (`Error::Operations`, or one pointer).
         let error = match crate::timings::timed("read", || Spec::parse_serving(&attempt, Serving::WhatItCan)) {
             Ok(spec) => match super::generate(&spec, config) {
                 Ok(mut generated) => {
@@ -37,27 +38,51 @@ pub(crate) fn generate(text: &str, config: &Config) -> Result<(Spec, Generated)>
             },
             Err(error) => error,
         };
-        let Some((path, method)) = operation_of(&error.chain()) else { return Err(error) };
+        let failing = failing(&error);
+        if failing.is_empty() {
+            return Err(error);
+        }
         let document = match &mut document {
             Some(document) => document,
             None => document.insert(crate::read::text::document_text(text)?),
         };
-        let removed = document
-            .get_mut("paths")
-            .and_then(|paths| paths.get_mut(&path))
-            .and_then(Value::as_object_mut)
-            .and_then(|item| item.remove(&method));
-        if removed.is_none() || left_out.len() == AT_MOST {
-            return Err(error);
+        for (path, method, why) in failing {
+            let removed = document
+                .get_mut("paths")
+                .and_then(|paths| paths.get_mut(&path))
+                .and_then(Value::as_object_mut)
+                .and_then(|item| item.remove(&method));
+            if removed.is_none() {
+                return Err(error);
+            }
+            let pointer = format!("/paths/{}/{method}", crate::read::document::escape(&path));
+            left_out.push(Note { pointer, message: format!("left out of the workspace: {why}") });
         }
-        let pointer = format!("/paths/{}/{method}", crate::read::document::escape(&path));
-        left_out.push(Note { pointer, message: format!("left out of the workspace: {}", error.chain()) });
+    }
+    Err(Error::Document(format!(
+        "still failing after {ROUNDS} rounds of leaving operations out ({} left out)",
+        left_out.len()
+    )))
+}
+
+/// The operations `error` says fail (its fields: the operations a writer found, or the one
+/// its pointer is in), each with why.
+fn failing(error: &Error) -> Vec<(String, String, String)> {
+    match error {
+        Error::Operations(failing) => {
+            failing.iter().map(|f| (f.path.clone(), f.method.clone(), f.error.chain())).collect()
+        }
+        Error::At { at, .. } => {
+            operation_of(at).map(|(path, method)| (path, method, error.chain())).into_iter().collect()
+        }
+        _ => Vec::new(),
     }
 }
 
-/// The path and method of the first operation `message` points into (`#/paths/{path}/{method}`).
-fn operation_of(message: &str) -> Option<(String, String)> {
-    let (_, rest) = message.split_once("#/paths/")?;
+/// The path and method of the first operation `pointer` points into (`#/paths/{path}/{method}`,
+/// after what names the operation, if anything does).
+fn operation_of(pointer: &str) -> Option<(String, String)> {
+    let (_, rest) = pointer.split_once("#/paths/")?;
     let (path, rest) = rest.split_once('/')?;
     let method = rest.split(|c: char| !c.is_ascii_alphabetic()).next()?;
     METHODS.contains(&method).then(|| (crate::read::document::unescape(path), method.to_owned()))

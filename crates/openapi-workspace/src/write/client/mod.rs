@@ -280,15 +280,16 @@ fn retyped(view: &mut View) -> Result<Option<Vec<Note>>> {
     Ok(Some(notes))
 }
 
-/// Says which operation progenitor failed on, which it does not — the components pass without
-/// operations (`retyped` has seen them do): the first operation that fails alone (with every
-/// component), or else that it is several together. Operations are halved
-/// rather than tried one by one: each run costs what the components do, and the largest documents
-/// have a thousand operations. The halving is done first with every component standing in as any
-/// value (runs that cost next to nothing), its finding then confirmed with the components as
-/// they are; only when that finds nothing is it done again with them.
+/// Says which operations progenitor failed on, which it does not — the components pass without
+/// operations (`retyped` has seen them do): every operation that fails alone (with every
+/// component), each with its own error, so that the tool leaves them all out in one pass; or
+/// else that several fail only together. Operations are halved rather than tried one by one:
+/// each run costs what the components do, and the largest documents have a thousand operations.
+/// The halving is done first with every component standing in as any value (runs that cost next
+/// to nothing), each finding then confirmed with the components as they are; only when that
+/// finds nothing is it done again with them.
 fn locate(view: &View, error: Error) -> Error {
-    let fails = |openapi: &openapiv3::OpenAPI, keep: &[(&str, &str)]| {
+    let failure = |openapi: &openapiv3::OpenAPI, keep: &[(&str, &str)]| -> Option<Error> {
         let mut openapi = openapi.clone();
         for (path, item) in openapi.paths.paths.iter_mut() {
             let openapiv3::ReferenceOr::Item(item) = item else { continue };
@@ -308,27 +309,9 @@ fn locate(view: &View, error: Error) -> Error {
             }
         }
         let view = View { openapi, replacements: view.replacements.clone(), notes: Vec::new() };
-        run(&view).is_err()
+        run(&view).err()
     };
     let operations: Vec<(&str, &str)> = view.openapi.operations().map(|(path, method, _)| (path, method)).collect();
-    let first_failing = |openapi: &openapiv3::OpenAPI| {
-        let mut operations = operations.as_slice();
-        if !fails(openapi, operations) {
-            return None;
-        }
-        // Halve while a half fails by itself; then (a failure of several together) one at a time.
-        while operations.len() > 1 {
-            let (first, second) = operations.split_at(operations.len() / 2);
-            operations = if fails(openapi, first) {
-                first
-            } else if fails(openapi, second) {
-                second
-            } else {
-                break;
-            };
-        }
-        operations.iter().find(|operation| fails(openapi, &[**operation])).copied()
-    };
     let mut stood_in = view.openapi.clone();
     for schema in stood_in.components.iter_mut().flat_map(|components| components.schemas.values_mut()) {
         *schema = openapiv3::ReferenceOr::Item(openapiv3::Schema {
@@ -336,13 +319,48 @@ fn locate(view: &View, error: Error) -> Error {
             schema_kind: openapiv3::SchemaKind::Any(Default::default()),
         });
     }
-    let found = first_failing(&stood_in)
-        .filter(|operation| fails(&view.openapi, &[*operation]))
-        .or_else(|| first_failing(&view.openapi));
-    match found {
-        Some((path, method)) => Error::at(crate::read::document::pointer(&["paths", path, method]), error.chain()),
-        None => Error::at("#/paths", format!("{} (no operation alone, only together)", error.chain())),
+    let confirmed = |found: Vec<(&str, &str)>| -> Vec<(String, String, Error)> {
+        found
+            .into_iter()
+            .filter_map(|(path, method)| {
+                failure(&view.openapi, &[(path, method)]).map(|why| (path.to_owned(), method.to_owned(), why))
+            })
+            .collect()
+    };
+    let mut found = confirmed(each_failing(&|keep| failure(&stood_in, keep).is_some(), &operations));
+    if found.is_empty() {
+        found = confirmed(each_failing(&|keep| failure(&view.openapi, keep).is_some(), &operations));
     }
+    if found.is_empty() {
+        return Error::at("#/paths", format!("{} (no operation alone, only together)", error.chain()));
+    }
+    Error::Operations(
+        found
+            .into_iter()
+            .map(|(path, method, why)| {
+                let pointer = crate::read::document::pointer(&["paths", &path, &method]);
+                crate::error::Failing { path, method, error: Box::new(Error::at(pointer, why.chain())) }
+            })
+            .collect(),
+    )
+}
+
+/// The operations of `operations` that fail by themselves (`fails` of a set), found by halving:
+/// a half that does not fail holds none. Those that fail only with others are not among them.
+fn each_failing<'a>(
+    fails: &impl Fn(&[(&'a str, &'a str)]) -> bool,
+    operations: &[(&'a str, &'a str)],
+) -> Vec<(&'a str, &'a str)> {
+    if operations.is_empty() || !fails(operations) {
+        return Vec::new();
+    }
+    if operations.len() == 1 {
+        return operations.to_vec();
+    }
+    let (first, second) = operations.split_at(operations.len() / 2);
+    let mut found = each_failing(fails, first);
+    found.extend(each_failing(fails, second));
+    found
 }
 
 /// The runtime crate, whose `client` modules a client re-exports (its retries always; carriers,

@@ -85,6 +85,14 @@ fn merged_unions(schema: &Map<String, Value>, components: &Value, seen: &mut BTr
     for union in ["anyOf", "oneOf"] {
         if let Some(arms) = schema.get(union).and_then(Value::as_array).filter(|arms| arms.len() > 1) {
             out.push(arms.len());
+            // Each arm is merged with the rest: an arm that is itself an `allOf` merges its own
+            // unions once per arm around it, so a nesting of them (allOf over anyOf of allOf…)
+            // multiplies like siblings do.
+            for arm in arms.iter().filter_map(Value::as_object) {
+                if merges(arm, components) {
+                    merged_unions(arm, components, seen, out);
+                }
+            }
         }
     }
     for arm in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
@@ -92,6 +100,17 @@ fn merged_unions(schema: &Map<String, Value>, components: &Value, seen: &mut BTr
             merged_unions(arm, components, seen, out);
         }
     }
+}
+
+/// Whether `schema` (through one `$ref`) is an `allOf`, which typify merges.
+fn merges(schema: &Map<String, Value>, components: &Value) -> bool {
+    let target = match schema.get("$ref").and_then(Value::as_str) {
+        Some(reference) => reference
+            .strip_prefix("#/components/schemas/")
+            .and_then(|name| components.get("schemas")?.get(name)?.as_object()),
+        None => Some(schema),
+    };
+    target.is_some_and(|target| target.contains_key("allOf"))
 }
 
 /// What stands in for a schema typify cannot type: any value, with the schema's description.
@@ -214,6 +233,18 @@ fn narrowed(
 ) {
     let parts = document.pointer(at).map(parts).unwrap_or_default();
     let before = found.len();
+    // When it fails with every part standing in, what fails is the schema's own keywords (a
+    // `format` typify cannot take on an array), not a part.
+    let mut without_parts = document.clone();
+    for part in &parts {
+        if let Some(schema) = without_parts.pointer_mut(&format!("{at}{part}")) {
+            *schema = Value::Object(schema.as_object().map(stand_in).unwrap_or_default());
+        }
+    }
+    if parts.is_empty() || passes(&without_parts).is_err() {
+        found.push((at.to_owned(), why));
+        return;
+    }
     for part in &parts {
         let mut alone = document.clone();
         for sibling in parts.iter().filter(|sibling| *sibling != part) {

@@ -1,0 +1,146 @@
+//! Repairs (see `repair.rs`) of schema keywords: a value of another kind than the keyword takes,
+//! a `format` that cannot apply, a keyword for another type, 3.1's numeric exclusive bounds in a
+//! 3.0 document.
+
+use serde_json::{Map, Value};
+
+use crate::read::Note;
+use crate::read::document::escape;
+use crate::read::document::with_article;
+
+/// A schema keyword whose value is not of the kind the keyword takes (`pattern: 0`,
+/// `minLength: "5"`, `required: true` on a schema) is dropped; a number or boolean written as
+/// text (`"5"`, `"true"`) is read as what it says.
+pub(super) fn keywords_of_another_kind(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
+    const TEXT: &[&str] = &["pattern", "format", "title", "description"];
+    const NUMBER: &[&str] = &["minimum", "maximum", "multipleOf"];
+    const COUNT: &[&str] = &["minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"];
+    const FLAG: &[&str] = &["nullable", "readOnly", "writeOnly", "deprecated", "uniqueItems"];
+    const LIST: &[&str] = &["required", "enum", "allOf", "anyOf", "oneOf"];
+    const MAP: &[&str] = &["properties"];
+    let keys: Vec<String> = schema.keys().cloned().collect();
+    for key in keys {
+        let value = &schema[&key];
+        let fits = match key.as_str() {
+            k if TEXT.contains(&k) => value.is_string(),
+            k if NUMBER.contains(&k) => value.is_number(),
+            k if COUNT.contains(&k) => value.is_u64(),
+            k if FLAG.contains(&k) => value.is_boolean(),
+            // A parameter's or header's `required` is a boolean, and not this keyword.
+            "required" => value.is_array() || value.is_boolean(),
+            k if LIST.contains(&k) => value.is_array(),
+            k if MAP.contains(&k) => value.is_object(),
+            "type" => value.is_string() || value.is_array(),
+            _ => true,
+        };
+        if fits {
+            continue;
+        }
+        let read = value.as_str().and_then(|text| match key.as_str() {
+            k if NUMBER.contains(&k) => {
+                text.trim().parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number)
+            }
+            k if COUNT.contains(&k) => text.trim().parse::<u64>().ok().map(Value::from),
+            k if FLAG.contains(&k) => text.trim().parse::<bool>().ok().map(Value::Bool),
+            _ => None,
+        });
+        let pointer = format!("{at}/{}", escape(&key));
+        let message = match &read {
+            Some(read) => format!("{key}: {value} is text: read as {read}"),
+            None => format!("{key}: {value} is not what the keyword takes: dropped"),
+        };
+        notes.push(Note { pointer, message });
+        match read {
+            Some(read) => schema.insert(key, read),
+            None => schema.remove(&key),
+        };
+    }
+}
+
+/// The integer formats: on a `number` they say the author meant an integer.
+const INTEGER_FORMATS: [&str; 8] = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"];
+
+/// A `format` on a type it cannot describe (an array's, an object's, a boolean's) is ignored;
+/// a `number` whose format is an integer's is an `integer` where every value it gives (default,
+/// bounds, enum, example) is one, and loses the format otherwise.
+pub(super) fn misplaced_format(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
+    let Some(format) = schema.get("format").and_then(Value::as_str).map(str::to_owned) else { return };
+    let kind = schema.get("type").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let pointer = format!("{at}/format");
+    match kind.as_str() {
+        "array" | "object" | "boolean" | "null" => {
+            notes.push(Note {
+                pointer,
+                message: format!("format {format:?} does not apply to {}: ignored", with_article(&kind)),
+            });
+            schema.remove("format");
+        }
+        "number" if INTEGER_FORMATS.contains(&format.as_str()) => {
+            let integral = |value: &Value| value.is_i64() || value.is_u64();
+            let values = ["default", "minimum", "maximum", "example", "multipleOf"]
+                .iter()
+                .filter_map(|key| schema.get(*key))
+                .chain(schema.get("enum").and_then(Value::as_array).into_iter().flatten());
+            if values.filter(|v| !v.is_null()).all(integral) {
+                notes.push(Note { pointer, message: format!("a number of format {format}: read as an integer") });
+                schema.insert("type".into(), "integer".into());
+            } else {
+                notes.push(Note {
+                    pointer,
+                    message: format!(
+                        "a number of format {format} with a value that is not an integer: the format is ignored"
+                    ),
+                });
+                schema.remove("format");
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Drops the keywords that apply to other types than the schema's one `type`.
+pub(super) fn foreign_keywords(schema: &mut Map<String, Value>) {
+    const ARRAY: &[&str] = &["items", "prefixItems", "uniqueItems", "minItems", "maxItems", "contains"];
+    const OBJECT: &[&str] = &[
+        "properties",
+        "required",
+        "additionalProperties",
+        "patternProperties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+    ];
+    const STRING: &[&str] = &["minLength", "maxLength", "pattern"];
+    const NUMBER: &[&str] = &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
+    let Some(kind) = schema.get("type").and_then(Value::as_str) else { return };
+    let own: &[&str] = match kind {
+        "array" => ARRAY,
+        "object" => OBJECT,
+        "string" => STRING,
+        "integer" | "number" => NUMBER,
+        "boolean" | "null" => &[],
+        _ => return,
+    };
+    for keyword in [ARRAY, OBJECT, STRING, NUMBER].concat() {
+        // A parameter's or header's `required` is a boolean, and not this keyword.
+        let a_parameters = keyword == "required" && schema.get(keyword).is_some_and(Value::is_boolean);
+        if !own.contains(&keyword) && !a_parameters {
+            schema.remove(keyword);
+        }
+    }
+}
+
+/// `exclusiveMinimum: 5` in a 3.0 document: the 3.1 spelling of `minimum: 5, exclusiveMinimum: true`.
+pub(super) fn exclusive_bounds(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
+    for (exclusive, inclusive) in [("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")] {
+        let Some(bound) = schema.get(exclusive).filter(|b| b.is_number()).cloned() else { continue };
+        notes.push(Note {
+            pointer: format!("{at}/{exclusive}"),
+            message: format!(
+                "a number here is OpenAPI 3.1's spelling; read as 3.0's `{inclusive}: {bound}, {exclusive}: true`"
+            ),
+        });
+        schema.insert(inclusive.into(), bound);
+        schema.insert(exclusive.into(), Value::Bool(true));
+    }
+}

@@ -1,0 +1,174 @@
+//! What the APIs.guru collection (`cargo xtask corpus --directory`) found in real documents,
+//! each served: repaired with a note, or typed looser with one, never the document refused.
+
+use openapi_workspace::{Config, Generated, generate};
+use serde_json::{Value, json};
+
+fn generated(document: &Value) -> Generated {
+    match generate(&document.to_string(), &Config::sibling_modules("api.json")) {
+        Ok(generated) => generated,
+        Err(error) => panic!("refused: {}", error.chain()),
+    }
+}
+
+/// A 3.0 document with `paths` and `components`, answering each operation with `schema`.
+fn document(paths: Value, components: Value) -> Value {
+    json!({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": paths, "components": components})
+}
+
+fn answering(schema: Value) -> Value {
+    json!({"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}})
+}
+
+fn note<'a>(generated: &'a Generated, pointer: &str) -> &'a str {
+    match generated.notes.iter().find(|n| n.pointer == pointer) {
+        Some(note) => &note.message,
+        None => panic!("no note at {pointer}: {:?}", generated.notes),
+    }
+}
+
+/// `allOf` over `anyOf` of `allOf`…, `depth` times: each level's union is merged with the
+/// level around it, which typify does in time and memory exponential in the depth.
+fn nested(depth: usize) -> Value {
+    let own = |k: usize| json!({"type": "object", "properties": {format!("b{k}"): {"type": "string"}}});
+    (1..=depth).fold(own(0), |inner, k| {
+        json!({"allOf": [
+            {"anyOf": [inner, {"type": "object", "properties": {format!("a{k}"): {"type": "integer"}}}]},
+            own(k),
+        ]})
+    })
+}
+
+#[test]
+fn a_deep_nesting_of_merged_unions_is_any_value_and_a_shallow_one_is_typed() {
+    for depth in [8, 16] {
+        let generated = generated(&document(
+            json!({"/x": {"get": answering(json!({"$ref": "#/components/schemas/Nested"}))}}),
+            json!({"schemas": {"Nested": nested(depth)}}),
+        ));
+        let message = note(&generated, "/components/schemas/Nested");
+        assert!(
+            message.starts_with(&format!("typed as serde_json::Value: its allOf merges {depth} unions")),
+            "{message}"
+        );
+        assert!(generated.types.contains("pub struct Nested(pub ::serde_json::Value);"), "depth {depth}");
+    }
+    let generated = generated(&document(
+        json!({"/x": {"get": answering(json!({"$ref": "#/components/schemas/Nested"}))}}),
+        json!({"schemas": {"Nested": nested(2)}}),
+    ));
+    assert!(generated.notes.is_empty(), "{:?}", generated.notes);
+    assert!(!generated.types.contains("pub struct Nested(pub ::serde_json::Value);"));
+}
+
+#[test]
+fn names_that_begin_with_no_letter_are_given_one() {
+    let generated = generated(&document(
+        json!({
+            "/a": {"get": answering(json!({"$ref": "#/components/schemas/2FAinfo"}))},
+            "/b": {"get": {"responses": {"400": {"$ref": "#/components/responses/400Error"}, "200": {"description": "ok"}}}},
+            "/c": {"get": answering(json!({"$ref": "#/components/schemas/_401"}))},
+        }),
+        json!({
+            "schemas": {
+                "2FAinfo": {"type": "object", "properties": {"code": {"type": "string"}}},
+                "_401": {"type": "object", "properties": {"why": {"type": "string"}}},
+            },
+            "responses": {"400Error": {"description": "bad", "content": {"application/json": {"schema": {
+                "type": "object", "properties": {"message": {"type": "string"}}
+            }}}}},
+        }),
+    ));
+    assert!(note(&generated, "/components/schemas/2FAinfo").contains("named Schema2fAinfo"));
+    assert!(note(&generated, "/components/schemas/_401").contains("named Schema401"));
+    for model in ["pub struct Schema2fAinfo", "pub struct Schema401", "pub struct Schema400error"] {
+        assert!(generated.types.contains(model), "{model}: {}", generated.types);
+    }
+}
+
+#[test]
+fn a_ref_to_another_operations_response_reads_as_a_copy_of_it() {
+    let unauthorised = json!({"description": "no", "content": {"application/json": {"schema": {
+        "type": "object", "properties": {"error": {"type": "string"}}
+    }}}});
+    let generated = generated(&document(
+        json!({
+            "/v1/{id}": {
+                "get": {"parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                        "responses": {"200": {"description": "ok"}, "401": unauthorised}},
+                "delete": {"parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                           "responses": {"204": {"description": "gone"},
+                                         "401": {"$ref": "#/paths/~1v1~1%7Bid%7D/get/responses/401"}}},
+            },
+        }),
+        json!({}),
+    ));
+    let message = note(&generated, "/paths/~1v1~1{id}/delete/responses/401");
+    assert!(message.contains("not a component: read as a copy of it"), "{message}");
+}
+
+#[test]
+fn formats_that_cannot_apply_are_ignored_and_an_integer_format_makes_an_integer() {
+    let generated = generated(&document(
+        json!({"/x": {"get": answering(json!({"$ref": "#/components/schemas/Merge"}))}}),
+        json!({"schemas": {"Merge": {"type": "object", "properties": {
+            "urls": {"type": "array", "format": "list of urls to pdfs", "items": {"type": "string"}},
+            "map": {"type": "object", "format": "uri-map"},
+            "limit": {"type": "number", "format": "int32", "default": 25},
+            "ratio": {"type": "number", "format": "int32", "default": 2.5},
+        }}}}),
+    ));
+    assert!(
+        note(&generated, "/components/schemas/Merge/properties/urls/format").contains("does not apply to an array")
+    );
+    assert!(
+        note(&generated, "/components/schemas/Merge/properties/map/format").contains("does not apply to an object")
+    );
+    assert!(note(&generated, "/components/schemas/Merge/properties/limit/format").contains("read as an integer"));
+    assert!(note(&generated, "/components/schemas/Merge/properties/ratio/format").contains("the format is ignored"));
+    assert!(generated.types.contains("pub limit: i32"), "{}", generated.types);
+    assert!(!generated.notes.iter().any(|n| n.message.contains("serde_json::Value")), "{:?}", generated.notes);
+}
+
+#[test]
+fn a_default_with_a_property_its_schema_does_not_name_is_dropped() {
+    let generated = generated(&document(
+        json!({"/x": {"get": answering(json!({"$ref": "#/components/schemas/Feed"}))}}),
+        json!({"schemas": {"Feed": {"type": "object", "properties": {"phase": {
+            "type": "object",
+            "required": ["value"],
+            "properties": {"label": {"type": "string"}, "value": {"type": "string", "enum": ["single", "three"]}},
+            "default": {"id": 1, "label": "Single", "value": "single"},
+        }}}}}),
+    ));
+    let message = note(&generated, "/components/schemas/Feed/properties/phase/default");
+    assert!(message.contains(r#"has ["id"], which its schema does not: dropped"#), "{message}");
+    assert_eq!(generated.notes.len(), 1, "{:?}", generated.notes);
+}
+
+#[test]
+fn a_carriage_return_in_a_description_is_a_line_break() {
+    let generated = generated(&document(
+        json!({"/x": {"get": {"description": "One.\rTwo.", "responses": {"204": {"description": "a\r\nb"}}}}}),
+        json!({}),
+    ));
+    assert!(!generated.client.contains('\r') && !generated.server.contains('\r'));
+}
+
+#[test]
+fn webhooks_extensions_and_path_item_references_are_read() {
+    let hook = json!({"post": {"requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}},
+                               "responses": {"200": {"description": "ok"}}}});
+    let served = generated(&json!({
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {},
+        "x-webhooks": {"made": hook, "x-sdk-exclude": true},
+    }));
+    assert!(served.server.contains("made"), "the webhook is served");
+
+    let served = generated(&json!({
+        "openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+        "webhooks": {"made": {"$ref": "#/components/pathItems/Made"}},
+        "components": {"pathItems": {"Made": hook}},
+    }));
+    assert!(served.server.contains("made"), "the webhook's path item is read through its reference");
+}
