@@ -156,8 +156,9 @@ pub(crate) fn generate_one(spec: &Path, out: &Path) -> anyhow::Result<()> {
 }
 
 pub(crate) fn run(root: &Path, ci: bool) -> anyhow::Result<()> {
-    let work = crate::target_dir(root).join("directory");
-    let api = install(&work)?;
+    let api = install(&crate::target_dir(root).join("directory"))?;
+    // CI's sample keeps its workspaces apart from the full run's, so both can run at once.
+    let work = crate::target_dir(root).join(if ci { "directory-ci" } else { "directory" });
     let mut documents = documents(&api)?;
     // A deterministic order that mixes the providers: CI's sample and the checked workspaces
     // are its first documents.
@@ -247,16 +248,8 @@ pub(crate) fn run(root: &Path, ci: bool) -> anyhow::Result<()> {
 
     let mut checks = Vec::new();
     if !ci {
-        let target = crate::target_dir(root).join("corpus").join("target");
         for (i, run) in runs.iter().filter(|(_, run)| run.outcome.written()).take(CHECKED) {
-            let out = workspaces.join(workspace_name(*i));
-            std::fs::copy(root.join("Cargo.lock"), out.join("Cargo.lock"))?;
-            let result = crate::corpus::check(&out, &target, &["--workspace"]);
-            match &result {
-                Ok(seconds) => eprintln!("   cargo check {}: {seconds:.1} s", run.name),
-                Err(errors) => eprintln!("   cargo check {} failed:\n{}", run.name, tail(errors, 40)),
-            }
-            checks.push((run.name.clone(), result));
+            checks.push((run.name.clone(), check(root, &workspaces.join(workspace_name(*i)))?));
         }
     }
 
@@ -273,6 +266,50 @@ pub(crate) fn run(root: &Path, ci: bool) -> anyhow::Result<()> {
         let names: Vec<String> = failed.iter().map(|r| format!("{} ({})", r.name, r.outcome.label())).collect();
         bail!("{} of {} documents failed: {}", failed.len(), runs.len(), names.join(", "));
     }
+    Ok(())
+}
+
+/// `cargo check --workspace` (default features, `-D warnings`) of the workspace in `out`, as
+/// its users first build it.
+fn check(root: &Path, out: &Path) -> anyhow::Result<Result<f64, String>> {
+    let target = crate::target_dir(root).join("corpus").join("target");
+    std::fs::copy(root.join("Cargo.lock"), out.join("Cargo.lock"))?;
+    let result = crate::corpus::check(out, &target, &["--workspace"]);
+    match &result {
+        Ok(seconds) => eprintln!("   cargo check {}: {seconds:.1} s", out.display()),
+        Err(errors) => eprintln!("   cargo check {} failed:\n{}", out.display(), tail(errors, 40)),
+    }
+    Ok(result)
+}
+
+/// `--check-sample`: the full run's compiled sample checked again from its outcomes (each of
+/// the first written documents generated anew, then checked), and its line in CORPUS.md
+/// rewritten: for when the workspaces the run kept are gone.
+pub(crate) fn check_sample(root: &Path) -> anyhow::Result<()> {
+    let work = crate::target_dir(root).join("directory");
+    let api = install(&work)?;
+    let outcomes = std::fs::read_to_string(work.join("outcomes.tsv")).context("the full run's outcomes.tsv")?;
+    let written = outcomes.lines().skip(1).filter_map(|line| {
+        let fields: Vec<&str> = line.split('\t').collect();
+        (fields.len() > 2 && fields[2].starts_with("written")).then(|| (fields[0].to_owned(), fields[1].to_owned()))
+    });
+    let mut checks = Vec::new();
+    for (workspace, name) in written.take(CHECKED) {
+        let out = work.join("workspaces").join(&workspace);
+        let _ = std::fs::remove_dir_all(&out);
+        let run = generate(root, &api, &name, &out, &work)?;
+        ensure!(run.outcome.written(), "{name} was written by the run, and now: {}", run.outcome.label());
+        checks.push((name, check(root, &out)?));
+    }
+    let path = root.join("CORPUS.md");
+    let text = std::fs::read_to_string(&path)?;
+    let line = check_line(&checks);
+    let (start, _) = line.split_at(40);
+    let replaced: Vec<String> =
+        text.lines().map(|l| if l.starts_with(start) { line.trim_end().to_owned() } else { l.to_owned() }).collect();
+    ensure!(replaced.iter().any(|l| *l == line.trim_end()), "CORPUS.md has no compiled sample's line to replace");
+    std::fs::write(&path, replaced.join("\n") + "\n")?;
+    eprintln!("{line}");
     Ok(())
 }
 
@@ -628,22 +665,26 @@ fn summary(
     ));
 
     if !checks.is_empty() {
-        let passed = checks.iter().filter(|(_, r)| r.is_ok()).count();
-        text.push_str(&format!(
-            "\n`cargo check --workspace` (default features, `-D warnings`) of the first {} written workspaces in the \
-             run's order (a hash of the document's id): {passed} pass ({:.1} %).",
-            checks.len(),
-            100.0 * passed as f64 / checks.len() as f64
-        ));
-        let failed: Vec<&str> = checks.iter().filter(|(_, r)| r.is_err()).map(|(n, _)| n.as_str()).collect();
-        if !failed.is_empty() {
-            text.push_str(&format!(
-                " Failing: {}.",
-                failed.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
-            ));
-        }
         text.push('\n');
+        text.push_str(&check_line(checks));
     }
+    text
+}
+
+/// The summary's line on the compiled sample.
+fn check_line(checks: &[(String, Result<f64, String>)]) -> String {
+    let passed = checks.iter().filter(|(_, r)| r.is_ok()).count();
+    let mut text = format!(
+        "`cargo check --workspace` (default features, `-D warnings`) of the first {} written workspaces in the \
+         run's order (a hash of the document's id): {passed} pass ({:.1} %).",
+        checks.len(),
+        100.0 * passed as f64 / checks.len().max(1) as f64
+    );
+    let failed: Vec<String> = checks.iter().filter(|(_, r)| r.is_err()).map(|(n, _)| format!("`{n}`")).collect();
+    if !failed.is_empty() {
+        text.push_str(&format!(" Failing: {}.", failed.join(", ")));
+    }
+    text.push('\n');
     text
 }
 

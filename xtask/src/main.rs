@@ -75,6 +75,7 @@ fn main() -> ExitCode {
         ["corpus", "--generate-one", spec, out] => corpus::generate_one(Path::new(spec), Path::new(out)),
         ["corpus", "--directory-one", spec, out] => directory::generate_one(Path::new(spec), Path::new(out)),
         ["corpus", "--directory"] => directory::run(&workspace_root(), false),
+        ["corpus", "--directory", "--check-sample"] => directory::check_sample(&workspace_root()),
         ["corpus", "--directory", "--ci"] | ["corpus", "--ci", "--directory"] => {
             directory::run(&workspace_root(), true)
         }
@@ -110,7 +111,7 @@ fn main() -> ExitCode {
 fn usage() -> ExitCode {
     eprintln!(
         "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen | --upload | --server] | \
-         cargo xtask breaking --base <git-ref> [--head FILE] | cargo xtask diff-peers | cargo xtask corpus [--ci] [NAME...] | cargo xtask corpus --directory [--ci]"
+         cargo xtask breaking --base <git-ref> [--head FILE] | cargo xtask diff-peers | cargo xtask corpus [--ci] [NAME...] | cargo xtask corpus --directory [--ci | --check-sample]"
     );
     ExitCode::from(2)
 }
