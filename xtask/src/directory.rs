@@ -253,7 +253,7 @@ pub(crate) fn run(root: &Path, ci: bool) -> anyhow::Result<()> {
     }
 
     let runs: Vec<Run> = runs.into_iter().map(|(_, run)| run).collect();
-    let summary = summary(&runs, &checks, elapsed, timed_alone, ci);
+    let summary = summary(&runs, &checks, Some(elapsed), Some(timed_alone), ci);
     if ci {
         eprint!("{summary}");
     } else {
@@ -281,34 +281,51 @@ fn check(root: &Path, out: &Path) -> anyhow::Result<Result<f64, String>> {
     Ok(result)
 }
 
-/// `--check-sample`: the full run's compiled sample checked again from its outcomes (each of
-/// the first written documents generated anew, then checked), and its line in CORPUS.md
-/// rewritten: for when the workspaces the run kept are gone.
+/// `--check-sample`: the summary written again from the full run's `outcomes.tsv` (a left-out
+/// operation's cause is its document's first), with its compiled sample checked anew (each of
+/// the first written documents generated again, then checked): for when the workspaces the run
+/// kept are gone.
 pub(crate) fn check_sample(root: &Path) -> anyhow::Result<()> {
     let work = crate::target_dir(root).join("directory");
     let api = install(&work)?;
     let outcomes = std::fs::read_to_string(work.join("outcomes.tsv")).context("the full run's outcomes.tsv")?;
-    let written = outcomes.lines().skip(1).filter_map(|line| {
-        let fields: Vec<&str> = line.split('\t').collect();
-        (fields.len() > 2 && fields[2].starts_with("written")).then(|| (fields[0].to_owned(), fields[1].to_owned()))
-    });
-    let mut checks = Vec::new();
-    for (workspace, name) in written.take(CHECKED) {
-        let out = work.join("workspaces").join(&workspace);
-        let _ = std::fs::remove_dir_all(&out);
-        let run = generate(root, &api, &name, &out, &work)?;
-        ensure!(run.outcome.written(), "{name} was written by the run, and now: {}", run.outcome.label());
-        checks.push((name, check(root, &out)?));
+    let mut runs = Vec::new();
+    let mut workspaces = Vec::new();
+    for line in outcomes.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        ensure!(f.len() >= 9, "a line of outcomes.tsv with {} fields", f.len());
+        let detail = f[8].to_owned();
+        let left_out: usize = f[7].parse()?;
+        let outcome = match f[2] {
+            "written" => Outcome::Written,
+            "written, operations left out" => Outcome::LeftOut(vec![detail; left_out]),
+            "panic" => Outcome::Panic(detail),
+            "timeout" => Outcome::Timeout,
+            "out of memory" => Outcome::OutOfMemory,
+            _ => Outcome::Refused(detail),
+        };
+        workspaces.push(f[0].to_owned());
+        runs.push(Run {
+            name: f[1].to_owned(),
+            is_document: true,
+            operations: f[6].parse()?,
+            outcome,
+            seconds: f[3].parse()?,
+            peak_mib: f[4].parse()?,
+            warnings: f[5].parse()?,
+        });
     }
-    let path = root.join("CORPUS.md");
-    let text = std::fs::read_to_string(&path)?;
-    let line = check_line(&checks);
-    let (start, _) = line.split_at(40);
-    let replaced: Vec<String> =
-        text.lines().map(|l| if l.starts_with(start) { line.trim_end().to_owned() } else { l.to_owned() }).collect();
-    ensure!(replaced.iter().any(|l| *l == line.trim_end()), "CORPUS.md has no compiled sample's line to replace");
-    std::fs::write(&path, replaced.join("\n") + "\n")?;
-    eprintln!("{line}");
+    let mut checks = Vec::new();
+    for (run, workspace) in runs.iter().zip(&workspaces).filter(|(run, _)| run.outcome.written()).take(CHECKED) {
+        let out = work.join("workspaces").join(workspace);
+        let _ = std::fs::remove_dir_all(&out);
+        let again = generate(root, &api, &run.name, &out, &work)?;
+        ensure!(again.outcome.written(), "{} was written by the run, and now: {}", run.name, again.outcome.label());
+        checks.push((run.name.clone(), check(root, &out)?));
+    }
+    let summary = summary(&runs, &checks, None, None, false);
+    crate::corpus::write_section(root, SECTION, &summary)?;
+    eprintln!("wrote the collection's summary into CORPUS.md");
     Ok(())
 }
 
@@ -558,10 +575,18 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 fn summary(
     runs: &[Run],
     checks: &[(String, Result<f64, String>)],
-    elapsed: f64,
-    timed_alone: usize,
+    elapsed: Option<f64>,
+    timed_alone: Option<usize>,
     ci: bool,
 ) -> String {
+    let took = match elapsed {
+        Some(elapsed) => format!("in {:.0} min", elapsed / 60.0),
+        None => "(summarised again from its outcomes.tsv: `--check-sample`)".into(),
+    };
+    let alone = match timed_alone {
+        Some(n) => format!("the {n} over the time bound so were timed again alone, and that figure counts"),
+        None => "a document over the time bound so was timed again alone, and that figure counts".into(),
+    };
     let build = if cfg!(debug_assertions) { "a debug build" } else { "a release build" };
     let which = if ci {
         format!("a deterministic sample of {} documents", runs.len())
@@ -573,9 +598,8 @@ fn summary(
          Written by `cargo xtask corpus --directory` (see `xtask/src/directory.rs`) with {build} of the generator: \
          {which} of npm `{PACKAGE}@{VERSION}` (the APIs.guru collection: OpenAPI 3.0 and 3.1 from Azure, AWS, \
          Google, governments and small vendors), each generated as a workspace of its own by a child process, {JOBS} \
-         at a time, in {:.0} min; the {timed_alone} over the time bound so were timed again alone, and that figure \
-         counts. Bounds: {} s and {MIB:.0} MiB a document (peak resident memory of the generating process).\n\n",
-        elapsed / 60.0,
+         at a time, {took}; {alone}. Bounds: {} s and {MIB:.0} MiB a document (peak resident memory of the \
+         generating process).\n\n",
         seconds_bound(),
     );
     let mut by_outcome: BTreeMap<&str, usize> = BTreeMap::new();
