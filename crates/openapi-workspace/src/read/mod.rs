@@ -169,9 +169,12 @@ fn well_formed(document: &serde_json::Value) -> Result<()> {
 
 /// The document in openapiv3's types, read in one pass; where it is not one, the JSON pointer.
 fn typed(document: &serde_json::Value) -> Result<openapiv3::OpenAPI> {
-    typed_or_where(document).map_err(|(pointer, why)| {
-        Error::at(format!("#{pointer}"), format!("the document is not a valid OpenAPI 3.0 document here: {why}"))
-    })
+    typed_or_where(document).map_err(|(pointer, why)| not_openapi(&pointer, &why))
+}
+
+/// The refusal of a document that is not OpenAPI at `pointer`, for `why`.
+fn not_openapi(pointer: &str, why: &str) -> Error {
+    Error::at(format!("#{pointer}"), format!("the document is not a valid OpenAPI 3.0 document here: {why}"))
 }
 
 /// How many times a value that is not of its OpenAPI type is mended before the document is
@@ -188,12 +191,12 @@ fn mended(document: &mut serde_json::Value, notes: &mut Vec<Note>, serving: Serv
         // What is not a value inside the document's parts (`paths` itself, a component's map)
         // is not dropped: such a text is not the document it should be.
         if serving == Serving::Whole || pointer.split('/').count() < 4 {
-            return typed(document).map(drop);
+            return Err(not_openapi(&pointer, &why));
         }
         let missing_description = why.starts_with("missing field `description`");
         let note = if missing_description {
             let Some(object) = document.pointer_mut(&pointer).and_then(|v| v.as_object_mut()) else {
-                return typed(document).map(drop);
+                return Err(not_openapi(&pointer, &why));
             };
             object.insert("description".into(), "".into());
             format!("{why}: an empty one is read")
@@ -220,7 +223,7 @@ fn mended(document: &mut serde_json::Value, notes: &mut Vec<Note>, serving: Serv
                 _ => false,
             };
             if !removed {
-                return typed(document).map(drop);
+                return Err(not_openapi(&pointer, &why));
             }
             format!("not valid OpenAPI here ({why}): dropped")
         };

@@ -2,12 +2,11 @@
 //! follow: a `$ref` into the document's body rather than to a whole component, and a component
 //! schema whose name no Rust type can bear.
 
-use std::collections::BTreeSet;
-
 use serde_json::{Value, json};
 
 use crate::read::Note;
 use crate::read::document::escape;
+use crate::read::normalise::Names;
 
 /// How many times a `$ref` into the document's body is followed through further such `$ref`s.
 const POINTER_DEPTH: usize = 8;
@@ -34,12 +33,9 @@ pub(super) fn pointer_references(doc: &mut Value, notes: &mut Vec<Note>) {
         .collect();
     targets.sort_by(|a, b| b.matches('/').count().cmp(&a.matches('/').count()).then(a.cmp(b)));
     targets.dedup();
-    let mut taken: BTreeSet<String> = doc
-        .pointer("/components/schemas")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flat_map(|schemas| schemas.keys().map(|k| crate::read::document::rust_name(k, true)))
-        .collect();
+    let empty = serde_json::Map::new();
+    let schemas = doc.pointer("/components/schemas").and_then(Value::as_object).unwrap_or(&empty);
+    let mut names = Names::new(schemas);
     let mut moved: Vec<(String, String)> = Vec::new();
     for target in targets {
         let Some(schema) = doc.pointer(&target).cloned() else { continue };
@@ -47,13 +43,7 @@ pub(super) fn pointer_references(doc: &mut Value, notes: &mut Vec<Note>) {
         let reference = match schema.get("$ref").and_then(Value::as_str) {
             Some(reference) if schema.as_object().is_some_and(|m| m.len() == 1) => reference.to_owned(),
             _ => {
-                let wanted = moved_name(&target);
-                let mut name = wanted.clone();
-                let mut n = 1;
-                while !taken.insert(name.clone()) {
-                    n += 1;
-                    name = format!("{wanted}{n}");
-                }
+                let name = names.claim(&moved_name(&target));
                 let reference = format!("#/components/schemas/{name}");
                 if let Some(place) = doc.pointer_mut(&target) {
                     *place = json!({ "$ref": reference });
@@ -226,16 +216,10 @@ pub(super) fn unnameable_schemas(doc: &mut Value, notes: &mut Vec<Note>) {
     if schemas.keys().all(|name| nameable(name)) {
         return;
     }
-    let mut taken: BTreeSet<String> = schemas.keys().map(|k| crate::read::document::rust_name(k, true)).collect();
+    let mut names = Names::new(schemas);
     let mut renamed: Vec<(String, String)> = Vec::new();
     for name in schemas.keys().filter(|name| !nameable(name)) {
-        let wanted = named_schema(name);
-        let mut new = wanted.clone();
-        let mut n = 1;
-        while !taken.insert(new.clone()) {
-            n += 1;
-            new = format!("{wanted}{n}");
-        }
+        let new = names.claim(&named_schema(name));
         notes.push(Note {
             pointer: format!("/components/schemas/{}", escape(name)),
             message: format!("a Rust type cannot be named after {name:?} (it begins with no letter): named {new}"),
