@@ -22,7 +22,7 @@
 //!
 //! `cargo xtask corpus [NAME…]`: every corpus document generated as a workspace of its own and
 //! checked as its users build it; writes `CORPUS.md` (see `corpus.rs`). `--directory`: every
-//! document of the APIs.guru collection generated, a sample checked (see `directory.rs`).
+//! document of the APIs.guru collection generated, a sample checked (see `directory/`).
 
 mod bench;
 mod breaking;

@@ -2,7 +2,9 @@
 //! through its components, its methods and media types, and the Rust names its ids become.
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
-use serde_json::Value;
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
 
 pub(crate) const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
@@ -24,6 +26,52 @@ pub(crate) fn escape(segment: &str) -> String {
 /// A JSON pointer segment, unescaped ([`escape`]'s inverse).
 pub(crate) fn unescape(segment: &str) -> String {
     segment.replace("~1", "/").replace("~0", "~")
+}
+
+/// Whether a Rust type can be named after `name` as it is: typify spells a name that begins with
+/// anything but a letter (`400Error`, `_401`, `-`) with a prefix of its own, which every stage
+/// after this one would have to know.
+pub(crate) fn nameable(name: &str) -> bool {
+    let pascal = rust_name(name, true);
+    // `Self` is the one keyword a type's name can be spelt as (`Self_` to typify).
+    pascal.starts_with(|c: char| c.is_alphabetic()) && pascal != "Self_"
+}
+
+/// A name for a schema that begins with a letter: `Schema` before what it was.
+pub(crate) fn named_schema(name: &str) -> String {
+    format!("Schema{}", rust_name(name, true).trim_matches('_'))
+}
+
+/// Names taken in `components/schemas`, compared as the Rust types they become.
+pub(crate) struct Names(BTreeSet<String>);
+
+impl Names {
+    pub(crate) fn new(schemas: &Map<String, Value>) -> Self {
+        Self(schemas.keys().map(|k| rust_name(k, true)).collect())
+    }
+
+    /// Takes `name` as it is: false when a schema already has it.
+    pub(crate) fn take(&mut self, name: String) -> bool {
+        self.0.insert(name)
+    }
+
+    /// `wanted`, or `wanted2`, `wanted3`… when a schema already has that name; one that no Rust
+    /// type can be named after as it is (a response `400Error`'s schema) is `Schema…`
+    /// ([`nameable`]).
+    pub(crate) fn claim(&mut self, wanted: &str) -> String {
+        let wanted = match nameable(wanted) {
+            true => wanted.to_owned(),
+            false => named_schema(wanted),
+        };
+        let wanted = wanted.as_str();
+        let mut name = wanted.to_string();
+        let mut n = 1;
+        while !self.0.insert(name.clone()) {
+            n += 1;
+            name = format!("{wanted}{n}");
+        }
+        name
+    }
 }
 
 /// An operation id, a parameter or a type name as a Rust identifier the way progenitor spells it

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{Result, bail};
 use crate::read::Serving;
-use crate::read::document::{METHODS, pointer, resolve, rust_name};
+use crate::read::document::{METHODS, Names, pointer, resolve, rust_name};
 
 /// A string enum whose values typify cannot each give a variant name of their own (`a-b` beside
 /// `a_b`; see [`variant_names`]): typify would panic, so the value is checked by a `pattern` of
@@ -236,7 +236,7 @@ fn nested_name(schema: &mut Value, wanted: String, names: &mut Names, moved: &mu
     if let Some(title) = schema.get("title").and_then(Value::as_str) {
         let title = rust_name(title, true);
         nested_names(schema, &title, names, moved);
-    } else if names.0.insert(wanted.clone()) {
+    } else if names.take(wanted.clone()) {
         nested_names(schema, &wanted, names, moved);
     } else {
         let name = names.claim(&wanted);
@@ -278,37 +278,10 @@ fn unclaimed_titles(doc: &mut Value, names: &mut Names) {
         let nullable = schema.get("nullable") == Some(&Value::Bool(true));
         let named_by_key = own(at).is_some_and(|key| rust_name(&crate::read::document::unescape(&key), true) == name);
         // A nullable component is `Name(Option<Inner>)`: the title would name Inner `Name` too.
-        if (named_by_key && nullable) || (!named_by_key && !names.0.insert(name)) {
+        if (named_by_key && nullable) || (!named_by_key && !names.take(name)) {
             schema.remove("title");
         }
     });
-}
-
-/// Names taken in `components/schemas`, compared as the Rust types they become.
-pub(crate) struct Names(BTreeSet<String>);
-
-impl Names {
-    pub(crate) fn new(schemas: &Map<String, Value>) -> Self {
-        Self(schemas.keys().map(|k| rust_name(k, true)).collect())
-    }
-
-    /// `wanted`, or `wanted2`, `wanted3`… when a schema already has that name; one that no Rust
-    /// type can be named after as it is (a response `400Error`'s schema) is `Schema…`
-    /// (`references::nameable`).
-    pub(crate) fn claim(&mut self, wanted: &str) -> String {
-        let wanted = match crate::read::references::nameable(wanted) {
-            true => wanted.to_owned(),
-            false => crate::read::references::named_schema(wanted),
-        };
-        let wanted = wanted.as_str();
-        let mut name = wanted.to_string();
-        let mut n = 1;
-        while !self.0.insert(name.clone()) {
-            n += 1;
-            name = format!("{wanted}{n}");
-        }
-        name
-    }
 }
 
 /// Every operation gets an `operationId` (`{method}_{path}` when it has none), and no two may

@@ -5,8 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::read::Note;
-use crate::read::document::escape;
-use crate::read::normalise::Names;
+use crate::read::document::{Names, escape, nameable, named_schema};
 
 /// How many times a `$ref` into the document's body is followed through further such `$ref`s.
 const POINTER_DEPTH: usize = 8;
@@ -193,20 +192,6 @@ pub(super) fn extensions_among_webhooks(doc: &mut Value) {
     if let Some(webhooks) = doc.get_mut("x-webhooks").and_then(Value::as_object_mut) {
         webhooks.retain(|name, item| !name.starts_with("x-") || item.get("post").is_some());
     }
-}
-
-/// Whether a Rust type can be named after `name` as it is: typify spells a name that begins with
-/// anything but a letter (`400Error`, `_401`, `-`) with a prefix of its own, which every stage
-/// after this one would have to know.
-pub(crate) fn nameable(name: &str) -> bool {
-    let pascal = crate::read::document::rust_name(name, true);
-    // `Self` is the one keyword a type's name can be spelt as (`Self_` to typify).
-    pascal.starts_with(|c: char| c.is_alphabetic()) && pascal != "Self_"
-}
-
-/// A name for a schema that begins with a letter: `Schema` before what it was.
-pub(crate) fn named_schema(name: &str) -> String {
-    format!("Schema{}", crate::read::document::rust_name(name, true).trim_matches('_'))
 }
 
 /// Component schemas named so that no Rust type can bear the name (see [`nameable`]) are given

@@ -9,8 +9,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{Result, bail};
 use crate::read::Spec;
+use crate::read::document::Names;
 use crate::read::document::{METHODS, essence, pointer, resolve, rust_name};
-use crate::read::normalise::Names;
 
 /// The document as progenitor reads it.
 pub(crate) struct View {
