@@ -171,7 +171,7 @@ impl Row {
 /// The child's side: generates `spec` into `out` and prints what it took.
 pub(crate) fn generate_one(spec: &Path, out: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
-    let written = openapi_workspace::write_workspace(spec, out, false)?;
+    let written = openapi_workspace::write_workspace(spec, out, &Default::default())?;
     let seconds = started.elapsed().as_secs_f64();
     let (mut files, mut lines) = (0, 0);
     for file in files_under(out)? {

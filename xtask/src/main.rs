@@ -187,7 +187,7 @@ fn codegen(mode: Mode) -> anyhow::Result<()> {
 /// Writes the standalone workspace for `spec` into `out` (`openapi_workspace::write_workspace`, as
 /// the `openapi-workspace` binary does), with the notes on stderr.
 fn standalone(spec: &Path, out: &Path, strict: bool) -> anyhow::Result<()> {
-    let written = openapi_workspace::write_workspace(spec, out, strict)?;
+    let written = openapi_workspace::write_workspace(spec, out, &openapi_workspace::Options { strict, name: None })?;
     for note in &written.notes {
         eprintln!("warning: {}#{}: {}", spec.display(), note.pointer, note.message);
     }

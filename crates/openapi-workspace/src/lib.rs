@@ -25,9 +25,10 @@ pub use write::docs::rendition::openapi_31;
 pub use write::samples::{
     Flavour, GettingStarted, Guide, Sample, Step, WebhookKit, guide, test_file as samples_test_file, unsampled,
 };
-pub use write::workspace::files::{Checked, Written, check_workspace, write_workspace};
+pub use write::workspace::files::{Checked, Options, Written, check_workspace, write_workspace};
 pub use write::workspace::rustfmt::rustfmt;
 pub use write::workspace::standalone::{File, STANDALONE_EDITION, Standalone, standalone};
+pub use write::workspace::xtask::VERSION;
 pub use write::{Config, Generated, header};
 
 /// The changes from the document at `base` to the one at `head` (each YAML or JSON, whole or

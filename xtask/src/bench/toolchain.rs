@@ -67,7 +67,7 @@ pub(super) fn toolchain(root: &Path, work: &Path, full: bool) -> anyhow::Result<
         for i in 0..writes {
             let out = work.join(format!("codegen-{i}")).join("timed");
             let start = Instant::now();
-            openapi_workspace::write_workspace(&spec, &out, false)?;
+            openapi_workspace::write_workspace(&spec, &out, &Default::default())?;
             runs.push(start.elapsed().as_secs_f64());
         }
         let name = Path::new(document).file_name().and_then(|n| n.to_str()).unwrap_or(document);

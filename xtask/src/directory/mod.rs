@@ -129,8 +129,9 @@ fn seconds_bound() -> f64 {
 /// figures are printed too (the panic's own message is on stderr).
 pub(crate) fn generate_one(spec: &Path, out: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
-    let result =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| openapi_workspace::write_workspace(spec, out, false)));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        openapi_workspace::write_workspace(spec, out, &Default::default())
+    }));
     let seconds = started.elapsed().as_secs_f64();
     let mut line = json!({ "seconds": seconds, "peak_kib": crate::corpus::peak_kib()? });
     match result {

@@ -3,3 +3,4 @@
 pub(crate) mod files;
 pub(crate) mod rustfmt;
 pub(crate) mod standalone;
+pub(crate) mod xtask;
