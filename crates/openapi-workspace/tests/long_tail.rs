@@ -172,3 +172,45 @@ fn webhooks_extensions_and_path_item_references_are_read() {
     }));
     assert!(served.server.contains("made"), "the webhook's path item is read through its reference");
 }
+
+/// `samples/long_tail.yaml` (compiled with no warning in `tests/output`): what it needed repaired,
+/// each with a note, and what it is generated as.
+#[test]
+fn shapes_that_once_failed_to_compile_are_repaired_with_notes() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/samples/long_tail.yaml")).unwrap();
+    let generated = match generate(&text, &Config::sibling_modules("long_tail.yaml")) {
+        Ok(generated) => generated,
+        Err(error) => panic!("refused: {}", error.chain()),
+    };
+    assert!(note(&generated, "/components/schemas/string").contains("is the Rust type String as \"String\" is"));
+    assert!(
+        note(&generated, "/components/schemas/Board/properties/prefs_background").contains("left out (it is optional)")
+    );
+    assert!(
+        note(&generated, "/paths/~1instruments~1{instrumentName}/delete/parameters/1")
+            .contains("is `instrument_name` in Rust, as path parameter instrumentName is")
+    );
+    let credential = note(&generated, "/paths/~1tokens~1{token}/get/parameters/2");
+    assert!(
+        credential.contains("query parameter token is the credential of security scheme api_token"),
+        "{credential}"
+    );
+    assert_eq!(generated.notes.len(), 7, "{:?}", generated.notes);
+
+    // The credentials are the client's (the operation asks for both schemes), not arguments.
+    assert!(!generated.client.contains("pub fn key<"), "{}", generated.client);
+    // The body's variants, one a media type.
+    for variant in ["ApplicationAnyJson(", "ApplicationJson(", "TextJson("] {
+        assert!(generated.server.contains(variant), "no {variant}");
+    }
+    // A query default is its struct's: two operations' defaults cannot meet.
+    assert!(generated.server.contains("\"GetSearchMembersQuery::limit_default\""));
+    assert!(generated.server.contains("\"GetSearchQuery::members_limit_default\""));
+    assert!(generated.server.contains("fn members_limit_default() -> f64 {\n        1.0"), "a float literal");
+    // Two tags of one arm: one match arm.
+    assert_eq!(generated.types.matches("Some(\"any\" | \"custom\")").count(), 1);
+    // No match arm after a catch-all.
+    let catch_all = "_ => Err(Error::ErrorResponse(ResponseValue::empty(response))),";
+    let after = generated.client.split_once(catch_all).expect("the default's arm").1;
+    assert!(after.trim_start().starts_with('}'), "an arm after the catch-all: {}", &after[..80]);
+}

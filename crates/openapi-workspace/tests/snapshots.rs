@@ -12,6 +12,7 @@ const SAMPLES: &[&str] = &[
     "events",
     "forms",
     "generality",
+    "long_tail",
     "multipart",
     "nullable_and_enums",
     "openapi_3_1",

@@ -1411,15 +1411,17 @@ pub struct ListBalancesQuery {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub currency: Option<types::CurrencyCode>,
     /// Page size.
-    #[serde(default = "list_balances_limit_default")]
+    #[serde(default = "ListBalancesQuery::limit_default")]
     pub limit: i32,
     /// The `id` of the last item of the previous page; the page starts with the next older item.
     /// An id that is not in the list is refused with `400`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub starting_after: Option<::uuid::Uuid>,
 }
-fn list_balances_limit_default() -> i32 {
-    20
+impl ListBalancesQuery {
+    fn limit_default() -> i32 {
+        20
+    }
 }
 /// Query parameters of [`Api::list_bank_fields`].
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -1445,30 +1447,34 @@ pub struct ListPaymentRequestsQuery {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<types::PaymentRequestStatus>,
     /// Page size.
-    #[serde(default = "list_payment_requests_limit_default")]
+    #[serde(default = "ListPaymentRequestsQuery::limit_default")]
     pub limit: i32,
     /// The `id` of the last item of the previous page; the page starts with the next older item.
     /// An id that is not in the list is refused with `400`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub starting_after: Option<::uuid::Uuid>,
 }
-fn list_payment_requests_limit_default() -> i32 {
-    20
+impl ListPaymentRequestsQuery {
+    fn limit_default() -> i32 {
+        20
+    }
 }
 /// Query parameters of [`Api::list_recipients`].
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ListRecipientsQuery {
     /// Page size.
-    #[serde(default = "list_recipients_limit_default")]
+    #[serde(default = "ListRecipientsQuery::limit_default")]
     pub limit: i32,
     /// The `id` of the last item of the previous page; the page starts with the next older item.
     /// An id that is not in the list is refused with `400`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub starting_after: Option<::uuid::Uuid>,
 }
-fn list_recipients_limit_default() -> i32 {
-    20
+impl ListRecipientsQuery {
+    fn limit_default() -> i32 {
+        20
+    }
 }
 /// Query parameters of [`Api::list_transactions`].
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -1509,15 +1515,17 @@ pub struct ListTransactionsQuery {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<::std::string::String>,
     /// Page size.
-    #[serde(default = "list_transactions_limit_default")]
+    #[serde(default = "ListTransactionsQuery::limit_default")]
     pub limit: i32,
     /// The `id` of the last item of the previous page; the page starts with the next older item.
     /// An id that is not in the list is refused with `400`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub starting_after: Option<::uuid::Uuid>,
 }
-fn list_transactions_limit_default() -> i32 {
-    20
+impl ListTransactionsQuery {
+    fn limit_default() -> i32 {
+        20
+    }
 }
 /// Query parameters of [`Api::list_virtual_accounts`].
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -1536,30 +1544,34 @@ pub struct ListVirtualAccountsQuery {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<types::VirtualAccountStatus>,
     /// Page size.
-    #[serde(default = "list_virtual_accounts_limit_default")]
+    #[serde(default = "ListVirtualAccountsQuery::limit_default")]
     pub limit: i32,
     /// The `id` of the last item of the previous page; the page starts with the next older item.
     /// An id that is not in the list is refused with `400`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub starting_after: Option<::uuid::Uuid>,
 }
-fn list_virtual_accounts_limit_default() -> i32 {
-    20
+impl ListVirtualAccountsQuery {
+    fn limit_default() -> i32 {
+        20
+    }
 }
 /// Query parameters of [`Api::list_webhook_endpoints`].
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ListWebhookEndpointsQuery {
     /// Page size.
-    #[serde(default = "list_webhook_endpoints_limit_default")]
+    #[serde(default = "ListWebhookEndpointsQuery::limit_default")]
     pub limit: i32,
     /// The `id` of the last item of the previous page; the page starts with the next older item.
     /// An id that is not in the list is refused with `400`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub starting_after: Option<::uuid::Uuid>,
 }
-fn list_webhook_endpoints_limit_default() -> i32 {
-    20
+impl ListWebhookEndpointsQuery {
+    fn limit_default() -> i32 {
+        20
+    }
 }
 /// Query parameters of [`Api::list_webhooks`].
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -1575,15 +1587,17 @@ pub struct ListWebhooksQuery {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_datetime: Option<::chrono::DateTime<::chrono::Utc>>,
     /// Page size.
-    #[serde(default = "list_webhooks_limit_default")]
+    #[serde(default = "ListWebhooksQuery::limit_default")]
     pub limit: i32,
     /// The `id` of the last item of the previous page; the page starts with the next older item.
     /// An id that is not in the list is refused with `400`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub starting_after: Option<::uuid::Uuid>,
 }
-fn list_webhooks_limit_default() -> i32 {
-    20
+impl ListWebhooksQuery {
+    fn limit_default() -> i32 {
+        20
+    }
 }
 /// Request validators, compiled once from the document's schemas when the router is built.
 struct Validators {

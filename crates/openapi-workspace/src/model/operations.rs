@@ -268,10 +268,23 @@ fn body_model(
         bail!(context, "a body offered as multipart/form-data and as other media types is not supported");
     }
     let unique = kinds.iter().map(|(_, kind)| kind_name(kind)).collect::<BTreeSet<_>>().len() == kinds.len();
+    // A wildcard is a word of the name (`application/*+json` beside `application/json`), and a
+    // name two media types still share is numbered.
+    let mut taken = BTreeSet::new();
     let media = kinds
         .into_iter()
         .map(|(media_type, kind)| {
-            let variant = if unique { kind_name(&kind).to_string() } else { rust_name(&media_type, true) };
+            let wanted = match unique {
+                true => kind_name(&kind).to_string(),
+                false => rust_name(&media_type.replace('*', " any "), true),
+            };
+            let mut variant = wanted.clone();
+            for n in 2.. {
+                if taken.insert(variant.clone()) {
+                    break;
+                }
+                variant = format!("{wanted}{n}");
+            }
             Media { variant: format_ident!("{}", variant), media_type, kind }
         })
         .collect();

@@ -98,8 +98,15 @@ pub(super) fn misplaced_format(schema: &mut Map<String, Value>, at: &str, notes:
     }
 }
 
-/// Drops the keywords that apply to other types than the schema's one `type`.
+/// Drops the keywords that say nothing of the schema's values: those for other types than its
+/// one `type`, and a lower bound of zero on a length or a count (every value meets it, and
+/// typify's check of it, `len < 0usize`, is a warning where the crate is built).
 pub(super) fn foreign_keywords(schema: &mut Map<String, Value>) {
+    for keyword in ["minLength", "minItems", "minProperties"] {
+        if schema.get(keyword).and_then(Value::as_u64) == Some(0) {
+            schema.remove(keyword);
+        }
+    }
     const ARRAY: &[&str] = &["items", "prefixItems", "uniqueItems", "minItems", "maxItems", "contains"];
     const OBJECT: &[&str] = &[
         "properties",
@@ -142,5 +149,48 @@ pub(super) fn exclusive_bounds(schema: &mut Map<String, Value>, at: &str, notes:
         });
         schema.insert(inclusive.into(), bound);
         schema.insert(exclusive.into(), Value::Bool(true));
+    }
+}
+
+/// Properties of one object that are one Rust field (Trello's `prefs/background` beside
+/// `prefs_background`): typify would write the field twice. The first required one (else the
+/// first) keeps it; another that is optional is dropped, with a note; when two are required the
+/// object is any value, with a note.
+pub(super) fn properties_of_one_field(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
+    let required: Vec<&str> =
+        schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    let mut fields: std::collections::BTreeMap<String, Vec<&String>> = std::collections::BTreeMap::new();
+    for name in properties.keys() {
+        fields.entry(crate::read::document::rust_name(name, false)).or_default().push(name);
+    }
+    let mut dropped = Vec::new();
+    for (field, names) in fields.iter().filter(|(_, names)| names.len() > 1) {
+        let keeper = names.iter().find(|name| required.contains(&name.as_str())).unwrap_or(&names[0]);
+        for name in names.iter().filter(|name| *name != keeper) {
+            let pointer = format!("{at}/properties/{}", escape(name));
+            if required.contains(&name.as_str()) {
+                notes.push(Note {
+                    pointer: at.to_owned(),
+                    message: format!(
+                        "required properties {keeper:?} and {name:?} are both the Rust field `{field}`: the object is \
+                         read as any value"
+                    ),
+                });
+                schema.clear();
+                return;
+            }
+            notes.push(Note {
+                pointer,
+                message: format!(
+                    "property {name:?} is the Rust field `{field}`, as {keeper:?} is: left out (it is optional)"
+                ),
+            });
+            dropped.push((*name).clone());
+        }
+    }
+    let properties = schema.get_mut("properties").and_then(Value::as_object_mut).expect("read above");
+    for name in dropped {
+        properties.remove(&name);
     }
 }

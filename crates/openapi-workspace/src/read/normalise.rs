@@ -117,6 +117,7 @@ pub(crate) fn normalise(
     let mut names = Names::new(&schemas);
 
     operation_ids(&mut paths)?;
+    let global_security = doc.get("security").cloned();
     let mut left_out = Vec::new();
     for (path, item) in paths.iter_mut() {
         let path_parameters = item.as_object_mut().and_then(|i| i.remove("parameters"));
@@ -124,7 +125,14 @@ pub(crate) fn normalise(
             let Some(operation) = item.get_mut(method) else { continue };
             let at = ["paths", path.as_str(), method];
             let served = own_parameters(operation, path_parameters.as_ref(), &components, &at)
-                .and_then(|()| check_parameters(path, operation, &components, &at));
+                .and_then(|()| check_parameters(path, operation, &components, &at))
+                .and_then(|()| match serving {
+                    Serving::AsWritten => Ok(()),
+                    _ => {
+                        credential_parameters(operation, global_security.as_ref(), &components, &at, notes);
+                        colliding_parameters(operation, &components, &at, notes)
+                    }
+                });
             match (served, serving) {
                 (Ok(()), Serving::AsWritten) => {}
                 (Ok(()), _) => hoist_operation(operation, &mut schemas, &mut names),
@@ -224,7 +232,7 @@ fn nested_names(schema: &mut Value, parent: &str, names: &mut Names, moved: &mut
 /// `schema`, which typify names `wanted` unless it has a title, kept from colliding (and its
 /// own properties after it).
 fn nested_name(schema: &mut Value, wanted: String, names: &mut Names, moved: &mut Vec<(String, Value)>) {
-    if !needs_name(schema) {
+    if !needs_name(schema) && !constrained_string(schema) {
         if schema.get("type") == Some(&json!("array"))
             && let Some(items) = schema.get_mut("items")
         {
@@ -382,6 +390,127 @@ fn check_parameters(path: &str, operation: &Value, components: &Value, at: &[&st
     Ok(())
 }
 
+/// A parameter that is an `apiKey` security scheme's credential (in the same place, of the same
+/// name: Trello lists `key` and `token` as query parameters of every operation, and declares them
+/// as schemes no operation asks for) is the scheme's: the parameter is dropped and, when the
+/// operation asks for no security, it asks for those schemes (together); the client then sends
+/// them from its credentials and the server checks them. When the operation asks for security
+/// that does not name the scheme, the parameter stays what the document says.
+fn credential_parameters(
+    operation: &mut Value,
+    global: Option<&Value>,
+    components: &Value,
+    at: &[&str],
+    notes: &mut Vec<crate::read::Note>,
+) {
+    let Some(schemes) = components.get("securitySchemes").and_then(Value::as_object) else { return };
+    let credential = |place: &str, name: &str| {
+        schemes.iter().find_map(|(scheme, definition)| {
+            let definition = resolve(definition, components, "securitySchemes")?;
+            let same_place = definition.get("in").and_then(Value::as_str) == Some(place);
+            let named = definition.get("name").and_then(Value::as_str).is_some_and(|n| match place {
+                "header" => n.eq_ignore_ascii_case(name),
+                _ => n == name,
+            });
+            (definition.get("type").and_then(Value::as_str) == Some("apiKey") && same_place && named)
+                .then(|| scheme.clone())
+        })
+    };
+    let asked = operation.get("security").or(global).and_then(Value::as_array).cloned();
+    let names_scheme = |scheme: &str| asked.iter().flatten().any(|alternative| alternative.get(scheme).is_some());
+    let Some(parameters) = operation.get_mut("parameters").and_then(Value::as_array_mut) else { return };
+    let mut taken = Vec::new();
+    let mut index = 0;
+    parameters.retain(|parameter| {
+        index += 1;
+        let Some((place, name)) = parameter_key(parameter, components) else { return true };
+        let Some(scheme) = credential(&place, &name) else { return true };
+        if asked.as_ref().is_some_and(|a| !a.is_empty()) && !names_scheme(&scheme) {
+            return true;
+        }
+        notes.push(crate::read::Note {
+            pointer: format!("{}/parameters/{}", pointer(at), index - 1).trim_start_matches('#').to_owned(),
+            message: format!(
+                "{place} parameter {name} is the credential of security scheme {scheme}: read as the operation asking for {scheme}"
+            ),
+        });
+        taken.push(scheme);
+        false
+    });
+    if !taken.is_empty() && asked.is_none_or(|a| a.is_empty()) {
+        let alternative: Map<String, Value> = taken.into_iter().map(|scheme| (scheme, json!([]))).collect();
+        operation["security"] = json!([alternative]);
+    }
+}
+
+/// Parameters of one operation that are one Rust name (`certificateName` in the path beside
+/// `certificate.name` in the query): the client's builder and the server's struct would have two
+/// fields of that name. The path's parameter (else the first required one, else the first) keeps
+/// it; another that is optional is dropped, with a note (a client cannot send it); one that is
+/// required leaves the operation unserved.
+fn colliding_parameters(
+    operation: &mut Value,
+    components: &Value,
+    at: &[&str],
+    notes: &mut Vec<crate::read::Note>,
+) -> Result<()> {
+    let Some(parameters) = operation.get_mut("parameters").and_then(Value::as_array_mut) else { return Ok(()) };
+    let resolved: Vec<&Value> =
+        parameters.iter().map(|p| resolve(p, components, "parameters").expect("checked in own_parameters")).collect();
+    let wires: Vec<crate::read::wire::Wire> =
+        resolved.iter().map(|p| crate::read::wire::of(p, components).expect("checked in check_parameters")).collect();
+    // The client carries a parameter progenitor cannot write (a cookie...) as a query parameter,
+    // named `{name}-{place}` beside a query parameter of its name (`write/client/styles.rs`).
+    let written = |name: &str| {
+        wires.iter().any(|w| w.place == crate::read::wire::Place::Query && w.client_writes() && w.name == name)
+    };
+    let facts: Vec<(String, String, String, bool)> = (parameters.iter().zip(&resolved).zip(&wires))
+        .map(|((parameter, resolved), wire)| {
+            let (place, name) = parameter_key(parameter, components).expect("checked in own_parameters");
+            let carried = !wire.client_writes() && wire.place != crate::read::wire::Place::Query && written(&name);
+            let key = if carried { format!("{name}-{place}") } else { name.clone() };
+            (rust_name(&key, false), place, name, resolved.get("required") == Some(&Value::Bool(true)))
+        })
+        .collect();
+    let mut dropped = BTreeSet::new();
+    for (i, (rust, ..)) in facts.iter().enumerate() {
+        let same: Vec<usize> = (0..facts.len()).filter(|j| facts[*j].0 == *rust).collect();
+        if same.len() < 2 || same[0] != i {
+            continue;
+        }
+        let keeper = same
+            .iter()
+            .copied()
+            .find(|j| facts[*j].1 == "path")
+            .or_else(|| same.iter().copied().find(|j| facts[*j].3))
+            .unwrap_or(same[0]);
+        let (_, place, name, _) = &facts[keeper];
+        for other in same.into_iter().filter(|j| *j != keeper) {
+            let (_, other_place, other_name, required) = &facts[other];
+            let here = format!("{}/parameters/{other}", pointer(at));
+            if *required {
+                bail!(
+                    here,
+                    "{other_place} parameter {other_name} and {place} parameter {name} are both `{rust}` in Rust, and both required"
+                );
+            }
+            notes.push(crate::read::Note {
+                pointer: here.trim_start_matches('#').to_owned(),
+                message: format!(
+                    "{other_place} parameter {other_name} is `{rust}` in Rust, as {place} parameter {name} is: left out (it is optional)"
+                ),
+            });
+            dropped.insert(other);
+        }
+    }
+    let mut index = 0;
+    parameters.retain(|_| {
+        index += 1;
+        !dropped.contains(&(index - 1))
+    });
+    Ok(())
+}
+
 /// Moves the operation's inline schemas that become types of their own into `components/schemas`.
 fn hoist_operation(operation: &mut Value, schemas: &mut Map<String, Value>, names: &mut Names) {
     let id = operation["operationId"].as_str().expect("set by operation_ids").to_string();
@@ -463,6 +592,13 @@ fn needs_name(schema: &Value) -> bool {
         .any(|k| schema.contains_key(*k));
     let enumerated = schema.get("enum").is_some_and(|e| e != &json!([null]));
     composed || enumerated || schema.get("type") == Some(&json!("object"))
+}
+
+/// A string with a length or a pattern: typify makes it a type of its own (a newtype that checks
+/// them), named as a composed schema is.
+fn constrained_string(schema: &Value) -> bool {
+    schema.get("type") == Some(&json!("string"))
+        && ["minLength", "maxLength", "pattern"].iter().any(|k| schema.get(*k).is_some())
 }
 
 /// Replaces an inline schema that needs a name by a `$ref` to it under `components/schemas`; for

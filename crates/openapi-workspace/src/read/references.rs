@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::read::Note;
-use crate::read::document::{Names, escape, nameable, named_schema};
+use crate::read::document::{Names, escape, nameable, named_schema, rust_name};
 
 /// How many times a `$ref` into the document's body is followed through further such `$ref`s.
 const POINTER_DEPTH: usize = 8;
@@ -122,7 +122,7 @@ fn moved_name(pointer: &str) -> String {
         .split('/')
         .skip(1)
         .filter(|segment| !KEYWORDS.contains(segment) && !segment.contains('/'))
-        .map(|segment| crate::read::document::rust_name(&crate::read::document::unescape(segment), true))
+        .map(|segment| rust_name(&crate::read::document::unescape(segment), true))
         .map(|word| word.trim_start_matches('_').to_owned())
         .collect();
     let name = words.concat();
@@ -194,22 +194,34 @@ pub(super) fn extensions_among_webhooks(doc: &mut Value) {
     }
 }
 
-/// Component schemas named so that no Rust type can bear the name (see [`nameable`]) are given
-/// one that can, and every `$ref` to them (and discriminator mapping naming them) follows.
+/// Component schemas named so that no Rust type can bear the name (see [`nameable`]), or the
+/// same Rust type as an earlier one (`string` beside `String`), are given one that can, and
+/// every `$ref` to them (and discriminator mapping naming them) follows.
 pub(super) fn unnameable_schemas(doc: &mut Value, notes: &mut Vec<Note>) {
     let Some(schemas) = doc.pointer("/components/schemas").and_then(Value::as_object) else { return };
-    if schemas.keys().all(|name| nameable(name)) {
-        return;
-    }
-    let mut names = Names::new(schemas);
+    let mut seen = std::collections::BTreeMap::new();
     let mut renamed: Vec<(String, String)> = Vec::new();
-    for name in schemas.keys().filter(|name| !nameable(name)) {
-        let new = names.claim(&named_schema(name));
+    let mut names = Names::new(schemas);
+    for name in schemas.keys() {
+        let why = match nameable(name) {
+            false => format!("a Rust type cannot be named after {name:?} (it begins with no letter)"),
+            true => match seen.insert(rust_name(name, true), name) {
+                Some(earlier) => format!("{name:?} is the Rust type {} as {earlier:?} is", rust_name(name, true)),
+                None => continue,
+            },
+        };
+        let new = match nameable(name) {
+            true => names.claim(&rust_name(name, true)),
+            false => names.claim(&named_schema(name)),
+        };
         notes.push(Note {
             pointer: format!("/components/schemas/{}", escape(name)),
-            message: format!("a Rust type cannot be named after {name:?} (it begins with no letter): named {new}"),
+            message: format!("{why}: named {new}"),
         });
         renamed.push((name.clone(), new));
+    }
+    if renamed.is_empty() {
+        return;
     }
     let schemas = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut).expect("found above");
     *schemas = std::mem::take(schemas)

@@ -57,7 +57,9 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use super::defaults::{composed_default, incomplete_default, wrong_default};
-use super::keywords::{exclusive_bounds, foreign_keywords, keywords_of_another_kind, misplaced_format};
+use super::keywords::{
+    exclusive_bounds, foreign_keywords, keywords_of_another_kind, misplaced_format, properties_of_one_field,
+};
 use super::references::{extensions_among_webhooks, pointer_references, unnameable_schemas};
 use crate::read::Note;
 use crate::read::document::{METHODS, escape};
@@ -77,6 +79,10 @@ pub(crate) fn repair(doc: &mut Value, was_30: bool, as_written: bool, notes: &mu
     schemas(doc, "", &mut |schema, at| keywords_of_another_kind(schema, at, notes));
     schemas(doc, "", &mut |schema, _| foreign_keywords(schema));
     schemas(doc, "", &mut |schema, at| misplaced_format(schema, at, notes));
+    // The diff compares every property as written.
+    if !as_written {
+        schemas(doc, "", &mut |schema, at| properties_of_one_field(schema, at, notes));
+    }
     schemas(doc, "", &mut |schema, at| wrong_default(schema, at, notes));
     let components = doc.get("components").cloned().unwrap_or(Value::Null);
     schemas(doc, "", &mut |schema, at| incomplete_default(schema, at, &components, notes));

@@ -45,18 +45,26 @@ pub(super) fn tags_first(types: &mut syn::File, spec: &Spec) {
             escaped(&all.join(", "))
         );
         let missing = format!("a {rust_name} without {property} fits none of its arms");
-        let in_order = variants.iter().map(|(variant, _)| {
+        let mut tried = std::collections::BTreeSet::new();
+        let in_order = variants.iter().filter(|(variant, _)| tried.insert(*variant)).map(|(variant, _)| {
             quote! {
                 if let Ok(arm) = ::serde_json::from_value(value.clone()) {
                     return Ok(Self::#variant(arm));
                 }
             }
         });
-        // The default arm is read by the catch-all below, its own tags too.
+        // The default arm is read by the catch-all below, its own tags too. A tag two arms name
+        // (two mappings to one component) is the first's: a second match arm could never be reached.
+        let mut claimed = std::collections::BTreeSet::new();
         let tagged = variants.iter().enumerate().filter(|(place, _)| discriminator.fallback != Some(*place));
-        let arms = tagged.map(|(_, (variant, tags))| {
-            quote! { Some(#(#tags)|*) => ::serde_json::from_value(value).map(Self::#variant).map_err(invalid) }
-        });
+        let arms: Vec<proc_macro2::TokenStream> = tagged
+            .filter_map(|(_, (variant, tags))| {
+                let tags: Vec<&String> = tags.iter().filter(|tag| claimed.insert(tag.as_str())).collect();
+                (!tags.is_empty()).then(|| {
+                    quote! { Some(#(#tags)|*) => ::serde_json::from_value(value).map(Self::#variant).map_err(invalid) }
+                })
+            })
+            .collect();
         // A tag that names no arm: the default arm's, else refused.
         let other = match discriminator.fallback.map(|place| variants[place].0) {
             Some(variant) => quote! { Some(_) => ::serde_json::from_value(value).map(Self::#variant).map_err(invalid) },

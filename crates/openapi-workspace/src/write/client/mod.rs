@@ -3,6 +3,7 @@
 
 pub(crate) mod cli;
 pub(crate) mod credentials;
+mod dead_arms;
 mod discriminated;
 pub(crate) mod events;
 pub(crate) mod features;
@@ -252,6 +253,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let mut client: syn::File = crate::timings::timed("write/client parse client", || crate::write::parse_file(client))
         .map_err(|e| Error::unparsable("the client", e))?;
     media::nested_forms(&mut client);
+    dead_arms::unreachable_arms(&mut client);
     let (features, shared_features) = match config.features && groups.names.len() > 1 {
         true => crate::timings::timed("write/client features", || features::gate(&mut client, &mut types, &groups)),
         false => Default::default(),

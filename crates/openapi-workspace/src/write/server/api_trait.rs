@@ -126,13 +126,20 @@ pub(super) fn query_struct(op: &Op) -> Option<TokenStream> {
             let rename =
                 (field.to_string().trim_start_matches("r#") != name.as_str()).then(|| quote!(#[serde(rename = #name)]));
             if let Some(default) = &p.default {
-                let fn_ident = format_ident!("{}_{}_default", op.fn_name, field.to_string().trim_start_matches("r#"));
-                let fn_path = fn_ident.to_string();
+                // An associated function of the query's struct: named after the operation and the
+                // field alone, `get_search` + `members_limit` and `get_search_members` + `limit` would meet.
+                let fn_ident = format_ident!("{}_default", field.to_string().trim_start_matches("r#"));
+                let fn_path = format!("{ident}::{fn_ident}");
                 let value = match default {
                     // A string default of a type that is not a `String` (a date-time, a UUID, an
                     // enum) is parsed; `repair` has checked it reads as its format.
                     Value::String(text) if p.kind != TypeKind::Text => {
                         quote!(#text.parse().expect("the document's default parses as its type"))
+                    }
+                    // `1` for a `number`: a float literal, as an `f64` takes no integer one.
+                    Value::Number(n) if n.is_i64() && matches!(quote!(#ty).to_string().as_str(), "f64" | "f32") => {
+                        let n = proc_macro2::Literal::f64_unsuffixed(n.as_f64().unwrap_or_default());
+                        quote!(#n)
                     }
                     _ => literal(default),
                 };
@@ -157,6 +164,7 @@ pub(super) fn query_struct(op: &Op) -> Option<TokenStream> {
             }
         })
         .collect::<Vec<_>>();
+    let defaults = (!defaults.is_empty()).then(|| quote!(impl #ident { #(#defaults)* }));
     Some(quote! {
         #[doc = #doc]
         #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -165,6 +173,6 @@ pub(super) fn query_struct(op: &Op) -> Option<TokenStream> {
             #(#fields)*
         }
 
-        #(#defaults)*
+        #defaults
     })
 }

@@ -285,7 +285,8 @@ pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> 
     let extensions = upgrade.then(|| quote!(let extensions = parts.extensions;));
     // A mock offering several media types answers the one `Accept` prefers.
     let negotiated = op.mock.as_ref().is_some_and(|mock| !mock.others.is_empty());
-    let accept = negotiated.then(|| quote!(let accept = headers.get(axum::http::header::ACCEPT).cloned();));
+    // Named so that no parameter's local (an `Accept` header parameter is `accept`) shadows it.
+    let accept = negotiated.then(|| quote!(let accept_for_mock_ = headers.get(axum::http::header::ACCEPT).cloned();));
     let split = quote! {
         let (parts, #body_part) = request.into_parts();
         let headers = parts.headers;
@@ -310,7 +311,7 @@ pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> 
                             let body = body.text();
                             quote!((#content_type, #body))
                         });
-                    quote!(#rt::mock_negotiated(#status, &[#(#offered),*], accept.as_ref(), &[#(#headers),*]))
+                    quote!(#rt::mock_negotiated(#status, &[#(#offered),*], accept_for_mock_.as_ref(), &[#(#headers),*]))
                 }
                 _ => quote!(#rt::mock_response(#status, #content_type, #body, &[#(#headers),*])),
             };

@@ -24,6 +24,7 @@ sample!(discriminated);
 sample!(events);
 sample!(forms);
 sample!(generality);
+sample!(long_tail);
 sample!(multipart);
 sample!(nullable_and_enums);
 sample!(openapi_3_1);
