@@ -195,7 +195,18 @@ fn shapes_that_once_failed_to_compile_are_repaired_with_notes() {
         credential.contains("query parameter token is the credential of security scheme api_token"),
         "{credential}"
     );
-    assert_eq!(generated.notes.len(), 7, "{:?}", generated.notes);
+    let search = "/paths/~1search~1{query}/get";
+    assert!(note(&generated, &format!("{search}/parameters/1/content")).contains("read as a string"));
+    assert!(note(&generated, &format!("{search}/parameters/2/schema/maximum")).contains("no 64-bit integer: dropped"));
+    let form = "/paths/~1engines~1{serial}~1codes/put/requestBody/content/application~1x-www-form-urlencoded";
+    assert!(note(&generated, form).contains("is not served: the body is read as [\"application/json\"]"));
+    let parts = "/paths/~1images/post/requestBody/content/multipart~1form-data/schema";
+    assert_eq!(note(&generated, parts), "properties without a type: read as an object's");
+    assert_eq!(generated.notes.len(), 12, "{:?}", generated.notes);
+    // The path parameter `query` is an argument of its own beside the query's struct.
+    assert!(generated.server.contains("query_path: ::std::string::String"), "{}", generated.server);
+    // The header component's enum is a model of its own.
+    assert!(generated.types.contains("pub enum ApproachHeader"));
 
     // The credentials are the client's (the operation asks for both schemes), not arguments.
     assert!(!generated.client.contains("pub fn key<"), "{}", generated.client);
@@ -213,4 +224,21 @@ fn shapes_that_once_failed_to_compile_are_repaired_with_notes() {
     let catch_all = "_ => Err(Error::ErrorResponse(ResponseValue::empty(response))),";
     let after = generated.client.split_once(catch_all).expect("the default's arm").1;
     assert!(after.trim_start().starts_with('}'), "an arm after the catch-all: {}", &after[..80]);
+}
+
+/// Two operation ids that are one Rust method (ndhm.gov.in copies operations whole): the second
+/// is numbered, with a note.
+#[test]
+fn an_operation_id_that_is_another_s_method_is_numbered() {
+    let ok = json!({"responses": {"200": {"description": "ok"}}});
+    let mut x = ok.clone();
+    x["operationId"] = json!("a-b");
+    let mut y = ok;
+    y["operationId"] = json!("a_b");
+    let generated = generated(&document(json!({"/x": {"get": x}, "/y": {"get": y}}), json!({})));
+    assert_eq!(
+        note(&generated, "/paths/~1y/get/operationId"),
+        "operationId \"a_b\" is the Rust method `a_b`, as is the operation at #/paths/~1x/get: named \"a_b_2\""
+    );
+    assert!(generated.client.contains("pub fn a_b(") && generated.client.contains("pub fn a_b_2("));
 }

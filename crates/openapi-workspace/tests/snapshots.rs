@@ -102,10 +102,6 @@ fn unsupported_shapes_are_refused_with_a_reason() {
             "#/paths/~1x/get/parameters/0: parameter ids: in this place and style only a scalar, an array of scalars or an object of scalar properties can be written",
         ),
         (
-            "  /x:\n    get:\n      operationId: a-b\n      responses:\n        '200': {description: ok}\n  /y:\n    get:\n      operationId: a_b\n      responses:\n        '200': {description: ok}\n",
-            "#/paths/~1y/get: operationId \"a_b\" is the Rust method `a_b`, as is the operation at #/paths/~1x/get",
-        ),
-        (
             "  /x:\n    post:\n      operationId: postX\n      requestBody:\n        content:\n          image/*:\n            schema: {type: string, format: binary}\n      responses:\n        '200': {description: ok}\n",
             "#/paths/~1x/post/requestBody: offered as [\"image/*\"]; the client sends a body in a media type it can name",
         ),

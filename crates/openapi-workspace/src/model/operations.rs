@@ -95,13 +95,22 @@ fn operation_model(
     }
     // In the order the path names them, as the client's methods take them.
     path_params.sort_by_key(|p| path.find(&format!("{{{}}}", p.name)));
+    // A parameter whose argument would be named as another (TomTom's path parameter `query`
+    // beside the query's struct) is named after its place too: `query_path`.
     let mut idents: Vec<String> = vec!["context".into(), "query".into(), "body".into()];
-    for param in path_params.iter().chain(&header_params).chain(&cookie_params) {
-        let ident = param.ident.to_string();
-        if idents.contains(&ident) {
-            bail!(context, "parameter {} would be a second argument named `{ident}`", param.name);
+    let places = [("path", &mut path_params), ("header", &mut header_params), ("cookie", &mut cookie_params)];
+    for (place, params) in places {
+        for param in params.iter_mut() {
+            let mut ident = param.ident.to_string();
+            if idents.contains(&ident) {
+                ident = format!("{}_{place}", ident.trim_start_matches("r#"));
+                if idents.contains(&ident) {
+                    bail!(context, "parameter {} would be a second argument named `{ident}`", param.name);
+                }
+                param.ident = format_ident!("{ident}");
+            }
+            idents.push(ident);
         }
-        idents.push(ident);
     }
 
     let body = match &operation.request_body {

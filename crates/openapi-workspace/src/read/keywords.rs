@@ -194,3 +194,28 @@ pub(super) fn properties_of_one_field(schema: &mut Map<String, Value>, at: &str,
         properties.remove(&name);
     }
 }
+
+/// An integer's `minimum`, `maximum` or `multipleOf` that is no 64-bit integer (Kinto's
+/// `maximum: 9223372036854776000`, `i64::MAX` written as a float that rounds past it): a whole
+/// number within range is read as that integer, one beyond it dropped (every `i64` meets it).
+pub(super) fn integer_bounds(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
+    if schema.get("type").and_then(Value::as_str) != Some("integer") {
+        return;
+    }
+    for keyword in ["minimum", "maximum", "multipleOf"] {
+        let Some(number) = schema.get(keyword).and_then(Value::as_f64) else { continue };
+        if schema[keyword].is_i64() {
+            continue;
+        }
+        let pointer = format!("{at}/{keyword}");
+        // `i64::MAX as f64` is 2^63, one past it.
+        let whole = number.fract() == 0.0 && number >= i64::MIN as f64 && number < i64::MAX as f64;
+        if whole {
+            schema.insert(keyword.into(), Value::from(number as i64));
+            notes.push(Note { pointer, message: format!("{keyword}: {number} read as the integer {}", number as i64) });
+        } else {
+            schema.remove(keyword);
+            notes.push(Note { pointer, message: format!("{keyword}: {number} is no 64-bit integer: dropped") });
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! becomes a type a name. The view is both the raw JSON (for extensions and the JSON Schema
 //! conversion) and the `openapiv3` model of the same normalised document.
 
+pub(crate) mod bodies;
 pub(crate) mod defaults;
 pub(crate) mod document;
 pub(crate) mod files;
@@ -15,6 +16,7 @@ pub(crate) mod normalise;
 pub(crate) mod nullable;
 pub(crate) mod openapi31;
 pub(crate) mod openapi32;
+pub(crate) mod parameters;
 pub(crate) mod references;
 pub(crate) mod repair;
 pub(crate) mod text;

@@ -16,7 +16,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{Result, bail};
 use crate::read::Serving;
-use crate::read::document::{METHODS, Names, pointer, resolve, rust_name};
+use crate::read::document::{METHODS, Names, pointer, rust_name};
+use crate::read::parameters::{check_parameters, colliding_parameters, credential_parameters, own_parameters};
 
 /// A string enum whose values typify cannot each give a variant name of their own (`a-b` beside
 /// `a_b`; see [`variant_names`]): typify would panic, so the value is checked by a `pattern` of
@@ -116,7 +117,7 @@ pub(crate) fn normalise(
     let mut schemas = components.get("schemas").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut names = Names::new(&schemas);
 
-    operation_ids(&mut paths)?;
+    operation_ids(&mut paths, notes)?;
     let global_security = doc.get("security").cloned();
     let mut left_out = Vec::new();
     for (path, item) in paths.iter_mut() {
@@ -170,6 +171,21 @@ pub(crate) fn normalise(
         if let Some(items) = components.get_mut(kind).and_then(Value::as_object_mut) {
             for (name, item) in items.iter_mut() {
                 hoist_content(item, &mut schemas, &mut names, &rust_name(name, true));
+                if kind == "requestBodies" {
+                    multipart_parts(item, &mut schemas, &mut names);
+                }
+                for (header, value) in item.get_mut("headers").and_then(Value::as_object_mut).into_iter().flatten() {
+                    if let Some(schema) = value.get_mut("schema") {
+                        hoist(schema, &mut schemas, &mut names, &rust_name(&format!("{name}-{header}"), true));
+                    }
+                }
+            }
+        }
+    }
+    if let Some(headers) = components.get_mut("headers").and_then(Value::as_object_mut) {
+        for (name, header) in headers.iter_mut() {
+            if let Some(schema) = header.get_mut("schema") {
+                hoist(schema, &mut schemas, &mut names, &rust_name(&format!("{name}-header"), true));
             }
         }
     }
@@ -294,7 +310,7 @@ fn unclaimed_titles(doc: &mut Value, names: &mut Names) {
 
 /// Every operation gets an `operationId` (`{method}_{path}` when it has none), and no two may
 /// become the same Rust method.
-fn operation_ids(paths: &mut Map<String, Value>) -> Result<()> {
+fn operation_ids(paths: &mut Map<String, Value>, notes: &mut Vec<crate::read::Note>) -> Result<()> {
     let mut taken: BTreeMap<String, String> = BTreeMap::new();
     let mut missing = Vec::new();
     for (path, item) in paths.iter_mut() {
@@ -302,14 +318,32 @@ fn operation_ids(paths: &mut Map<String, Value>) -> Result<()> {
             bail!(pointer(&["paths", path]), "path items that are $refs are not supported; write the path item out");
         }
         for method in METHODS {
-            let Some(operation) = item.get(method) else { continue };
+            let Some(operation) = item.get_mut(method) else { continue };
             let at = pointer(&["paths", path, method]);
             match operation.get("operationId") {
                 Some(Value::String(id)) => {
                     let rust = rust_name(id, false);
-                    if let Some(other) = taken.insert(rust.clone(), at.clone()) {
-                        bail!(at, "operationId {id:?} is the Rust method `{rust}`, as is the operation at {other}");
-                    }
+                    let Some(other) = taken.get(&rust).cloned() else {
+                        taken.insert(rust, at);
+                        continue;
+                    };
+                    // The second of one method's name is numbered (ndhm.gov.in's copied operations).
+                    let (id, mut n) = (id.clone(), 1);
+                    let renamed = loop {
+                        n += 1;
+                        let renamed = format!("{id}_{n}");
+                        if !taken.contains_key(&rust_name(&renamed, false)) {
+                            break renamed;
+                        }
+                    };
+                    notes.push(crate::read::Note {
+                        pointer: format!("{at}/operationId").trim_start_matches('#').to_owned(),
+                        message: format!(
+                            "operationId {id:?} is the Rust method `{rust}`, as is the operation at {other}: named {renamed:?}"
+                        ),
+                    });
+                    taken.insert(rust_name(&renamed, false), at);
+                    operation["operationId"] = Value::String(renamed);
                 }
                 Some(_) => bail!(format!("{at}/operationId"), "must be a string"),
                 None => missing.push((path.clone(), method)),
@@ -327,187 +361,6 @@ fn operation_ids(paths: &mut Map<String, Value>) -> Result<()> {
         taken.insert(id.clone(), pointer(&["paths", &path, method]));
         paths[&path][method]["operationId"] = Value::String(id);
     }
-    Ok(())
-}
-
-/// A parameter's `(in, name)`, following a `$ref` to `components/parameters`.
-fn parameter_key(parameter: &Value, components: &Value) -> Option<(String, String)> {
-    let resolved = resolve(parameter, components, "parameters")?;
-    Some((resolved.get("in")?.as_str()?.to_string(), resolved.get("name")?.as_str()?.to_string()))
-}
-
-/// Copies the path item's parameters into the operation (an operation's own parameter of the same
-/// name and place wins), so each operation owns its parameters and their inline types.
-fn own_parameters(operation: &mut Value, shared: Option<&Value>, components: &Value, at: &[&str]) -> Result<()> {
-    let own = operation.get("parameters").and_then(Value::as_array).cloned().unwrap_or_default();
-    let mut merged = Vec::new();
-    for parameter in shared.and_then(Value::as_array).into_iter().flatten() {
-        let key = parameter_key(parameter, components);
-        if key.is_none() || !own.iter().any(|p| parameter_key(p, components) == key) {
-            merged.push(parameter.clone());
-        }
-    }
-    merged.extend(own);
-    for (i, parameter) in merged.iter().enumerate() {
-        if parameter_key(parameter, components).is_none() {
-            bail!(
-                format!("{}/parameters/{i}", pointer(at)),
-                "a parameter needs `in` and `name` (or a $ref to one in components/parameters)"
-            );
-        }
-    }
-    if !merged.is_empty() {
-        operation["parameters"] = Value::Array(merged);
-    }
-    Ok(())
-}
-
-/// Parameters the generators can serve: path, query, header and cookie, in the styles
-/// `wire::Wire` reads, each with a schema; every `{name}` of the path template a required path
-/// parameter, and no other.
-fn check_parameters(path: &str, operation: &Value, components: &Value, at: &[&str]) -> Result<()> {
-    let mut in_path = BTreeSet::new();
-    for (i, parameter) in operation.get("parameters").and_then(Value::as_array).into_iter().flatten().enumerate() {
-        let here = format!("{}/parameters/{i}", pointer(at));
-        let resolved = resolve(parameter, components, "parameters").expect("checked in own_parameters");
-        let (place, name) = parameter_key(parameter, components).expect("checked in own_parameters");
-        crate::read::wire::of(resolved, components).map_err(|why| crate::error::Error::at(&here, format!("{why}")))?;
-        if resolved.get("schema").is_none() {
-            bail!(here, "parameter {name} needs a `schema` (`content` is not supported)");
-        }
-        if place == "path" {
-            if resolved.get("required") != Some(&Value::Bool(true)) {
-                bail!(here, "path parameter {name} must be `required: true`");
-            }
-            in_path.insert(name);
-        }
-    }
-    let template: BTreeSet<String> =
-        path.split('{').skip(1).filter_map(|s| s.split_once('}')).map(|(name, _)| name.to_string()).collect();
-    if template != in_path {
-        bail!(pointer(at), "the path's template names {template:?} but its path parameters are {in_path:?}");
-    }
-    Ok(())
-}
-
-/// A parameter that is an `apiKey` security scheme's credential (in the same place, of the same
-/// name: Trello lists `key` and `token` as query parameters of every operation, and declares them
-/// as schemes no operation asks for) is the scheme's: the parameter is dropped and, when the
-/// operation asks for no security, it asks for those schemes (together); the client then sends
-/// them from its credentials and the server checks them. When the operation asks for security
-/// that does not name the scheme, the parameter stays what the document says.
-fn credential_parameters(
-    operation: &mut Value,
-    global: Option<&Value>,
-    components: &Value,
-    at: &[&str],
-    notes: &mut Vec<crate::read::Note>,
-) {
-    let Some(schemes) = components.get("securitySchemes").and_then(Value::as_object) else { return };
-    let credential = |place: &str, name: &str| {
-        schemes.iter().find_map(|(scheme, definition)| {
-            let definition = resolve(definition, components, "securitySchemes")?;
-            let same_place = definition.get("in").and_then(Value::as_str) == Some(place);
-            let named = definition.get("name").and_then(Value::as_str).is_some_and(|n| match place {
-                "header" => n.eq_ignore_ascii_case(name),
-                _ => n == name,
-            });
-            (definition.get("type").and_then(Value::as_str) == Some("apiKey") && same_place && named)
-                .then(|| scheme.clone())
-        })
-    };
-    let asked = operation.get("security").or(global).and_then(Value::as_array).cloned();
-    let names_scheme = |scheme: &str| asked.iter().flatten().any(|alternative| alternative.get(scheme).is_some());
-    let Some(parameters) = operation.get_mut("parameters").and_then(Value::as_array_mut) else { return };
-    let mut taken = Vec::new();
-    let mut index = 0;
-    parameters.retain(|parameter| {
-        index += 1;
-        let Some((place, name)) = parameter_key(parameter, components) else { return true };
-        let Some(scheme) = credential(&place, &name) else { return true };
-        if asked.as_ref().is_some_and(|a| !a.is_empty()) && !names_scheme(&scheme) {
-            return true;
-        }
-        notes.push(crate::read::Note {
-            pointer: format!("{}/parameters/{}", pointer(at), index - 1).trim_start_matches('#').to_owned(),
-            message: format!(
-                "{place} parameter {name} is the credential of security scheme {scheme}: read as the operation asking for {scheme}"
-            ),
-        });
-        taken.push(scheme);
-        false
-    });
-    if !taken.is_empty() && asked.is_none_or(|a| a.is_empty()) {
-        let alternative: Map<String, Value> = taken.into_iter().map(|scheme| (scheme, json!([]))).collect();
-        operation["security"] = json!([alternative]);
-    }
-}
-
-/// Parameters of one operation that are one Rust name (`certificateName` in the path beside
-/// `certificate.name` in the query): the client's builder and the server's struct would have two
-/// fields of that name. The path's parameter (else the first required one, else the first) keeps
-/// it; another that is optional is dropped, with a note (a client cannot send it); one that is
-/// required leaves the operation unserved.
-fn colliding_parameters(
-    operation: &mut Value,
-    components: &Value,
-    at: &[&str],
-    notes: &mut Vec<crate::read::Note>,
-) -> Result<()> {
-    let Some(parameters) = operation.get_mut("parameters").and_then(Value::as_array_mut) else { return Ok(()) };
-    let resolved: Vec<&Value> =
-        parameters.iter().map(|p| resolve(p, components, "parameters").expect("checked in own_parameters")).collect();
-    let wires: Vec<crate::read::wire::Wire> =
-        resolved.iter().map(|p| crate::read::wire::of(p, components).expect("checked in check_parameters")).collect();
-    // The client carries a parameter progenitor cannot write (a cookie...) as a query parameter,
-    // named `{name}-{place}` beside a query parameter of its name (`write/client/styles.rs`).
-    let written = |name: &str| {
-        wires.iter().any(|w| w.place == crate::read::wire::Place::Query && w.client_writes() && w.name == name)
-    };
-    let facts: Vec<(String, String, String, bool)> = (parameters.iter().zip(&resolved).zip(&wires))
-        .map(|((parameter, resolved), wire)| {
-            let (place, name) = parameter_key(parameter, components).expect("checked in own_parameters");
-            let carried = !wire.client_writes() && wire.place != crate::read::wire::Place::Query && written(&name);
-            let key = if carried { format!("{name}-{place}") } else { name.clone() };
-            (rust_name(&key, false), place, name, resolved.get("required") == Some(&Value::Bool(true)))
-        })
-        .collect();
-    let mut dropped = BTreeSet::new();
-    for (i, (rust, ..)) in facts.iter().enumerate() {
-        let same: Vec<usize> = (0..facts.len()).filter(|j| facts[*j].0 == *rust).collect();
-        if same.len() < 2 || same[0] != i {
-            continue;
-        }
-        let keeper = same
-            .iter()
-            .copied()
-            .find(|j| facts[*j].1 == "path")
-            .or_else(|| same.iter().copied().find(|j| facts[*j].3))
-            .unwrap_or(same[0]);
-        let (_, place, name, _) = &facts[keeper];
-        for other in same.into_iter().filter(|j| *j != keeper) {
-            let (_, other_place, other_name, required) = &facts[other];
-            let here = format!("{}/parameters/{other}", pointer(at));
-            if *required {
-                bail!(
-                    here,
-                    "{other_place} parameter {other_name} and {place} parameter {name} are both `{rust}` in Rust, and both required"
-                );
-            }
-            notes.push(crate::read::Note {
-                pointer: here.trim_start_matches('#').to_owned(),
-                message: format!(
-                    "{other_place} parameter {other_name} is `{rust}` in Rust, as {place} parameter {name} is: left out (it is optional)"
-                ),
-            });
-            dropped.insert(other);
-        }
-    }
-    let mut index = 0;
-    parameters.retain(|_| {
-        index += 1;
-        !dropped.contains(&(index - 1))
-    });
     Ok(())
 }
 

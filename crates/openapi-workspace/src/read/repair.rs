@@ -31,11 +31,7 @@
 //!   alternative that asked for nothing else is dropped whole (it would otherwise read as
 //!   anonymous access), unless no alternative would be left — then the model refuses it.
 //!
-//! - a request body offered as `multipart/form-data` beside other media types is read as the
-//!   others (the server takes multipart only as a body's one media type);
-//! - a request body offered as a wildcard (`*/*`, `application/*`; Kubernetes offers every body
-//!   so) is read as JSON when its schema is an object's, and as bytes otherwise — what a client
-//!   can send and a server can read; beside a JSON media type the wildcard is dropped.
+//! - request bodies: see `bodies.rs`;
 //!
 //! - a `$ref` to a JSON pointer of the document that is not a component (another operation's
 //!   response: `#/paths/~1v2/get/responses/401`), or to a callback, is read as a copy of its
@@ -56,9 +52,11 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+use super::bodies::{form_bodies, multipart_beside_others, wildcard_body};
 use super::defaults::{composed_default, incomplete_default, wrong_default};
 use super::keywords::{
-    exclusive_bounds, foreign_keywords, keywords_of_another_kind, misplaced_format, properties_of_one_field,
+    exclusive_bounds, foreign_keywords, integer_bounds, keywords_of_another_kind, misplaced_format,
+    properties_of_one_field,
 };
 use super::references::{extensions_among_webhooks, pointer_references, unnameable_schemas};
 use crate::read::Note;
@@ -79,6 +77,7 @@ pub(crate) fn repair(doc: &mut Value, was_30: bool, as_written: bool, notes: &mu
     schemas(doc, "", &mut |schema, at| keywords_of_another_kind(schema, at, notes));
     schemas(doc, "", &mut |schema, _| foreign_keywords(schema));
     schemas(doc, "", &mut |schema, at| misplaced_format(schema, at, notes));
+    schemas(doc, "", &mut |schema, at| integer_bounds(schema, at, notes));
     // The diff compares every property as written.
     if !as_written {
         schemas(doc, "", &mut |schema, at| properties_of_one_field(schema, at, notes));
@@ -106,6 +105,7 @@ pub(crate) fn repair(doc: &mut Value, was_30: bool, as_written: bool, notes: &mu
             let at = format!("/components/requestBodies/{}", escape(name));
             wildcard_body(body, &at, &components, notes);
             multipart_beside_others(body, &at, notes);
+            form_bodies(body, &at, &components, notes);
         }
     }
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
@@ -153,6 +153,7 @@ pub(crate) fn repair(doc: &mut Value, was_30: bool, as_written: bool, notes: &mu
             if let Some(body) = operation.get_mut("requestBody") {
                 wildcard_body(body, &format!("{at}/requestBody"), &components, notes);
                 multipart_beside_others(body, &format!("{at}/requestBody"), notes);
+                form_bodies(body, &format!("{at}/requestBody"), &components, notes);
             }
             let mut named: BTreeSet<String> = BTreeSet::new();
             for list in [shared.as_ref(), operation.get("parameters")] {
@@ -217,22 +218,27 @@ fn scalar_contents(value: &mut Value, at: &str, headers: bool, notes: &mut Vec<N
     }
 }
 
-/// A parameter's or header's `content` of one media type whose schema is a scalar's (a string,
-/// a number, a boolean) is read as its `schema`: such a value is the same text on the wire.
+/// A parameter's or header's `content` of one media type is read as a `schema`: a scalar's (a
+/// string, a number, a boolean) as that schema, since such a value is the same text on the wire;
+/// any other (an object or array sent as JSON text, Superset's `q`) as a string, the text the
+/// caller writes in that media type.
 fn scalar_content(item: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
     let Some(content) = item.get("content").and_then(Value::as_object).filter(|c| c.len() == 1) else { return };
     let (media, media_type) = content.iter().next().expect("one");
-    let Some(schema) = media_type.get("schema") else { return };
+    let schema = media_type.get("schema").cloned().unwrap_or_else(|| json!({}));
     let scalar =
         matches!(schema.get("type").and_then(Value::as_str), Some("string" | "integer" | "number" | "boolean"));
-    if !scalar || schema.get("properties").is_some() {
-        return;
-    }
-    notes.push(Note {
-        pointer: format!("{at}/content"),
-        message: format!("a scalar given as content ({media}): read as its schema"),
-    });
-    let schema = schema.clone();
+    let (schema, message) = match scalar && schema.get("properties").is_none() {
+        true => (schema, format!("a scalar given as content ({media}): read as its schema")),
+        false => {
+            let mut text = json!({"type": "string"});
+            if let Some(description) = item.get("description").or_else(|| schema.get("description")) {
+                text["description"] = description.clone();
+            }
+            (text, format!("a value given as content ({media}): read as a string, the {media} text the caller writes"))
+        }
+    };
+    notes.push(Note { pointer: format!("{at}/content"), message });
     item.remove("content");
     item.insert("schema".into(), schema);
 }
@@ -323,61 +329,6 @@ fn undefined_schemes(security: &mut Value, at: &str, defined: &Map<String, Value
         });
     }
     *security = Value::Array(kept);
-}
-
-/// A request body's wildcard media types read as JSON or bytes (see the module's documentation).
-fn wildcard_body(body: &mut Value, at: &str, components: &Value, notes: &mut Vec<Note>) {
-    let Some(content) = body.get_mut("content").and_then(Value::as_object_mut) else { return };
-    for wildcard in ["*/*", "application/*"] {
-        let Some(media) = content.remove(wildcard) else { continue };
-        let pointer = format!("{at}/content/{}", escape(wildcard));
-        if content.keys().any(|m| crate::read::document::is_json(m)) {
-            notes.push(Note { pointer, message: "a wildcard beside JSON: the body is read as JSON".into() });
-            continue;
-        }
-        let object = media.get("schema").is_some_and(|schema| object_schema(schema, components, 0));
-        let read_as = if object { "application/json" } else { "application/octet-stream" };
-        notes.push(Note {
-            pointer,
-            message: format!(
-                "a body of any media type, with {} schema: read as {read_as}",
-                if object { "an object's" } else { "a non-object" }
-            ),
-        });
-        content.entry(read_as).or_insert(media);
-    }
-}
-
-/// A body offered as `multipart/form-data` and as other media types is read as the others: a
-/// server cannot yet take multipart beside them (see the module's documentation).
-fn multipart_beside_others(body: &mut Value, at: &str, notes: &mut Vec<Note>) {
-    let Some(content) = body.get_mut("content").and_then(Value::as_object_mut) else { return };
-    let multipart: Vec<String> =
-        content.keys().filter(|m| crate::read::document::essence(m) == "multipart/form-data").cloned().collect();
-    if multipart.is_empty() || multipart.len() == content.len() {
-        return;
-    }
-    for media in multipart {
-        content.remove(&media);
-        let others: Vec<&String> = content.keys().collect();
-        notes.push(Note {
-            pointer: format!("{at}/content/{}", escape(&media)),
-            message: format!("multipart/form-data beside {others:?} is not served: the body is read as those"),
-        });
-    }
-}
-
-/// Whether `schema` (through `$ref`s and `allOf`s) describes a JSON object.
-fn object_schema(schema: &Value, components: &Value, depth: usize) -> bool {
-    let Some(schema) = crate::read::document::resolve_schema(schema, components) else { return false };
-    depth < 16
-        && (schema.get("type").and_then(Value::as_str) == Some("object")
-            || schema.get("properties").is_some()
-            || schema.get("additionalProperties").is_some()
-            || schema
-                .get("allOf")
-                .and_then(Value::as_array)
-                .is_some_and(|arms| arms.iter().any(|arm| object_schema(arm, components, depth + 1))))
 }
 
 /// The inline parameters of one list, repaired; a `$ref` is left to the component it names.

@@ -70,7 +70,8 @@ fn scalars_in_deep_object(operation: &mut Value, components: &Value) {
 }
 
 /// Points each query parameter of `operation` (carriers included) whose model is an object at a
-/// copy of its schema, `{name}.optional`, which progenitor replaces with the model.
+/// copy of its schema, `{name}.optional`, which progenitor replaces with the model (it cannot
+/// take an optional parameter of a type with a builder).
 fn optional_objects(
     operation: &mut Value,
     components: &Value,
@@ -82,10 +83,15 @@ fn optional_objects(
         let Ok(wire) = wire::of(&resolved, components) else { continue };
         let reference = resolved.pointer("/schema/$ref").and_then(Value::as_str);
         let Some(name) = reference.and_then(|r| r.strip_prefix(MODELS)) else { continue };
-        if wire.place != Place::Query || !matches!(wire.shape, Shape::Object(_)) {
+        let (schema, model) = (components["schemas"][name].clone(), model_type(name));
+        // An object holding objects, in `form` style, is one opaque value to the wire's reading,
+        // but a model with a builder to progenitor all the same.
+        let object = schema.get("properties").is_some() || schema.get("type") == Some(&json!("object"));
+        if wire.place != Place::Query
+            || !(matches!(wire.shape, Shape::Object(_)) || wire.shape == Shape::Opaque && object)
+        {
             continue;
         }
-        let (schema, model) = (components["schemas"][name].clone(), model_type(name));
         let copy = replaced_copy(format!("{name}.optional"), schema, model, copies, replacements);
         let mut parameter_now = resolved;
         parameter_now["schema"] = copy;
