@@ -181,3 +181,47 @@ fn no_hand_written_file_is_over_600_lines() {
     let long = longer_than(600, false);
     assert!(long.is_empty(), "a file this long does several things: split it by what each part does: {long:?}");
 }
+
+/// The paths ARCHITECTURE.md names in backticks (`write/workspace/files.rs`, `read/`, `xtask/`):
+/// a name with a file's extension, or ending in `/`, taken as a path. Commands, types and values
+/// in backticks are not paths.
+fn named_paths(text: &str) -> Vec<String> {
+    const EXTENSIONS: [&str; 8] = [".rs", ".md", ".toml", ".yaml", ".json", ".sql", ".sh", ".html"];
+    let mut found = Vec::new();
+    for (i, quoted) in text.split('`').enumerate() {
+        // Odd pieces are inside backticks; a path holds no space.
+        if i % 2 == 0 || quoted.contains(char::is_whitespace) || quoted.contains(['*', '{', '<', '(']) {
+            continue;
+        }
+        let file = EXTENSIONS.iter().any(|e| quoted.ends_with(e));
+        let directory = quoted.ends_with('/') && quoted.len() > 1;
+        if file || directory {
+            found.push(quoted.trim_start_matches("./").to_owned());
+        }
+    }
+    found
+}
+
+/// Whether `named` is the end of a tracked file's path (`files.rs`, `workspace/files.rs`) or of a
+/// directory holding tracked files (`read/`).
+fn in_the_tree(named: &str, tracked: &[String]) -> bool {
+    let directory = named.ends_with('/');
+    tracked.iter().any(|path| {
+        if directory {
+            path.starts_with(named) || path.contains(&format!("/{named}"))
+        } else {
+            path == named || path.ends_with(&format!("/{named}"))
+        }
+    })
+}
+
+#[test]
+fn architecture_md_names_only_paths_that_exist() {
+    let tracked: Vec<String> = tracked().iter().map(|p| p.to_string_lossy().replace('\\', "/")).collect();
+    let named = named_paths(&read(Path::new("ARCHITECTURE.md")));
+    assert!(named.len() > 50, "the paths were read ({} of them)", named.len());
+    let missing: Vec<&String> = named.iter().filter(|n| !in_the_tree(n, &tracked)).collect();
+    assert!(missing.is_empty(), "ARCHITECTURE.md names what the tree does not hold: {missing:?}");
+    // The test finds a name that is not there.
+    assert!(!in_the_tree("runtime.rs", &tracked) && in_the_tree("tidy.rs", &tracked) && in_the_tree("read/", &tracked));
+}
