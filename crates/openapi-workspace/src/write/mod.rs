@@ -94,9 +94,8 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
             .replace("```ignore", "```text"),
     );
     memory::release();
-    let mut server = crate::timings::timed("write/server", || {
-        server::generate(spec, &models.type_names, config, server::Surface::Api)
-    })?;
+    let mut server =
+        crate::timings::timed("write/server", || server::generate(spec, &models.ops, config, server::Surface::Api))?;
     if let Some(webhooks) = spec.webhooks() {
         // One module deeper: a path relative to the server's module gains a `super`.
         let types_path = match config.types_path.strip_prefix("super::") {
@@ -105,7 +104,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         };
         let receiver = server::generate(
             webhooks,
-            &models.type_names,
+            &server::operations(webhooks, &models.type_names)?,
             &Config { types_path, ..config.clone() },
             server::Surface::Receiver,
         )?;

@@ -45,6 +45,9 @@ pub(crate) struct Models {
     pub uses: Vec<&'static str>,
     /// The schemas typed as `serde_json::Value` because typify cannot type them (`untypable`).
     pub notes: Vec<Note>,
+    /// The model of the operations, built once here (the client's event streams and multipart
+    /// bodies are written from it) and read again by the server's writer.
+    pub ops: Vec<crate::model::operation::Op>,
 }
 
 /// progenitor's settings. The client holds a `Config` (`retries`: its credentials and retry
@@ -216,8 +219,8 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
             #exec
         }
     });
-    // The server's model of the operations, which the client's event streams and multipart
-    // bodies are written from.
+    // The model of the operations, which the client's event streams and multipart bodies are
+    // written from (and the server after them).
     let ops = crate::model::operations(spec, &type_names, &crate::model::security::schemes(&spec.openapi)?)?;
     let extras = [events::client(spec, &ops), items::client(&ops), multipart::client(&ops)];
     for extra in extras.into_iter().flatten() {
@@ -258,7 +261,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         true => crate::timings::timed("write/client features", || features::gate(&mut client, &mut types, &groups)),
         false => Default::default(),
     };
-    Ok(Models { types, client, features, shared_features, type_names, uses, notes })
+    Ok(Models { types, client, features, shared_features, type_names, uses, notes, ops })
 }
 
 /// Retypes the components of `view` typify cannot type (`untypable::retype`): `None` when the

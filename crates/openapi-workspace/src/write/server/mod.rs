@@ -33,6 +33,11 @@ use crate::read::Spec;
 use crate::write::Config;
 use model::Op;
 
+/// The model of `spec`'s operations (a document's webhooks, for the receiver).
+pub(crate) fn operations(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Vec<Op>> {
+    crate::model::operations(spec, type_names, &security::schemes(&spec.openapi)?)
+}
+
 /// What a generated trait serves: the document's paths, or its webhooks (the receiver).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Surface {
@@ -40,15 +45,11 @@ pub(crate) enum Surface {
     Receiver,
 }
 
-pub(crate) fn generate(
-    spec: &Spec,
-    type_names: &BTreeSet<String>,
-    config: &Config,
-    surface: Surface,
-) -> Result<TokenStream> {
+/// The server of `spec`'s operations, `ops` (the model the client's writer built; the receiver's
+/// are its webhooks', [`operations`]).
+pub(crate) fn generate(spec: &Spec, ops: &[Op], config: &Config, surface: Surface) -> Result<TokenStream> {
     let schemes = security::schemes(&spec.openapi)?;
     let challenge = security::document_challenge(&spec.openapi, &schemes);
-    let ops = crate::model::operations(spec, type_names, &schemes)?;
     let types_path: syn::Path = syn::parse_str(&config.types_path)
         .map_err(|e| Error::unparsable(format!("types path {:?}", config.types_path), e))?;
     let rt: syn::Path = syn::parse_str(&config.server_runtime_path)

@@ -154,7 +154,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
 fn readme(spec: &crate::read::Spec, name: &str, source: &str, client: &str, groups: &[String]) -> Result<String> {
     let rust_name = name.replace('-', "_");
     let variables = rust_name.to_ascii_uppercase();
-    let flavour = crate::Flavour {
+    let flavour = crate::write::samples::Flavour {
         client_crate: format!("{rust_name}_client"),
         types: format!("{rust_name}_client::types"),
         prelude: Some(format!("{rust_name}_client::install_crypto_provider();")),
@@ -164,7 +164,7 @@ fn readme(spec: &crate::read::Spec, name: &str, source: &str, client: &str, grou
         token_variable: format!("{variables}_TOKEN"),
         webhooks: None,
     };
-    let samples = crate::samples(spec, client, None, &flavour)?;
+    let samples = crate::write::samples::samples(spec, client, None, &flavour).map_err(|error| spec.locate(error))?;
     let original = spec.original();
     let title = original.pointer("/info/title").and_then(|t| t.as_str()).unwrap_or(name);
     let mut out = format!(
@@ -223,7 +223,7 @@ fn readme(spec: &crate::read::Spec, name: &str, source: &str, client: &str, grou
             crate::write::samples::markdown(sample)
         ));
     }
-    let without: Vec<String> = crate::unsampled(spec, &samples, &flavour).iter().map(|id| format!("`{id}`")).collect();
+    let without: Vec<String> = crate::write::samples::unsampled(spec, &samples, &flavour).iter().map(|id| format!("`{id}`")).collect();
     if !without.is_empty() {
         out.push_str(&format!(
             "\nWithout samples yet (their bodies are not JSON, or their parameters not ones the samples write): {}.\n",
