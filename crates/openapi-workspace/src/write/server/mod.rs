@@ -72,8 +72,8 @@ pub(crate) fn generate(spec: &Spec, ops: &[Op], config: &Config, surface: Surfac
     let load_schemas = (!validators.is_empty()).then(|| {
         quote! { let schemas = #rt::SchemaSet::parse(include_str!("schemas.json")); }
     });
-    let mut routes = routes(&ops, &rt);
-    let one_url = (surface == Surface::Receiver).then(|| one_url(&ops, &schemes, &rt)).flatten();
+    let mut routes = routes(ops, &rt);
+    let one_url = (surface == Surface::Receiver).then(|| one_url(ops, &schemes, &rt)).flatten();
     if let Some((route, _)) = &one_url {
         routes.push(route.clone());
     }
@@ -92,7 +92,7 @@ pub(crate) fn generate(spec: &Spec, ops: &[Op], config: &Config, surface: Surfac
         }
         None => quote! { let _ = (&shared, &headers); },
     };
-    let credential = credential_enum(&schemes, &ops, unknown_path_requirement.as_ref(), &rt);
+    let credential = credential_enum(&schemes, ops, unknown_path_requirement.as_ref(), &rt);
     // One function per requirement the document has, which each handler of it calls.
     let requirements: std::collections::BTreeMap<String, &security::Requirement> = ops
         .iter()

@@ -223,7 +223,8 @@ fn readme(spec: &crate::read::Spec, name: &str, source: &str, client: &str, grou
             crate::write::samples::markdown(sample)
         ));
     }
-    let without: Vec<String> = crate::write::samples::unsampled(spec, &samples, &flavour).iter().map(|id| format!("`{id}`")).collect();
+    let without: Vec<String> =
+        crate::write::samples::unsampled(spec, &samples, &flavour).iter().map(|id| format!("`{id}`")).collect();
     if !without.is_empty() {
         out.push_str(&format!(
             "\nWithout samples yet (their bodies are not JSON, or their parameters not ones the samples write): {}.\n",
