@@ -202,7 +202,11 @@ fn shapes_that_once_failed_to_compile_are_repaired_with_notes() {
     assert!(note(&generated, form).contains("is not served: the body is read as [\"application/json\"]"));
     let parts = "/paths/~1images/post/requestBody/content/multipart~1form-data/schema";
     assert_eq!(note(&generated, parts), "properties without a type: read as an object's");
-    assert_eq!(generated.notes.len(), 12, "{:?}", generated.notes);
+    assert_eq!(
+        note(&generated, "/components/schemas/Scope/enum"),
+        "the enum's values are text: read as the integers they say"
+    );
+    assert_eq!(generated.notes.len(), 13, "{:?}", generated.notes);
     // The path parameter `query` is an argument of its own beside the query's struct.
     assert!(generated.server.contains("query_path: ::std::string::String"), "{}", generated.server);
     // The header component's enum is a model of its own.

@@ -219,3 +219,42 @@ pub(super) fn integer_bounds(schema: &mut Map<String, Value>, at: &str, notes: &
         }
     }
 }
+
+/// An `enum` of an `integer` or `number` whose values are written as text (Bungie's
+/// `enum: ["0", "1"]` on every integer enum): read as the numbers the text says; an enum with a
+/// value that says no number is dropped (typify refuses a value its type cannot hold).
+pub(super) fn enum_of_another_kind(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
+    let integer = match schema.get("type").and_then(Value::as_str) {
+        Some("integer") => true,
+        Some("number") => false,
+        _ => return,
+    };
+    let Some(values) = schema.get("enum").and_then(Value::as_array) else { return };
+    if !values.iter().any(Value::is_string) {
+        return;
+    }
+    let read: Option<Vec<Value>> = values
+        .iter()
+        .map(|value| match value {
+            Value::String(text) if integer => text.trim().parse::<i64>().ok().map(Value::from),
+            Value::String(text) => {
+                text.trim().parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number)
+            }
+            Value::Null => Some(Value::Null),
+            other if integer && other.is_i64() || !integer && other.is_number() => Some(other.clone()),
+            _ => None,
+        })
+        .collect();
+    let pointer = format!("{at}/enum");
+    let kind = if integer { "integers" } else { "numbers" };
+    match read {
+        Some(read) => {
+            notes.push(Note { pointer, message: format!("the enum's values are text: read as the {kind} they say") });
+            schema.insert("enum".into(), Value::Array(read));
+        }
+        None => {
+            notes.push(Note { pointer, message: format!("the enum holds values that are not {kind}: dropped") });
+            schema.remove("enum");
+        }
+    }
+}

@@ -55,8 +55,8 @@ use serde_json::{Map, Value, json};
 use super::bodies::{form_bodies, multipart_beside_others, wildcard_body};
 use super::defaults::{composed_default, incomplete_default, wrong_default};
 use super::keywords::{
-    exclusive_bounds, foreign_keywords, integer_bounds, keywords_of_another_kind, misplaced_format,
-    properties_of_one_field,
+    enum_of_another_kind, exclusive_bounds, foreign_keywords, integer_bounds, keywords_of_another_kind,
+    misplaced_format, properties_of_one_field,
 };
 use super::references::{extensions_among_webhooks, pointer_references, unnameable_schemas};
 use crate::read::Note;
@@ -78,6 +78,7 @@ pub(crate) fn repair(doc: &mut Value, was_30: bool, as_written: bool, notes: &mu
     schemas(doc, "", &mut |schema, _| foreign_keywords(schema));
     schemas(doc, "", &mut |schema, at| misplaced_format(schema, at, notes));
     schemas(doc, "", &mut |schema, at| integer_bounds(schema, at, notes));
+    schemas(doc, "", &mut |schema, at| enum_of_another_kind(schema, at, notes));
     // The diff compares every property as written.
     if !as_written {
         schemas(doc, "", &mut |schema, at| properties_of_one_field(schema, at, notes));
