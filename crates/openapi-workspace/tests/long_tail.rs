@@ -204,9 +204,17 @@ fn shapes_that_once_failed_to_compile_are_repaired_with_notes() {
     assert_eq!(note(&generated, parts), "properties without a type: read as an object's");
     assert_eq!(
         note(&generated, "/components/schemas/Scope/enum"),
-        "the enum's values are text: read as the integers they say"
+        "the enum's values are not of type integer: read as the integer values they say"
     );
-    assert_eq!(generated.notes.len(), 13, "{:?}", generated.notes);
+    assert_eq!(
+        note(&generated, "/components/schemas/Tsp/enum"),
+        "the enum's values are not of type string: read as the string values they say"
+    );
+    assert_eq!(
+        note(&generated, "/components/schemas/Regions/enum"),
+        "an array's enum of single values: read as its items' enum"
+    );
+    assert_eq!(generated.notes.len(), 15, "{:?}", generated.notes);
     // The path parameter `query` is an argument of its own beside the query's struct.
     assert!(generated.server.contains("query_path: ::std::string::String"), "{}", generated.server);
     // The header component's enum is a model of its own.

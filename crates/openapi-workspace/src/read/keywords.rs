@@ -220,40 +220,64 @@ pub(super) fn integer_bounds(schema: &mut Map<String, Value>, at: &str, notes: &
     }
 }
 
-/// An `enum` of an `integer` or `number` whose values are written as text (Bungie's
-/// `enum: ["0", "1"]` on every integer enum): read as the numbers the text says; an enum with a
-/// value that says no number is dropped (typify refuses a value its type cannot hold).
+/// An `enum` whose values are of another kind than its schema's `type` (typify refuses a value
+/// its type cannot hold, and the whole document with it), read as the author meant it: an
+/// integer's or a number's values written as text (Bungie's `enum: ["0", "1"]`) as the numbers
+/// they say, a string's numbers (Zoom's `enum: [1, 2]` on a string) as their text, a boolean's
+/// `"true"` as `true`; an array's scalar values (Zoom's `data_center_regions`) as its items'
+/// enum. An enum with a value that reads as none of its type is dropped.
 pub(super) fn enum_of_another_kind(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
-    let integer = match schema.get("type").and_then(Value::as_str) {
-        Some("integer") => true,
-        Some("number") => false,
-        _ => return,
-    };
+    let Some(kind) = schema.get("type").and_then(Value::as_str).map(str::to_owned) else { return };
     let Some(values) = schema.get("enum").and_then(Value::as_array) else { return };
-    if !values.iter().any(Value::is_string) {
+    let fits = |value: &Value| match (kind.as_str(), value) {
+        (_, Value::Null) => true,
+        ("integer", value) => value.is_i64() || value.is_u64(),
+        ("number", value) => value.is_number(),
+        ("string", value) => value.is_string(),
+        ("boolean", value) => value.is_boolean(),
+        ("array", value) => value.is_array(),
+        ("object", value) => value.is_object(),
+        _ => true,
+    };
+    if values.iter().all(fits) {
         return;
+    }
+    let pointer = format!("{at}/enum");
+    if kind == "array" {
+        let items = schema.get("items").and_then(Value::as_object);
+        let scalar = values.iter().all(|v| !v.is_array() && !v.is_object());
+        if scalar && items.is_some_and(|items| !items.contains_key("enum")) {
+            let values = schema.remove("enum").expect("read above");
+            schema["items"]["enum"] = values;
+            notes.push(Note { pointer, message: "an array's enum of single values: read as its items' enum".into() });
+            return;
+        }
     }
     let read: Option<Vec<Value>> = values
         .iter()
-        .map(|value| match value {
-            Value::String(text) if integer => text.trim().parse::<i64>().ok().map(Value::from),
-            Value::String(text) => {
+        .map(|value| match (kind.as_str(), value) {
+            (_, value) if fits(value) => Some(value.clone()),
+            ("integer", Value::String(text)) => text.trim().parse::<i64>().ok().map(Value::from),
+            ("number", Value::String(text)) => {
                 text.trim().parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number)
             }
-            Value::Null => Some(Value::Null),
-            other if integer && other.is_i64() || !integer && other.is_number() => Some(other.clone()),
+            ("string", Value::Number(number)) => Some(Value::String(number.to_string())),
+            ("string", Value::Bool(flag)) => Some(Value::String(flag.to_string())),
+            ("boolean", Value::String(text)) => text.trim().parse::<bool>().ok().map(Value::Bool),
             _ => None,
         })
         .collect();
-    let pointer = format!("{at}/enum");
-    let kind = if integer { "integers" } else { "numbers" };
     match read {
         Some(read) => {
-            notes.push(Note { pointer, message: format!("the enum's values are text: read as the {kind} they say") });
+            notes.push(Note {
+                pointer,
+                message: format!("the enum's values are not of type {kind}: read as the {kind} values they say"),
+            });
             schema.insert("enum".into(), Value::Array(read));
         }
         None => {
-            notes.push(Note { pointer, message: format!("the enum holds values that are not {kind}: dropped") });
+            notes
+                .push(Note { pointer, message: format!("the enum holds values that are not of type {kind}: dropped") });
             schema.remove("enum");
         }
     }
