@@ -345,16 +345,7 @@ impl<'a> Schemas<'a> {
         let empty = Map::new();
         let properties = |schema: &Map<String, Value>| schema.get("properties").and_then(Value::as_object).cloned();
         let (base_properties, head_properties) = (properties(base), properties(head));
-        let required = |schema: &Map<String, Value>| -> BTreeSet<String> {
-            schema
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        };
+        let required = crate::read::document::required_names;
         let (base_required, head_required) = (required(base), required(head));
         let closed = |schema: &Map<String, Value>| schema.get("additionalProperties") == Some(&Value::Bool(false));
         let (base_closed, head_closed) = (closed(base), closed(head));

@@ -141,15 +141,9 @@ fn required_of(schema: &Value, components: &Value, required: &mut BTreeSet<Strin
     if depth > 16 {
         return;
     }
-    required.extend(
-        schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_owned),
-    );
+    if let Some(object) = schema.as_object() {
+        required.extend(crate::read::document::required_names(object));
+    }
     for arm in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
         required_of(arm, components, required, depth + 1);
     }

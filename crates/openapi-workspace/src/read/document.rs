@@ -42,6 +42,18 @@ pub(crate) fn named_schema(name: &str) -> String {
     format!("Schema{}", rust_name(name, true).trim_matches('_'))
 }
 
+/// The property names a schema object's own `required` lists (not through `$ref`s or `allOf`s).
+pub(crate) fn required_names(schema: &Map<String, Value>) -> BTreeSet<String> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Names taken in `components/schemas`, compared as the Rust types they become.
 pub(crate) struct Names(BTreeSet<String>);
 

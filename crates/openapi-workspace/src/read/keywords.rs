@@ -158,18 +158,17 @@ pub(super) fn exclusive_bounds(schema: &mut Map<String, Value>, at: &str, notes:
 /// object is any value, with a note.
 pub(super) fn properties_of_one_field(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
-    let required: Vec<&str> =
-        schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    let required = crate::read::document::required_names(schema);
     let mut fields: std::collections::BTreeMap<String, Vec<&String>> = std::collections::BTreeMap::new();
     for name in properties.keys() {
         fields.entry(crate::read::document::rust_name(name, false)).or_default().push(name);
     }
     let mut dropped = Vec::new();
     for (field, names) in fields.iter().filter(|(_, names)| names.len() > 1) {
-        let keeper = names.iter().find(|name| required.contains(&name.as_str())).unwrap_or(&names[0]);
+        let keeper = names.iter().find(|name| required.contains(name.as_str())).unwrap_or(&names[0]);
         for name in names.iter().filter(|name| *name != keeper) {
             let pointer = format!("{at}/properties/{}", escape(name));
-            if required.contains(&name.as_str()) {
+            if required.contains(name.as_str()) {
                 notes.push(Note {
                     pointer: at.to_owned(),
                     message: format!(
