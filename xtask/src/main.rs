@@ -145,7 +145,7 @@ fn codegen(mode: Mode) -> anyhow::Result<()> {
         anyhow::bail!("{SPEC}#{}: {} (our document must need no repair)", note.pointer, note.message);
     }
     let flavour = samples::flavour();
-    let samples = openapi_workspace::samples(&read, &generated.client, Some(&cli), &flavour).map_err(join)?;
+    let samples = openapi_workspace::samples(&read, &generated.builders, Some(&cli), &flavour).map_err(join)?;
     samples::complete(&read, &samples, &flavour)?;
     let guide = openapi_workspace::guide(&samples, &samples::guide()).map_err(join)?;
     let samples_test = openapi_workspace::samples_test_file(&samples, SPEC, Some(&guide));

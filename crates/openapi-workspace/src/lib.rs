@@ -23,7 +23,8 @@ pub use read::nullable::is_null_only;
 pub use read::{Note, Spec};
 pub use write::docs::rendition::openapi_31;
 pub use write::samples::{
-    Flavour, GettingStarted, Guide, Sample, Step, WebhookKit, guide, test_file as samples_test_file, unsampled,
+    Builders, Flavour, GettingStarted, Guide, Sample, Step, WebhookKit, guide, test_file as samples_test_file,
+    unsampled,
 };
 pub use write::workspace::files::{Checked, Options, Written, check_workspace, write_workspace};
 pub use write::workspace::rustfmt::rustfmt;
@@ -83,9 +84,10 @@ pub fn markdown_reference(spec: &Spec, source: &str, samples: &[Sample], guide: 
 }
 
 /// How to call each operation of the document, in Rust, with the CLI and with curl
-/// ([`Sample`]), written with the generated `client` and `cli` (their source) as `flavour` says.
-pub fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) -> Result<Vec<Sample>> {
-    write::samples::samples(spec, client, cli, flavour).map_err(|error| spec.locate(error))
+/// ([`Sample`]), written with the generated client's `builders` (`Generated::builders`) and the
+/// generated `cli` (its source) as `flavour` says.
+pub fn samples(spec: &Spec, builders: &Builders, cli: Option<&str>, flavour: &Flavour) -> Result<Vec<Sample>> {
+    write::samples::samples(spec, builders, cli, flavour).map_err(|error| spec.locate(error))
 }
 
 /// What an operation answers in the generated `mock_router` until it is implemented.

@@ -116,6 +116,9 @@ fn formats_that_cannot_apply_are_ignored_and_an_integer_format_makes_an_integer(
             "map": {"type": "object", "format": "uri-map"},
             "limit": {"type": "number", "format": "int32", "default": 25},
             "ratio": {"type": "number", "format": "int32", "default": 2.5},
+            // loket.nl: no type, the format says which (typify refused them).
+            "key": {"format": "int32", "example": 2, "readOnly": false},
+            "threshold": {"format": "double", "maximum": 99999999.99, "pattern": "^(\\d{1,8})$"},
         }}}}),
     ));
     assert!(
@@ -127,6 +130,12 @@ fn formats_that_cannot_apply_are_ignored_and_an_integer_format_makes_an_integer(
     assert!(note(&generated, "/components/schemas/Merge/properties/limit/format").contains("read as an integer"));
     assert!(note(&generated, "/components/schemas/Merge/properties/ratio/format").contains("the format is ignored"));
     assert!(generated.types.contains("pub limit: i32"), "{}", generated.types);
+    let key = note(&generated, "/components/schemas/Merge/properties/key");
+    assert!(key.ends_with("read as an integer"), "{key}");
+    let threshold = note(&generated, "/components/schemas/Merge/properties/threshold");
+    assert!(threshold.ends_with("read as a number"), "{threshold}");
+    assert!(generated.types.contains("pub key: ::std::option::Option<i32>"), "{}", generated.types);
+    assert!(generated.types.contains("pub threshold: ::std::option::Option<f64>"), "{}", generated.types);
     assert!(!generated.notes.iter().any(|n| n.message.contains("serde_json::Value")), "{:?}", generated.notes);
 }
 
@@ -202,6 +211,9 @@ fn shapes_that_once_failed_to_compile_are_repaired_with_notes() {
     assert!(note(&generated, form).contains("is not served: the body is read as [\"application/json\"]"));
     let parts = "/paths/~1images/post/requestBody/content/multipart~1form-data/schema";
     assert_eq!(note(&generated, parts), "properties without a type: read as an object's");
+    let file = "/paths/~1documents/post/requestBody/content/multipart~1form-data/schema";
+    assert!(note(&generated, file).contains("read as one part named \"file\""));
+    assert!(generated.client.contains("pub fn upload_document("), "{}", generated.client);
     assert_eq!(
         note(&generated, "/components/schemas/Scope/enum"),
         "the enum's values are not of type integer: read as the integer values they say"
@@ -214,7 +226,7 @@ fn shapes_that_once_failed_to_compile_are_repaired_with_notes() {
         note(&generated, "/components/schemas/Regions/enum"),
         "an array's enum of single values: read as its items' enum"
     );
-    assert_eq!(generated.notes.len(), 15, "{:?}", generated.notes);
+    assert_eq!(generated.notes.len(), 18, "{:?}", generated.notes);
     // The path parameter `query` is an argument of its own beside the query's struct.
     assert!(generated.server.contains("query_path: ::std::string::String"), "{}", generated.server);
     // The header component's enum is a model of its own.

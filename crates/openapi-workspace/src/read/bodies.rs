@@ -7,7 +7,8 @@
 //!   and a server can read; beside a JSON media type the wildcard is dropped;
 //! - a form or multipart body's inline schema with `properties` but no `type` is an object's (its
 //!   properties are the form's fields, the parts); one whose schema is no object's (ASP.NET
-//!   offers a JSON array as a form too) is dropped beside other media types.
+//!   offers a JSON array as a form too) is dropped beside other media types; a multipart body
+//!   that is one file (`{type: string, format: binary}`, loket.nl) is one part named `file`.
 
 use serde_json::{Value, json};
 
@@ -89,6 +90,21 @@ pub(super) fn form_bodies(body: &mut Value, at: &str, components: &Value, notes:
                 pointer: format!("{pointer}/schema"),
                 message: "properties without a type: read as an object's".into(),
             });
+        }
+        let file =
+            content[&media].get("schema").and_then(|schema| crate::read::document::resolve_schema(schema, components));
+        let file = file.is_some_and(|schema| {
+            schema.get("type").and_then(Value::as_str) == Some("string")
+                && schema.get("format").and_then(Value::as_str) == Some("binary")
+        });
+        if file && essence(&media) == "multipart/form-data" && content.len() == 1 {
+            let schema = content[&media]["schema"].take();
+            content[&media]["schema"] = json!({"type": "object", "required": ["file"], "properties": {"file": schema}});
+            notes.push(Note {
+                pointer: format!("{pointer}/schema"),
+                message: "a multipart body that is one file (a binary string): read as one part named \"file\"".into(),
+            });
+            continue;
         }
         let object = content[&media].get("schema").is_some_and(|schema| object_schema(schema, components, 0));
         if !object && content.len() > 1 {

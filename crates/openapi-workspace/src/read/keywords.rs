@@ -1,5 +1,5 @@
 //! Repairs (see `repair.rs`) of schema keywords: a value of another kind than the keyword takes,
-//! a `format` that cannot apply, a keyword for another type, 3.1's numeric exclusive bounds in a
+//! a `format` that names the type a schema does not give, a `format` that cannot apply, a keyword for another type, 3.1's numeric exclusive bounds in a
 //! 3.0 document.
 
 use serde_json::{Map, Value};
@@ -60,6 +60,50 @@ pub(super) fn keywords_of_another_kind(schema: &mut Map<String, Value>, at: &str
 /// The integer formats: on a `number` they say the author meant an integer.
 const INTEGER_FORMATS: [&str; 8] = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"];
 
+/// The formats that name a type: a schema with one of them and no `type` (loket.nl's
+/// `{format: int32, example: 2}`) is read as of that type, which typify cannot decide alone.
+const NUMBER_FORMATS: [&str; 3] = ["float", "double", "decimal"];
+const STRING_FORMATS: [&str; 12] =
+    ["date", "date-time", "time", "duration", "uuid", "email", "uri", "hostname", "ipv4", "ipv6", "byte", "binary"];
+
+/// A schema with no `type` (nor anything else that gives it one: a `$ref`, a composition,
+/// properties, items, an enum) whose `format` names a type is read as of that type: an integer
+/// format as an `integer` where every value it gives is one (else a `number`), a number format
+/// as a `number`, a string format as a `string`. The keywords of other types then go
+/// (`foreign_keywords`).
+pub(super) fn typed_by_format(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>) {
+    const TYPING: [&str; 10] =
+        ["type", "$ref", "allOf", "anyOf", "oneOf", "not", "properties", "items", "additionalProperties", "enum"];
+    if TYPING.iter().any(|keyword| schema.contains_key(*keyword)) {
+        return;
+    }
+    let Some(format) = schema.get("format").and_then(Value::as_str) else { return };
+    let kind = match format {
+        f if INTEGER_FORMATS.contains(&f) => match integral_values(schema) {
+            true => "integer",
+            false => "number",
+        },
+        f if NUMBER_FORMATS.contains(&f) => "number",
+        f if STRING_FORMATS.contains(&f) => "string",
+        _ => return,
+    };
+    notes.push(Note {
+        pointer: at.to_owned(),
+        message: format!("a schema with no type and format {format:?}: read as {}", with_article(kind)),
+    });
+    schema.insert("type".into(), kind.into());
+}
+
+/// Whether every value `schema` gives (default, bounds, enum, example) is an integer.
+fn integral_values(schema: &Map<String, Value>) -> bool {
+    let integral = |value: &Value| value.is_i64() || value.is_u64();
+    let values = ["default", "minimum", "maximum", "example", "multipleOf"]
+        .iter()
+        .filter_map(|key| schema.get(*key))
+        .chain(schema.get("enum").and_then(Value::as_array).into_iter().flatten());
+    values.filter(|v| !v.is_null()).all(integral)
+}
+
 /// A `format` on a type it cannot describe (an array's, an object's, a boolean's) is ignored;
 /// a `number` whose format is an integer's is an `integer` where every value it gives (default,
 /// bounds, enum, example) is one, and loses the format otherwise.
@@ -76,12 +120,7 @@ pub(super) fn misplaced_format(schema: &mut Map<String, Value>, at: &str, notes:
             schema.remove("format");
         }
         "number" if INTEGER_FORMATS.contains(&format.as_str()) => {
-            let integral = |value: &Value| value.is_i64() || value.is_u64();
-            let values = ["default", "minimum", "maximum", "example", "multipleOf"]
-                .iter()
-                .filter_map(|key| schema.get(*key))
-                .chain(schema.get("enum").and_then(Value::as_array).into_iter().flatten());
-            if values.filter(|v| !v.is_null()).all(integral) {
+            if integral_values(schema) {
                 notes.push(Note { pointer, message: format!("a number of format {format}: read as an integer") });
                 schema.insert("type".into(), "integer".into());
             } else {

@@ -22,6 +22,7 @@
 //!   dropped, or read as what its text says (`minLength: "5"`);
 //! - a `format` on a type it cannot describe (`format: uri-map` on an object) is ignored; a
 //!   `number` of an integer format (`int32`) is an `integer` where every value it gives is one;
+//!   a schema with no type whose format names one (`format: double`) is of that type;
 //!
 //! - a keyword for another type than the schema's (`uniqueItems` on a boolean, `minimum` on a
 //!   string) is dropped without a note: JSON Schema ignores it, so nothing changes but what the
@@ -56,7 +57,7 @@ use super::bodies::{form_bodies, multipart_beside_others, wildcard_body};
 use super::defaults::{composed_default, incomplete_default, wrong_default};
 use super::keywords::{
     enum_of_another_kind, exclusive_bounds, foreign_keywords, integer_bounds, keywords_of_another_kind,
-    misplaced_format, properties_of_one_field,
+    misplaced_format, properties_of_one_field, typed_by_format,
 };
 use super::references::{extensions_among_webhooks, pointer_references, unnameable_schemas};
 use crate::read::Note;
@@ -75,6 +76,7 @@ pub(crate) fn repair(doc: &mut Value, was_30: bool, as_written: bool, notes: &mu
         schemas(doc, "", &mut |schema, at| exclusive_bounds(schema, at, notes));
     }
     schemas(doc, "", &mut |schema, at| keywords_of_another_kind(schema, at, notes));
+    schemas(doc, "", &mut |schema, at| typed_by_format(schema, at, notes));
     schemas(doc, "", &mut |schema, _| foreign_keywords(schema));
     schemas(doc, "", &mut |schema, at| misplaced_format(schema, at, notes));
     schemas(doc, "", &mut |schema, at| integer_bounds(schema, at, notes));
@@ -417,7 +419,9 @@ fn walk(value: &mut Value, at: &str, named: bool, visit: &mut impl FnMut(&mut Ma
             });
             if !named
                 && !security
-                && ["type", "allOf", "anyOf", "oneOf", "properties", "items"].iter().any(|k| map.contains_key(*k))
+                && ["type", "allOf", "anyOf", "oneOf", "properties", "items", "format"]
+                    .iter()
+                    .any(|k| map.contains_key(*k))
             {
                 visit(map, at);
             }

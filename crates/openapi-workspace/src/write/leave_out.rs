@@ -42,6 +42,8 @@ pub(crate) fn generate(text: &str, config: &Config) -> Result<(Spec, Generated)>
         if failing.is_empty() {
             return Err(error);
         }
+        // What the failed attempt held is freed: the next starts from the size of the text.
+        super::memory::release();
         let document = match &mut document {
             Some(document) => document,
             None => document.insert(crate::read::text::document_text(text)?),

@@ -79,6 +79,8 @@ pub struct Generated {
     pub features: Vec<String>,
     /// The types crate's features of sets of groups, each turned on by the groups of its set.
     pub shared_features: client::features::Shared,
+    /// What the samples need of the client: its operations' builders.
+    pub builders: samples::Builders,
 }
 
 pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
@@ -86,6 +88,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
     // The models and the client are printed before the server is written: their syntax trees
     // are the largest thing held on the largest documents, and the server needs only the names.
     let types = crate::timings::timed("write/print types", || format_syntax(config, models.types));
+    let builders = samples::builders(&models.client);
     // progenitor's usage examples are `ignore` doctests; as `text` they read the same and
     // don't show up as ignored tests in every run.
     let client = client::methods::client_docs(
@@ -124,6 +127,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         notes: spec.notes.iter().cloned().chain(models.notes).collect(),
         features: models.features,
         shared_features: models.shared_features,
+        builders,
     })
 }
 

@@ -29,7 +29,9 @@ mod shell;
 mod test_file;
 
 pub use guide::{GettingStarted, Guide, Step, guide};
-use rust::{builders, connect};
+pub use rust::Builders;
+pub(crate) use rust::builders;
+use rust::connect;
 use shell::{double_quoted, flags};
 pub use test_file::test_file;
 
@@ -105,10 +107,9 @@ pub struct Sample {
     pub values: Vec<(String, String)>,
 }
 
-/// The samples of every operation of `spec`, by path. `client` and `cli` are the
-/// generated client's and CLI's source (formatted).
-pub(crate) fn samples(spec: &Spec, client: &str, cli: Option<&str>, flavour: &Flavour) -> Result<Vec<Sample>> {
-    let builders = builders(client)?;
+/// The samples of every operation of `spec`, by path: `builders` are the generated client's
+/// (`Generated::builders`), `cli` the generated CLI's source (formatted).
+pub(crate) fn samples(spec: &Spec, builders: &Builders, cli: Option<&str>, flavour: &Flavour) -> Result<Vec<Sample>> {
     let components = spec.raw.get("components").cloned().unwrap_or_default();
     // A document whose schemes the router cannot read has no operation it serves, nor samples.
     let schemes = security::schemes(&spec.openapi).unwrap_or_default();

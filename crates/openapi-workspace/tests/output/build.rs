@@ -33,9 +33,8 @@ fn main() {
             token_variable: format!("{variables}_TOKEN"),
             webhooks: None,
         };
-        let client = std::fs::read_to_string(dir.join("client.rs")).unwrap();
-        let samples =
-            openapi_workspace::samples(&spec, &client, None, &flavour).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let samples = openapi_workspace::samples(&spec, &generated.builders, None, &flavour)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         let test = openapi_workspace::samples_test_file(&samples, &format!("tests/samples/{name}.yaml"), None);
         std::fs::write(dir.join("samples.rs"), test.replace("\n//! ", "\n// ")).unwrap();
     }

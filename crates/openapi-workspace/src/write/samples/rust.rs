@@ -172,18 +172,19 @@ fn literal(ty: &str, value: &Value, types: &str) -> String {
     }
 }
 
-/// What the samples need of the generated client, read from its source.
-pub(super) struct Builders {
+/// What the samples need of the generated client, read from its syntax tree once it is written
+/// (`Generated::builders`), so nothing parses the printed client again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Builders {
     /// Every operation builder's fields (`pub mod builder { pub struct CreateBalance<'a> { … } }`)
     /// with their value types, without the `Result<_, String>` and `Option<_>` around them.
-    pub fields: BTreeMap<String, BTreeMap<String, String>>,
+    pub(crate) fields: BTreeMap<String, BTreeMap<String, String>>,
     /// Whether the client holds `Credentials` (some operation asks for one).
-    pub takes_credentials: bool,
+    pub(crate) takes_credentials: bool,
 }
 
-/// The client's [`Builders`].
-pub(super) fn builders(client: &str) -> Result<Builders> {
-    let file = syn::parse_file(client).map_err(|e| Error::unparsable("samples: the client", e))?;
+/// The [`Builders`] of the client `file`.
+pub(crate) fn builders(file: &syn::File) -> Builders {
     let mut builders = BTreeMap::new();
     let mut takes_credentials = false;
     for item in &file.items {
@@ -202,7 +203,7 @@ pub(super) fn builders(client: &str) -> Result<Builders> {
             builders.insert(builder.ident.to_string(), fields);
         }
     }
-    Ok(Builders { fields: builders, takes_credentials })
+    Builders { fields: builders, takes_credentials }
 }
 
 /// `ty` without the `Result<_, String>` and `Option<_>` a builder keeps it in, as text.

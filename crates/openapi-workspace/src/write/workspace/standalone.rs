@@ -138,7 +138,9 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     }));
     files.push(text(
         "README.md".into(),
-        crate::timings::timed("write/readme", || readme(&spec, name, source, &client, &generated.features))?,
+        crate::timings::timed("write/readme", || {
+            readme(&spec, name, source, &generated.builders, &generated.features)
+        })?,
     ));
     files.extend(RUNTIME_FILES.iter().map(|(file, text)| {
         rust(
@@ -151,7 +153,13 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
 
 /// The workspace's README: how to run its mock, then every operation with its samples (the
 /// client's call and curl's), written as `cargo xtask codegen` writes ours.
-fn readme(spec: &crate::read::Spec, name: &str, source: &str, client: &str, groups: &[String]) -> Result<String> {
+fn readme(
+    spec: &crate::read::Spec,
+    name: &str,
+    source: &str,
+    builders: &crate::write::samples::Builders,
+    groups: &[String],
+) -> Result<String> {
     let rust_name = name.replace('-', "_");
     let variables = rust_name.to_ascii_uppercase();
     let flavour = crate::write::samples::Flavour {
@@ -164,7 +172,7 @@ fn readme(spec: &crate::read::Spec, name: &str, source: &str, client: &str, grou
         token_variable: format!("{variables}_TOKEN"),
         webhooks: None,
     };
-    let samples = crate::write::samples::samples(spec, client, None, &flavour).map_err(|error| spec.locate(error))?;
+    let samples = crate::write::samples::samples(spec, builders, None, &flavour).map_err(|error| spec.locate(error))?;
     let original = spec.original();
     let title = original.pointer("/info/title").and_then(|t| t.as_str()).unwrap_or(name);
     let mut out = format!(

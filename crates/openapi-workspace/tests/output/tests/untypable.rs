@@ -36,7 +36,6 @@ async fn what_cannot_be_typed_travels_as_any_value_and_is_still_validated_by_the
         sensor: "s1".into(),
         calibration: Some(json!({"scale": 1})),
         raw: Some(json!(17)),
-        blob: Some(json!("AAEC")),
         weight: Some(json!(2.5)),
         unit: Some(json!("kg")),
         // An object whose `format` (`uri-map`) cannot apply: the format is ignored, a map.
