@@ -88,13 +88,11 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
     // The models and the client are printed before the server is written: their syntax trees
     // are the largest thing held on the largest documents, and the server needs only the names.
     let types = crate::timings::timed("write/print types", || format_syntax(config, models.types));
-    let builders = samples::builders(&models.client);
     // progenitor's usage examples are `ignore` doctests; as `text` they read the same and
     // don't show up as ignored tests in every run.
     let client = client::methods::client_docs(
         spec,
-        &crate::timings::timed("write/print client", || format_syntax(config, models.client))
-            .replace("```ignore", "```text"),
+        &format!("{}{}", header(config), models.client).replace("```ignore", "```text"),
     );
     memory::release();
     let mut server =
@@ -127,7 +125,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         notes: spec.notes.iter().cloned().chain(models.notes).collect(),
         features: models.features,
         shared_features: models.shared_features,
-        builders,
+        builders: models.builders,
     })
 }
 
@@ -136,7 +134,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
 /// the generator's memory. An item ends at a `;` or a braced group (and a `;` right after it);
 /// a piece that does not parse alone (`A { .. }.f()` in a `const`) is joined to the next.
 pub(crate) fn parse_file(tokens: proc_macro2::TokenStream) -> syn::Result<syn::File> {
-    use proc_macro2::{Delimiter, TokenTree};
+    use proc_macro2::TokenTree;
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     // Inner attributes (`#![…]`) belong to the file, not to an item: such a file is parsed whole.
     if matches!(trees.get(..2), Some([TokenTree::Punct(hash), TokenTree::Punct(bang)]) if hash.as_char() == '#' && bang.as_char() == '!')
@@ -144,6 +142,16 @@ pub(crate) fn parse_file(tokens: proc_macro2::TokenStream) -> syn::Result<syn::F
         return syn::parse2(trees.into_iter().collect());
     }
     let mut items = Vec::new();
+    each_item(trees, |item| items.push(item))?;
+    let mut file: syn::File = syn::parse2(proc_macro2::TokenStream::new())?;
+    file.items = items;
+    Ok(file)
+}
+
+/// Each item of `trees` (the body of a file or a module) parsed and handed to `each` in turn, as
+/// [`parse_file`] cuts them: the tokens of one are freed once it is parsed.
+pub(crate) fn each_item(trees: Vec<proc_macro2::TokenTree>, mut each: impl FnMut(syn::Item)) -> syn::Result<()> {
+    use proc_macro2::{Delimiter, TokenTree};
     let mut piece: Vec<TokenTree> = Vec::new();
     let mut trees = trees.into_iter().peekable();
     while let Some(tree) = trees.next() {
@@ -163,7 +171,7 @@ pub(crate) fn parse_file(tokens: proc_macro2::TokenStream) -> syn::Result<syn::F
             let parsed = syn::parse2::<syn::Item>(piece.iter().cloned().collect());
             match parsed {
                 Ok(item) => {
-                    items.push(item);
+                    each(item);
                     piece.clear();
                 }
                 Err(error) if trees.peek().is_none() => return Err(error),
@@ -171,9 +179,7 @@ pub(crate) fn parse_file(tokens: proc_macro2::TokenStream) -> syn::Result<syn::F
             }
         }
     }
-    let mut file: syn::File = syn::parse2(proc_macro2::TokenStream::new())?;
-    file.items = items;
-    Ok(file)
+    Ok(())
 }
 
 /// What wrote our own crates (and the snapshot samples).
@@ -194,7 +200,12 @@ pub(crate) fn format_file(config: &Config, tokens: proc_macro2::TokenStream) -> 
 }
 
 /// Generated code already parsed, printed with its header.
-pub(crate) fn format_syntax(config: &Config, mut file: syn::File) -> String {
+pub(crate) fn format_syntax(config: &Config, file: syn::File) -> String {
+    format!("{}{}", header(config), print(file))
+}
+
+/// Generated code printed, one `///` line per line of its doc comments.
+pub(crate) fn print(mut file: syn::File) -> String {
     doc_lines::split_doc_lines(&mut file);
-    format!("{}{}", header(config), prettyplease::unparse(&file))
+    prettyplease::unparse(&file)
 }

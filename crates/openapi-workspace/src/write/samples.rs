@@ -30,7 +30,6 @@ mod test_file;
 
 pub use guide::{GettingStarted, Guide, Step, guide};
 pub use rust::Builders;
-pub(crate) use rust::builders;
 use rust::connect;
 use shell::{double_quoted, flags};
 pub use test_file::test_file;

@@ -8,7 +8,7 @@
 
 use syn::visit_mut::VisitMut;
 
-pub(super) fn unreachable_arms(client: &mut syn::File) {
+pub(super) fn unreachable_arms(item: &mut syn::Item) {
     struct Arms;
     impl VisitMut for Arms {
         fn visit_expr_match_mut(&mut self, expr: &mut syn::ExprMatch) {
@@ -29,7 +29,7 @@ pub(super) fn unreachable_arms(client: &mut syn::File) {
             });
         }
     }
-    Arms.visit_file_mut(client);
+    Arms.visit_item_mut(item);
 }
 
 /// The statuses an arm's pattern matches, when it is an integer (`404u16`) or a range of them
@@ -64,7 +64,7 @@ mod tests {
                 }
             }
         };
-        super::unreachable_arms(&mut file);
+        file.items.iter_mut().for_each(super::unreachable_arms);
         let text = prettyplease::unparse(&file);
         assert!(text.contains("_ if status > 500 => 1") && text.contains("_ => 2"), "{text}");
         assert!(!text.contains("_ => 3"), "{text}");

@@ -27,22 +27,43 @@ const LISTED_GROUPS: usize = 3;
 /// to 90 groups under most models); a set's feature is one line per model and one per group.
 pub(crate) type Shared = Vec<(String, BTreeSet<String>)>;
 
-/// Gates `client` and `types` by `groups`; the features, sorted: every group (each gates its
-/// operations' methods at least) and [`UNREACHED`] when some model is reached by no operation;
-/// and the features of sets of groups (`Shared`).
-pub(super) fn gate(client: &mut syn::File, types: &mut syn::File, groups: &Groups) -> (Vec<String>, Shared) {
-    let builders = builder_groups(client, groups);
-    let mut seeds = Seeds::default();
-    for item in &mut client.items {
-        gate_client_item(item, &builders, &mut seeds);
+/// The gating under way: `client`'s items gated first (its `builder` module's members are
+/// gated one at a time after it, as that module is read: `client::builder_module`), then the
+/// models by what all of them name.
+pub(super) struct Gating {
+    builders: BTreeMap<String, BTreeSet<String>>,
+    seeds: Seeds,
+}
+
+impl Gating {
+    /// Gates `client`'s items by `groups` (its `builder` module's members, if any, are not among
+    /// them: see [`Gating::member`]).
+    pub(super) fn new(client: &mut syn::File, groups: &Groups) -> Self {
+        let builders = builder_groups(client, groups);
+        let mut seeds = Seeds::default();
+        for item in &mut client.items {
+            gate_client_item(item, &builders, &mut seeds);
+        }
+        Self { builders, seeds }
     }
-    let reach = reach(types, seeds);
-    let mut used: BTreeSet<String> = groups.names.clone();
-    let mut sets = BTreeMap::new();
-    gate_models(&mut types.items, &reach, &mut used, &mut sets, true);
-    let mut shared: Vec<(usize, BTreeSet<String>)> = sets.into_iter().map(|(groups, n)| (n, groups)).collect();
-    shared.sort_by_key(|(n, _)| *n);
-    (used.into_iter().collect(), shared.into_iter().map(|(n, groups)| (set_feature(n), groups)).collect())
+
+    /// Gates a member of the client's `builder` module: a builder and its impl by their groups.
+    pub(super) fn member(&mut self, member: &mut syn::Item) {
+        gate_builder_member(member, &self.builders, &mut self.seeds);
+    }
+
+    /// Gates `types` by what the client's items name; the features, sorted: every group (each
+    /// gates its operations' methods at least) and [`UNREACHED`] when some model is reached by
+    /// no operation; and the features of sets of groups (`Shared`).
+    pub(super) fn models(self, types: &mut syn::File, groups: &Groups) -> (Vec<String>, Shared) {
+        let reach = reach(types, self.seeds);
+        let mut used: BTreeSet<String> = groups.names.clone();
+        let mut sets = BTreeMap::new();
+        gate_models(&mut types.items, &reach, &mut used, &mut sets, true);
+        let mut shared: Vec<(usize, BTreeSet<String>)> = sets.into_iter().map(|(groups, n)| (n, groups)).collect();
+        shared.sort_by_key(|(n, _)| *n);
+        (used.into_iter().collect(), shared.into_iter().map(|(n, groups)| (set_feature(n), groups)).collect())
+    }
 }
 
 /// The feature of the `n`th set of groups (from 1, in the order the models first need them).
@@ -140,14 +161,7 @@ fn gate_client_item(item: &mut syn::Item, builders: &BTreeMap<String, BTreeSet<S
     match item {
         syn::Item::Mod(module) if module.ident == "builder" => {
             for inner in module.content.iter_mut().flat_map(|(_, items)| items) {
-                let own = match inner {
-                    syn::Item::Struct(item) => Some(item.ident.to_string()),
-                    syn::Item::Impl(item) => last_ident(&item.self_ty),
-                    _ => None,
-                };
-                let gate = gate_of(own.into_iter().collect());
-                seeds.add(inner, &gate);
-                push_gate(attributes(inner), &gate);
+                gate_builder_member(inner, builders, seeds);
             }
         }
         syn::Item::Impl(block) if block.trait_.is_none() && is_client(&block.self_ty) => {
@@ -171,6 +185,18 @@ fn gate_client_item(item: &mut syn::Item, builders: &BTreeMap<String, BTreeSet<S
             push_gate(attributes(item), &gate);
         }
     }
+}
+
+/// Gates a member of the `builder` module: a builder struct and its impl by the builder's groups.
+fn gate_builder_member(inner: &mut syn::Item, builders: &BTreeMap<String, BTreeSet<String>>, seeds: &mut Seeds) {
+    let own = match &*inner {
+        syn::Item::Struct(item) => Some(item.ident.to_string()),
+        syn::Item::Impl(item) => last_ident(&item.self_ty),
+        _ => None,
+    };
+    let gate: Gate = own.iter().filter_map(|name| builders.get(name).cloned()).collect();
+    seeds.add(inner, &gate);
+    push_gate(attributes(inner), &gate);
 }
 
 /// The groups that need each model, the client's seeds carried to every model a model's items

@@ -105,7 +105,7 @@ pub(crate) fn hook(spec: &Spec) -> Option<TokenStream> {
 /// progenitor's `form_urlencoded`, whose serde_urlencoded refuses nested values (an object, an
 /// array): `builder.form_urlencoded(&body)` becomes `client::form::body(builder, &body)`, its
 /// error progenitor's `InvalidRequest`.
-pub(super) fn nested_forms(client: &mut syn::File) {
+pub(super) fn nested_forms(item: &mut syn::Item) {
     struct Forms;
     impl syn::visit_mut::VisitMut for Forms {
         fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
@@ -121,5 +121,5 @@ pub(super) fn nested_forms(client: &mut syn::File) {
             );
         }
     }
-    syn::visit_mut::VisitMut::visit_file_mut(&mut Forms, client);
+    syn::visit_mut::VisitMut::visit_item_mut(&mut Forms, item);
 }

@@ -1,6 +1,7 @@
 //! Models and client, both from progenitor: its type space (typify 0.8) becomes the types
 //! crate, and its client refers to that crate instead of carrying a second copy.
 
+mod builder_module;
 pub(crate) mod cli;
 pub(crate) mod credentials;
 mod dead_arms;
@@ -32,7 +33,10 @@ use view::View;
 pub(crate) struct Models {
     /// Parsed once: the passes below edit it in place and the writer prints it as it is.
     pub types: syn::File,
-    pub client: syn::File,
+    /// Printed already (without the header): its builder module is printed a member at a time.
+    pub client: String,
+    /// What the samples need of the client, read from its syntax as it was printed.
+    pub builders: crate::write::samples::Builders,
     /// The cargo features the client and types crates gate operations and models by (empty
     /// unless the configuration asks for them: `features`).
     pub features: Vec<String>,
@@ -172,6 +176,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let groups = crate::model::groups::of(&view.openapi);
     let notes = view.notes;
     drop(view.openapi);
+    crate::write::memory::release();
     let mut uses = Vec::new();
     let mut pre = Vec::new();
     if let Some(styles) = styles {
@@ -253,15 +258,37 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     })?;
     // The models' token streams are gone, parsed: what they held goes back before the client's.
     crate::write::memory::release();
+    // The client but its builder module, parsed whole; that module a member at a time
+    // (`builder_module`), each edited, gated and read as the rest is, and printed.
+    let (client, members) = builder_module::take_body(client);
     let mut client: syn::File = crate::timings::timed("write/client parse client", || crate::write::parse_file(client))
         .map_err(|e| Error::unparsable("the client", e))?;
-    media::nested_forms(&mut client);
-    dead_arms::unreachable_arms(&mut client);
-    let (features, shared_features) = match config.features && groups.names.len() > 1 {
-        true => crate::timings::timed("write/client features", || features::gate(&mut client, &mut types, &groups)),
-        false => Default::default(),
+    let mut gating = (config.features && groups.names.len() > 1).then(|| features::Gating::new(&mut client, &groups));
+    let mut builders = crate::write::samples::Builders::default();
+    for item in &mut client.items {
+        media::nested_forms(item);
+        dead_arms::unreachable_arms(item);
+        builders.read_item(item);
+    }
+    let mut printed = String::new();
+    crate::timings::timed("write/client builders", || {
+        crate::write::each_item(members, |mut member| {
+            media::nested_forms(&mut member);
+            dead_arms::unreachable_arms(&mut member);
+            if let Some(gating) = &mut gating {
+                gating.member(&mut member);
+            }
+            builders.read_member(&member);
+            printed.push_str(&builder_module::print_member(member));
+        })
+    })
+    .map_err(|e| Error::unparsable("the client's builders", e))?;
+    let (features, shared_features) = match gating {
+        Some(gating) => crate::timings::timed("write/client features", || gating.models(&mut types, &groups)),
+        None => Default::default(),
     };
-    Ok(Models { types, client, features, shared_features, type_names, uses, notes, ops })
+    let client = builder_module::put_back(crate::write::print(client), &printed);
+    Ok(Models { types, client, builders, features, shared_features, type_names, uses, notes, ops })
 }
 
 /// Retypes the components of `view` typify cannot type (`untypable::retype`): `None` when the

@@ -183,27 +183,23 @@ pub struct Builders {
     pub(crate) takes_credentials: bool,
 }
 
-/// The [`Builders`] of the client `file`.
-pub(crate) fn builders(file: &syn::File) -> Builders {
-    let mut builders = BTreeMap::new();
-    let mut takes_credentials = false;
-    for item in &file.items {
-        takes_credentials |= matches!(item, syn::Item::Struct(s) if s.ident == "Credentials");
-        let syn::Item::Mod(module) = item else { continue };
-        if module.ident != "builder" {
-            continue;
-        }
-        for item in module.content.iter().flat_map(|(_, items)| items) {
-            let syn::Item::Struct(builder) = item else { continue };
-            let mut fields = BTreeMap::new();
-            for field in &builder.fields {
-                let Some(name) = &field.ident else { continue };
-                fields.insert(name.to_string().trim_start_matches("r#").to_owned(), inner(&field.ty));
-            }
-            builders.insert(builder.ident.to_string(), fields);
-        }
+impl Builders {
+    /// Reads one of the client's top-level items: whether it is `Credentials`.
+    pub(crate) fn read_item(&mut self, item: &syn::Item) {
+        self.takes_credentials |= matches!(item, syn::Item::Struct(s) if s.ident == "Credentials");
     }
-    Builders { fields: builders, takes_credentials }
+
+    /// Reads one member of the client's `builder` module (read a member at a time:
+    /// `client::builder_module`): a builder struct's fields.
+    pub(crate) fn read_member(&mut self, member: &syn::Item) {
+        let syn::Item::Struct(builder) = member else { return };
+        let mut fields = BTreeMap::new();
+        for field in &builder.fields {
+            let Some(name) = &field.ident else { continue };
+            fields.insert(name.to_string().trim_start_matches("r#").to_owned(), inner(&field.ty));
+        }
+        self.fields.insert(builder.ident.to_string(), fields);
+    }
 }
 
 /// `ty` without the `Result<_, String>` and `Option<_>` a builder keeps it in, as text.

@@ -163,6 +163,8 @@ fn rendered(spec: &Path, out: &Path, options: &Options) -> Result<(Written, Vec<
     let scratch = tempfile::tempdir().map_err(|e| Error::io("a scratch directory", e))?;
     let config = scratch.path().join("rustfmt.toml");
     std::fs::write(&config, &rustfmt_toml).map_err(|e| Error::io(&config, e))?;
+    // The model and the syntax trees are gone: what they held goes back before rustfmt's pieces.
+    crate::write::memory::release();
     let formatted = crate::timings::timed("write/rustfmt", || formatted(&files, &config))?;
     let mut rendered: Vec<(String, String)> = files.iter().map(|file| file.path.clone()).zip(formatted).collect();
     rendered.push(("rustfmt.toml".into(), rustfmt_toml));
