@@ -195,10 +195,16 @@ fn shapes_that_once_failed_to_compile_are_repaired_with_notes() {
     assert!(
         note(&generated, "/components/schemas/Board/properties/prefs_background").contains("left out (it is optional)")
     );
-    assert!(
-        note(&generated, "/paths/~1instruments~1{instrumentName}/delete/parameters/1")
-            .contains("is `instrument_name` in Rust, as path parameter instrumentName is")
-    );
+    // A path parameter's name is not on the wire: it is renamed apart from a query parameter's.
+    let renamed = note(&generated, "/paths/~1instruments~1{instrumentName}");
+    assert!(renamed.contains("path parameter instrumentName is `instrument_name` in Rust"), "{renamed}");
+    assert!(renamed.ends_with("named instrumentName_path (a path parameter's name is not sent)"), "{renamed}");
+    assert!(note(&generated, "/paths/~1instruments~1{instrumentName}/delete/parameters/2").contains(
+        "query parameter instrument_name is `instrument_name` in Rust, as query parameter instrument.name is"
+    ));
+    assert!(generated.client.contains("pub fn instrument_name_path<"), "{}", generated.client);
+    // A credential is not a parameter: the path's `{token}` keeps its name.
+    assert!(!generated.notes.iter().any(|n| n.message.contains("named token_path")), "{:?}", generated.notes);
     let credential = note(&generated, "/paths/~1tokens~1{token}/get/parameters/2");
     assert!(
         credential.contains("query parameter token is the credential of security scheme api_token"),
@@ -226,7 +232,7 @@ fn shapes_that_once_failed_to_compile_are_repaired_with_notes() {
         note(&generated, "/components/schemas/Regions/enum"),
         "an array's enum of single values: read as its items' enum"
     );
-    assert_eq!(generated.notes.len(), 18, "{:?}", generated.notes);
+    assert_eq!(generated.notes.len(), 19, "{:?}", generated.notes);
     // The path parameter `query` is an argument of its own beside the query's struct.
     assert!(generated.server.contains("query_path: ::std::string::String"), "{}", generated.server);
     // The header component's enum is a model of its own.

@@ -17,7 +17,9 @@ use serde_json::{Map, Value, json};
 use crate::error::{Result, bail};
 use crate::read::Serving;
 use crate::read::document::{METHODS, Names, pointer, rust_name};
-use crate::read::parameters::{check_parameters, colliding_parameters, credential_parameters, own_parameters};
+use crate::read::parameters::{
+    check_parameters, colliding_parameters, credential_parameters, own_parameters, path_parameters_apart,
+};
 
 /// A string enum whose values typify cannot each give a variant name of their own (`a-b` beside
 /// `a_b`; see [`variant_names`]): typify would panic, so the value is checked by a `pattern` of
@@ -154,6 +156,9 @@ pub(crate) fn normalise(
                 }
             }
         }
+    }
+    if naming {
+        path_parameters_apart(&mut paths, &components, notes);
     }
     doc["paths"] = Value::Object(paths);
     if !naming {

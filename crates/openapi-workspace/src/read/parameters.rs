@@ -1,6 +1,7 @@
 //! Each operation's parameters, as the generators take them: the path item's copied into the
 //! operation, checked, an `apiKey` scheme's credential read as the scheme, and those that would
-//! be one Rust name kept apart (the stage after `normalise`'s renaming of operations).
+//! be one Rust name kept apart — a path parameter renamed, another dropped or its operation left
+//! out (the stage after `normalise`'s renaming of operations).
 
 use std::collections::BTreeSet;
 
@@ -127,11 +128,85 @@ pub(super) fn credential_parameters(
     }
 }
 
-/// Parameters of one operation that are one Rust name (`certificateName` in the path beside
-/// `certificate.name` in the query): the client's builder and the server's struct would have two
-/// fields of that name. The path's parameter (else the first required one, else the first) keeps
-/// it; another that is optional is dropped, with a note (a client cannot send it); one that is
-/// required leaves the operation unserved.
+/// A path parameter that has the Rust name of another parameter of an operation under its path
+/// (combell.com's `{accountId}` beside the query's `account_id`, both required): the template and
+/// the path parameters name it `{name}_path` instead, with a note. A path parameter's name is not
+/// on the wire (the template places its value), so nothing a client sends or a server reads
+/// changes, and both parameters are served. Run once every operation owns its parameters and
+/// those that are credentials are gone (`own_parameters`, `credential_parameters`).
+pub(super) fn path_parameters_apart(
+    paths: &mut Map<String, Value>,
+    components: &Value,
+    notes: &mut Vec<crate::read::Note>,
+) {
+    let mut renamed = Vec::new();
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else { continue };
+        let template: Vec<String> =
+            path.split('{').skip(1).filter_map(|s| s.split_once('}')).map(|(name, _)| name.to_owned()).collect();
+        if template.is_empty() {
+            continue;
+        }
+        // Every parameter of the path item's operations (each owns its own by now): (in, name).
+        let lists = crate::read::document::METHODS.iter().map(|m| item.get(*m).and_then(|o| o.get("parameters")));
+        let keys: BTreeSet<(String, String)> = lists
+            .flatten()
+            .filter_map(Value::as_array)
+            .flatten()
+            .filter_map(|parameter| parameter_key(parameter, components))
+            .collect();
+        let rust_names: BTreeSet<String> = keys.iter().map(|(_, name)| rust_name(name, false)).collect();
+        let mut path_now = path.clone();
+        for name in &template {
+            let rust = rust_name(name, false);
+            let Some((place, other)) = keys
+                .iter()
+                .find(|(place, other)| rust_name(other, false) == rust && !(place == "path" && other == name))
+            else {
+                continue;
+            };
+            let fresh = (0..)
+                .map(|n| if n == 0 { format!("{name}_path") } else { format!("{name}_path{n}") })
+                .find(|fresh| !rust_names.contains(&rust_name(fresh, false)))
+                .expect("a free name");
+            notes.push(crate::read::Note {
+                pointer: format!("/paths/{}", crate::read::document::escape(path)),
+                message: format!(
+                    "path parameter {name} is `{rust}` in Rust, as {place} parameter {other} is: named {fresh} (a path \
+                     parameter's name is not sent)"
+                ),
+            });
+            path_now = path_now.replace(&format!("{{{name}}}"), &format!("{{{fresh}}}"));
+            for method in crate::read::document::METHODS {
+                let list = item.get_mut(method).and_then(|o| o.get_mut("parameters"));
+                for parameter in list.and_then(Value::as_array_mut).into_iter().flatten() {
+                    if parameter_key(parameter, components) != Some(("path".into(), name.clone())) {
+                        continue;
+                    }
+                    let mut own = resolve(parameter, components, "parameters").cloned().unwrap_or_default();
+                    own["name"] = Value::String(fresh.clone());
+                    *parameter = own;
+                }
+            }
+        }
+        if path_now != *path {
+            renamed.push((path.clone(), path_now));
+        }
+    }
+    for (old, new) in renamed {
+        if !paths.contains_key(&new)
+            && let Some(item) = paths.remove(&old)
+        {
+            paths.insert(new, item);
+        }
+    }
+}
+
+/// Parameters of one operation that are one Rust name (`key.id` beside `key_id` in the query):
+/// the client's builder and the server's struct would have two fields of that name. The first
+/// required one (else the first) keeps it; another that is optional is dropped, with a note (a
+/// client cannot send it); one that is required leaves the operation unserved. A path parameter
+/// is not among them: it is renamed apart after (`path_parameters_apart`).
 pub(super) fn colliding_parameters(
     operation: &mut Value,
     components: &Value,
@@ -158,16 +233,14 @@ pub(super) fn colliding_parameters(
         .collect();
     let mut dropped = BTreeSet::new();
     for (i, (rust, ..)) in facts.iter().enumerate() {
-        let same: Vec<usize> = (0..facts.len()).filter(|j| facts[*j].0 == *rust).collect();
+        if facts[i].1 == "path" {
+            continue;
+        }
+        let same: Vec<usize> = (0..facts.len()).filter(|j| facts[*j].0 == *rust && facts[*j].1 != "path").collect();
         if same.len() < 2 || same[0] != i {
             continue;
         }
-        let keeper = same
-            .iter()
-            .copied()
-            .find(|j| facts[*j].1 == "path")
-            .or_else(|| same.iter().copied().find(|j| facts[*j].3))
-            .unwrap_or(same[0]);
+        let keeper = same.iter().copied().find(|j| facts[*j].3).unwrap_or(same[0]);
         let (_, place, name, _) = &facts[keeper];
         for other in same.into_iter().filter(|j| *j != keeper) {
             let (_, other_place, other_name, required) = &facts[other];
