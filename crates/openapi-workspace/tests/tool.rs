@@ -300,6 +300,41 @@ fn an_operation_the_client_generator_cannot_take_is_found_and_left_out() {
     assert!(!client.contains("pub fn get_d("), "get_d is left out");
 }
 
+/// Operations the model cannot take (here, multipart bodies of an array) are all found by one
+/// attempt and left out together: the document is read twice, not once per failure.
+#[test]
+fn operations_the_model_cannot_take_are_left_out_in_one_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n".to_owned();
+    for name in ["a", "b", "c"] {
+        let body = match name {
+            "b" => "",
+            _ => {
+                "      requestBody:\n        content:\n          multipart/form-data:\n            schema: {type: array, items: {type: string}}\n"
+            }
+        };
+        text += &format!(
+            "  /{name}:\n    post:\n      operationId: post_{name}\n{body}      responses: {{'204': {{description: ok}}}}\n"
+        );
+    }
+    std::fs::write(dir.path().join("api.yaml"), text).unwrap();
+
+    let output = Command::new(env!("CARGO_BIN_EXE_openapi-workspace"))
+        .args(["--spec", "api.yaml", "--out", "api"])
+        .env("OPENAPI_WORKSPACE_TIMINGS", "1")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.matches("left out of the workspace").count(), 2, "{stderr}");
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("timing: read ")).count(), 2, "{stderr}");
+    let client = std::fs::read_to_string(dir.path().join("api/api-client/src/generated.rs")).unwrap();
+    assert!(
+        client.contains("pub fn post_b(") && !client.contains("pub fn post_a(") && !client.contains("pub fn post_c(")
+    );
+}
+
 /// `--message-format json`, as CI reads it: each warning and error one JSON object a line on
 /// stdout, with the file, the pointer and the operation it is in; `--quiet` says nothing but
 /// errors.

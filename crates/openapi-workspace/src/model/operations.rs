@@ -25,13 +25,17 @@ pub(crate) fn operations(
     schemes: &[super::security::Scheme],
 ) -> Result<Vec<Op>> {
     let openapi = &spec.openapi;
+    let components = spec.raw.get("components").unwrap_or(&Value::Null);
     let mut ops = Vec::new();
+    // Every operation that cannot be modelled, each with its error, so the tool leaves them all
+    // out in one pass (`write::leave_out`).
+    let mut failing = Vec::new();
     for (path, item) in openapi.paths.iter() {
         let ReferenceOr::Item(item) = item else {
             bail!(pointer(&["paths", path]), "path items may not be $refs");
         };
         for (method, operation) in item.iter() {
-            let params = operation
+            let op = operation
                 .parameters
                 .iter()
                 .enumerate()
@@ -40,14 +44,28 @@ pub(crate) fn operations(
                         Error::at(format!("{}/parameters/{i}", pointer(&["paths", path, method])), e.to_string())
                     })
                 })
-                .collect::<Result<Vec<_>>>()?;
-            let components = spec.raw.get("components").unwrap_or(&Value::Null);
-            let mut op = operation_model(openapi, components, type_names, schemes, path, method, operation, &params)?;
-            op.mock = spec.raw.pointer(&op.raw).and_then(|raw| super::mock::mock(raw, components));
-            ops.push(op);
+                .collect::<Result<Vec<_>>>()
+                .and_then(|params| {
+                    operation_model(openapi, components, type_names, schemes, path, method, operation, &params)
+                });
+            match op {
+                Ok(mut op) => {
+                    op.mock = spec.raw.pointer(&op.raw).and_then(|raw| super::mock::mock(raw, components));
+                    ops.push(op);
+                }
+                Err(error) => failing.push(crate::error::Failing {
+                    path: path.clone(),
+                    method: method.to_owned(),
+                    error: Box::new(error),
+                }),
+            }
         }
     }
-    Ok(ops)
+    match failing.len() {
+        0 => Ok(ops),
+        1 => Err(*failing.remove(0).error),
+        _ => Err(Error::Operations(failing)),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
