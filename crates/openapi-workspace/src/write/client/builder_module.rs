@@ -45,19 +45,16 @@ pub(super) fn print_member(member: syn::Item) -> String {
 }
 
 /// The client printed with its builder module empty (`pub mod builder {}`), and that module's
-/// `members` printed: the client as printed whole.
-pub(super) fn put_back(client: String, members: &str) -> String {
+/// `members` printed: the client as printed whole. `None` when members were printed but the
+/// empty module is not in the text (nothing is ever dropped silently).
+pub(super) fn put_back(client: String, members: &str) -> Option<String> {
     const EMPTY: &str = "\npub mod builder {}\n";
-    match client.find(EMPTY) {
-        Some(at) => {
-            let mut whole = String::with_capacity(client.len() + members.len() + 2);
-            whole.push_str(&client[..at]);
-            whole.push_str("\npub mod builder {\n");
-            whole.push_str(members);
-            whole.push_str("}\n");
-            whole.push_str(&client[at + EMPTY.len()..]);
-            whole
-        }
-        None => client,
-    }
+    let Some(at) = client.find(EMPTY) else { return members.is_empty().then_some(client) };
+    let mut whole = String::with_capacity(client.len() + members.len() + 2);
+    whole.push_str(&client[..at]);
+    whole.push_str("\npub mod builder {\n");
+    whole.push_str(members);
+    whole.push_str("}\n");
+    whole.push_str(&client[at + EMPTY.len()..]);
+    Some(whole)
 }

@@ -287,7 +287,8 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         Some(gating) => crate::timings::timed("write/client features", || gating.models(&mut types, &groups)),
         None => Default::default(),
     };
-    let client = builder_module::put_back(crate::write::print(client), &printed);
+    let client = builder_module::put_back(crate::write::print(client), &printed)
+        .ok_or_else(|| Error::Document("the printed client lost its builder module".into()))?;
     Ok(Models { types, client, builders, features, shared_features, type_names, uses, notes, ops })
 }
 
