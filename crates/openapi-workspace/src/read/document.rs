@@ -151,6 +151,11 @@ pub(crate) fn is_json(media: &str) -> bool {
     essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
+/// The names a path's template places (`/a/{id}/b/{key}`: `id`, `key`), in order.
+pub(crate) fn template_names(path: &str) -> impl Iterator<Item = &str> {
+    path.split('{').skip(1).filter_map(|s| s.split_once('}')).map(|(name, _)| name)
+}
+
 /// `kind` with its article: `an integer`, `a string`.
 pub(crate) fn with_article(kind: &str) -> String {
     if kind.starts_with(['a', 'e', 'i', 'o', 'u']) { format!("an {kind}") } else { format!("a {kind}") }

@@ -1,6 +1,6 @@
 //! Repairs (see `repair.rs`) of schema keywords: a value of another kind than the keyword takes,
-//! a `format` that names the type a schema does not give, a `format` that cannot apply, a keyword for another type, 3.1's numeric exclusive bounds in a
-//! 3.0 document.
+//! a `format` that names the type a schema does not give, a `format` that cannot apply, a
+//! keyword for another type, 3.1's numeric exclusive bounds in a 3.0 document.
 
 use serde_json::{Map, Value};
 

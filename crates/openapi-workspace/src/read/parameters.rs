@@ -67,8 +67,7 @@ pub(super) fn check_parameters(path: &str, operation: &Value, components: &Value
             in_path.insert(name);
         }
     }
-    let template: BTreeSet<String> =
-        path.split('{').skip(1).filter_map(|s| s.split_once('}')).map(|(name, _)| name.to_string()).collect();
+    let template: BTreeSet<String> = crate::read::document::template_names(path).map(str::to_owned).collect();
     if template != in_path {
         bail!(pointer(at), "the path's template names {template:?} but its path parameters are {in_path:?}");
     }
@@ -139,14 +138,11 @@ pub(super) fn path_parameters_apart(
     components: &Value,
     notes: &mut Vec<crate::read::Note>,
 ) {
+    // The paths as they will be: a rename that would give a path another already has is not made.
+    let mut taken: BTreeSet<String> = paths.keys().cloned().collect();
     let mut renamed = Vec::new();
     for (path, item) in paths.iter_mut() {
         let Some(item) = item.as_object_mut() else { continue };
-        let template: Vec<String> =
-            path.split('{').skip(1).filter_map(|s| s.split_once('}')).map(|(name, _)| name.to_owned()).collect();
-        if template.is_empty() {
-            continue;
-        }
         // Every parameter of the path item's operations (each owns its own by now): (in, name).
         let lists = crate::read::document::METHODS.iter().map(|m| item.get(*m).and_then(|o| o.get("parameters")));
         let keys: BTreeSet<(String, String)> = lists
@@ -156,8 +152,9 @@ pub(super) fn path_parameters_apart(
             .filter_map(|parameter| parameter_key(parameter, components))
             .collect();
         let rust_names: BTreeSet<String> = keys.iter().map(|(_, name)| rust_name(name, false)).collect();
-        let mut path_now = path.clone();
-        for name in &template {
+        // Each template name to rename: (name, its new name, the note).
+        let mut renames = Vec::new();
+        for name in crate::read::document::template_names(path) {
             let rust = rust_name(name, false);
             let Some((place, other)) = keys
                 .iter()
@@ -169,14 +166,23 @@ pub(super) fn path_parameters_apart(
                 .map(|n| if n == 0 { format!("{name}_path") } else { format!("{name}_path{n}") })
                 .find(|fresh| !rust_names.contains(&rust_name(fresh, false)))
                 .expect("a free name");
+            let message = format!(
+                "path parameter {name} is `{rust}` in Rust, as {place} parameter {other} is: named {fresh} (a path \
+                 parameter's name is not sent)"
+            );
+            renames.push((name.to_owned(), fresh, message));
+        }
+        let path_now = renames
+            .iter()
+            .fold(path.clone(), |now, (name, fresh, _)| now.replace(&format!("{{{name}}}"), &format!("{{{fresh}}}")));
+        if renames.is_empty() || !taken.insert(path_now.clone()) {
+            continue;
+        }
+        for (name, fresh, message) in renames {
             notes.push(crate::read::Note {
                 pointer: format!("/paths/{}", crate::read::document::escape(path)),
-                message: format!(
-                    "path parameter {name} is `{rust}` in Rust, as {place} parameter {other} is: named {fresh} (a path \
-                     parameter's name is not sent)"
-                ),
+                message,
             });
-            path_now = path_now.replace(&format!("{{{name}}}"), &format!("{{{fresh}}}"));
             for method in crate::read::document::METHODS {
                 let list = item.get_mut(method).and_then(|o| o.get_mut("parameters"));
                 for parameter in list.and_then(Value::as_array_mut).into_iter().flatten() {
@@ -189,16 +195,11 @@ pub(super) fn path_parameters_apart(
                 }
             }
         }
-        if path_now != *path {
-            renamed.push((path.clone(), path_now));
-        }
+        renamed.push((path.clone(), path_now));
     }
     for (old, new) in renamed {
-        if !paths.contains_key(&new)
-            && let Some(item) = paths.remove(&old)
-        {
-            paths.insert(new, item);
-        }
+        let item = paths.remove(&old).expect("a path of the loop above");
+        paths.insert(new, item);
     }
 }
 

@@ -114,8 +114,7 @@ pub(crate) fn repair(doc: &mut Value, was_30: bool, as_written: bool, notes: &mu
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
     for (path, item) in paths.iter_mut() {
         let Some(item) = item.as_object_mut() else { continue };
-        let template: BTreeSet<String> =
-            path.split('{').skip(1).filter_map(|s| s.split_once('}')).map(|(name, _)| name.to_owned()).collect();
+        let template: BTreeSet<String> = crate::read::document::template_names(path).map(str::to_owned).collect();
         let item_at = format!("/paths/{}", escape(path));
         let shared = item.get("parameters").cloned();
         if let Some(parameters) = item.get_mut("parameters").and_then(Value::as_array_mut) {
