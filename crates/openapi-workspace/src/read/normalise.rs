@@ -118,6 +118,7 @@ pub(crate) fn normalise(
     let components = doc.get("components").cloned().unwrap_or_else(|| json!({}));
     let mut schemas = components.get("schemas").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut names = Names::new(&schemas);
+    let mut shapes = BTreeMap::new();
 
     operation_ids(&mut paths, notes)?;
     let global_security = doc.get("security").cloned();
@@ -138,7 +139,7 @@ pub(crate) fn normalise(
                 });
             match (served, serving) {
                 (Ok(()), Serving::AsWritten) => {}
-                (Ok(()), _) => hoist_operation(operation, &mut schemas, &mut names),
+                (Ok(()), _) => hoist_operation(operation, &mut schemas, &mut names, &mut shapes),
                 (Err(error), Serving::Whole) => return Err(error),
                 (Err(error), Serving::WhatItCan) => {
                     notes.push(crate::read::Note {
@@ -370,12 +371,20 @@ fn operation_ids(paths: &mut Map<String, Value>, notes: &mut Vec<crate::read::No
 }
 
 /// Moves the operation's inline schemas that become types of their own into `components/schemas`.
-fn hoist_operation(operation: &mut Value, schemas: &mut Map<String, Value>, names: &mut Names) {
+/// A parameter's schema written exactly like that of another operation's parameter of the same
+/// name is the type named for the first (`shapes`): Microsoft Graph's `$select`, `$orderby` and `$expand` enums repeat
+/// one entity's properties for every path that reaches it.
+fn hoist_operation(
+    operation: &mut Value,
+    schemas: &mut Map<String, Value>,
+    names: &mut Names,
+    shapes: &mut BTreeMap<String, String>,
+) {
     let id = operation["operationId"].as_str().expect("set by operation_ids").to_string();
     for parameter in operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
         let name = parameter.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         if let Some(schema) = parameter.get_mut("schema") {
-            hoist(schema, schemas, names, &rust_name(&format!("{id}-{name}"), true));
+            hoist_shared(schema, schemas, names, &rust_name(&format!("{id}-{name}"), true), Some((&name, shapes)));
         }
     }
     if let Some(body) = operation.get_mut("requestBody") {
@@ -462,20 +471,72 @@ fn constrained_string(schema: &Value) -> bool {
 /// Replaces an inline schema that needs a name by a `$ref` to it under `components/schemas`; for
 /// an array, does the same to its items (`{name}Item`).
 fn hoist(schema: &mut Value, schemas: &mut Map<String, Value>, names: &mut Names, name: &str) {
+    hoist_shared(schema, schemas, names, name, None);
+}
+
+/// [`hoist`], where a schema written exactly like one moved before under the same parameter's
+/// name (the name and its JSON text, a key of `shapes`) becomes a `$ref` to that one instead of a
+/// type of its own.
+fn hoist_shared(
+    schema: &mut Value,
+    schemas: &mut Map<String, Value>,
+    names: &mut Names,
+    name: &str,
+    shapes: Option<(&str, &mut BTreeMap<String, String>)>,
+) {
     if needs_name(schema) {
-        let name = names.claim(name);
+        let shape = shapes.as_ref().map(|(parameter, _)| format!("{parameter} {schema}"));
+        let known = shapes.as_ref().zip(shape.as_ref()).and_then(|((_, shapes), shape)| shapes.get(shape).cloned());
+        let name = known.clone().unwrap_or_else(|| names.claim(name));
         let moved = std::mem::replace(schema, json!({ "$ref": format!("#/components/schemas/{name}") }));
-        schemas.insert(name, moved);
+        if known.is_none() {
+            if let Some(((_, shapes), shape)) = shapes.zip(shape) {
+                shapes.insert(shape, name.clone());
+            }
+            schemas.insert(name, moved);
+        }
     } else if schema.get("type") == Some(&json!("array"))
         && let Some(items) = schema.get_mut("items")
     {
-        hoist(items, schemas, names, &format!("{name}Item"));
+        hoist_shared(items, schemas, names, &format!("{name}Item"), shapes);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::variant_names;
+    use serde_json::json;
+
+    use super::{normalise, variant_names};
+    use crate::read::Serving;
+
+    #[test]
+    fn a_parameter_written_alike_in_several_operations_is_one_type() {
+        let select = |values: &[&str]| json!({ "name": "$select", "in": "query", "schema": { "type": "array", "items": { "type": "string", "enum": values } } });
+        let due = json!({ "name": "due", "in": "query", "schema": { "type": "string", "enum": ["a", "b"] } });
+        let created = json!({ "name": "created", "in": "query", "schema": { "type": "string", "enum": ["a", "b"] } });
+        let operation = |id: &str, parameters: serde_json::Value| json!({ "get": { "operationId": id, "parameters": parameters, "responses": { "204": { "description": "none" } } } });
+        let mut doc = json!({
+            "openapi": "3.0.3",
+            "info": { "title": "t", "version": "1" },
+            "paths": {
+                "/users": operation("listUsers", json!([select(&["id", "name"]), created])),
+                "/members": operation("listMembers", json!([select(&["id", "name"]), due])),
+                "/groups": operation("listGroups", json!([select(&["id", "title"])])),
+            },
+        });
+        normalise(&mut doc, &mut Vec::new(), Serving::WhatItCan).expect("normalised");
+        let reference = |path: &str, i: usize| doc["paths"][path]["get"]["parameters"][i]["schema"].clone();
+        let item = |path: &str| reference(path, 0)["items"]["$ref"].as_str().unwrap().to_owned();
+        // Named for the first operation that has it.
+        assert_eq!(item("/members"), "#/components/schemas/ListMembersSelectItem");
+        assert_eq!(item("/users"), item("/members"));
+        assert_eq!(item("/groups"), "#/components/schemas/ListGroupsSelectItem");
+        // Alike but of parameters named apart: each its own, so `due` is never a `Created`.
+        assert_eq!(reference("/users", 1)["$ref"], "#/components/schemas/ListUsersCreated");
+        assert_eq!(reference("/members", 1)["$ref"], "#/components/schemas/ListMembersDue");
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        assert_eq!(schemas.len(), 4, "{:?}", schemas.keys().collect::<Vec<_>>());
+    }
 
     #[test]
     fn enum_values_are_named_as_typify_names_them_and_refused_where_it_would_panic() {

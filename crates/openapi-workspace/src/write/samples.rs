@@ -109,7 +109,7 @@ pub struct Sample {
 /// The samples of every operation of `spec`, by path: `builders` are the generated client's
 /// (`Generated::builders`), `cli` the generated CLI's source (formatted).
 pub(crate) fn samples(spec: &Spec, builders: &Builders, cli: Option<&str>, flavour: &Flavour) -> Result<Vec<Sample>> {
-    let components = spec.raw.get("components").cloned().unwrap_or_default();
+    let components = spec.raw.get("components").unwrap_or(&Value::Null);
     // A document whose schemes the router cannot read has no operation it serves, nor samples.
     let schemes = security::schemes(&spec.openapi).unwrap_or_default();
     let mut samples = Vec::new();
@@ -121,18 +121,18 @@ pub(crate) fn samples(spec: &Spec, builders: &Builders, cli: Option<&str>, flavo
             let marked = operation.get(crate::read::marks::METHOD).and_then(Value::as_str);
             let (method, path) = crate::model::methods::route(path, method, marked);
             let (method, path) = (crate::model::methods::on_the_wire(method), path.to_owned());
-            let Some(mock) = crate::model::mock::mock(operation, &components) else { continue };
+            let Some(mock) = crate::model::mock::mock(operation, components) else { continue };
             // What cannot be written (a body in another media type than JSON, a parameter the
             // builder does not take as the document names it) has no sample, and is left out.
             let Some(fields) = builders.fields.get(&operation_id.to_upper_camel_case()) else { continue };
             let cli_flags = cli.map(|cli| flags(cli, &operation_id.to_snake_case()));
-            let Ok(call) = Call::read(operation, &components, credentials(spec, operation, &schemes)) else { continue };
+            let Ok(call) = Call::read(operation, components, credentials(spec, operation, &schemes)) else { continue };
             let connect = match &flavour.connect {
                 Some(connect) => connect.clone(),
                 None => connect(builders.takes_credentials, &call.credentials, &flavour.client_crate),
             };
             // A body the client reads as bytes (an event stream, a file) is shown by its status only.
-            let response = crate::model::mock::response(operation, &components, mock.status);
+            let response = crate::model::mock::response(operation, components, mock.status);
             let content = response.and_then(|r| r.get("content")).and_then(Value::as_object);
             let bytes = content.is_some_and(|content| {
                 !content.iter().any(|(media, m)| document::is_json(media) && m.get("schema").is_some())
@@ -153,11 +153,11 @@ pub(crate) fn samples(spec: &Spec, builders: &Builders, cli: Option<&str>, flavo
         }
     }
     if let (Some(kit), Some(webhooks)) = (&flavour.webhooks, spec.webhooks()) {
-        let components = webhooks.raw.get("components").cloned().unwrap_or_default();
+        let components = webhooks.raw.get("components").unwrap_or(&Value::Null);
         for (path, item) in webhooks.raw.get("paths").and_then(Value::as_object).into_iter().flatten() {
             let Some(operation) = item.get("post") else { continue };
             let name = path.trim_start_matches('/');
-            if let Ok(sample) = webhook(name, operation, &components, kit) {
+            if let Ok(sample) = webhook(name, operation, components, kit) {
                 samples.push(sample);
             }
         }

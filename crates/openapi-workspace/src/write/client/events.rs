@@ -94,25 +94,25 @@ pub(crate) fn for_client(doc: &mut Value) -> Result<()> {
 /// Whether the events of the operation at `at` (its pointer in the normalised document) are of
 /// a string type (their data is then the text itself, not its JSON).
 fn text_events(spec: &Spec, at: &str) -> bool {
-    let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
+    let components = spec.raw.get("components").unwrap_or(&Value::Null);
     let Some(responses) = spec.raw.pointer(&format!("{at}/responses")) else {
         return false;
     };
     let schema = responses.as_object().into_iter().flatten().filter(|(status, _)| status.starts_with('2')).find_map(
         |(_, response)| {
-            let content = resolve(response, &components, "responses")?.get("content")?.as_object()?;
+            let content = resolve(response, components, "responses")?.get("content")?.as_object()?;
             let (_, media) = content.iter().find(|(media, _)| essence(media) == "text/event-stream")?;
             media.get("schema").cloned()
         },
     );
     let schema = schema.unwrap_or_default();
-    let schema = crate::read::document::resolve_schema(&schema, &components);
+    let schema = crate::read::document::resolve_schema(&schema, components);
     schema.and_then(|s| s.get("type")).and_then(Value::as_str) == Some("string")
 }
 
 /// The request hook's part for the twins: `None` when the document has none.
 pub(crate) fn hook(spec: &Spec) -> Option<TokenStream> {
-    let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
+    let components = spec.raw.get("components").unwrap_or(&Value::Null);
     let twins: Vec<String> = spec
         .raw
         .get("paths")
@@ -120,7 +120,7 @@ pub(crate) fn hook(spec: &Spec) -> Option<TokenStream> {
         .into_iter()
         .flat_map(|paths| paths.values())
         .flat_map(|item| crate::read::document::METHODS.iter().filter_map(|m| item.get(*m)))
-        .filter(|operation| negotiated(operation, &components))
+        .filter(|operation| negotiated(operation, components))
         .filter_map(|operation| Some(rust_name(&twin_id(operation["operationId"].as_str()?), false)))
         .collect();
     if twins.is_empty() {

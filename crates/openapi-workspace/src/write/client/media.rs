@@ -9,7 +9,7 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::read::Spec;
 use crate::read::document::{METHODS, essence, is_json, resolve};
@@ -66,16 +66,16 @@ fn header_text(media: &str) -> bool {
 /// The request hook's part for bodies sent in a media type progenitor does not write (another
 /// JSON media type, bytes of another): `None` when the document has none.
 pub(crate) fn hook(spec: &Spec) -> Option<TokenStream> {
-    let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
+    let components = spec.raw.get("components").unwrap_or(&Value::Null);
     let mut arms = Vec::new();
     for item in spec.raw.get("paths").and_then(Value::as_object).into_iter().flat_map(|paths| paths.values()) {
         for operation in METHODS.iter().filter_map(|m| item.get(*m)) {
-            let Some(body) = operation.get("requestBody").and_then(|b| resolve(b, &components, "requestBodies")) else {
+            let Some(body) = operation.get("requestBody").and_then(|b| resolve(b, components, "requestBodies")) else {
                 continue;
             };
             let Some(content) = body.get("content").and_then(Value::as_object) else { continue };
             let Some(media) = chosen(content).and_then(|(media, _)| relabelled(media)) else { continue };
-            let ids = super::events::hook_names(operation, &components);
+            let ids = super::events::hook_names(operation, components);
             arms.push(quote!(#(#ids)|* => #media,));
         }
     }

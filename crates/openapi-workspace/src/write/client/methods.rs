@@ -7,7 +7,7 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::read::Spec;
 use crate::read::document::METHODS;
@@ -15,13 +15,13 @@ use crate::read::marks::{METHOD as EXTENSION, view_path};
 
 /// The request hook's part for moved operations: `None` when the document has none.
 pub(crate) fn hook(spec: &Spec) -> Option<TokenStream> {
-    let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
+    let components = spec.raw.get("components").unwrap_or(&Value::Null);
     let mut arms = Vec::new();
     for item in spec.raw.get("paths").and_then(Value::as_object).into_iter().flat_map(|paths| paths.values()) {
         for operation in METHODS.iter().filter_map(|m| item.get(*m)) {
             let Some(method) = operation.get(EXTENSION).and_then(Value::as_str) else { continue };
             let suffix = view_path("", method);
-            let ids = super::events::hook_names(operation, &components);
+            let ids = super::events::hook_names(operation, components);
             arms.push(quote!(#(#ids)|* => (#method, #suffix),));
         }
     }

@@ -252,18 +252,18 @@ fn carry(
 /// carried parameters of each operation, by the name progenitor's hook gives it; `None` when
 /// progenitor writes every parameter itself.
 pub(crate) fn client(spec: &Spec) -> Result<Option<TokenStream>> {
-    let components = spec.raw.get("components").cloned().unwrap_or_else(|| json!({}));
+    let components = spec.raw.get("components").unwrap_or(&Value::Null);
     let module = quote!(openapi_workspace_runtime::wire);
     let mut arms = Vec::new();
     for (_, item) in spec.raw.get("paths").and_then(Value::as_object).into_iter().flatten() {
         for method in METHODS {
             let Some(operation) = item.get(method) else { continue };
-            let (carried, _) = carried(operation, &components);
+            let (carried, _) = carried(operation, components);
             if carried.is_empty() {
                 continue;
             }
             // A negotiated operation's twin (`events`) carries the same parameters.
-            let ids = super::events::hook_names(operation, &components);
+            let ids = super::events::hook_names(operation, components);
             let carriers = carried.iter().map(|Carried { index, wire, key, keyed }| {
                 let placeholder = match wire.place {
                     Place::Path => {
