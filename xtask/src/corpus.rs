@@ -492,7 +492,7 @@ fn table(rows: &[Row]) -> String {
          documents sharing one target directory (in a cold run, the first check also builds the dependencies), and \
          the client alone with only its largest group of operations (`-p NAME-client --no-default-features --features \
          GROUP`: a tag, or the paths' first segment; the group gating the most of the client's code). Generation \
-         includes rustfmt over every file; memory is the generating process's peak resident set.\n\n\
+         includes rustfmt over the small files (the generated code is kept as prettyplease prints it); memory is the generating process's peak resident set.\n\n\
          | document | generate (s) | peak memory (MiB) | warnings | files | lines | regenerated identical | check, default (s) | check, all features (s) | check, largest group alone (s) | mock answers |\n\
          |---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|\n",
     );
@@ -530,4 +530,21 @@ fn table(rows: &[Row]) -> String {
         ));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn each_run_rewrites_its_own_section_and_keeps_the_other() {
+        let root = std::env::temp_dir().join(format!("corpus-sections-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        let read = || std::fs::read_to_string(root.join("CORPUS.md")).unwrap();
+        super::write_section(&root, "# The generator's corpus", "# The generator's corpus\n\nold table\n").unwrap();
+        super::write_section(&root, crate::directory::SECTION, "# The APIs.guru collection\n\nsummary\n").unwrap();
+        super::write_section(&root, "# The generator's corpus", "# The generator's corpus\n\nnew table\n").unwrap();
+        assert_eq!(read(), "# The generator's corpus\n\nnew table\n\n# The APIs.guru collection\n\nsummary\n");
+        super::write_section(&root, crate::directory::SECTION, "# The APIs.guru collection\n\nagain\n").unwrap();
+        assert_eq!(read(), "# The generator's corpus\n\nnew table\n\n# The APIs.guru collection\n\nagain\n");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }

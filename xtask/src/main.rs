@@ -127,8 +127,9 @@ fn codegen(mode: Mode) -> anyhow::Result<()> {
     let spec = std::fs::read_to_string(root.join(SPEC)).context(SPEC)?;
     let config = Config::workspace(SPEC);
     // The client, the CLI and the document read for the references at once; the samples are
-    // written with all three; then the references (which show the samples) and the rustfmt
-    // runs, at once.
+    // written with all three; then the references (which show the samples) and the samples'
+    // test through rustfmt, at once. The generated code is written as prettyplease printed it:
+    // each crate's `#[rustfmt::skip] mod generated;` keeps `cargo fmt` off it.
     let join = |e: openapi_workspace::Error| anyhow::Error::new(e).context(SPEC);
     let (generated, cli, read) = std::thread::scope(|s| {
         let generated = s.spawn(|| openapi_workspace::generate(&spec, &config));
@@ -149,19 +150,26 @@ fn codegen(mode: Mode) -> anyhow::Result<()> {
     samples::complete(&read, &samples, &flavour)?;
     let guide = openapi_workspace::guide(&samples, &samples::guide()).map_err(join)?;
     let samples_test = openapi_workspace::samples_test_file(&samples, SPEC, Some(&guide));
-    let (rendition, markdown, [types, client, server, cli, samples_test]) = std::thread::scope(|s| {
+    let (rendition, markdown, samples_test) = std::thread::scope(|s| {
         let rendition = s.spawn(|| openapi_workspace::openapi_31(&read, &samples, Some(&guide)));
         let markdown = s.spawn(|| openapi_workspace::markdown_reference(&read, SPEC, &samples, Some(&guide)));
-        let formatted = [&generated.types, &generated.client, &generated.server, &cli, &samples_test]
-            .map(|source| s.spawn(|| rustfmt(&root, source, "2024")))
-            .map(|formatting| formatting.join().expect("rustfmt"));
+        let samples_test = rustfmt(&root, &samples_test, "2024");
         Ok::<_, anyhow::Error>((
             rendition.join().expect("openapi_31").map_err(join)?,
             markdown.join().expect("markdown").map_err(join)?,
-            formatted,
+            samples_test?,
         ))
     })?;
-    let contents = [types?, client?, server?, cli?, samples_test?, generated.server_schemas, rendition, markdown];
+    let contents = [
+        generated.types,
+        generated.client,
+        generated.server,
+        cli,
+        samples_test,
+        generated.server_schemas,
+        rendition,
+        markdown,
+    ];
     let mut stale = Vec::new();
     for (path, contents) in GENERATED.iter().zip(&contents) {
         if ensure_file_contents(&root.join(path), path, contents, mode)? {

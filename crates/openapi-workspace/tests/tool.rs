@@ -19,14 +19,15 @@ fn writes_the_same_workspace_as_the_library_from_any_directory() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(String::from_utf8_lossy(&output.stdout).contains("shop-api-types, shop-api-client and shop-api-server"));
 
-    // Every file the library makes, formatted by rustfmt with the rustfmt.toml written beside
-    // them (which keeps `cargo fmt` there in agreement).
+    // Every file the library makes, the small ones formatted by rustfmt with the rustfmt.toml
+    // written beside them (which keeps `cargo fmt` there in agreement), the generated code as
+    // printed (rustfmt skips it).
     let config = dir.path().join("Shop_api/rustfmt.toml");
     let files = openapi_workspace::standalone(&document, "shop-api", "../api.yaml").unwrap().files;
     for file in &files {
         let written = std::fs::read_to_string(dir.path().join("Shop_api").join(&file.path))
             .unwrap_or_else(|e| panic!("{}: {e}", file.path));
-        let expected = if file.rust {
+        let expected = if file.rustfmt {
             openapi_workspace::rustfmt(&file.contents, openapi_workspace::STANDALONE_EDITION, &config).unwrap()
         } else {
             file.contents.clone()
@@ -34,7 +35,14 @@ fn writes_the_same_workspace_as_the_library_from_any_directory() {
         assert!(written == expected, "{} differs from the library's", file.path);
     }
     let rustfmt = std::fs::read_to_string(dir.path().join("Shop_api/rustfmt.toml")).unwrap();
-    assert!(rustfmt.contains(&format!("edition = \"{}\"", openapi_workspace::STANDALONE_EDITION)), "{rustfmt}");
+    assert!(rustfmt.contains("style_edition = \"2024\"") && !rustfmt.contains("\nedition"), "{rustfmt}");
+    // And `cargo fmt --check` holds there: the generated code is printed otherwise, and skipped.
+    let fmt = Command::new("cargo")
+        .args(["fmt", "--all", "--check"])
+        .current_dir(dir.path().join("Shop_api"))
+        .output()
+        .unwrap();
+    assert!(fmt.status.success(), "{}{}", String::from_utf8_lossy(&fmt.stdout), String::from_utf8_lossy(&fmt.stderr));
 
     // A second run over the same directory changes nothing.
     let before = std::fs::metadata(dir.path().join("Shop_api/shop-api-server/src/lib.rs")).unwrap().modified().unwrap();

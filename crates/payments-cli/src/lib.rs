@@ -22,6 +22,8 @@
     unused_qualifications,
     unreachable_pub
 )]
+// As prettyplease printed it (`cargo xtask codegen`): rustfmt leaves generated code alone.
+#[rustfmt::skip]
 mod generated;
 
 use std::process::ExitCode;

@@ -24,6 +24,8 @@
 // Generated code names types by their full paths (so that no name in a document shadows
 // them) and is written to be included anywhere.
 #[allow(clippy::all, clippy::pedantic, unused_qualifications, unreachable_pub)]
+// As prettyplease printed it (`cargo xtask codegen`): rustfmt leaves generated code alone.
+#[rustfmt::skip]
 mod generated;
 /// The generated code's runtime (`openapi-workspace-runtime`), where the generated code finds it.
 pub use openapi_workspace_runtime as runtime;

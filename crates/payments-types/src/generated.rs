@@ -18,7 +18,18 @@ pub struct AddressDetails {
     pub sort_code: ::std::string::String,
 }
 ///`local`: domestic bank details in the currency's country.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum AddressType {
     #[serde(rename = "local")]
@@ -39,7 +50,9 @@ impl ::std::fmt::Display for AddressType {
 }
 impl ::std::str::FromStr for AddressType {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "local" => Ok(Self::Local),
             _ => Err("invalid value".into()),
@@ -48,13 +61,17 @@ impl ::std::str::FromStr for AddressType {
 }
 impl ::std::convert::TryFrom<&str> for AddressType {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for AddressType {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -161,19 +178,27 @@ impl ::std::convert::From<BalanceCreateName> for ::std::string::String {
 }
 impl ::std::str::FromStr for BalanceCreateName {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BalanceCreateName {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BalanceCreateName {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 50usize {
@@ -191,10 +216,16 @@ impl<'de> ::serde::Deserialize<'de> for BalanceCreateName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`BalanceName`
@@ -215,19 +246,27 @@ impl ::std::convert::From<BalanceName> for ::std::string::String {
 }
 impl ::std::str::FromStr for BalanceName {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BalanceName {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BalanceName {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 50usize {
@@ -242,10 +281,16 @@ impl<'de> ::serde::Deserialize<'de> for BalanceName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`BalanceUpdate`
@@ -277,19 +322,27 @@ impl ::std::convert::From<BalanceUpdateName> for ::std::string::String {
 }
 impl ::std::str::FromStr for BalanceUpdateName {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BalanceUpdateName {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BalanceUpdateName {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 50usize {
@@ -307,10 +360,16 @@ impl<'de> ::serde::Deserialize<'de> for BalanceUpdateName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 /// Bank-account data. `currency` plus the keys `GET /bankfields` lists for the country and
@@ -366,19 +425,27 @@ impl ::std::convert::From<BankAccountAccountName> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountAccountName {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 140usize {
@@ -396,10 +463,16 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountAccountName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`BankAccountAccountNumber`
@@ -420,19 +493,27 @@ impl ::std::convert::From<BankAccountAccountNumber> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountAccountNumber {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountAccountNumber {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountAccountNumber {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 34usize {
@@ -450,10 +531,16 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountAccountNumber {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`BankAccountBankCode`
@@ -474,19 +561,27 @@ impl ::std::convert::From<BankAccountBankCode> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountBankCode {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountBankCode {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountBankCode {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 11usize {
@@ -504,10 +599,16 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountBankCode {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`BankAccountBankName`
@@ -528,19 +629,27 @@ impl ::std::convert::From<BankAccountBankName> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountBankName {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountBankName {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountBankName {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 140usize {
@@ -555,10 +664,16 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountBankName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`BankAccountBic`
@@ -579,19 +694,27 @@ impl ::std::convert::From<BankAccountBic> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountBic {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountBic {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountBic {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 11usize {
@@ -609,10 +732,16 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountBic {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`BankAccountIban`
@@ -633,19 +762,27 @@ impl ::std::convert::From<BankAccountIban> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountIban {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountIban {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountIban {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 42usize {
@@ -663,10 +800,16 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountIban {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`BankAccountIfsc`
@@ -687,19 +830,27 @@ impl ::std::convert::From<BankAccountIfsc> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountIfsc {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountIfsc {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountIfsc {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 11usize {
@@ -717,10 +868,16 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountIfsc {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`BankAccountRoutingNumber`
@@ -741,19 +898,27 @@ impl ::std::convert::From<BankAccountRoutingNumber> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountRoutingNumber {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountRoutingNumber {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountRoutingNumber {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 9usize {
@@ -771,10 +936,16 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountRoutingNumber {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`BankAccountSortCode`
@@ -795,19 +966,27 @@ impl ::std::convert::From<BankAccountSortCode> for ::std::string::String {
 }
 impl ::std::str::FromStr for BankAccountSortCode {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for BankAccountSortCode {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankAccountSortCode {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 8usize {
@@ -825,10 +1004,16 @@ impl<'de> ::serde::Deserialize<'de> for BankAccountSortCode {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`BankField`
@@ -845,7 +1030,18 @@ pub struct BankField {
     pub type_: BankFieldType,
 }
 ///`number`: digits only (keep leading zeros; send as a string).
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum BankFieldType {
     #[serde(rename = "text")]
@@ -869,7 +1065,9 @@ impl ::std::fmt::Display for BankFieldType {
 }
 impl ::std::str::FromStr for BankFieldType {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "text" => Ok(Self::Text),
             "number" => Ok(Self::Number),
@@ -879,13 +1077,17 @@ impl ::std::str::FromStr for BankFieldType {
 }
 impl ::std::convert::TryFrom<&str> for BankFieldType {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for BankFieldType {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -916,19 +1118,27 @@ impl ::std::convert::From<CountryCode> for ::std::string::String {
 }
 impl ::std::str::FromStr for CountryCode {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for CountryCode {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for CountryCode {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 2usize {
@@ -937,8 +1147,8 @@ impl ::std::convert::TryFrom<::std::string::String> for CountryCode {
             if value.chars().count() < 2usize {
                 return Err("shorter than 2 characters".into());
             }
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[A-Z]{2}$").unwrap());
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{2}$").unwrap() });
             if PATTERN.find(value).is_none() {
                 return Err("doesn't match pattern \"^[A-Z]{2}$\"".into());
             }
@@ -951,10 +1161,16 @@ impl<'de> ::serde::Deserialize<'de> for CountryCode {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`Currency`
@@ -988,19 +1204,27 @@ impl ::std::convert::From<CurrencyCode> for ::std::string::String {
 }
 impl ::std::str::FromStr for CurrencyCode {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for CurrencyCode {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for CurrencyCode {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 3usize {
@@ -1009,8 +1233,8 @@ impl ::std::convert::TryFrom<::std::string::String> for CurrencyCode {
             if value.chars().count() < 3usize {
                 return Err("shorter than 3 characters".into());
             }
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[A-Z]{3}$").unwrap());
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
             if PATTERN.find(value).is_none() {
                 return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
             }
@@ -1023,16 +1247,33 @@ impl<'de> ::serde::Deserialize<'de> for CurrencyCode {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 /// `pending`: not attempted yet, the first delivery is due at `next_attempt`; `failed`: the last
 /// attempt failed and a redelivery is due at `next_attempt`; `delivered`: an attempt was answered
 /// 2xx; `discarded`: the 24 hourly redeliveries all failed, or the endpoint was deleted.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum DeliveryStatus {
     #[serde(rename = "pending")]
@@ -1062,7 +1303,9 @@ impl ::std::fmt::Display for DeliveryStatus {
 }
 impl ::std::str::FromStr for DeliveryStatus {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "pending" => Ok(Self::Pending),
             "delivered" => Ok(Self::Delivered),
@@ -1074,13 +1317,17 @@ impl ::std::str::FromStr for DeliveryStatus {
 }
 impl ::std::convert::TryFrom<&str> for DeliveryStatus {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for DeliveryStatus {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1096,7 +1343,18 @@ pub struct Error {
     pub request: ErrorRequest,
 }
 ///Always `error`.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum ErrorRequest {
     #[serde(rename = "error")]
@@ -1117,7 +1375,9 @@ impl ::std::fmt::Display for ErrorRequest {
 }
 impl ::std::str::FromStr for ErrorRequest {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "error" => Ok(Self::Error),
             _ => Err("invalid value".into()),
@@ -1126,13 +1386,17 @@ impl ::std::str::FromStr for ErrorRequest {
 }
 impl ::std::convert::TryFrom<&str> for ErrorRequest {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ErrorRequest {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1173,28 +1437,38 @@ impl ::std::convert::From<ExchangeRateRateDecimal> for ::std::string::String {
 }
 impl ::std::str::FromStr for ExchangeRateRateDecimal {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for ExchangeRateRateDecimal {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ExchangeRateRateDecimal {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 40usize {
                 return Err("longer than 40 characters".into());
             }
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{1,12}\\.[0-9]{1,24}$").unwrap());
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[0-9]{1,12}\\.[0-9]{1,24}$").unwrap() });
             if PATTERN.find(value).is_none() {
-                return Err("doesn't match pattern \"^[0-9]{1,12}\\.[0-9]{1,24}$\"".into());
+                return Err(
+                    "doesn't match pattern \"^[0-9]{1,12}\\.[0-9]{1,24}$\"".into(),
+                );
             }
         }
         Ok(Self(value))
@@ -1205,10 +1479,16 @@ impl<'de> ::serde::Deserialize<'de> for ExchangeRateRateDecimal {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///The mid-market rate, 12 significant digits.
@@ -1229,28 +1509,38 @@ impl ::std::convert::From<ExchangeRateSingleRateDecimal> for ::std::string::Stri
 }
 impl ::std::str::FromStr for ExchangeRateSingleRateDecimal {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for ExchangeRateSingleRateDecimal {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ExchangeRateSingleRateDecimal {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 40usize {
                 return Err("longer than 40 characters".into());
             }
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{1,12}\\.[0-9]{1,24}$").unwrap());
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[0-9]{1,12}\\.[0-9]{1,24}$").unwrap() });
             if PATTERN.find(value).is_none() {
-                return Err("doesn't match pattern \"^[0-9]{1,12}\\.[0-9]{1,24}$\"".into());
+                return Err(
+                    "doesn't match pattern \"^[0-9]{1,12}\\.[0-9]{1,24}$\"".into(),
+                );
             }
         }
         Ok(Self(value))
@@ -1261,10 +1551,16 @@ impl<'de> ::serde::Deserialize<'de> for ExchangeRateSingleRateDecimal {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`ListPaymentRequestsReferenceId`
@@ -1285,19 +1581,27 @@ impl ::std::convert::From<ListPaymentRequestsReferenceId> for ::std::string::Str
 }
 impl ::std::str::FromStr for ListPaymentRequestsReferenceId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for ListPaymentRequestsReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListPaymentRequestsReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 50usize {
@@ -1315,10 +1619,16 @@ impl<'de> ::serde::Deserialize<'de> for ListPaymentRequestsReferenceId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`ListTransactionsOrderId`
@@ -1339,19 +1649,27 @@ impl ::std::convert::From<ListTransactionsOrderId> for ::std::string::String {
 }
 impl ::std::str::FromStr for ListTransactionsOrderId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for ListTransactionsOrderId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListTransactionsOrderId {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 50usize {
@@ -1369,10 +1687,16 @@ impl<'de> ::serde::Deserialize<'de> for ListTransactionsOrderId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`ListTransactionsSearch`
@@ -1393,19 +1717,27 @@ impl ::std::convert::From<ListTransactionsSearch> for ::std::string::String {
 }
 impl ::std::str::FromStr for ListTransactionsSearch {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for ListTransactionsSearch {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListTransactionsSearch {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 100usize {
@@ -1423,10 +1755,16 @@ impl<'de> ::serde::Deserialize<'de> for ListTransactionsSearch {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`ListVirtualAccountsReferenceId`
@@ -1447,19 +1785,27 @@ impl ::std::convert::From<ListVirtualAccountsReferenceId> for ::std::string::Str
 }
 impl ::std::str::FromStr for ListVirtualAccountsReferenceId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for ListVirtualAccountsReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListVirtualAccountsReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 50usize {
@@ -1477,10 +1823,16 @@ impl<'de> ::serde::Deserialize<'de> for ListVirtualAccountsReferenceId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`ListVirtualAccountsSearch`
@@ -1501,19 +1853,27 @@ impl ::std::convert::From<ListVirtualAccountsSearch> for ::std::string::String {
 }
 impl ::std::str::FromStr for ListVirtualAccountsSearch {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for ListVirtualAccountsSearch {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListVirtualAccountsSearch {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 100usize {
@@ -1531,10 +1891,16 @@ impl<'de> ::serde::Deserialize<'de> for ListVirtualAccountsSearch {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 /// The name given for an account against the name its bank holds, compared as words
@@ -1545,7 +1911,18 @@ impl<'de> ::serde::Deserialize<'de> for ListVirtualAccountsSearch {
 /// euro area) or no name was given. In the sandbox a GB or NG bank holds, for each account,
 /// a name derived from the bank code or sort code and the account number: ask
 /// `POST /recipients/validate` which.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum NameCheck {
     #[serde(rename = "match")]
@@ -1575,7 +1952,9 @@ impl ::std::fmt::Display for NameCheck {
 }
 impl ::std::str::FromStr for NameCheck {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "match" => Ok(Self::Match),
             "close_match" => Ok(Self::CloseMatch),
@@ -1587,13 +1966,17 @@ impl ::std::str::FromStr for NameCheck {
 }
 impl ::std::convert::TryFrom<&str> for NameCheck {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for NameCheck {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1613,7 +1996,18 @@ pub struct Notification {
     pub id: ::uuid::Uuid,
 }
 ///How the money moved (`balance` for payments, `bank_transfer` for deposits, `payment_link` for collections).
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum PaymentMethod {
     #[serde(rename = "balance")]
@@ -1640,7 +2034,9 @@ impl ::std::fmt::Display for PaymentMethod {
 }
 impl ::std::str::FromStr for PaymentMethod {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "balance" => Ok(Self::Balance),
             "bank_transfer" => Ok(Self::BankTransfer),
@@ -1651,13 +2047,17 @@ impl ::std::str::FromStr for PaymentMethod {
 }
 impl ::std::convert::TryFrom<&str> for PaymentMethod {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PaymentMethod {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1734,19 +2134,27 @@ impl ::std::convert::From<PaymentRequestCreateReference> for ::std::string::Stri
 }
 impl ::std::str::FromStr for PaymentRequestCreateReference {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestCreateReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestCreateReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 140usize {
@@ -1761,10 +2169,16 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///Your unique reference; reusing it makes the request a safe retry.
@@ -1785,19 +2199,27 @@ impl ::std::convert::From<PaymentRequestCreateReferenceId> for ::std::string::St
 }
 impl ::std::str::FromStr for PaymentRequestCreateReferenceId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestCreateReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestCreateReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 50usize {
@@ -1815,10 +2237,16 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReferenceId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///An `http(s)` URL the payment page returns the payer to.
@@ -1839,19 +2267,27 @@ impl ::std::convert::From<PaymentRequestCreateReturnUrl> for ::std::string::Stri
 }
 impl ::std::str::FromStr for PaymentRequestCreateReturnUrl {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestCreateReturnUrl {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestCreateReturnUrl {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 2048usize {
@@ -1866,10 +2302,16 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReturnUrl {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`PaymentRequestNotification`
@@ -1899,19 +2341,27 @@ impl ::std::convert::From<PaymentRequestReference> for ::std::string::String {
 }
 impl ::std::str::FromStr for PaymentRequestReference {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 140usize {
@@ -1926,10 +2376,16 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///Your unique reference, if you gave one.
@@ -1950,19 +2406,27 @@ impl ::std::convert::From<PaymentRequestReferenceId> for ::std::string::String {
 }
 impl ::std::str::FromStr for PaymentRequestReferenceId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 50usize {
@@ -1977,14 +2441,31 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestReferenceId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///See *Payment requests* for the transitions.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum PaymentRequestStatus {
     #[serde(rename = "initiated")]
@@ -2014,7 +2495,9 @@ impl ::std::fmt::Display for PaymentRequestStatus {
 }
 impl ::std::str::FromStr for PaymentRequestStatus {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "initiated" => Ok(Self::Initiated),
             "processed" => Ok(Self::Processed),
@@ -2026,13 +2509,17 @@ impl ::std::str::FromStr for PaymentRequestStatus {
 }
 impl ::std::convert::TryFrom<&str> for PaymentRequestStatus {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PaymentRequestStatus {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2044,7 +2531,18 @@ pub struct Ping {
     pub message: PingMessage,
 }
 ///`PingMessage`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum PingMessage {
     #[serde(rename = "ping")]
@@ -2065,7 +2563,9 @@ impl ::std::fmt::Display for PingMessage {
 }
 impl ::std::str::FromStr for PingMessage {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "ping" => Ok(Self::Ping),
             _ => Err("invalid value".into()),
@@ -2074,13 +2574,17 @@ impl ::std::str::FromStr for PingMessage {
 }
 impl ::std::convert::TryFrom<&str> for PingMessage {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for PingMessage {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2128,19 +2632,27 @@ impl ::std::convert::From<RecipientAlias> for ::std::string::String {
 }
 impl ::std::str::FromStr for RecipientAlias {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for RecipientAlias {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for RecipientAlias {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 150usize {
@@ -2155,10 +2667,16 @@ impl<'de> ::serde::Deserialize<'de> for RecipientAlias {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`RecipientCreate`
@@ -2197,19 +2715,27 @@ impl ::std::convert::From<RecipientCreateAlias> for ::std::string::String {
 }
 impl ::std::str::FromStr for RecipientCreateAlias {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for RecipientCreateAlias {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for RecipientCreateAlias {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 150usize {
@@ -2224,10 +2750,16 @@ impl<'de> ::serde::Deserialize<'de> for RecipientCreateAlias {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`RecipientCreateDefaultReference`
@@ -2248,19 +2780,27 @@ impl ::std::convert::From<RecipientCreateDefaultReference> for ::std::string::St
 }
 impl ::std::str::FromStr for RecipientCreateDefaultReference {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for RecipientCreateDefaultReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for RecipientCreateDefaultReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 140usize {
@@ -2275,10 +2815,16 @@ impl<'de> ::serde::Deserialize<'de> for RecipientCreateDefaultReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///The payment reference used when a transaction gives none.
@@ -2299,19 +2845,27 @@ impl ::std::convert::From<RecipientDefaultReference> for ::std::string::String {
 }
 impl ::std::str::FromStr for RecipientDefaultReference {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for RecipientDefaultReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for RecipientDefaultReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 140usize {
@@ -2326,10 +2880,16 @@ impl<'de> ::serde::Deserialize<'de> for RecipientDefaultReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`RecipientNotification`
@@ -2342,7 +2902,18 @@ pub struct RecipientNotification {
     pub id: ::uuid::Uuid,
 }
 ///`RecipientType`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum RecipientType {
     #[serde(rename = "personal")]
@@ -2366,7 +2937,9 @@ impl ::std::fmt::Display for RecipientType {
 }
 impl ::std::str::FromStr for RecipientType {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "personal" => Ok(Self::Personal),
             "business" => Ok(Self::Business),
@@ -2376,13 +2949,17 @@ impl ::std::str::FromStr for RecipientType {
 }
 impl ::std::convert::TryFrom<&str> for RecipientType {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for RecipientType {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2417,19 +2994,27 @@ impl ::std::convert::From<RecipientUpdateAlias> for ::std::string::String {
 }
 impl ::std::str::FromStr for RecipientUpdateAlias {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for RecipientUpdateAlias {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for RecipientUpdateAlias {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 150usize {
@@ -2444,10 +3029,16 @@ impl<'de> ::serde::Deserialize<'de> for RecipientUpdateAlias {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`RecipientValidate`
@@ -2484,7 +3075,18 @@ pub struct ResultOk {
     pub result: ResultOkResult,
 }
 ///`ResultOkResult`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum ResultOkResult {
     #[serde(rename = "ok")]
@@ -2505,7 +3107,9 @@ impl ::std::fmt::Display for ResultOkResult {
 }
 impl ::std::str::FromStr for ResultOkResult {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "ok" => Ok(Self::Ok),
             _ => Err("invalid value".into()),
@@ -2514,13 +3118,17 @@ impl ::std::str::FromStr for ResultOkResult {
 }
 impl ::std::convert::TryFrom<&str> for ResultOkResult {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ResultOkResult {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2565,19 +3173,28 @@ impl ::std::convert::From<SimulateBalanceTransferReference> for ::std::string::S
 }
 impl ::std::str::FromStr for SimulateBalanceTransferReference {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for SimulateBalanceTransferReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String> for SimulateBalanceTransferReference {
+impl ::std::convert::TryFrom<::std::string::String>
+for SimulateBalanceTransferReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 140usize {
@@ -2592,10 +3209,16 @@ impl<'de> ::serde::Deserialize<'de> for SimulateBalanceTransferReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///The name on the sending account; the transaction's `payer_name`.
@@ -2616,19 +3239,28 @@ impl ::std::convert::From<SimulateBalanceTransferSenderName> for ::std::string::
 }
 impl ::std::str::FromStr for SimulateBalanceTransferSenderName {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for SimulateBalanceTransferSenderName {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String> for SimulateBalanceTransferSenderName {
+impl ::std::convert::TryFrom<::std::string::String>
+for SimulateBalanceTransferSenderName {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 140usize {
@@ -2646,10 +3278,16 @@ impl<'de> ::serde::Deserialize<'de> for SimulateBalanceTransferSenderName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`SimulateInboundTransfer`
@@ -2685,19 +3323,28 @@ impl ::std::convert::From<SimulateInboundTransferPayerName> for ::std::string::S
 }
 impl ::std::str::FromStr for SimulateInboundTransferPayerName {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for SimulateInboundTransferPayerName {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String> for SimulateInboundTransferPayerName {
+impl ::std::convert::TryFrom<::std::string::String>
+for SimulateInboundTransferPayerName {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 140usize {
@@ -2715,10 +3362,16 @@ impl<'de> ::serde::Deserialize<'de> for SimulateInboundTransferPayerName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`SimulateInboundTransferReference`
@@ -2739,19 +3392,28 @@ impl ::std::convert::From<SimulateInboundTransferReference> for ::std::string::S
 }
 impl ::std::str::FromStr for SimulateInboundTransferReference {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for SimulateInboundTransferReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String> for SimulateInboundTransferReference {
+impl ::std::convert::TryFrom<::std::string::String>
+for SimulateInboundTransferReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 140usize {
@@ -2766,10 +3428,16 @@ impl<'de> ::serde::Deserialize<'de> for SimulateInboundTransferReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 /// `amount` is what the payer pays: required for an open request (one created without an
@@ -2800,7 +3468,18 @@ impl SimulatePayment {
     }
 }
 ///`SimulatePaymentOutcome`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum SimulatePaymentOutcome {
     #[serde(rename = "processed")]
@@ -2824,7 +3503,9 @@ impl ::std::fmt::Display for SimulatePaymentOutcome {
 }
 impl ::std::str::FromStr for SimulatePaymentOutcome {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "processed" => Ok(Self::Processed),
             "failed" => Ok(Self::Failed),
@@ -2834,13 +3515,17 @@ impl ::std::str::FromStr for SimulatePaymentOutcome {
 }
 impl ::std::convert::TryFrom<&str> for SimulatePaymentOutcome {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for SimulatePaymentOutcome {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -2867,19 +3552,27 @@ impl ::std::convert::From<SimulatePaymentPayerName> for ::std::string::String {
 }
 impl ::std::str::FromStr for SimulatePaymentPayerName {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for SimulatePaymentPayerName {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for SimulatePaymentPayerName {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 140usize {
@@ -2897,10 +3590,16 @@ impl<'de> ::serde::Deserialize<'de> for SimulatePaymentPayerName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`SimulateTransactionStatus`
@@ -2928,26 +3627,36 @@ impl ::std::ops::Deref for SimulateTransactionStatusFailureReason {
         &self.0
     }
 }
-impl ::std::convert::From<SimulateTransactionStatusFailureReason> for ::std::string::String {
+impl ::std::convert::From<SimulateTransactionStatusFailureReason>
+for ::std::string::String {
     fn from(value: SimulateTransactionStatusFailureReason) -> Self {
         value.0
     }
 }
 impl ::std::str::FromStr for SimulateTransactionStatusFailureReason {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for SimulateTransactionStatusFailureReason {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String> for SimulateTransactionStatusFailureReason {
+impl ::std::convert::TryFrom<::std::string::String>
+for SimulateTransactionStatusFailureReason {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 200usize {
@@ -2965,14 +3674,31 @@ impl<'de> ::serde::Deserialize<'de> for SimulateTransactionStatusFailureReason {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`SimulateTransactionStatusStatus`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum SimulateTransactionStatusStatus {
     #[serde(rename = "pending")]
@@ -3008,7 +3734,9 @@ impl ::std::fmt::Display for SimulateTransactionStatusStatus {
 }
 impl ::std::str::FromStr for SimulateTransactionStatusStatus {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "pending" => Ok(Self::Pending),
             "processing" => Ok(Self::Processing),
@@ -3022,13 +3750,17 @@ impl ::std::str::FromStr for SimulateTransactionStatusStatus {
 }
 impl ::std::convert::TryFrom<&str> for SimulateTransactionStatusStatus {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for SimulateTransactionStatusStatus {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -3044,7 +3776,18 @@ impl SimulateVirtualAccountStatus {
     }
 }
 ///`SimulateVirtualAccountStatusStatus`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum SimulateVirtualAccountStatusStatus {
     #[serde(rename = "active")]
@@ -3068,7 +3811,9 @@ impl ::std::fmt::Display for SimulateVirtualAccountStatusStatus {
 }
 impl ::std::str::FromStr for SimulateVirtualAccountStatusStatus {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "active" => Ok(Self::Active),
             "blocked" => Ok(Self::Blocked),
@@ -3078,13 +3823,18 @@ impl ::std::str::FromStr for SimulateVirtualAccountStatusStatus {
 }
 impl ::std::convert::TryFrom<&str> for SimulateVirtualAccountStatusStatus {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String> for SimulateVirtualAccountStatusStatus {
+impl ::std::convert::TryFrom<::std::string::String>
+for SimulateVirtualAccountStatusStatus {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -3169,19 +3919,27 @@ impl ::std::convert::From<TransactionCreateOrderId> for ::std::string::String {
 }
 impl ::std::str::FromStr for TransactionCreateOrderId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for TransactionCreateOrderId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransactionCreateOrderId {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 50usize {
@@ -3199,10 +3957,16 @@ impl<'de> ::serde::Deserialize<'de> for TransactionCreateOrderId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///Shown to the recipient; defaults to the recipient's `default_reference`.
@@ -3223,19 +3987,27 @@ impl ::std::convert::From<TransactionCreateReference> for ::std::string::String 
 }
 impl ::std::str::FromStr for TransactionCreateReference {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for TransactionCreateReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransactionCreateReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 140usize {
@@ -3250,14 +4022,31 @@ impl<'de> ::serde::Deserialize<'de> for TransactionCreateReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///Only `payment` can be created.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum TransactionCreateTransactionType {
     #[serde(rename = "payment")]
@@ -3278,7 +4067,9 @@ impl ::std::fmt::Display for TransactionCreateTransactionType {
 }
 impl ::std::str::FromStr for TransactionCreateTransactionType {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "payment" => Ok(Self::Payment),
             _ => Err("invalid value".into()),
@@ -3287,13 +4078,18 @@ impl ::std::str::FromStr for TransactionCreateTransactionType {
 }
 impl ::std::convert::TryFrom<&str> for TransactionCreateTransactionType {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String> for TransactionCreateTransactionType {
+impl ::std::convert::TryFrom<::std::string::String>
+for TransactionCreateTransactionType {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -3324,19 +4120,27 @@ impl ::std::convert::From<TransactionOrderId> for ::std::string::String {
 }
 impl ::std::str::FromStr for TransactionOrderId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for TransactionOrderId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransactionOrderId {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 50usize {
@@ -3351,10 +4155,16 @@ impl<'de> ::serde::Deserialize<'de> for TransactionOrderId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///The reference the recipient's bank shows (the transaction's `reference`, else the recipient's `default_reference`).
@@ -3375,19 +4185,27 @@ impl ::std::convert::From<TransactionPaymentReference> for ::std::string::String
 }
 impl ::std::str::FromStr for TransactionPaymentReference {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for TransactionPaymentReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransactionPaymentReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 140usize {
@@ -3402,10 +4220,16 @@ impl<'de> ::serde::Deserialize<'de> for TransactionPaymentReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`TransactionReference`
@@ -3426,19 +4250,27 @@ impl ::std::convert::From<TransactionReference> for ::std::string::String {
 }
 impl ::std::str::FromStr for TransactionReference {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for TransactionReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransactionReference {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 140usize {
@@ -3453,14 +4285,31 @@ impl<'de> ::serde::Deserialize<'de> for TransactionReference {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///See *Transactions* for the transitions.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum TransactionStatus {
     #[serde(rename = "initiated")]
@@ -3499,7 +4348,9 @@ impl ::std::fmt::Display for TransactionStatus {
 }
 impl ::std::str::FromStr for TransactionStatus {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "initiated" => Ok(Self::Initiated),
             "pending" => Ok(Self::Pending),
@@ -3514,19 +4365,34 @@ impl ::std::str::FromStr for TransactionStatus {
 }
 impl ::std::convert::TryFrom<&str> for TransactionStatus {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransactionStatus {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 /// `payment`: money sent from a balance to a recipient. `deposit`: a bank transfer received on
 /// a virtual account. `collection`: a settled payment request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum TransactionType {
     #[serde(rename = "payment")]
@@ -3553,7 +4419,9 @@ impl ::std::fmt::Display for TransactionType {
 }
 impl ::std::str::FromStr for TransactionType {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "payment" => Ok(Self::Payment),
             "deposit" => Ok(Self::Deposit),
@@ -3564,13 +4432,17 @@ impl ::std::str::FromStr for TransactionType {
 }
 impl ::std::convert::TryFrom<&str> for TransactionType {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransactionType {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -3610,19 +4482,27 @@ impl ::std::convert::From<VirtualAccountAccountName> for ::std::string::String {
 }
 impl ::std::str::FromStr for VirtualAccountAccountName {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 100usize {
@@ -3637,10 +4517,16 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountAccountName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///Give `currency`, `settlement_balance_id`, or both.
@@ -3682,19 +4568,27 @@ impl ::std::convert::From<VirtualAccountCreateAccountName> for ::std::string::St
 }
 impl ::std::str::FromStr for VirtualAccountCreateAccountName {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountCreateAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountCreateAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 100usize {
@@ -3712,10 +4606,16 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountCreateAccountName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///Your unique reference; reusing it makes the request a safe retry.
@@ -3736,19 +4636,27 @@ impl ::std::convert::From<VirtualAccountCreateReferenceId> for ::std::string::St
 }
 impl ::std::str::FromStr for VirtualAccountCreateReferenceId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountCreateReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountCreateReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 50usize {
@@ -3766,10 +4674,16 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountCreateReferenceId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`VirtualAccountNotification`
@@ -3799,19 +4713,27 @@ impl ::std::convert::From<VirtualAccountReferenceId> for ::std::string::String {
 }
 impl ::std::str::FromStr for VirtualAccountReferenceId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountReferenceId {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 50usize {
@@ -3826,14 +4748,31 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountReferenceId {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///See *Virtual accounts* for the transitions.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum VirtualAccountStatus {
     #[serde(rename = "initiated")]
@@ -3863,7 +4802,9 @@ impl ::std::fmt::Display for VirtualAccountStatus {
 }
 impl ::std::str::FromStr for VirtualAccountStatus {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "initiated" => Ok(Self::Initiated),
             "active" => Ok(Self::Active),
@@ -3875,13 +4816,17 @@ impl ::std::str::FromStr for VirtualAccountStatus {
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountStatus {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountStatus {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -3914,19 +4859,27 @@ impl ::std::convert::From<VirtualAccountUpdateAccountName> for ::std::string::St
 }
 impl ::std::str::FromStr for VirtualAccountUpdateAccountName {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for VirtualAccountUpdateAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for VirtualAccountUpdateAccountName {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 100usize {
@@ -3944,10 +4897,16 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountUpdateAccountName {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///A stored notification with its delivery outcome.
@@ -4014,19 +4973,27 @@ impl ::std::convert::From<WebhookEndpointCreateUrl> for ::std::string::String {
 }
 impl ::std::str::FromStr for WebhookEndpointCreateUrl {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for WebhookEndpointCreateUrl {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for WebhookEndpointCreateUrl {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 2048usize {
@@ -4041,10 +5008,16 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointCreateUrl {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///`WebhookEndpointUrl`
@@ -4065,19 +5038,27 @@ impl ::std::convert::From<WebhookEndpointUrl> for ::std::string::String {
 }
 impl ::std::str::FromStr for WebhookEndpointUrl {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for WebhookEndpointUrl {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for WebhookEndpointUrl {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 2048usize {
@@ -4092,10 +5073,16 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointUrl {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///**Extension.** An endpoint with its signing secret, shown only when created or rotated.
@@ -4128,19 +5115,27 @@ impl ::std::convert::From<WebhookEndpointWithSecretUrl> for ::std::string::Strin
 }
 impl ::std::str::FromStr for WebhookEndpointWithSecretUrl {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(value.to_string())
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(value.to_string())
     }
 }
 impl ::std::convert::TryFrom<&str> for WebhookEndpointWithSecretUrl {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for WebhookEndpointWithSecretUrl {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         {
             let value: &str = &value;
             if value.chars().count() > 2048usize {
@@ -4155,14 +5150,31 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointWithSecretUrl {
     where
         D: ::serde::Deserializer<'de>,
     {
-        <Self as ::std::convert::TryFrom<::std::string::String>>::try_from(
-            <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?,
-        )
-        .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(e.to_string()))
+        <Self as ::std::convert::TryFrom<
+            ::std::string::String,
+        >>::try_from(
+                <::std::string::String as ::serde::Deserialize>::deserialize(
+                    deserializer,
+                )?,
+            )
+            .map_err(|e: self::error::ConversionError| <D::Error as ::serde::de::Error>::custom(
+                e.to_string(),
+            ))
     }
 }
 ///An event name. The list grows over time; receivers must ignore events they do not know.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub enum WebhookEvent {
     #[serde(rename = "ping")]
@@ -4237,7 +5249,9 @@ impl ::std::fmt::Display for WebhookEvent {
 }
 impl ::std::str::FromStr for WebhookEvent {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "ping" => Ok(Self::Ping),
             "recipient.created" => Ok(Self::RecipientCreated),
@@ -4264,13 +5278,17 @@ impl ::std::str::FromStr for WebhookEvent {
 }
 impl ::std::convert::TryFrom<&str> for WebhookEvent {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for WebhookEvent {
     type Error = self::error::ConversionError;
-    fn try_from(value: ::std::string::String) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -4293,11 +5311,17 @@ pub mod builder {
     #[derive(Clone, Debug)]
     pub struct BalanceCreate {
         currency: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
-        name: ::std::result::Result<::std::option::Option<super::BalanceCreateName>, ::std::string::String>,
+        name: ::std::result::Result<
+            ::std::option::Option<super::BalanceCreateName>,
+            ::std::string::String,
+        >,
     }
     impl ::std::default::Default for BalanceCreate {
         fn default() -> Self {
-            Self { currency: Err("no value supplied for currency".to_string()), name: Ok(Default::default()) }
+            Self {
+                currency: Err("no value supplied for currency".to_string()),
+                name: Ok(Default::default()),
+            }
         }
     }
     impl BalanceCreate {
@@ -4306,7 +5330,11 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CurrencyCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency = value.try_into().map_err(|e| format!("error converting supplied value for currency: {e}"));
+            self.currency = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for currency: {e}")
+                });
             self
         }
         pub fn name<T>(mut self, value: T) -> Self
@@ -4314,19 +5342,29 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::BalanceCreateName>>,
             T::Error: ::std::fmt::Display,
         {
-            self.name = value.try_into().map_err(|e| format!("error converting supplied value for name: {e}"));
+            self.name = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for name: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<BalanceCreate> for super::BalanceCreate {
         type Error = super::error::ConversionError;
-        fn try_from(value: BalanceCreate) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self { currency: value.currency?, name: value.name? })
+        fn try_from(
+            value: BalanceCreate,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self {
+                currency: value.currency?,
+                name: value.name?,
+            })
         }
     }
     impl ::std::convert::From<super::BalanceCreate> for BalanceCreate {
         fn from(value: super::BalanceCreate) -> Self {
-            Self { currency: Ok(value.currency), name: Ok(value.name) }
+            Self {
+                currency: Ok(value.currency),
+                name: Ok(value.name),
+            }
         }
     }
     #[derive(Clone, Debug)]
@@ -4335,7 +5373,9 @@ pub mod builder {
     }
     impl ::std::default::Default for BalanceUpdate {
         fn default() -> Self {
-            Self { name: Err("no value supplied for name".to_string()) }
+            Self {
+                name: Err("no value supplied for name".to_string()),
+            }
         }
     }
     impl BalanceUpdate {
@@ -4344,13 +5384,17 @@ pub mod builder {
             T: ::std::convert::TryInto<super::BalanceUpdateName>,
             T::Error: ::std::fmt::Display,
         {
-            self.name = value.try_into().map_err(|e| format!("error converting supplied value for name: {e}"));
+            self.name = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for name: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<BalanceUpdate> for super::BalanceUpdate {
         type Error = super::error::ConversionError;
-        fn try_from(value: BalanceUpdate) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(
+            value: BalanceUpdate,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { name: value.name? })
         }
     }
@@ -4361,19 +5405,43 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct BankAccount {
-        account_name:
-            ::std::result::Result<::std::option::Option<super::BankAccountAccountName>, ::std::string::String>,
-        account_number:
-            ::std::result::Result<::std::option::Option<super::BankAccountAccountNumber>, ::std::string::String>,
-        bank_code: ::std::result::Result<::std::option::Option<super::BankAccountBankCode>, ::std::string::String>,
-        bank_name: ::std::result::Result<::std::option::Option<super::BankAccountBankName>, ::std::string::String>,
-        bic: ::std::result::Result<::std::option::Option<super::BankAccountBic>, ::std::string::String>,
+        account_name: ::std::result::Result<
+            ::std::option::Option<super::BankAccountAccountName>,
+            ::std::string::String,
+        >,
+        account_number: ::std::result::Result<
+            ::std::option::Option<super::BankAccountAccountNumber>,
+            ::std::string::String,
+        >,
+        bank_code: ::std::result::Result<
+            ::std::option::Option<super::BankAccountBankCode>,
+            ::std::string::String,
+        >,
+        bank_name: ::std::result::Result<
+            ::std::option::Option<super::BankAccountBankName>,
+            ::std::string::String,
+        >,
+        bic: ::std::result::Result<
+            ::std::option::Option<super::BankAccountBic>,
+            ::std::string::String,
+        >,
         currency: ::std::result::Result<super::CurrencyCode, ::std::string::String>,
-        iban: ::std::result::Result<::std::option::Option<super::BankAccountIban>, ::std::string::String>,
-        ifsc: ::std::result::Result<::std::option::Option<super::BankAccountIfsc>, ::std::string::String>,
-        routing_number:
-            ::std::result::Result<::std::option::Option<super::BankAccountRoutingNumber>, ::std::string::String>,
-        sort_code: ::std::result::Result<::std::option::Option<super::BankAccountSortCode>, ::std::string::String>,
+        iban: ::std::result::Result<
+            ::std::option::Option<super::BankAccountIban>,
+            ::std::string::String,
+        >,
+        ifsc: ::std::result::Result<
+            ::std::option::Option<super::BankAccountIfsc>,
+            ::std::string::String,
+        >,
+        routing_number: ::std::result::Result<
+            ::std::option::Option<super::BankAccountRoutingNumber>,
+            ::std::string::String,
+        >,
+        sort_code: ::std::result::Result<
+            ::std::option::Option<super::BankAccountSortCode>,
+            ::std::string::String,
+        >,
     }
     impl ::std::default::Default for BankAccount {
         fn default() -> Self {
@@ -4394,38 +5462,58 @@ pub mod builder {
     impl BankAccount {
         pub fn account_name<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::BankAccountAccountName>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::BankAccountAccountName>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.account_name =
-                value.try_into().map_err(|e| format!("error converting supplied value for account_name: {e}"));
+            self.account_name = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for account_name: {e}")
+                });
             self
         }
         pub fn account_number<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::BankAccountAccountNumber>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::BankAccountAccountNumber>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.account_number =
-                value.try_into().map_err(|e| format!("error converting supplied value for account_number: {e}"));
+            self.account_number = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for account_number: {e}")
+                });
             self
         }
         pub fn bank_code<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::BankAccountBankCode>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::BankAccountBankCode>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.bank_code =
-                value.try_into().map_err(|e| format!("error converting supplied value for bank_code: {e}"));
+            self.bank_code = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for bank_code: {e}")
+                });
             self
         }
         pub fn bank_name<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::BankAccountBankName>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::BankAccountBankName>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.bank_name =
-                value.try_into().map_err(|e| format!("error converting supplied value for bank_name: {e}"));
+            self.bank_name = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for bank_name: {e}")
+                });
             self
         }
         pub fn bic<T>(mut self, value: T) -> Self
@@ -4433,7 +5521,9 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::BankAccountBic>>,
             T::Error: ::std::fmt::Display,
         {
-            self.bic = value.try_into().map_err(|e| format!("error converting supplied value for bic: {e}"));
+            self.bic = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for bic: {e}"));
             self
         }
         pub fn currency<T>(mut self, value: T) -> Self
@@ -4441,7 +5531,11 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CurrencyCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency = value.try_into().map_err(|e| format!("error converting supplied value for currency: {e}"));
+            self.currency = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for currency: {e}")
+                });
             self
         }
         pub fn iban<T>(mut self, value: T) -> Self
@@ -4449,7 +5543,9 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::BankAccountIban>>,
             T::Error: ::std::fmt::Display,
         {
-            self.iban = value.try_into().map_err(|e| format!("error converting supplied value for iban: {e}"));
+            self.iban = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for iban: {e}"));
             self
         }
         pub fn ifsc<T>(mut self, value: T) -> Self
@@ -4457,31 +5553,45 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::BankAccountIfsc>>,
             T::Error: ::std::fmt::Display,
         {
-            self.ifsc = value.try_into().map_err(|e| format!("error converting supplied value for ifsc: {e}"));
+            self.ifsc = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for ifsc: {e}"));
             self
         }
         pub fn routing_number<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::BankAccountRoutingNumber>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::BankAccountRoutingNumber>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.routing_number =
-                value.try_into().map_err(|e| format!("error converting supplied value for routing_number: {e}"));
+            self.routing_number = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for routing_number: {e}")
+                });
             self
         }
         pub fn sort_code<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::BankAccountSortCode>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::BankAccountSortCode>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.sort_code =
-                value.try_into().map_err(|e| format!("error converting supplied value for sort_code: {e}"));
+            self.sort_code = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for sort_code: {e}")
+                });
             self
         }
     }
     impl ::std::convert::TryFrom<BankAccount> for super::BankAccount {
         type Error = super::error::ConversionError;
-        fn try_from(value: BankAccount) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(
+            value: BankAccount,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 account_name: value.account_name?,
                 account_number: value.account_number?,
@@ -4514,15 +5624,30 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct PaymentRequestCreate {
-        amount: ::std::result::Result<::std::option::Option<super::Amount>, ::std::string::String>,
-        currency: ::std::result::Result<::std::option::Option<super::CurrencyCode>, ::std::string::String>,
-        reference:
-            ::std::result::Result<::std::option::Option<super::PaymentRequestCreateReference>, ::std::string::String>,
-        reference_id:
-            ::std::result::Result<::std::option::Option<super::PaymentRequestCreateReferenceId>, ::std::string::String>,
-        return_url:
-            ::std::result::Result<::std::option::Option<super::PaymentRequestCreateReturnUrl>, ::std::string::String>,
-        settlement_balance_id: ::std::result::Result<::std::option::Option<::uuid::Uuid>, ::std::string::String>,
+        amount: ::std::result::Result<
+            ::std::option::Option<super::Amount>,
+            ::std::string::String,
+        >,
+        currency: ::std::result::Result<
+            ::std::option::Option<super::CurrencyCode>,
+            ::std::string::String,
+        >,
+        reference: ::std::result::Result<
+            ::std::option::Option<super::PaymentRequestCreateReference>,
+            ::std::string::String,
+        >,
+        reference_id: ::std::result::Result<
+            ::std::option::Option<super::PaymentRequestCreateReferenceId>,
+            ::std::string::String,
+        >,
+        return_url: ::std::result::Result<
+            ::std::option::Option<super::PaymentRequestCreateReturnUrl>,
+            ::std::string::String,
+        >,
+        settlement_balance_id: ::std::result::Result<
+            ::std::option::Option<::uuid::Uuid>,
+            ::std::string::String,
+        >,
     }
     impl ::std::default::Default for PaymentRequestCreate {
         fn default() -> Self {
@@ -4542,7 +5667,9 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::Amount>>,
             T::Error: ::std::fmt::Display,
         {
-            self.amount = value.try_into().map_err(|e| format!("error converting supplied value for amount: {e}"));
+            self.amount = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for amount: {e}"));
             self
         }
         pub fn currency<T>(mut self, value: T) -> Self
@@ -4550,34 +5677,53 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::CurrencyCode>>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency = value.try_into().map_err(|e| format!("error converting supplied value for currency: {e}"));
+            self.currency = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for currency: {e}")
+                });
             self
         }
         pub fn reference<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::PaymentRequestCreateReference>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::PaymentRequestCreateReference>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.reference =
-                value.try_into().map_err(|e| format!("error converting supplied value for reference: {e}"));
+            self.reference = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for reference: {e}")
+                });
             self
         }
         pub fn reference_id<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::PaymentRequestCreateReferenceId>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::PaymentRequestCreateReferenceId>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.reference_id =
-                value.try_into().map_err(|e| format!("error converting supplied value for reference_id: {e}"));
+            self.reference_id = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for reference_id: {e}")
+                });
             self
         }
         pub fn return_url<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::PaymentRequestCreateReturnUrl>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::PaymentRequestCreateReturnUrl>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.return_url =
-                value.try_into().map_err(|e| format!("error converting supplied value for return_url: {e}"));
+            self.return_url = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for return_url: {e}")
+                });
             self
         }
         pub fn settlement_balance_id<T>(mut self, value: T) -> Self
@@ -4585,14 +5731,21 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
             T::Error: ::std::fmt::Display,
         {
-            self.settlement_balance_id =
-                value.try_into().map_err(|e| format!("error converting supplied value for settlement_balance_id: {e}"));
+            self.settlement_balance_id = value
+                .try_into()
+                .map_err(|e| {
+                    format!(
+                        "error converting supplied value for settlement_balance_id: {e}"
+                    )
+                });
             self
         }
     }
     impl ::std::convert::TryFrom<PaymentRequestCreate> for super::PaymentRequestCreate {
         type Error = super::error::ConversionError;
-        fn try_from(value: PaymentRequestCreate) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(
+            value: PaymentRequestCreate,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 amount: value.amount?,
                 currency: value.currency?,
@@ -4617,11 +5770,16 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct RecipientCreate {
-        alias: ::std::result::Result<::std::option::Option<super::RecipientCreateAlias>, ::std::string::String>,
+        alias: ::std::result::Result<
+            ::std::option::Option<super::RecipientCreateAlias>,
+            ::std::string::String,
+        >,
         bank_account: ::std::result::Result<super::BankAccount, ::std::string::String>,
         country: ::std::result::Result<super::CountryCode, ::std::string::String>,
-        default_reference:
-            ::std::result::Result<::std::option::Option<super::RecipientCreateDefaultReference>, ::std::string::String>,
+        default_reference: ::std::result::Result<
+            ::std::option::Option<super::RecipientCreateDefaultReference>,
+            ::std::string::String,
+        >,
         type_: ::std::result::Result<super::RecipientType, ::std::string::String>,
     }
     impl ::std::default::Default for RecipientCreate {
@@ -4638,10 +5796,14 @@ pub mod builder {
     impl RecipientCreate {
         pub fn alias<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::RecipientCreateAlias>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::RecipientCreateAlias>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.alias = value.try_into().map_err(|e| format!("error converting supplied value for alias: {e}"));
+            self.alias = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for alias: {e}"));
             self
         }
         pub fn bank_account<T>(mut self, value: T) -> Self
@@ -4649,8 +5811,11 @@ pub mod builder {
             T: ::std::convert::TryInto<super::BankAccount>,
             T::Error: ::std::fmt::Display,
         {
-            self.bank_account =
-                value.try_into().map_err(|e| format!("error converting supplied value for bank_account: {e}"));
+            self.bank_account = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for bank_account: {e}")
+                });
             self
         }
         pub fn country<T>(mut self, value: T) -> Self
@@ -4658,16 +5823,25 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CountryCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.country = value.try_into().map_err(|e| format!("error converting supplied value for country: {e}"));
+            self.country = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for country: {e}")
+                });
             self
         }
         pub fn default_reference<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::RecipientCreateDefaultReference>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::RecipientCreateDefaultReference>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.default_reference =
-                value.try_into().map_err(|e| format!("error converting supplied value for default_reference: {e}"));
+            self.default_reference = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for default_reference: {e}")
+                });
             self
         }
         pub fn type_<T>(mut self, value: T) -> Self
@@ -4675,13 +5849,17 @@ pub mod builder {
             T: ::std::convert::TryInto<super::RecipientType>,
             T::Error: ::std::fmt::Display,
         {
-            self.type_ = value.try_into().map_err(|e| format!("error converting supplied value for type_: {e}"));
+            self.type_ = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for type_: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<RecipientCreate> for super::RecipientCreate {
         type Error = super::error::ConversionError;
-        fn try_from(value: RecipientCreate) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(
+            value: RecipientCreate,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 alias: value.alias?,
                 bank_account: value.bank_account?,
@@ -4704,26 +5882,37 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct RecipientUpdate {
-        alias: ::std::result::Result<::std::option::Option<super::RecipientUpdateAlias>, ::std::string::String>,
+        alias: ::std::result::Result<
+            ::std::option::Option<super::RecipientUpdateAlias>,
+            ::std::string::String,
+        >,
     }
     impl ::std::default::Default for RecipientUpdate {
         fn default() -> Self {
-            Self { alias: Err("no value supplied for alias".to_string()) }
+            Self {
+                alias: Err("no value supplied for alias".to_string()),
+            }
         }
     }
     impl RecipientUpdate {
         pub fn alias<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::RecipientUpdateAlias>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::RecipientUpdateAlias>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.alias = value.try_into().map_err(|e| format!("error converting supplied value for alias: {e}"));
+            self.alias = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for alias: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<RecipientUpdate> for super::RecipientUpdate {
         type Error = super::error::ConversionError;
-        fn try_from(value: RecipientUpdate) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(
+            value: RecipientUpdate,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { alias: value.alias? })
         }
     }
@@ -4751,8 +5940,11 @@ pub mod builder {
             T: ::std::convert::TryInto<super::BankAccount>,
             T::Error: ::std::fmt::Display,
         {
-            self.bank_account =
-                value.try_into().map_err(|e| format!("error converting supplied value for bank_account: {e}"));
+            self.bank_account = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for bank_account: {e}")
+                });
             self
         }
         pub fn country<T>(mut self, value: T) -> Self
@@ -4760,19 +5952,31 @@ pub mod builder {
             T: ::std::convert::TryInto<super::CountryCode>,
             T::Error: ::std::fmt::Display,
         {
-            self.country = value.try_into().map_err(|e| format!("error converting supplied value for country: {e}"));
+            self.country = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for country: {e}")
+                });
             self
         }
     }
     impl ::std::convert::TryFrom<RecipientValidate> for super::RecipientValidate {
         type Error = super::error::ConversionError;
-        fn try_from(value: RecipientValidate) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self { bank_account: value.bank_account?, country: value.country? })
+        fn try_from(
+            value: RecipientValidate,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self {
+                bank_account: value.bank_account?,
+                country: value.country?,
+            })
         }
     }
     impl ::std::convert::From<super::RecipientValidate> for RecipientValidate {
         fn from(value: super::RecipientValidate) -> Self {
-            Self { bank_account: Ok(value.bank_account), country: Ok(value.country) }
+            Self {
+                bank_account: Ok(value.bank_account),
+                country: Ok(value.country),
+            }
         }
     }
     #[derive(Clone, Debug)]
@@ -4782,7 +5986,10 @@ pub mod builder {
             ::std::option::Option<super::SimulateBalanceTransferReference>,
             ::std::string::String,
         >,
-        sender_name: ::std::result::Result<super::SimulateBalanceTransferSenderName, ::std::string::String>,
+        sender_name: ::std::result::Result<
+            super::SimulateBalanceTransferSenderName,
+            ::std::string::String,
+        >,
     }
     impl ::std::default::Default for SimulateBalanceTransfer {
         fn default() -> Self {
@@ -4799,16 +6006,23 @@ pub mod builder {
             T: ::std::convert::TryInto<super::Amount>,
             T::Error: ::std::fmt::Display,
         {
-            self.amount = value.try_into().map_err(|e| format!("error converting supplied value for amount: {e}"));
+            self.amount = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for amount: {e}"));
             self
         }
         pub fn reference<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::SimulateBalanceTransferReference>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::SimulateBalanceTransferReference>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.reference =
-                value.try_into().map_err(|e| format!("error converting supplied value for reference: {e}"));
+            self.reference = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for reference: {e}")
+                });
             self
         }
         pub fn sender_name<T>(mut self, value: T) -> Self
@@ -4816,20 +6030,35 @@ pub mod builder {
             T: ::std::convert::TryInto<super::SimulateBalanceTransferSenderName>,
             T::Error: ::std::fmt::Display,
         {
-            self.sender_name =
-                value.try_into().map_err(|e| format!("error converting supplied value for sender_name: {e}"));
+            self.sender_name = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for sender_name: {e}")
+                });
             self
         }
     }
-    impl ::std::convert::TryFrom<SimulateBalanceTransfer> for super::SimulateBalanceTransfer {
+    impl ::std::convert::TryFrom<SimulateBalanceTransfer>
+    for super::SimulateBalanceTransfer {
         type Error = super::error::ConversionError;
-        fn try_from(value: SimulateBalanceTransfer) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self { amount: value.amount?, reference: value.reference?, sender_name: value.sender_name? })
+        fn try_from(
+            value: SimulateBalanceTransfer,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self {
+                amount: value.amount?,
+                reference: value.reference?,
+                sender_name: value.sender_name?,
+            })
         }
     }
-    impl ::std::convert::From<super::SimulateBalanceTransfer> for SimulateBalanceTransfer {
+    impl ::std::convert::From<super::SimulateBalanceTransfer>
+    for SimulateBalanceTransfer {
         fn from(value: super::SimulateBalanceTransfer) -> Self {
-            Self { amount: Ok(value.amount), reference: Ok(value.reference), sender_name: Ok(value.sender_name) }
+            Self {
+                amount: Ok(value.amount),
+                reference: Ok(value.reference),
+                sender_name: Ok(value.sender_name),
+            }
         }
     }
     #[derive(Clone, Debug)]
@@ -4859,45 +6088,77 @@ pub mod builder {
             T: ::std::convert::TryInto<super::Amount>,
             T::Error: ::std::fmt::Display,
         {
-            self.amount = value.try_into().map_err(|e| format!("error converting supplied value for amount: {e}"));
+            self.amount = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for amount: {e}"));
             self
         }
         pub fn payer_name<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::SimulateInboundTransferPayerName>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::SimulateInboundTransferPayerName>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.payer_name =
-                value.try_into().map_err(|e| format!("error converting supplied value for payer_name: {e}"));
+            self.payer_name = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for payer_name: {e}")
+                });
             self
         }
         pub fn reference<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::SimulateInboundTransferReference>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::SimulateInboundTransferReference>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.reference =
-                value.try_into().map_err(|e| format!("error converting supplied value for reference: {e}"));
+            self.reference = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for reference: {e}")
+                });
             self
         }
     }
-    impl ::std::convert::TryFrom<SimulateInboundTransfer> for super::SimulateInboundTransfer {
+    impl ::std::convert::TryFrom<SimulateInboundTransfer>
+    for super::SimulateInboundTransfer {
         type Error = super::error::ConversionError;
-        fn try_from(value: SimulateInboundTransfer) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self { amount: value.amount?, payer_name: value.payer_name?, reference: value.reference? })
+        fn try_from(
+            value: SimulateInboundTransfer,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self {
+                amount: value.amount?,
+                payer_name: value.payer_name?,
+                reference: value.reference?,
+            })
         }
     }
-    impl ::std::convert::From<super::SimulateInboundTransfer> for SimulateInboundTransfer {
+    impl ::std::convert::From<super::SimulateInboundTransfer>
+    for SimulateInboundTransfer {
         fn from(value: super::SimulateInboundTransfer) -> Self {
-            Self { amount: Ok(value.amount), payer_name: Ok(value.payer_name), reference: Ok(value.reference) }
+            Self {
+                amount: Ok(value.amount),
+                payer_name: Ok(value.payer_name),
+                reference: Ok(value.reference),
+            }
         }
     }
     #[derive(Clone, Debug)]
     pub struct SimulatePayment {
-        amount: ::std::result::Result<::std::option::Option<super::Amount>, ::std::string::String>,
-        outcome: ::std::result::Result<super::SimulatePaymentOutcome, ::std::string::String>,
-        payer_name:
-            ::std::result::Result<::std::option::Option<super::SimulatePaymentPayerName>, ::std::string::String>,
+        amount: ::std::result::Result<
+            ::std::option::Option<super::Amount>,
+            ::std::string::String,
+        >,
+        outcome: ::std::result::Result<
+            super::SimulatePaymentOutcome,
+            ::std::string::String,
+        >,
+        payer_name: ::std::result::Result<
+            ::std::option::Option<super::SimulatePaymentPayerName>,
+            ::std::string::String,
+        >,
     }
     impl ::std::default::Default for SimulatePayment {
         fn default() -> Self {
@@ -4914,7 +6175,9 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::Amount>>,
             T::Error: ::std::fmt::Display,
         {
-            self.amount = value.try_into().map_err(|e| format!("error converting supplied value for amount: {e}"));
+            self.amount = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for amount: {e}"));
             self
         }
         pub fn outcome<T>(mut self, value: T) -> Self
@@ -4922,28 +6185,47 @@ pub mod builder {
             T: ::std::convert::TryInto<super::SimulatePaymentOutcome>,
             T::Error: ::std::fmt::Display,
         {
-            self.outcome = value.try_into().map_err(|e| format!("error converting supplied value for outcome: {e}"));
+            self.outcome = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for outcome: {e}")
+                });
             self
         }
         pub fn payer_name<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::SimulatePaymentPayerName>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::SimulatePaymentPayerName>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.payer_name =
-                value.try_into().map_err(|e| format!("error converting supplied value for payer_name: {e}"));
+            self.payer_name = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for payer_name: {e}")
+                });
             self
         }
     }
     impl ::std::convert::TryFrom<SimulatePayment> for super::SimulatePayment {
         type Error = super::error::ConversionError;
-        fn try_from(value: SimulatePayment) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self { amount: value.amount?, outcome: value.outcome?, payer_name: value.payer_name? })
+        fn try_from(
+            value: SimulatePayment,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self {
+                amount: value.amount?,
+                outcome: value.outcome?,
+                payer_name: value.payer_name?,
+            })
         }
     }
     impl ::std::convert::From<super::SimulatePayment> for SimulatePayment {
         fn from(value: super::SimulatePayment) -> Self {
-            Self { amount: Ok(value.amount), outcome: Ok(value.outcome), payer_name: Ok(value.payer_name) }
+            Self {
+                amount: Ok(value.amount),
+                outcome: Ok(value.outcome),
+                payer_name: Ok(value.payer_name),
+            }
         }
     }
     #[derive(Clone, Debug)]
@@ -4952,21 +6234,32 @@ pub mod builder {
             ::std::option::Option<super::SimulateTransactionStatusFailureReason>,
             ::std::string::String,
         >,
-        status: ::std::result::Result<super::SimulateTransactionStatusStatus, ::std::string::String>,
+        status: ::std::result::Result<
+            super::SimulateTransactionStatusStatus,
+            ::std::string::String,
+        >,
     }
     impl ::std::default::Default for SimulateTransactionStatus {
         fn default() -> Self {
-            Self { failure_reason: Ok(Default::default()), status: Err("no value supplied for status".to_string()) }
+            Self {
+                failure_reason: Ok(Default::default()),
+                status: Err("no value supplied for status".to_string()),
+            }
         }
     }
     impl SimulateTransactionStatus {
         pub fn failure_reason<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::SimulateTransactionStatusFailureReason>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::SimulateTransactionStatusFailureReason>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.failure_reason =
-                value.try_into().map_err(|e| format!("error converting supplied value for failure_reason: {e}"));
+            self.failure_reason = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for failure_reason: {e}")
+                });
             self
         }
         pub fn status<T>(mut self, value: T) -> Self
@@ -4974,28 +6267,45 @@ pub mod builder {
             T: ::std::convert::TryInto<super::SimulateTransactionStatusStatus>,
             T::Error: ::std::fmt::Display,
         {
-            self.status = value.try_into().map_err(|e| format!("error converting supplied value for status: {e}"));
+            self.status = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for status: {e}"));
             self
         }
     }
-    impl ::std::convert::TryFrom<SimulateTransactionStatus> for super::SimulateTransactionStatus {
+    impl ::std::convert::TryFrom<SimulateTransactionStatus>
+    for super::SimulateTransactionStatus {
         type Error = super::error::ConversionError;
-        fn try_from(value: SimulateTransactionStatus) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self { failure_reason: value.failure_reason?, status: value.status? })
+        fn try_from(
+            value: SimulateTransactionStatus,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self {
+                failure_reason: value.failure_reason?,
+                status: value.status?,
+            })
         }
     }
-    impl ::std::convert::From<super::SimulateTransactionStatus> for SimulateTransactionStatus {
+    impl ::std::convert::From<super::SimulateTransactionStatus>
+    for SimulateTransactionStatus {
         fn from(value: super::SimulateTransactionStatus) -> Self {
-            Self { failure_reason: Ok(value.failure_reason), status: Ok(value.status) }
+            Self {
+                failure_reason: Ok(value.failure_reason),
+                status: Ok(value.status),
+            }
         }
     }
     #[derive(Clone, Debug)]
     pub struct SimulateVirtualAccountStatus {
-        status: ::std::result::Result<super::SimulateVirtualAccountStatusStatus, ::std::string::String>,
+        status: ::std::result::Result<
+            super::SimulateVirtualAccountStatusStatus,
+            ::std::string::String,
+        >,
     }
     impl ::std::default::Default for SimulateVirtualAccountStatus {
         fn default() -> Self {
-            Self { status: Err("no value supplied for status".to_string()) }
+            Self {
+                status: Err("no value supplied for status".to_string()),
+            }
         }
     }
     impl SimulateVirtualAccountStatus {
@@ -5004,31 +6314,51 @@ pub mod builder {
             T: ::std::convert::TryInto<super::SimulateVirtualAccountStatusStatus>,
             T::Error: ::std::fmt::Display,
         {
-            self.status = value.try_into().map_err(|e| format!("error converting supplied value for status: {e}"));
+            self.status = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for status: {e}"));
             self
         }
     }
-    impl ::std::convert::TryFrom<SimulateVirtualAccountStatus> for super::SimulateVirtualAccountStatus {
+    impl ::std::convert::TryFrom<SimulateVirtualAccountStatus>
+    for super::SimulateVirtualAccountStatus {
         type Error = super::error::ConversionError;
-        fn try_from(value: SimulateVirtualAccountStatus) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(
+            value: SimulateVirtualAccountStatus,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self { status: value.status? })
         }
     }
-    impl ::std::convert::From<super::SimulateVirtualAccountStatus> for SimulateVirtualAccountStatus {
+    impl ::std::convert::From<super::SimulateVirtualAccountStatus>
+    for SimulateVirtualAccountStatus {
         fn from(value: super::SimulateVirtualAccountStatus) -> Self {
             Self { status: Ok(value.status) }
         }
     }
     #[derive(Clone, Debug)]
     pub struct TransactionCreate {
-        amount: ::std::result::Result<::std::option::Option<super::Amount>, ::std::string::String>,
+        amount: ::std::result::Result<
+            ::std::option::Option<super::Amount>,
+            ::std::string::String,
+        >,
         balance_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
-        order_id: ::std::result::Result<::std::option::Option<super::TransactionCreateOrderId>, ::std::string::String>,
+        order_id: ::std::result::Result<
+            ::std::option::Option<super::TransactionCreateOrderId>,
+            ::std::string::String,
+        >,
         recipient_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
-        reference:
-            ::std::result::Result<::std::option::Option<super::TransactionCreateReference>, ::std::string::String>,
-        to_amount: ::std::result::Result<::std::option::Option<super::Amount>, ::std::string::String>,
-        transaction_type: ::std::result::Result<super::TransactionCreateTransactionType, ::std::string::String>,
+        reference: ::std::result::Result<
+            ::std::option::Option<super::TransactionCreateReference>,
+            ::std::string::String,
+        >,
+        to_amount: ::std::result::Result<
+            ::std::option::Option<super::Amount>,
+            ::std::string::String,
+        >,
+        transaction_type: ::std::result::Result<
+            super::TransactionCreateTransactionType,
+            ::std::string::String,
+        >,
     }
     impl ::std::default::Default for TransactionCreate {
         fn default() -> Self {
@@ -5039,7 +6369,9 @@ pub mod builder {
                 recipient_id: Err("no value supplied for recipient_id".to_string()),
                 reference: Ok(Default::default()),
                 to_amount: Ok(Default::default()),
-                transaction_type: Err("no value supplied for transaction_type".to_string()),
+                transaction_type: Err(
+                    "no value supplied for transaction_type".to_string(),
+                ),
             }
         }
     }
@@ -5049,7 +6381,9 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::Amount>>,
             T::Error: ::std::fmt::Display,
         {
-            self.amount = value.try_into().map_err(|e| format!("error converting supplied value for amount: {e}"));
+            self.amount = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for amount: {e}"));
             self
         }
         pub fn balance_id<T>(mut self, value: T) -> Self
@@ -5057,16 +6391,25 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.balance_id =
-                value.try_into().map_err(|e| format!("error converting supplied value for balance_id: {e}"));
+            self.balance_id = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for balance_id: {e}")
+                });
             self
         }
         pub fn order_id<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::TransactionCreateOrderId>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::TransactionCreateOrderId>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.order_id = value.try_into().map_err(|e| format!("error converting supplied value for order_id: {e}"));
+            self.order_id = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for order_id: {e}")
+                });
             self
         }
         pub fn recipient_id<T>(mut self, value: T) -> Self
@@ -5074,17 +6417,25 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.recipient_id =
-                value.try_into().map_err(|e| format!("error converting supplied value for recipient_id: {e}"));
+            self.recipient_id = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for recipient_id: {e}")
+                });
             self
         }
         pub fn reference<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::TransactionCreateReference>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::TransactionCreateReference>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.reference =
-                value.try_into().map_err(|e| format!("error converting supplied value for reference: {e}"));
+            self.reference = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for reference: {e}")
+                });
             self
         }
         pub fn to_amount<T>(mut self, value: T) -> Self
@@ -5092,8 +6443,11 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::Amount>>,
             T::Error: ::std::fmt::Display,
         {
-            self.to_amount =
-                value.try_into().map_err(|e| format!("error converting supplied value for to_amount: {e}"));
+            self.to_amount = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for to_amount: {e}")
+                });
             self
         }
         pub fn transaction_type<T>(mut self, value: T) -> Self
@@ -5101,14 +6455,19 @@ pub mod builder {
             T: ::std::convert::TryInto<super::TransactionCreateTransactionType>,
             T::Error: ::std::fmt::Display,
         {
-            self.transaction_type =
-                value.try_into().map_err(|e| format!("error converting supplied value for transaction_type: {e}"));
+            self.transaction_type = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for transaction_type: {e}")
+                });
             self
         }
     }
     impl ::std::convert::TryFrom<TransactionCreate> for super::TransactionCreate {
         type Error = super::error::ConversionError;
-        fn try_from(value: TransactionCreate) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(
+            value: TransactionCreate,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 amount: value.amount?,
                 balance_id: value.balance_id?,
@@ -5135,12 +6494,22 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct VirtualAccountCreate {
-        account_name:
-            ::std::result::Result<::std::option::Option<super::VirtualAccountCreateAccountName>, ::std::string::String>,
-        currency: ::std::result::Result<::std::option::Option<super::CurrencyCode>, ::std::string::String>,
-        reference_id:
-            ::std::result::Result<::std::option::Option<super::VirtualAccountCreateReferenceId>, ::std::string::String>,
-        settlement_balance_id: ::std::result::Result<::std::option::Option<::uuid::Uuid>, ::std::string::String>,
+        account_name: ::std::result::Result<
+            ::std::option::Option<super::VirtualAccountCreateAccountName>,
+            ::std::string::String,
+        >,
+        currency: ::std::result::Result<
+            ::std::option::Option<super::CurrencyCode>,
+            ::std::string::String,
+        >,
+        reference_id: ::std::result::Result<
+            ::std::option::Option<super::VirtualAccountCreateReferenceId>,
+            ::std::string::String,
+        >,
+        settlement_balance_id: ::std::result::Result<
+            ::std::option::Option<::uuid::Uuid>,
+            ::std::string::String,
+        >,
     }
     impl ::std::default::Default for VirtualAccountCreate {
         fn default() -> Self {
@@ -5155,11 +6524,16 @@ pub mod builder {
     impl VirtualAccountCreate {
         pub fn account_name<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::VirtualAccountCreateAccountName>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::VirtualAccountCreateAccountName>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.account_name =
-                value.try_into().map_err(|e| format!("error converting supplied value for account_name: {e}"));
+            self.account_name = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for account_name: {e}")
+                });
             self
         }
         pub fn currency<T>(mut self, value: T) -> Self
@@ -5167,16 +6541,25 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<super::CurrencyCode>>,
             T::Error: ::std::fmt::Display,
         {
-            self.currency = value.try_into().map_err(|e| format!("error converting supplied value for currency: {e}"));
+            self.currency = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for currency: {e}")
+                });
             self
         }
         pub fn reference_id<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<super::VirtualAccountCreateReferenceId>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<super::VirtualAccountCreateReferenceId>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.reference_id =
-                value.try_into().map_err(|e| format!("error converting supplied value for reference_id: {e}"));
+            self.reference_id = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for reference_id: {e}")
+                });
             self
         }
         pub fn settlement_balance_id<T>(mut self, value: T) -> Self
@@ -5184,14 +6567,21 @@ pub mod builder {
             T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
             T::Error: ::std::fmt::Display,
         {
-            self.settlement_balance_id =
-                value.try_into().map_err(|e| format!("error converting supplied value for settlement_balance_id: {e}"));
+            self.settlement_balance_id = value
+                .try_into()
+                .map_err(|e| {
+                    format!(
+                        "error converting supplied value for settlement_balance_id: {e}"
+                    )
+                });
             self
         }
     }
     impl ::std::convert::TryFrom<VirtualAccountCreate> for super::VirtualAccountCreate {
         type Error = super::error::ConversionError;
-        fn try_from(value: VirtualAccountCreate) -> ::std::result::Result<Self, super::error::ConversionError> {
+        fn try_from(
+            value: VirtualAccountCreate,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
             Ok(Self {
                 account_name: value.account_name?,
                 currency: value.currency?,
@@ -5212,11 +6602,16 @@ pub mod builder {
     }
     #[derive(Clone, Debug)]
     pub struct VirtualAccountUpdate {
-        account_name: ::std::result::Result<super::VirtualAccountUpdateAccountName, ::std::string::String>,
+        account_name: ::std::result::Result<
+            super::VirtualAccountUpdateAccountName,
+            ::std::string::String,
+        >,
     }
     impl ::std::default::Default for VirtualAccountUpdate {
         fn default() -> Self {
-            Self { account_name: Err("no value supplied for account_name".to_string()) }
+            Self {
+                account_name: Err("no value supplied for account_name".to_string()),
+            }
         }
     }
     impl VirtualAccountUpdate {
@@ -5225,40 +6620,61 @@ pub mod builder {
             T: ::std::convert::TryInto<super::VirtualAccountUpdateAccountName>,
             T::Error: ::std::fmt::Display,
         {
-            self.account_name =
-                value.try_into().map_err(|e| format!("error converting supplied value for account_name: {e}"));
+            self.account_name = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for account_name: {e}")
+                });
             self
         }
     }
     impl ::std::convert::TryFrom<VirtualAccountUpdate> for super::VirtualAccountUpdate {
         type Error = super::error::ConversionError;
-        fn try_from(value: VirtualAccountUpdate) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self { account_name: value.account_name? })
+        fn try_from(
+            value: VirtualAccountUpdate,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self {
+                account_name: value.account_name?,
+            })
         }
     }
     impl ::std::convert::From<super::VirtualAccountUpdate> for VirtualAccountUpdate {
         fn from(value: super::VirtualAccountUpdate) -> Self {
-            Self { account_name: Ok(value.account_name) }
+            Self {
+                account_name: Ok(value.account_name),
+            }
         }
     }
     #[derive(Clone, Debug)]
     pub struct WebhookEndpointCreate {
-        events:
-            ::std::result::Result<::std::option::Option<::std::vec::Vec<super::WebhookEvent>>, ::std::string::String>,
-        url: ::std::result::Result<super::WebhookEndpointCreateUrl, ::std::string::String>,
+        events: ::std::result::Result<
+            ::std::option::Option<::std::vec::Vec<super::WebhookEvent>>,
+            ::std::string::String,
+        >,
+        url: ::std::result::Result<
+            super::WebhookEndpointCreateUrl,
+            ::std::string::String,
+        >,
     }
     impl ::std::default::Default for WebhookEndpointCreate {
         fn default() -> Self {
-            Self { events: Ok(Default::default()), url: Err("no value supplied for url".to_string()) }
+            Self {
+                events: Ok(Default::default()),
+                url: Err("no value supplied for url".to_string()),
+            }
         }
     }
     impl WebhookEndpointCreate {
         pub fn events<T>(mut self, value: T) -> Self
         where
-            T: ::std::convert::TryInto<::std::option::Option<::std::vec::Vec<super::WebhookEvent>>>,
+            T: ::std::convert::TryInto<
+                ::std::option::Option<::std::vec::Vec<super::WebhookEvent>>,
+            >,
             T::Error: ::std::fmt::Display,
         {
-            self.events = value.try_into().map_err(|e| format!("error converting supplied value for events: {e}"));
+            self.events = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for events: {e}"));
             self
         }
         pub fn url<T>(mut self, value: T) -> Self
@@ -5266,19 +6682,30 @@ pub mod builder {
             T: ::std::convert::TryInto<super::WebhookEndpointCreateUrl>,
             T::Error: ::std::fmt::Display,
         {
-            self.url = value.try_into().map_err(|e| format!("error converting supplied value for url: {e}"));
+            self.url = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for url: {e}"));
             self
         }
     }
-    impl ::std::convert::TryFrom<WebhookEndpointCreate> for super::WebhookEndpointCreate {
+    impl ::std::convert::TryFrom<WebhookEndpointCreate>
+    for super::WebhookEndpointCreate {
         type Error = super::error::ConversionError;
-        fn try_from(value: WebhookEndpointCreate) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self { events: value.events?, url: value.url? })
+        fn try_from(
+            value: WebhookEndpointCreate,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self {
+                events: value.events?,
+                url: value.url?,
+            })
         }
     }
     impl ::std::convert::From<super::WebhookEndpointCreate> for WebhookEndpointCreate {
         fn from(value: super::WebhookEndpointCreate) -> Self {
-            Self { events: Ok(value.events), url: Ok(value.url) }
+            Self {
+                events: Ok(value.events),
+                url: Ok(value.url),
+            }
         }
     }
     #[derive(Clone, Debug)]
@@ -5288,7 +6715,10 @@ pub mod builder {
     }
     impl ::std::default::Default for WebhookPing {
         fn default() -> Self {
-            Self { endpoint_id: Err("no value supplied for endpoint_id".to_string()), wait: Ok(Default::default()) }
+            Self {
+                endpoint_id: Err("no value supplied for endpoint_id".to_string()),
+                wait: Ok(Default::default()),
+            }
         }
     }
     impl WebhookPing {
@@ -5297,8 +6727,11 @@ pub mod builder {
             T: ::std::convert::TryInto<::uuid::Uuid>,
             T::Error: ::std::fmt::Display,
         {
-            self.endpoint_id =
-                value.try_into().map_err(|e| format!("error converting supplied value for endpoint_id: {e}"));
+            self.endpoint_id = value
+                .try_into()
+                .map_err(|e| {
+                    format!("error converting supplied value for endpoint_id: {e}")
+                });
             self
         }
         pub fn wait<T>(mut self, value: T) -> Self
@@ -5306,19 +6739,29 @@ pub mod builder {
             T: ::std::convert::TryInto<bool>,
             T::Error: ::std::fmt::Display,
         {
-            self.wait = value.try_into().map_err(|e| format!("error converting supplied value for wait: {e}"));
+            self.wait = value
+                .try_into()
+                .map_err(|e| format!("error converting supplied value for wait: {e}"));
             self
         }
     }
     impl ::std::convert::TryFrom<WebhookPing> for super::WebhookPing {
         type Error = super::error::ConversionError;
-        fn try_from(value: WebhookPing) -> ::std::result::Result<Self, super::error::ConversionError> {
-            Ok(Self { endpoint_id: value.endpoint_id?, wait: value.wait? })
+        fn try_from(
+            value: WebhookPing,
+        ) -> ::std::result::Result<Self, super::error::ConversionError> {
+            Ok(Self {
+                endpoint_id: value.endpoint_id?,
+                wait: value.wait?,
+            })
         }
     }
     impl ::std::convert::From<super::WebhookPing> for WebhookPing {
         fn from(value: super::WebhookPing) -> Self {
-            Self { endpoint_id: Ok(value.endpoint_id), wait: Ok(value.wait) }
+            Self {
+                endpoint_id: Ok(value.endpoint_id),
+                wait: Ok(value.wait),
+            }
         }
     }
 }
@@ -5334,12 +6777,18 @@ pub mod error {
     pub struct ConversionError(::std::borrow::Cow<'static, str>);
     impl ::std::error::Error for ConversionError {}
     impl ::std::fmt::Display for ConversionError {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> Result<(), ::std::fmt::Error> {
+        fn fmt(
+            &self,
+            f: &mut ::std::fmt::Formatter<'_>,
+        ) -> Result<(), ::std::fmt::Error> {
             ::std::fmt::Display::fmt(&self.0, f)
         }
     }
     impl ::std::fmt::Debug for ConversionError {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> Result<(), ::std::fmt::Error> {
+        fn fmt(
+            &self,
+            f: &mut ::std::fmt::Formatter<'_>,
+        ) -> Result<(), ::std::fmt::Error> {
             ::std::fmt::Debug::fmt(&self.0, f)
         }
     }
@@ -5365,7 +6814,9 @@ pub mod components {
         /// The model's JSON Schema, as schemars derives it.
         pub schema: fn() -> ::schemars::schema::RootSchema,
         /// Deserialises a value into the model and serialises it back.
-        pub round_trip: fn(::serde_json::Value) -> ::serde_json::Result<::serde_json::Value>,
+        pub round_trip: fn(
+            ::serde_json::Value,
+        ) -> ::serde_json::Result<::serde_json::Value>,
     }
     /// All of them, sorted by name.
     pub const ALL: &[Component] = &[
@@ -5693,7 +7144,9 @@ pub mod components {
             name: "SimulateVirtualAccountStatus",
             schema: || ::schemars::schema_for!(SimulateVirtualAccountStatus),
             round_trip: |value| {
-                let model: SimulateVirtualAccountStatus = ::serde_json::from_value(value)?;
+                let model: SimulateVirtualAccountStatus = ::serde_json::from_value(
+                    value,
+                )?;
                 ::serde_json::to_value(model)
             },
         },

@@ -159,14 +159,15 @@ fn rendered(spec: &Path, out: &Path, options: &Options) -> Result<(Written, Vec<
             format!("refused (--strict): {} repair(s) or approximation(s) needed:\n{}", notes.len(), listed.join("\n")),
         ));
     }
-    let rustfmt_toml = RUSTFMT_TOML.replace("edition = \"2024\"", &format!("edition = \"{}\"", STANDALONE_EDITION));
+    // Each crate is parsed in its own edition (the runtime's is 2024, the generated crates' 2021),
+    // and all are in one style, the runtime's as it is written.
+    let rustfmt_toml = RUSTFMT_TOML.replace("edition = \"2024\"", "style_edition = \"2024\"");
     let scratch = tempfile::tempdir().map_err(|e| Error::io("a scratch directory", e))?;
     let config = scratch.path().join("rustfmt.toml");
     std::fs::write(&config, &rustfmt_toml).map_err(|e| Error::io(&config, e))?;
     // The model and the syntax trees are gone: what they held goes back before rustfmt's pieces.
     crate::write::memory::release();
-    let formatted = crate::timings::timed("write/rustfmt", || formatted(&files, &config))?;
-    let mut rendered: Vec<(String, String)> = files.iter().map(|file| file.path.clone()).zip(formatted).collect();
+    let mut rendered = crate::timings::timed("write/rustfmt", || formatted(files, &config))?;
     rendered.push(("rustfmt.toml".into(), rustfmt_toml));
     Ok((Written { name, notes }, rendered))
 }
@@ -214,11 +215,19 @@ fn relative(from: &Path, to: &Path) -> String {
     up.chain(down).collect::<Vec<_>>().join("/")
 }
 
-/// Each file's contents, its Rust files through rustfmt: a rustfmt per core at once, since a big
-/// document's largest files take seconds each (and those are cut in pieces: `rustfmt`).
-fn formatted(files: &[File], config: &Path) -> Result<Vec<String>> {
-    super::rustfmt::parallel(files, |file| match file.rust {
-        true => rustfmt(&file.contents, STANDALONE_EDITION, config),
-        false => Ok(file.contents.clone()),
-    })
+/// Each file's path and contents, the small Rust files through rustfmt (a process per core at
+/// once); the others, the generated code among them, as they are.
+fn formatted(files: Vec<File>, config: &Path) -> Result<Vec<(String, String)>> {
+    let small: Vec<&File> = files.iter().filter(|file| file.rustfmt).collect();
+    let mut done =
+        super::rustfmt::parallel(&small, |file| rustfmt(&file.contents, STANDALONE_EDITION, config))?.into_iter();
+    let mut rendered = Vec::with_capacity(files.len());
+    for file in files {
+        let contents = match file.rustfmt {
+            true => done.next().expect("a formatted text for each small file"),
+            false => file.contents,
+        };
+        rendered.push((file.path, contents));
+    }
+    Ok(rendered)
 }
