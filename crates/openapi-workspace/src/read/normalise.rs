@@ -176,7 +176,7 @@ pub(crate) fn normalise(
     for kind in ["requestBodies", "responses"] {
         if let Some(items) = components.get_mut(kind).and_then(Value::as_object_mut) {
             for (name, item) in items.iter_mut() {
-                hoist_content(item, &mut schemas, &mut names, &rust_name(name, true));
+                hoist_content(item, &mut schemas, &mut names, &rust_name(name, true), None);
                 if kind == "requestBodies" {
                     multipart_parts(item, &mut schemas, &mut names);
                 }
@@ -371,9 +371,10 @@ fn operation_ids(paths: &mut Map<String, Value>, notes: &mut Vec<crate::read::No
 }
 
 /// Moves the operation's inline schemas that become types of their own into `components/schemas`.
-/// A parameter's schema written exactly like that of another operation's parameter of the same
-/// name is the type named for the first (`shapes`): Microsoft Graph's `$select`, `$orderby` and `$expand` enums repeat
-/// one entity's properties for every path that reaches it.
+/// One written exactly like one moved before for another operation — a parameter's of the same
+/// name, a request body's, a response's — is the type named for the first (`shapes`): Microsoft
+/// Graph's `$select`, `$orderby` and `$expand` enums repeat one entity's properties on every path
+/// that reaches it, and loket.nl's `GET` and `PUT` of a resource answer one inline shape.
 fn hoist_operation(
     operation: &mut Value,
     schemas: &mut Map<String, Value>,
@@ -384,11 +385,17 @@ fn hoist_operation(
     for parameter in operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
         let name = parameter.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         if let Some(schema) = parameter.get_mut("schema") {
-            hoist_shared(schema, schemas, names, &rust_name(&format!("{id}-{name}"), true), Some((&name, shapes)));
+            hoist_shared(
+                schema,
+                schemas,
+                names,
+                &rust_name(&format!("{id}-{name}"), true),
+                Some((&format!("parameter {name}"), &mut *shapes)),
+            );
         }
     }
     if let Some(body) = operation.get_mut("requestBody") {
-        hoist_content(body, schemas, names, &rust_name(&format!("{id}-body"), true));
+        hoist_content(body, schemas, names, &rust_name(&format!("{id}-body"), true), Some(("body", &mut *shapes)));
         multipart_parts(body, schemas, names);
     }
     let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return };
@@ -409,7 +416,7 @@ fn hoist_operation(
         .count();
     for (status, response) in responses.iter_mut() {
         let name = if needing > 1 { format!("{id}-response-{status}") } else { format!("{id}-response") };
-        hoist_content(response, schemas, names, &rust_name(&name, true));
+        hoist_content(response, schemas, names, &rust_name(&name, true), Some(("response", &mut *shapes)));
         for (header, value) in response.get_mut("headers").and_then(Value::as_object_mut).into_iter().flatten() {
             if let Some(schema) = value.get_mut("schema") {
                 hoist(schema, schemas, names, &rust_name(&format!("{id}-{header}"), true));
@@ -438,11 +445,19 @@ fn multipart_parts(body: &Value, schemas: &mut Map<String, Value>, names: &mut N
     }
 }
 
-/// Hoists the schema of each media type of a request body or response, as `name`.
-fn hoist_content(item: &mut Value, schemas: &mut Map<String, Value>, names: &mut Names, name: &str) {
+/// Hoists the schema of each media type of a request body or response, as `name` (`shared`: as
+/// in [`hoist_shared`]).
+fn hoist_content(
+    item: &mut Value,
+    schemas: &mut Map<String, Value>,
+    names: &mut Names,
+    name: &str,
+    mut shared: Option<(&str, &mut BTreeMap<String, String>)>,
+) {
     for content in item.get_mut("content").and_then(Value::as_object_mut).into_iter().flat_map(|c| c.values_mut()) {
         if let Some(schema) = content.get_mut("schema") {
-            hoist(schema, schemas, names, name);
+            let shared = shared.as_mut().map(|(kind, shapes)| (*kind, &mut **shapes));
+            hoist_shared(schema, schemas, names, name, shared);
         }
     }
 }
@@ -474,8 +489,8 @@ fn hoist(schema: &mut Value, schemas: &mut Map<String, Value>, names: &mut Names
     hoist_shared(schema, schemas, names, name, None);
 }
 
-/// [`hoist`], where a schema written exactly like one moved before under the same parameter's
-/// name (the name and its JSON text, a key of `shapes`) becomes a `$ref` to that one instead of a
+/// [`hoist`], where a schema written exactly like one moved before in the same place (`shared`'s
+/// place and the schema's JSON text, a key of its map) becomes a `$ref` to that one instead of a
 /// type of its own.
 fn hoist_shared(
     schema: &mut Value,
@@ -485,7 +500,7 @@ fn hoist_shared(
     shapes: Option<(&str, &mut BTreeMap<String, String>)>,
 ) {
     if needs_name(schema) {
-        let shape = shapes.as_ref().map(|(parameter, _)| format!("{parameter} {schema}"));
+        let shape = shapes.as_ref().map(|(place, _)| format!("{place} {schema}"));
         let known = shapes.as_ref().zip(shape.as_ref()).and_then(|((_, shapes), shape)| shapes.get(shape).cloned());
         let name = known.clone().unwrap_or_else(|| names.claim(name));
         let moved = std::mem::replace(schema, json!({ "$ref": format!("#/components/schemas/{name}") }));
@@ -536,6 +551,35 @@ mod tests {
         assert_eq!(reference("/members", 1)["$ref"], "#/components/schemas/ListMembersDue");
         let schemas = doc["components"]["schemas"].as_object().unwrap();
         assert_eq!(schemas.len(), 4, "{:?}", schemas.keys().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_body_or_an_answer_written_alike_in_several_operations_is_one_type() {
+        let owners =
+            json!({ "type": "object", "properties": { "owners": { "type": "array", "items": { "type": "string" } } } });
+        let content = |schema: &serde_json::Value| json!({ "content": { "application/json": { "schema": schema } } });
+        let mut answer = content(&owners);
+        answer["description"] = json!("the owners");
+        let mut doc = json!({
+            "openapi": "3.0.3",
+            "info": { "title": "t", "version": "1" },
+            "paths": { "/owners": {
+                "put": { "operationId": "addOwners", "requestBody": content(&owners), "responses": { "200": answer } },
+                "delete": { "operationId": "removeOwners", "requestBody": content(&owners), "responses": { "200": answer } },
+            } },
+        });
+        normalise(&mut doc, &mut Vec::new(), Serving::WhatItCan).expect("normalised");
+        let at = |method: &str, place: &str| {
+            let pointer = format!("/paths/~1owners/{method}/{place}/content/application~1json/schema/$ref");
+            doc.pointer(&pointer).and_then(serde_json::Value::as_str).unwrap().to_owned()
+        };
+        // Named for the first operation in the order the generators walk them (`put` first).
+        assert_eq!(at("put", "requestBody"), "#/components/schemas/AddOwnersBody");
+        assert_eq!(at("delete", "requestBody"), at("put", "requestBody"));
+        // A response alike is the response's type, never a body's.
+        assert_eq!(at("put", "responses/200"), "#/components/schemas/AddOwnersResponse");
+        assert_eq!(at("delete", "responses/200"), at("put", "responses/200"));
+        assert_eq!(doc["components"]["schemas"].as_object().unwrap().len(), 2);
     }
 
     #[test]
