@@ -12,6 +12,7 @@ use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod instructions;
 mod measure;
 mod report;
 mod sandbox;
@@ -65,6 +66,20 @@ pub(crate) fn upload_only(root: &Path) -> anyhow::Result<()> {
     )
 }
 
+/// `cargo xtask bench --instructions [--smoke]`: the instructions section alone, counted now and
+/// put in place of the one in BENCHMARKS.md (the smoke run's in `target/bench/INSTRUCTIONS.md`).
+pub(crate) fn instructions_only(root: &Path, smoke: bool) -> anyhow::Result<()> {
+    let section = instructions::render(&instructions::measure(root, smoke)?);
+    if smoke {
+        let out = root.join("target/bench/INSTRUCTIONS.md");
+        std::fs::create_dir_all(out.parent().expect("a parent"))?;
+        std::fs::write(&out, &section)?;
+        println!("{section}\nwrote {}", out.display());
+        return Ok(());
+    }
+    put_section(root, "# Instructions per request", "# The failed-authentication limit", &section)
+}
+
 /// `cargo xtask bench --server`: the generated server's section alone, measured now and put in
 /// place of the one in BENCHMARKS.md (before the uploads'; the rest left as the last full run
 /// wrote it).
@@ -112,7 +127,9 @@ pub(crate) fn run(root: &Path, smoke: bool) -> anyhow::Result<()> {
     })();
     let toolchain = measured.as_ref().ok().map(|_| toolchain(root, &work, scale.release)).transpose();
     let _ = std::fs::remove_dir_all(&work);
+    let instructions = instructions::measure(root, smoke)?;
     let mut report = render(scale, &measured?);
+    report.push_str(&instructions::render(&instructions));
     {
         let line = limiter;
         let addresses = field(&line, "addresses");
@@ -144,10 +161,15 @@ What a failed authentication costs the edge (the check that the \
 }
 
 fn ensure_wrk() -> anyhow::Result<PathBuf> {
-    if let Some(path) = which("wrk") {
+    ensure_debian("wrk", "wrk")
+}
+
+/// `program`, installed from Debian's `package` when it is missing.
+fn ensure_debian(program: &str, package: &str) -> anyhow::Result<PathBuf> {
+    if let Some(path) = which(program) {
         return Ok(path);
     }
-    eprintln!("== installing wrk (Debian)");
+    eprintln!("== installing {package} (Debian)");
     let root = Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0")).unwrap_or(false);
     let apt = |args: &[&str]| {
         let mut command = if root { Command::new("apt-get") } else { Command::new("sudo") };
@@ -157,8 +179,9 @@ fn ensure_wrk() -> anyhow::Result<PathBuf> {
         command.args(args).env("DEBIAN_FRONTEND", "noninteractive").status()
     };
     let _ = apt(&["update", "-qq"]);
-    apt(&["install", "-y", "-qq", "wrk"]).context("cannot install wrk")?;
-    which("wrk").context("wrk is not installed and could not be installed (apt-get install wrk)")
+    apt(&["install", "-y", "-qq", package]).with_context(|| format!("cannot install {package}"))?;
+    which(program)
+        .with_context(|| format!("{program} is not installed and could not be installed (apt-get install {package})"))
 }
 
 fn which(program: &str) -> Option<PathBuf> {

@@ -12,7 +12,9 @@
 //! `cargo xtask bench [--smoke]`: measures the sandbox and rewrites `BENCHMARKS.md` (see
 //! `bench.rs`); `--codegen` measures the generator alone and rewrites only its section,
 //! `--upload` the upload through a generated server (`upload.rs`) and its section, `--server` the
-//! generated server against a hand-written one (`server_bench.rs`) and its section.
+//! generated server against a hand-written one (`server_bench.rs`) and its section,
+//! `--instructions [--smoke]` the sandbox's instructions per request under callgrind
+//! (`bench/instructions.rs`) and its section.
 //!
 //! `cargo xtask breaking --base <git-ref> [--head FILE]`: the breaking-change gate (see
 //! `breaking.rs`).
@@ -72,6 +74,8 @@ fn main() -> ExitCode {
         ["bench", "--codegen"] => bench::codegen_only(&workspace_root()),
         ["bench", "--upload"] => bench::upload_only(&workspace_root()),
         ["bench", "--server"] => bench::server_only(&workspace_root()),
+        ["bench", "--instructions"] => bench::instructions_only(&workspace_root(), false),
+        ["bench", "--instructions", "--smoke"] => bench::instructions_only(&workspace_root(), true),
         ["corpus", "--generate-one", spec, out] => corpus::generate_one(Path::new(spec), Path::new(out)),
         ["corpus", "--directory-one", spec, out] => directory::generate_one(Path::new(spec), Path::new(out)),
         ["corpus", "--directory"] => directory::run(&workspace_root(), false),
@@ -110,7 +114,7 @@ fn main() -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen | --upload | --server] | \
+        "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen | --upload | --server | --instructions [--smoke]] | \
          cargo xtask breaking --base <git-ref> [--head FILE] | cargo xtask diff-peers | cargo xtask corpus [--ci] [NAME...] | cargo xtask corpus --directory [--ci | --check-sample]"
     );
     ExitCode::from(2)
