@@ -85,7 +85,7 @@ fn uncovered(connection: &Connection, changes: &Changeset) -> Result<Option<(Uui
     for (balance, total) in posting_totals(&changes.changes) {
         let mut query = Query::new("SELECT amount FROM balances WHERE id = ");
         query.bind(balance).push(" AND tenant_id = ").bind(changes.tenant.0);
-        let held = rows(connection, query, |row| Ok(row.get::<_, i64>(0)?), Some(1))?.pop();
+        let held = rows(connection, query, |row| Ok(row.get::<i64>(0)?), Some(1))?.pop();
         if let Some(held) = held
             && held + total < 0
         {

@@ -256,12 +256,12 @@ fn check_ours(path: &Path, shown: &str) -> std::result::Result<(), OpenError> {
 
 impl ReadRows for SqliteStore {
     type Dialect = Sqlite;
-    type Row<'r> = rusqlite::Row<'r>;
+    type Row<'r> = statements::Row<'r>;
 
     async fn one<T: Send>(
         &self,
         query: Query<Sqlite>,
-        decode: impl for<'r> Fn(&rusqlite::Row<'r>) -> Result<T> + Send,
+        decode: impl for<'r> Fn(&statements::Row<'r>) -> Result<T> + Send,
     ) -> Result<Option<T>> {
         Ok(self.readers.with(|c| rows(c, query, decode, Some(1)))?.pop())
     }
@@ -269,7 +269,7 @@ impl ReadRows for SqliteStore {
     async fn all<T: Send>(
         &self,
         query: Query<Sqlite>,
-        decode: impl for<'r> Fn(&rusqlite::Row<'r>) -> Result<T> + Send,
+        decode: impl for<'r> Fn(&statements::Row<'r>) -> Result<T> + Send,
     ) -> Result<Vec<T>> {
         self.readers.with(|c| rows(c, query, decode, None))
     }
@@ -281,12 +281,12 @@ impl ReadRows for SqliteStore {
         tenant: TenantId,
         page: Page,
         list: impl FnOnce(Option<i64>) -> Query<Sqlite> + Send,
-        decode: impl for<'r> Fn(&rusqlite::Row<'r>) -> Result<T> + Send + 'static,
+        decode: impl for<'r> Fn(&statements::Row<'r>) -> Result<T> + Send + 'static,
     ) -> Result<Vec<T>> {
         let start = match page.starting_after {
             Some(after) => {
                 let cursor = reads::cursor::<Sqlite>(table, visible, tenant.0, after);
-                let found = self.readers.with(|c| rows(c, cursor, |row| Ok(row.get::<_, i64>(0)?), Some(1)))?;
+                let found = self.readers.with(|c| rows(c, cursor, |row| Ok(row.get::<i64>(0)?), Some(1)))?;
                 Some(found.first().copied().ok_or(StoreError::UnknownCursor(after))?)
             }
             None => None,

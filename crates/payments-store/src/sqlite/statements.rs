@@ -7,20 +7,46 @@ use rusqlite::{Connection, ToSql};
 use crate::Result;
 use crate::reads::{Query, Sqlite, Value, cells};
 
+/// A row a query found, whose columns are read by name through the statement's names, read
+/// once: rusqlite's `Row::get(name)` asks SQLite for every column's name on each read
+/// (BENCHMARKS.md, "SQLite columns read by name").
+pub struct Row<'r> {
+    row: &'r rusqlite::Row<'r>,
+    names: &'r [String],
+}
+
+impl Row<'_> {
+    /// The column at `index`.
+    pub(super) fn get<T: rusqlite::types::FromSql>(&self, index: usize) -> rusqlite::Result<T> {
+        self.row.get(index)
+    }
+
+    /// The column named `column` (as rusqlite matches names: ASCII case aside).
+    fn named<T: rusqlite::types::FromSql>(&self, column: &str) -> rusqlite::Result<T> {
+        let index = self
+            .names
+            .iter()
+            .position(|name| name.eq_ignore_ascii_case(column))
+            .ok_or_else(|| rusqlite::Error::InvalidColumnName(column.to_owned()))?;
+        self.row.get(index)
+    }
+}
+
 /// The rows `query` finds on `connection` (the first `limit` of them, when given), each as
 /// `decode` reads it.
 pub(super) fn rows<T>(
     connection: &Connection,
     query: Query<Sqlite>,
-    mut decode: impl FnMut(&rusqlite::Row<'_>) -> Result<T>,
+    mut decode: impl FnMut(&Row<'_>) -> Result<T>,
     limit: Option<usize>,
 ) -> Result<Vec<T>> {
     let (sql, values) = query.positional();
     let mut statement = connection.prepare_cached(&sql)?;
+    let names: Vec<String> = statement.column_names().into_iter().map(str::to_owned).collect();
     let mut rows = statement.query(rusqlite::params_from_iter(values.iter()))?;
     let mut found = Vec::new();
     while let Some(row) = rows.next()? {
-        found.push(decode(row)?);
+        found.push(decode(&Row { row, names: &names })?);
         if limit.is_some_and(|limit| found.len() >= limit) {
             break;
         }
@@ -47,4 +73,4 @@ impl ToSql for Value {
     }
 }
 
-cells!(rusqlite::Row<'_>, rusqlite::Row::get);
+cells!(Row<'_>, Row::named);
