@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 use serde_json::json;
 
-use super::sandbox::{Sandbox, call, created, raw_body};
+use super::sandbox::{Sandbox, answering, created, raw_body};
 use super::{TOKEN, ensure_debian};
 use crate::wrk::free_port;
 
@@ -245,13 +245,8 @@ impl Traced {
             .with_context(|| format!("cannot start {} under valgrind", binary.display()))?;
         let server = Sandbox { child, address };
         // Under valgrind a start takes many times as long.
-        let deadline = Instant::now() + Duration::from_secs(180);
-        while call(&server.address, "GET", "/currencies", None).is_err() {
-            if Instant::now() > deadline {
-                bail!("{name} did not start under valgrind (see {}/{name}.log)", work.display());
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        answering(&server.address, Duration::from_secs(180))
+            .with_context(|| format!("{name} did not start under valgrind (see {}/{name}.log)", work.display()))?;
         Ok(Self { server, dumps })
     }
 

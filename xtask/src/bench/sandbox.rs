@@ -139,14 +139,20 @@ pub(super) fn start_with(binary: &Path, work: &Path, database: &Database, extra:
         .spawn()
         .with_context(|| format!("cannot start {}", binary.display()))?;
     let sandbox = Sandbox { child, address };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while call(&sandbox.address, "GET", "/currencies", None).is_err() {
+    answering(&sandbox.address, Duration::from_secs(30)).context("the sandbox did not start (see its log)")?;
+    Ok(sandbox)
+}
+
+/// Waits until the server at `address` answers `GET /currencies`, for `within` at the most.
+pub(super) fn answering(address: &str, within: Duration) -> anyhow::Result<()> {
+    let deadline = Instant::now() + within;
+    while call(address, "GET", "/currencies", None).is_err() {
         if Instant::now() > deadline {
-            bail!("the sandbox did not start (see its log)");
+            bail!("no answer from {address} in {} s", within.as_secs());
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Ok(sandbox)
+    Ok(())
 }
 
 /// One HTTP/1.1 request; the status and the JSON body.
@@ -193,13 +199,7 @@ pub(super) fn start_reference(binary: &Path, work: &Path) -> anyhow::Result<Sand
         .spawn()
         .with_context(|| format!("cannot start {}", binary.display()))?;
     let reference = Sandbox { child, address };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while call(&reference.address, "GET", "/currencies", None).is_err() {
-        if Instant::now() > deadline {
-            bail!("the reference server did not start");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    answering(&reference.address, Duration::from_secs(10)).context("the reference server did not start")?;
     Ok(reference)
 }
 
