@@ -9,8 +9,8 @@ use super::standalone::{File, STANDALONE_EDITION, Standalone, standalone};
 use crate::error::{Error, Result};
 use crate::read::Note;
 
-/// Our `rustfmt.toml`, which goes with every generated workspace (in its edition), so `cargo fmt`
-/// there agrees with what was written.
+/// Our `rustfmt.toml`, which goes with every generated workspace (as its style edition), so
+/// `cargo fmt` there agrees with what was written.
 pub(super) const RUSTFMT_TOML: &str = include_str!("../../../../../rustfmt.toml");
 
 /// What writing a workspace did.
@@ -31,8 +31,8 @@ pub struct Options {
     pub name: Option<String>,
 }
 
-/// Generates the workspace for the document at `spec` (YAML or JSON) into `out`, every Rust file
-/// through rustfmt.
+/// Generates the workspace for the document at `spec` (YAML or JSON) into `out`, the small Rust
+/// files through rustfmt and the generated code as prettyplease printed it.
 pub fn write_workspace(spec: &Path, out: &Path, options: &Options) -> Result<Written> {
     let (written, files) = rendered(spec, out, options)?;
     for (file, contents) in files {
@@ -130,8 +130,8 @@ fn generated_files(out: &Path) -> Result<Vec<String>> {
 }
 
 /// The workspace for `spec` as it would be written into `out`: each file's path under `out` and
-/// its contents, the Rust ones through rustfmt (with the workspace's own `rustfmt.toml`, formatted
-/// from a scratch directory so nothing is written into `out`).
+/// its contents, the small Rust ones through rustfmt (with the workspace's own `rustfmt.toml`,
+/// formatted from a scratch directory so nothing is written into `out`).
 fn rendered(spec: &Path, out: &Path, options: &Options) -> Result<(Written, Vec<(String, String)>)> {
     // A document split across files is made one first (`read::files`).
     let text = crate::timings::timed("read/files", || crate::read::files::bundle(spec))
@@ -165,7 +165,7 @@ fn rendered(spec: &Path, out: &Path, options: &Options) -> Result<(Written, Vec<
     let scratch = tempfile::tempdir().map_err(|e| Error::io("a scratch directory", e))?;
     let config = scratch.path().join("rustfmt.toml");
     std::fs::write(&config, &rustfmt_toml).map_err(|e| Error::io(&config, e))?;
-    // The model and the syntax trees are gone: what they held goes back before rustfmt's pieces.
+    // The model and the syntax trees are gone: what they held goes back before rustfmt runs.
     crate::write::memory::release();
     let mut rendered = crate::timings::timed("write/rustfmt", || formatted(files, &config))?;
     rendered.push(("rustfmt.toml".into(), rustfmt_toml));
