@@ -500,12 +500,12 @@ fn hoist_shared(
     shapes: Option<(&str, &mut BTreeMap<String, String>)>,
 ) {
     if needs_name(schema) {
-        let shape = shapes.as_ref().map(|(place, _)| format!("{place} {schema}"));
-        let known = shapes.as_ref().zip(shape.as_ref()).and_then(|((_, shapes), shape)| shapes.get(shape).cloned());
+        let shared = shapes.map(|(place, shapes)| (format!("{place} {schema}"), shapes));
+        let known = shared.as_ref().and_then(|(shape, shapes)| shapes.get(shape).cloned());
         let name = known.clone().unwrap_or_else(|| names.claim(name));
         let moved = std::mem::replace(schema, json!({ "$ref": format!("#/components/schemas/{name}") }));
         if known.is_none() {
-            if let Some(((_, shapes), shape)) = shapes.zip(shape) {
+            if let Some((shape, shapes)) = shared {
                 shapes.insert(shape, name.clone());
             }
             schemas.insert(name, moved);

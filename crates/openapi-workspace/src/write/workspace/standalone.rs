@@ -90,7 +90,6 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     let text = |path: String, contents: String| File { path, contents, rustfmt: false };
     let header = crate::write::header(&config);
     let notes = generated.notes.clone();
-    let client = generated.client;
     let mut files = vec![
         text("Cargo.toml".into(), workspace_manifest(name, source)),
         text(
@@ -117,7 +116,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
             ),
         ),
         rust(format!("{name}-client/src/lib.rs"), format!("{header}{CLIENT_LIB}")),
-        text(format!("{name}-client/src/generated.rs"), client.clone()),
+        text(format!("{name}-client/src/generated.rs"), generated.client),
         text(
             format!("{name}-server/Cargo.toml"),
             crate_manifest(
