@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 use serde_json::json;
 
-use super::sandbox::{Sandbox, answering, created, raw_body};
+use super::sandbox::{Sandbox, Setup, answering, created, raw_body};
 use super::{TOKEN, ensure_debian};
 use crate::wrk::free_port;
 
@@ -61,7 +61,7 @@ pub(crate) fn measure(root: &Path, smoke: bool) -> anyhow::Result<Measured> {
     let measured = (|| {
         let sandbox = Traced::start(&sandbox_binary, &work, "sandbox", &sandbox_arguments(&work))?;
         let address = sandbox.server.address.clone();
-        let setup = Setup::of(&address)?;
+        let setup = Setup::of(&address, "Instructions")?;
         std::fs::write(work.join("currencies.json"), raw_body(&address, "/currencies")?)?;
         std::fs::write(work.join("balance.json"), raw_body(&address, &format!("/balances/{}", setup.balance))?)?;
         let reference = Traced::start(&reference_binary, &work, "reference", &reference_arguments(&work))?;
@@ -127,7 +127,7 @@ fn build(root: &Path, release: bool) -> anyhow::Result<(PathBuf, PathBuf)> {
     }
     eprintln!("== building payments-sandbox and bench-reference (release, with line tables)");
     let target = root.join("target/instructions");
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let status = crate::cargo()
         .current_dir(root)
         .args(["build", "--quiet", "--release", "--package", "payments-sandbox", "--package", "bench-reference"])
         .arg("--target-dir")
@@ -167,41 +167,8 @@ fn reference_arguments(work: &Path) -> Vec<String> {
     .to_vec()
 }
 
-/// The resources the requests name: a funded balance, recipients, a payment request.
-struct Setup {
-    balance: String,
-    recipients: Vec<String>,
-    request: String,
-}
-
+/// The requests' bodies, naming what `Setup` made.
 impl Setup {
-    fn of(address: &str) -> anyhow::Result<Self> {
-        let balance = created(address, "/balances", json!({"currency": "GBP", "name": "Instructions"}))?;
-        let balance = balance["id"].as_str().context("a balance id")?.to_owned();
-        let funding = created(
-            address,
-            "/paymentrequests",
-            json!({"amount": 100_000_000_000u64, "settlement_balance_id": balance, "reference": "Funding"}),
-        )?;
-        let request = funding["id"].as_str().context("a payment request id")?.to_owned();
-        created(address, &format!("/sandbox/paymentrequests/{request}/pay"), json!({}))?;
-        let mut recipients = vec![];
-        for i in 0..5 {
-            // Saved in the name the bank holds, which validation tells.
-            let mut account =
-                json!({"currency": "GBP", "sort_code": "040004", "account_number": format!("1234567{i}")});
-            let held = created(address, "/recipients/validate", json!({"country": "GB", "bank_account": account}))?;
-            account["account_name"] = held["account_name"].clone();
-            let recipient = created(
-                address,
-                "/recipients",
-                json!({"type": "personal", "country": "GB", "alias": format!("Supplier {i}"), "bank_account": account}),
-            )?;
-            recipients.push(recipient["id"].as_str().context("a recipient id")?.to_owned());
-        }
-        Ok(Self { balance, recipients, request })
-    }
-
     /// The `i`th payment: a fresh `order_id` each, so each is a payment and none a replay.
     fn payment(&self, i: usize) -> String {
         json!({

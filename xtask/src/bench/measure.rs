@@ -98,32 +98,7 @@ pub(super) fn measure(
     eprintln!("== on {}", database.name());
     let sandbox = start(binary, work, database)?;
     let address = sandbox.address.clone();
-    let balance = created(&address, "/balances", json!({"currency": "GBP", "name": "Bench"}))?;
-    let balance_id = balance["id"].as_str().context("a balance id")?.to_owned();
-    let request = created(
-        &address,
-        "/paymentrequests",
-        json!({"amount": 100_000_000_000u64, "settlement_balance_id": balance_id, "reference": "Funding"}),
-    )?;
-    created(
-        &address,
-        &format!("/sandbox/paymentrequests/{}/pay", request["id"].as_str().unwrap_or_default()),
-        json!({}),
-    )?;
-    let mut recipients = vec![];
-    for i in 0..5 {
-        // Recipients are saved in the name their bank holds, which validation tells.
-        let account = json!({"currency": "GBP", "sort_code": "040004", "account_number": format!("1234567{i}")});
-        let held = created(&address, "/recipients/validate", json!({"country": "GB", "bank_account": account}))?;
-        let mut account = account;
-        account["account_name"] = held["account_name"].clone();
-        let recipient = created(
-            &address,
-            "/recipients",
-            json!({"type": "personal", "country": "GB", "alias": format!("Supplier {i}"), "bank_account": account}),
-        )?;
-        recipients.push(recipient["id"].as_str().context("a recipient id")?.to_owned());
-    }
+    let Setup { balance: balance_id, recipients, .. } = Setup::of(&address, "Bench")?;
 
     // Seed: payments through the API until there are enough; halfway, the rail moves the first
     // half on, so statuses differ.

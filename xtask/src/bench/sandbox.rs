@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::*;
 use crate::wrk::free_port;
@@ -176,6 +176,44 @@ pub(super) fn created(address: &str, path: &str, body: Value) -> anyhow::Result<
     match call(address, "POST", path, Some(&body))? {
         (200 | 201, value) => Ok(value),
         (status, value) => Err(anyhow!("POST {path}: {status} {value}")),
+    }
+}
+
+/// The resources the requests name: a funded balance, recipients, a payment request.
+pub(super) struct Setup {
+    pub(super) balance: String,
+    pub(super) recipients: Vec<String>,
+    /// The funding payment request, paid.
+    pub(super) request: String,
+}
+
+impl Setup {
+    /// A GBP balance named `name`, funded by a paid payment request, and five recipients.
+    pub(super) fn of(address: &str, name: &str) -> anyhow::Result<Self> {
+        let balance = created(address, "/balances", json!({"currency": "GBP", "name": name}))?;
+        let balance = balance["id"].as_str().context("a balance id")?.to_owned();
+        let funding = created(
+            address,
+            "/paymentrequests",
+            json!({"amount": 100_000_000_000u64, "settlement_balance_id": balance, "reference": "Funding"}),
+        )?;
+        let request = funding["id"].as_str().context("a payment request id")?.to_owned();
+        created(address, &format!("/sandbox/paymentrequests/{request}/pay"), json!({}))?;
+        let mut recipients = vec![];
+        for i in 0..5 {
+            // Saved in the name the bank holds, which validation tells.
+            let mut account =
+                json!({"currency": "GBP", "sort_code": "040004", "account_number": format!("1234567{i}")});
+            let held = created(address, "/recipients/validate", json!({"country": "GB", "bank_account": account}))?;
+            account["account_name"] = held["account_name"].clone();
+            let recipient = created(
+                address,
+                "/recipients",
+                json!({"type": "personal", "country": "GB", "alias": format!("Supplier {i}"), "bank_account": account}),
+            )?;
+            recipients.push(recipient["id"].as_str().context("a recipient id")?.to_owned());
+        }
+        Ok(Self { balance, recipients, request })
     }
 }
 
