@@ -7,7 +7,8 @@
 //! `Display` each time, each text field goes through `Debug`, and the JSON one through a serde
 //! serializer over an adaptor, a write call per fragment. Here the date and time up to the
 //! second are formatted once a second per thread, and fields are copied, escaped only where
-//! they need it.
+//! they need it; integers are written by `itoa`, not `core::fmt` (instructions per request,
+//! BENCHMARKS.md).
 
 use std::cell::RefCell;
 use std::fmt::{self, Write};
@@ -124,7 +125,27 @@ fn timestamp(out: &mut Writer<'_>) -> fmt::Result {
         }
         out.write_str(text)
     })?;
-    write!(out, ".{:06}Z", now.timestamp_subsec_micros().min(999_999))
+    let mut micros = now.timestamp_subsec_micros().min(999_999);
+    let mut digits = [b'0'; 6];
+    for digit in digits.iter_mut().rev() {
+        *digit = b'0' + (micros % 10) as u8;
+        micros /= 10;
+    }
+    out.write_char('.')?;
+    out.write_str(std::str::from_utf8(&digits).map_err(|_| fmt::Error)?)?;
+    out.write_char('Z')
+}
+
+/// `text` quoted as `Debug` quotes it: copied as it is where it holds only printable ASCII
+/// other than `"` and `\` (a request's id, method and path, nearly always).
+fn debug_string(out: &mut Writer<'_>, text: &str) -> fmt::Result {
+    if text.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\') {
+        out.write_char('"')?;
+        out.write_str(text)?;
+        out.write_char('"')
+    } else {
+        write!(out, "{text:?}")
+    }
 }
 
 /// Fields as `message name=value …`: the message as it is, text quoted and escaped as `Debug`
@@ -162,15 +183,15 @@ impl TextFields<'_, '_> {
 impl Visit for TextFields<'_, '_> {
     fn record_str(&mut self, field: &Field, value: &str) {
         let message = field.name() == "message";
-        self.field(field, |out| if message { out.write_str(value) } else { write!(out, "{value:?}") });
+        self.field(field, |out| if message { out.write_str(value) } else { debug_string(out, value) });
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.field(field, |out| write!(out, "{value}"));
+        self.field(field, |out| out.write_str(itoa::Buffer::new().format(value)));
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.field(field, |out| write!(out, "{value}"));
+        self.field(field, |out| out.write_str(itoa::Buffer::new().format(value)));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
@@ -210,11 +231,11 @@ impl Visit for JsonFields<'_, '_> {
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.field(field, |out| write!(out, "{value}"));
+        self.field(field, |out| out.write_str(itoa::Buffer::new().format(value)));
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.field(field, |out| write!(out, "{value}"));
+        self.field(field, |out| out.write_str(itoa::Buffer::new().format(value)));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
@@ -256,7 +277,7 @@ fn json_string(out: &mut impl Write, text: &str) -> fmt::Result {
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use super::{LogFormat, json_string};
+    use super::{LogFormat, debug_string, json_string};
 
     /// What `log` writes under a subscriber with `format`.
     fn written(format: LogFormat, log: impl FnOnce()) -> String {
@@ -320,6 +341,15 @@ mod tests {
                 "span": {"endpoint": 7, "name": "delivery"},
             })
         );
+    }
+
+    #[test]
+    fn text_strings_are_quoted_as_debug_quotes_them() {
+        for text in ["/balances/0b6c", "GET", "", "a \"b\"", "back\\slash", "tab\there", "é", "\u{7f}", "it's"] {
+            let mut out = String::new();
+            debug_string(&mut tracing_subscriber::fmt::format::Writer::new(&mut out), text).unwrap();
+            assert_eq!(out, format!("{text:?}"));
+        }
     }
 
     #[test]

@@ -787,11 +787,16 @@ pub enum Credential<'a> {
 pub enum ListBalancesResponse {
     /// `200`: A page of balances.
     Ok(::std::vec::Vec<types::Balance>),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for ListBalancesResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -805,12 +810,17 @@ impl From<::std::vec::Vec<types::Balance>> for ListBalancesResponse {
 pub enum CreateBalanceResponse {
     /// `201`: The new balance, at zero.
     Created(types::Balance),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for CreateBalanceResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => {
                 crate::runtime::json_response(StatusCode::CREATED, &body)
+            }
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
             }
         }
     }
@@ -825,11 +835,16 @@ impl From<types::Balance> for CreateBalanceResponse {
 pub enum GetBalanceResponse {
     /// `200`: The balance.
     Ok(types::Balance),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for GetBalanceResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -843,11 +858,16 @@ impl From<types::Balance> for GetBalanceResponse {
 pub enum UpdateBalanceResponse {
     /// `200`: The updated balance.
     Ok(types::Balance),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for UpdateBalanceResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -861,11 +881,16 @@ impl From<types::Balance> for UpdateBalanceResponse {
 pub enum ListBankFieldsResponse {
     /// `200`: The fields, in the order a form should show them.
     Ok(::std::vec::Vec<types::BankField>),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for ListBankFieldsResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -879,11 +904,16 @@ impl From<::std::vec::Vec<types::BankField>> for ListBankFieldsResponse {
 pub enum ListCountriesResponse {
     /// `200`: All countries, by `alpha2`.
     Ok(::std::vec::Vec<types::Country>),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for ListCountriesResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -897,11 +927,16 @@ impl From<::std::vec::Vec<types::Country>> for ListCountriesResponse {
 pub enum ListCurrenciesResponse {
     /// `200`: All currencies, by `currency_code`.
     Ok(::std::vec::Vec<types::Currency>),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for ListCurrenciesResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -915,11 +950,16 @@ impl From<::std::vec::Vec<types::Currency>> for ListCurrenciesResponse {
 pub enum ListPaymentRequestsResponse {
     /// `200`: A page of payment requests.
     Ok(::std::vec::Vec<types::PaymentRequest>),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for ListPaymentRequestsResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -933,12 +973,17 @@ impl From<::std::vec::Vec<types::PaymentRequest>> for ListPaymentRequestsRespons
 pub enum CreatePaymentRequestResponse {
     /// `201`: The payment request (also for a safe retry with the same `reference_id`).
     Created(types::PaymentRequest),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for CreatePaymentRequestResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => {
                 crate::runtime::json_response(StatusCode::CREATED, &body)
+            }
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
             }
         }
     }
@@ -953,11 +998,16 @@ impl From<types::PaymentRequest> for CreatePaymentRequestResponse {
 pub enum GetPaymentRequestResponse {
     /// `200`: The payment request.
     Ok(types::PaymentRequest),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for GetPaymentRequestResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -971,11 +1021,16 @@ impl From<types::PaymentRequest> for GetPaymentRequestResponse {
 pub enum CancelPaymentRequestResponse {
     /// `200`: Cancelled.
     Ok(types::ResultOk),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for CancelPaymentRequestResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -989,11 +1044,16 @@ impl From<types::ResultOk> for CancelPaymentRequestResponse {
 pub enum ListRecipientsResponse {
     /// `200`: A page of recipients.
     Ok(::std::vec::Vec<types::Recipient>),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for ListRecipientsResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1007,12 +1067,17 @@ impl From<::std::vec::Vec<types::Recipient>> for ListRecipientsResponse {
 pub enum CreateRecipientResponse {
     /// `201`: The recipient.
     Created(types::Recipient),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for CreateRecipientResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => {
                 crate::runtime::json_response(StatusCode::CREATED, &body)
+            }
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
             }
         }
     }
@@ -1027,11 +1092,16 @@ impl From<types::Recipient> for CreateRecipientResponse {
 pub enum ValidateRecipientResponse {
     /// `200`: The details are valid.
     Ok(types::RecipientValidation),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for ValidateRecipientResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1045,11 +1115,16 @@ impl From<types::RecipientValidation> for ValidateRecipientResponse {
 pub enum GetRecipientResponse {
     /// `200`: The recipient.
     Ok(types::Recipient),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for GetRecipientResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1063,11 +1138,16 @@ impl From<types::Recipient> for GetRecipientResponse {
 pub enum DeleteRecipientResponse {
     /// `200`: Deleted.
     Ok(types::ResultOk),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for DeleteRecipientResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1081,11 +1161,16 @@ impl From<types::ResultOk> for DeleteRecipientResponse {
 pub enum UpdateRecipientResponse {
     /// `200`: The updated recipient.
     Ok(types::Recipient),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for UpdateRecipientResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1099,11 +1184,16 @@ impl From<types::Recipient> for UpdateRecipientResponse {
 pub enum AdvanceSandboxResponse {
     /// `200`: What moved.
     Ok(types::SandboxAdvance),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for AdvanceSandboxResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1117,12 +1207,17 @@ impl From<types::SandboxAdvance> for AdvanceSandboxResponse {
 pub enum SimulateBalanceTransferResponse {
     /// `201`: The collection transaction.
     Created(types::Transaction),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for SimulateBalanceTransferResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => {
                 crate::runtime::json_response(StatusCode::CREATED, &body)
+            }
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
             }
         }
     }
@@ -1137,11 +1232,16 @@ impl From<types::Transaction> for SimulateBalanceTransferResponse {
 pub enum SimulatePaymentResponse {
     /// `200`: The payment request after the payment.
     Ok(types::PaymentRequest),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for SimulatePaymentResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1155,11 +1255,16 @@ impl From<types::PaymentRequest> for SimulatePaymentResponse {
 pub enum SimulateTransactionStatusResponse {
     /// `200`: The transaction after the change.
     Ok(types::Transaction),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for SimulateTransactionStatusResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1173,11 +1278,16 @@ impl From<types::Transaction> for SimulateTransactionStatusResponse {
 pub enum SimulateVirtualAccountStatusResponse {
     /// `200`: The virtual account after the change.
     Ok(types::VirtualAccount),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for SimulateVirtualAccountStatusResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1191,12 +1301,17 @@ impl From<types::VirtualAccount> for SimulateVirtualAccountStatusResponse {
 pub enum SimulateInboundTransferResponse {
     /// `201`: The deposit transaction.
     Created(types::Transaction),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for SimulateInboundTransferResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => {
                 crate::runtime::json_response(StatusCode::CREATED, &body)
+            }
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
             }
         }
     }
@@ -1211,11 +1326,16 @@ impl From<types::Transaction> for SimulateInboundTransferResponse {
 pub enum ListTransactionsResponse {
     /// `200`: A page of transactions.
     Ok(::std::vec::Vec<types::Transaction>),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for ListTransactionsResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1229,12 +1349,17 @@ impl From<::std::vec::Vec<types::Transaction>> for ListTransactionsResponse {
 pub enum CreateTransactionResponse {
     /// `201`: The transaction (also for a safe retry with the same `order_id`).
     Created(types::Transaction),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for CreateTransactionResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => {
                 crate::runtime::json_response(StatusCode::CREATED, &body)
+            }
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
             }
         }
     }
@@ -1249,11 +1374,16 @@ impl From<types::Transaction> for CreateTransactionResponse {
 pub enum GetTransactionResponse {
     /// `200`: The transaction.
     Ok(types::Transaction),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for GetTransactionResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1267,11 +1397,16 @@ impl From<types::Transaction> for GetTransactionResponse {
 pub enum ListVirtualAccountsResponse {
     /// `200`: A page of virtual accounts.
     Ok(::std::vec::Vec<types::VirtualAccount>),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for ListVirtualAccountsResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1285,12 +1420,17 @@ impl From<::std::vec::Vec<types::VirtualAccount>> for ListVirtualAccountsRespons
 pub enum CreateVirtualAccountResponse {
     /// `201`: The virtual account (also for a safe retry with the same `reference_id`).
     Created(types::VirtualAccount),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for CreateVirtualAccountResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => {
                 crate::runtime::json_response(StatusCode::CREATED, &body)
+            }
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
             }
         }
     }
@@ -1305,11 +1445,16 @@ impl From<types::VirtualAccount> for CreateVirtualAccountResponse {
 pub enum GetVirtualAccountResponse {
     /// `200`: The virtual account.
     Ok(types::VirtualAccount),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for GetVirtualAccountResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1323,11 +1468,16 @@ impl From<types::VirtualAccount> for GetVirtualAccountResponse {
 pub enum CloseVirtualAccountResponse {
     /// `200`: Closed.
     Ok(types::ResultOk),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for CloseVirtualAccountResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1341,11 +1491,16 @@ impl From<types::ResultOk> for CloseVirtualAccountResponse {
 pub enum UpdateVirtualAccountResponse {
     /// `200`: The updated virtual account.
     Ok(types::VirtualAccount),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for UpdateVirtualAccountResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1359,11 +1514,16 @@ impl From<types::VirtualAccount> for UpdateVirtualAccountResponse {
 pub enum ListWebhookEndpointsResponse {
     /// `200`: A page of endpoints.
     Ok(::std::vec::Vec<types::WebhookEndpoint>),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for ListWebhookEndpointsResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1377,12 +1537,17 @@ impl From<::std::vec::Vec<types::WebhookEndpoint>> for ListWebhookEndpointsRespo
 pub enum CreateWebhookEndpointResponse {
     /// `201`: The endpoint with its signing secret.
     Created(types::WebhookEndpointWithSecret),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for CreateWebhookEndpointResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => {
                 crate::runtime::json_response(StatusCode::CREATED, &body)
+            }
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
             }
         }
     }
@@ -1397,11 +1562,16 @@ impl From<types::WebhookEndpointWithSecret> for CreateWebhookEndpointResponse {
 pub enum GetWebhookEndpointResponse {
     /// `200`: The endpoint (without its secret).
     Ok(types::WebhookEndpoint),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for GetWebhookEndpointResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1415,11 +1585,16 @@ impl From<types::WebhookEndpoint> for GetWebhookEndpointResponse {
 pub enum DeleteWebhookEndpointResponse {
     /// `200`: Deleted.
     Ok(types::ResultOk),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for DeleteWebhookEndpointResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1433,11 +1608,16 @@ impl From<types::ResultOk> for DeleteWebhookEndpointResponse {
 pub enum RotateWebhookEndpointSecretResponse {
     /// `200`: The endpoint with its new secret.
     Ok(types::WebhookEndpointWithSecret),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for RotateWebhookEndpointSecretResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1451,11 +1631,16 @@ impl From<types::WebhookEndpointWithSecret> for RotateWebhookEndpointSecretRespo
 pub enum ListWebhooksResponse {
     /// `200`: A page of notifications, newest first.
     Ok(::std::vec::Vec<types::Webhook>),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for ListWebhooksResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -1469,12 +1654,17 @@ impl From<::std::vec::Vec<types::Webhook>> for ListWebhooksResponse {
 pub enum SendTestWebhookResponse {
     /// `201`: The ping as stored, with its delivery outcome so far.
     Created(types::Webhook),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for SendTestWebhookResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Created(body) => {
                 crate::runtime::json_response(StatusCode::CREATED, &body)
+            }
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
             }
         }
     }
@@ -1489,11 +1679,16 @@ impl From<types::Webhook> for SendTestWebhookResponse {
 pub enum GetWebhookResponse {
     /// `200`: The notification with its delivery outcome.
     Ok(types::Webhook),
+    /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+    Prepared(crate::runtime::Prepared<Self>),
 }
 impl axum::response::IntoResponse for GetWebhookResponse {
     fn into_response(self) -> Response {
         match self {
             Self::Ok(body) => crate::runtime::json_response(StatusCode::OK, &body),
+            Self::Prepared(prepared) => {
+                axum::response::IntoResponse::into_response(prepared)
+            }
         }
     }
 }
@@ -3799,11 +3994,16 @@ pub mod receiver {
     pub enum WebhookPaymentrequestCancelledResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookPaymentrequestCancelledResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3812,11 +4012,16 @@ pub mod receiver {
     pub enum WebhookPaymentrequestFailedResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookPaymentrequestFailedResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3825,11 +4030,16 @@ pub mod receiver {
     pub enum WebhookPaymentrequestInitiatedResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookPaymentrequestInitiatedResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3838,11 +4048,16 @@ pub mod receiver {
     pub enum WebhookPaymentrequestProcessedResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookPaymentrequestProcessedResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3851,11 +4066,16 @@ pub mod receiver {
     pub enum WebhookPaymentrequestSettledResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookPaymentrequestSettledResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3864,11 +4084,16 @@ pub mod receiver {
     pub enum WebhookPingResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookPingResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3877,11 +4102,16 @@ pub mod receiver {
     pub enum WebhookRecipientCreatedResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookRecipientCreatedResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3890,11 +4120,16 @@ pub mod receiver {
     pub enum WebhookRecipientDeletedResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookRecipientDeletedResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3903,11 +4138,16 @@ pub mod receiver {
     pub enum WebhookTransactionCancelledResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookTransactionCancelledResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3916,11 +4156,16 @@ pub mod receiver {
     pub enum WebhookTransactionFailedResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookTransactionFailedResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3929,11 +4174,16 @@ pub mod receiver {
     pub enum WebhookTransactionInitiatedResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookTransactionInitiatedResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3942,11 +4192,16 @@ pub mod receiver {
     pub enum WebhookTransactionPendingResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookTransactionPendingResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3955,11 +4210,16 @@ pub mod receiver {
     pub enum WebhookTransactionProcessedResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookTransactionProcessedResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3968,11 +4228,16 @@ pub mod receiver {
     pub enum WebhookTransactionProcessingResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookTransactionProcessingResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3981,11 +4246,16 @@ pub mod receiver {
     pub enum WebhookTransactionRefundedResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookTransactionRefundedResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -3994,11 +4264,16 @@ pub mod receiver {
     pub enum WebhookVirtualaccountActiveResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookVirtualaccountActiveResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -4007,11 +4282,16 @@ pub mod receiver {
     pub enum WebhookVirtualaccountBlockedResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookVirtualaccountBlockedResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -4020,11 +4300,16 @@ pub mod receiver {
     pub enum WebhookVirtualaccountClosedResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookVirtualaccountClosedResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }
@@ -4033,11 +4318,16 @@ pub mod receiver {
     pub enum WebhookVirtualaccountInitiatedResponse {
         /// `200`: Received. Any 2xx status within 10 seconds acknowledges the notification.
         Ok,
+        /// One of the answers above written once ([`crate::runtime::Prepared::new`]) and answered as written, for an answer that is the same every time.
+        Prepared(crate::runtime::Prepared<Self>),
     }
     impl axum::response::IntoResponse for WebhookVirtualaccountInitiatedResponse {
         fn into_response(self) -> Response {
             match self {
                 Self::Ok => crate::runtime::empty_response(StatusCode::OK),
+                Self::Prepared(prepared) => {
+                    axum::response::IntoResponse::into_response(prepared)
+                }
             }
         }
     }

@@ -127,6 +127,7 @@ pub struct Balance {
     pub addresses: ::std::vec::Vec<BalanceAddress>,
     ///Available funds in minor units; never negative.
     pub balance: i64,
+    #[serde(serialize_with = "rfc3339::date_time")]
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub currency: CurrencyCode,
     pub default_currency: CurrencyCode,
@@ -1985,6 +1986,7 @@ impl ::std::convert::TryFrom<::std::string::String> for NameCheck {
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct Notification {
     ///When the notification was generated; keep the newest per resource.
+    #[serde(serialize_with = "rfc3339::date_time")]
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     /// The resource the event concerns, as the API returns it at the moment of the event:
     /// a Transaction for `transaction.*` (its `status` matches the event), a PaymentRequest for
@@ -2068,6 +2070,7 @@ pub struct PaymentRequest {
     ///What the payer is asked for; `null` for an open request until it is paid, then the amount paid.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub amount: ::std::option::Option<Amount>,
+    #[serde(serialize_with = "rfc3339::date_time")]
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub currency: CurrencyCode,
     pub id: ::uuid::Uuid,
@@ -2318,6 +2321,7 @@ impl<'de> ::serde::Deserialize<'de> for PaymentRequestCreateReturnUrl {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct PaymentRequestNotification {
+    #[serde(serialize_with = "rfc3339::date_time")]
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: PaymentRequest,
     pub event: WebhookEvent,
@@ -2592,6 +2596,7 @@ impl ::std::convert::TryFrom<::std::string::String> for PingMessage {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct PingNotification {
+    #[serde(serialize_with = "rfc3339::date_time")]
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: Ping,
     pub event: WebhookEvent,
@@ -2606,6 +2611,7 @@ pub struct Recipient {
     pub alias: ::std::option::Option<RecipientAlias>,
     pub bank_account: BankAccount,
     pub country: CountryCode,
+    #[serde(serialize_with = "rfc3339::date_time")]
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     ///The payment reference used when a transaction gives none.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
@@ -2896,6 +2902,7 @@ impl<'de> ::serde::Deserialize<'de> for RecipientDefaultReference {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct RecipientNotification {
+    #[serde(serialize_with = "rfc3339::date_time")]
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: Recipient,
     pub event: WebhookEvent,
@@ -3844,6 +3851,7 @@ for SimulateVirtualAccountStatusStatus {
 pub struct Transaction {
     pub amount: Amount,
     pub balance_id: ::uuid::Uuid,
+    #[serde(serialize_with = "rfc3339::date_time")]
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub currency: CurrencyCode,
     ///Present when `to_currency` differs from `currency`.
@@ -4097,6 +4105,7 @@ for TransactionCreateTransactionType {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct TransactionNotification {
+    #[serde(serialize_with = "rfc3339::date_time")]
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: Transaction,
     pub event: WebhookEvent,
@@ -4451,6 +4460,7 @@ impl ::std::convert::TryFrom<::std::string::String> for TransactionType {
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct VirtualAccount {
     pub account_name: VirtualAccountAccountName,
+    #[serde(serialize_with = "rfc3339::date_time")]
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub currency: CurrencyCode,
     pub details: AccountDetails,
@@ -4690,6 +4700,7 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountCreateReferenceId {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct VirtualAccountNotification {
+    #[serde(serialize_with = "rfc3339::date_time")]
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     pub data: VirtualAccount,
     pub event: WebhookEvent,
@@ -4913,6 +4924,7 @@ impl<'de> ::serde::Deserialize<'de> for VirtualAccountUpdateAccountName {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct Webhook {
+    #[serde(serialize_with = "rfc3339::date_time")]
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     ///As in the Notification.
     pub data: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -4921,6 +4933,7 @@ pub struct Webhook {
     pub id: ::uuid::Uuid,
     ///When the next attempt is due, while `pending`.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    #[serde(serialize_with = "rfc3339::optional_date_time")]
     pub next_attempt: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
     ///The HTTP status of the last attempt; `null` before the first attempt or when the last attempt got no response (timeout, refused connection, TLS failure).
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
@@ -4933,6 +4946,7 @@ pub struct Webhook {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct WebhookEndpoint {
+    #[serde(serialize_with = "rfc3339::date_time")]
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     ///The events subscribed to; `null` means all events, including ones added later.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
@@ -5089,6 +5103,7 @@ impl<'de> ::serde::Deserialize<'de> for WebhookEndpointUrl {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
 pub struct WebhookEndpointWithSecret {
+    #[serde(serialize_with = "rfc3339::date_time")]
     pub created: ::chrono::DateTime<::chrono::offset::Utc>,
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub events: ::std::option::Option<::std::vec::Vec<WebhookEvent>>,
@@ -7279,4 +7294,79 @@ pub mod components {
             },
         },
     ];
+}
+/// Date-times as chrono writes them (RFC 3339 in UTC with `Z`, a fraction of a second only as
+/// long as it needs: milli-, micro- or nanoseconds), written digit by digit rather than through
+/// `core::fmt`. Years outside 0–9999 and leap seconds are written by chrono itself. (A build
+/// whose features leave out every model with a date-time leaves it unused.)
+#[allow(dead_code)]
+mod rfc3339 {
+    use ::chrono::{Datelike, Timelike};
+    type UtcDateTime = ::chrono::DateTime<::chrono::offset::Utc>;
+    pub(super) fn date_time<S: ::serde::Serializer>(
+        value: &UtcDateTime,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        let (date, time) = (value.date_naive(), value.time());
+        let nanos = time.nanosecond();
+        if !(0..=9999).contains(&date.year()) || nanos >= 1_000_000_000 {
+            return ::serde::Serialize::serialize(value, serializer);
+        }
+        let mut out = [0u8; 30];
+        let mut at = 0;
+        let date_and_time = [
+            (date.year() as u32, 4, b'-'),
+            (date.month(), 2, b'-'),
+            (date.day(), 2, b'T'),
+            (time.hour(), 2, b':'),
+            (time.minute(), 2, b':'),
+        ];
+        for (number, width, after) in date_and_time {
+            digits(&mut out, &mut at, number, width);
+            out[at] = after;
+            at += 1;
+        }
+        digits(&mut out, &mut at, time.second(), 2);
+        if nanos != 0 {
+            out[at] = b'.';
+            at += 1;
+            let (fraction, width) = match (nanos % 1_000_000, nanos % 1_000) {
+                (0, _) => (nanos / 1_000_000, 3),
+                (_, 0) => (nanos / 1_000, 6),
+                _ => (nanos, 9),
+            };
+            digits(&mut out, &mut at, fraction, width);
+        }
+        out[at] = b'Z';
+        match ::std::str::from_utf8(&out[..=at]) {
+            Ok(text) => serializer.serialize_str(text),
+            Err(_) => ::serde::Serialize::serialize(value, serializer),
+        }
+    }
+    /// `number`'s last `width` digits at `out[*at..]`.
+    fn digits(out: &mut [u8], at: &mut usize, mut number: u32, width: usize) {
+        for i in (0..width).rev() {
+            out[*at + i] = b'0' + (number % 10) as u8;
+            number /= 10;
+        }
+        *at += width;
+    }
+    pub(super) fn optional_date_time<S: ::serde::Serializer>(
+        value: &::std::option::Option<UtcDateTime>,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        struct Written<'a>(&'a UtcDateTime);
+        impl ::serde::Serialize for Written<'_> {
+            fn serialize<S: ::serde::Serializer>(
+                &self,
+                serializer: S,
+            ) -> ::std::result::Result<S::Ok, S::Error> {
+                date_time(self.0, serializer)
+            }
+        }
+        match value {
+            Some(value) => serializer.serialize_some(&Written(value)),
+            None => serializer.serialize_none(),
+        }
+    }
 }

@@ -6,6 +6,7 @@ mod credentials;
 mod error;
 mod finish;
 mod params;
+mod prepared;
 mod responses;
 mod schemas;
 
@@ -15,6 +16,7 @@ pub use credentials::*;
 pub use error::*;
 pub use finish::*;
 pub use params::*;
+pub use prepared::*;
 pub use responses::*;
 pub use schemas::*;
 

@@ -85,9 +85,9 @@ fn shown(record: &BalanceRecord, tenant: &Tenant) -> Result<types::Balance> {
     Ok(types::Balance {
         id: record.id,
         name: typed(&record.name)?,
-        currency: typed(currency.code)?,
+        currency: currency.typed_code(),
         balance: record.amount,
-        default_currency: typed(tenant.default_currency.code)?,
+        default_currency: tenant.default_currency.typed_code(),
         default_currency_balance: i64::try_from(money::value_in(held, currency, tenant.default_currency))
             .map_err(Error::internal)?,
         addresses,

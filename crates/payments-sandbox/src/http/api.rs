@@ -11,6 +11,9 @@ use payments_types as types;
 use uuid::Uuid;
 
 use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use payments_server::runtime::Prepared;
+use tokio::sync::OnceCell;
 
 use crate::domain::error::Outage;
 use crate::domain::{
@@ -38,6 +41,18 @@ impl Api {
         });
         Self { sandbox, limiter }
     }
+}
+
+/// Reference data is compiled in, so its answer is the same every time: written once, then
+/// answered as written (serializing it again was most of a `GET /currencies`: instructions per
+/// request, BENCHMARKS.md).
+async fn prepared<R: IntoResponse + Clone>(
+    answer: &'static OnceCell<R>,
+    make: impl FnOnce() -> R,
+    wrap: fn(Prepared<R>) -> R,
+) -> Result<R, ApiError> {
+    let written = answer.get_or_try_init(|| async { Prepared::new(make()).await.map(wrap) }).await;
+    written.cloned().map_err(|_| ApiError::internal())
 }
 
 /// The domain's refusal as the error object; a failure is logged and answered `500`; an outage
@@ -161,11 +176,15 @@ impl server::Api<Tenant> for Api {
     }
 
     async fn list_countries(&self, _: Context) -> Result<server::ListCountriesResponse, ApiError> {
-        Ok(crate::domain::reference::countries().into())
+        static ANSWER: OnceCell<server::ListCountriesResponse> = OnceCell::const_new();
+        prepared(&ANSWER, || crate::domain::reference::countries().into(), server::ListCountriesResponse::Prepared)
+            .await
     }
 
     async fn list_currencies(&self, _: Context) -> Result<server::ListCurrenciesResponse, ApiError> {
-        Ok(crate::domain::reference::currencies().into())
+        static ANSWER: OnceCell<server::ListCurrenciesResponse> = OnceCell::const_new();
+        prepared(&ANSWER, || crate::domain::reference::currencies().into(), server::ListCurrenciesResponse::Prepared)
+            .await
     }
 
     // -- payment requests -------------------------------------------------------------------

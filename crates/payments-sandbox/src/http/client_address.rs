@@ -14,6 +14,7 @@
 //! IPv6 clients are counted per /64 ([`bucket`]): one host is routinely given a whole /64, so
 //! counting each /128 would give it 2^64 addresses.
 
+use std::borrow::Cow;
 use std::net::{IpAddr, Ipv6Addr};
 
 use axum::http::HeaderMap;
@@ -35,6 +36,32 @@ pub enum ForwardingHeader {
 pub struct TrustedProxies {
     pub networks: Vec<IpNet>,
     pub header: ForwardingHeader,
+}
+
+/// `address` as text, as `Display` writes it: an IPv4 address digit by digit into `buffer`
+/// (`Display` goes through `core::fmt` and its padding, a cost of every access-log line:
+/// instructions per request, BENCHMARKS.md), an IPv6 one by `Display`.
+pub fn text(address: IpAddr, buffer: &mut [u8; 15]) -> Cow<'_, str> {
+    let IpAddr::V4(v4) = address else { return Cow::Owned(address.to_string()) };
+    let mut len = 0;
+    for (i, octet) in v4.octets().into_iter().enumerate() {
+        if i > 0 {
+            buffer[len] = b'.';
+            len += 1;
+        }
+        let digits = match octet {
+            100.. => 3,
+            10.. => 2,
+            _ => 1,
+        };
+        let mut rest = octet;
+        for at in (len..len + digits).rev() {
+            buffer[at] = b'0' + rest % 10;
+            rest /= 10;
+        }
+        len += digits;
+    }
+    Cow::Borrowed(std::str::from_utf8(&buffer[..len]).expect("digits and dots"))
 }
 
 impl TrustedProxies {
@@ -134,6 +161,16 @@ pub fn bucket(address: IpAddr) -> IpAddr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_are_written_as_display_writes_them() {
+        for address in
+            ["0.0.0.0", "127.0.0.1", "10.20.30.40", "255.255.255.255", "9.99.100.199", "::1", "2001:db8::8a2e:370:7334"]
+        {
+            let address: IpAddr = address.parse().unwrap();
+            assert_eq!(text(address, &mut [0; 15]), address.to_string());
+        }
+    }
 
     fn proxies(networks: &[&str], header: ForwardingHeader) -> TrustedProxies {
         TrustedProxies { networks: networks.iter().map(|n| n.parse().unwrap()).collect(), header }

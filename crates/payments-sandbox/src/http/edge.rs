@@ -23,7 +23,7 @@ use payments_server::ApiError;
 use payments_server::runtime::REQUEST_ID;
 
 use super::auth_failures::AuthFailures;
-use super::client_address::TrustedProxies;
+use super::client_address::{self, TrustedProxies};
 use super::request_limits;
 use super::shares::Shares;
 
@@ -80,6 +80,8 @@ impl Edge {
             response
         };
         let status = response.status().as_u16();
+        let mut buffer = [0; 15];
+        let client = client_address::text(client, &mut buffer);
         tracing::info!(
             target: "payments_sandbox::access",
             id = id.to_str().unwrap_or("-"),
@@ -163,10 +165,17 @@ fn request_id(request: &mut Request) -> HeaderValue {
     id
 }
 
-/// A version-4 UUID from the thread's random generator: `Uuid::new_v4` asks the kernel
-/// (`getrandom`) every time, a system call per request; an id needs to be unique, not secret.
+/// A version-4 UUID: a random 128-bit number per thread, counted up by one for each id. An id
+/// needs to be unique, not secret: `Uuid::new_v4` asks the kernel (`getrandom`) every time, a
+/// system call per request, and even the thread's random generator costs more than the rest
+/// of the id (instructions per request, BENCHMARKS.md). Two threads' ids could meet only if
+/// their starting points fell within as many ids of each other as they will ever give.
 fn new_request_id() -> HeaderValue {
-    let id = uuid::Builder::from_random_bytes(rand::random()).into_uuid();
+    thread_local! {
+        static NEXT: std::cell::Cell<u128> = std::cell::Cell::new(rand::random());
+    }
+    let next = NEXT.with(|next| next.replace(next.get().wrapping_add(1)));
+    let id = uuid::Builder::from_random_bytes(next.to_be_bytes()).into_uuid();
     let mut text = uuid::Uuid::encode_buffer();
     HeaderValue::from_str(id.hyphenated().encode_lower(&mut text)).expect("a UUID is a header value")
 }

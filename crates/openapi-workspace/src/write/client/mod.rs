@@ -4,6 +4,7 @@
 mod builder_module;
 pub(crate) mod cli;
 pub(crate) mod credentials;
+mod dates;
 mod dead_arms;
 mod discriminated;
 pub(crate) mod events;
@@ -252,6 +253,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let bodies = models::body_builders(&client);
     crate::timings::timed("write/client edit types", || {
         models::edit(&mut types, &bodies, builders)?;
+        dates::written_directly(&mut types)?;
         discriminated::tags_first(&mut types, spec);
         same_shapes::written_once(&mut types, &components.iter().map(|(_, model)| model.clone()).collect());
         Ok::<_, Error>(())

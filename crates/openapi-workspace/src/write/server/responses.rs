@@ -162,17 +162,34 @@ pub(crate) fn response_enum(op: &Op, rt: &syn::Path) -> TokenStream {
         )
     });
     let derives = if streams { quote!(#[derive(Debug)]) } else { quote!(#[derive(Debug, Clone, PartialEq)]) };
+    // An answer written once, for answers that do not change: a stream is read once, so has none.
+    let (prepared, prepared_arm) = match streams {
+        true => (None, None),
+        false => (
+            Some({
+                let rt_path = quote!(#rt).to_string().replace(' ', "");
+                let doc = doc_lines(&format!(
+                    "One of the answers above written once ([`{rt_path}::Prepared::new`]) and answered as \
+                     written, for an answer that is the same every time."
+                ));
+                quote! { #(#doc)* Prepared(#rt::Prepared<Self>), }
+            }),
+            Some(quote! { Self::Prepared(prepared) => axum::response::IntoResponse::into_response(prepared), }),
+        ),
+    };
     quote! {
         #[doc = #doc]
         #derives
         pub enum #ident {
             #(#variants)*
+            #prepared
         }
 
         impl axum::response::IntoResponse for #ident {
             fn into_response(self) -> Response {
                 match self {
                     #(#arms)*
+                    #prepared_arm
                 }
             }
         }

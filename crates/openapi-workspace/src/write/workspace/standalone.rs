@@ -26,7 +26,7 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The runtime (`crates/openapi-workspace-runtime`), written into the workspace as a
 /// crate of its own: each file's name and text.
-const RUNTIME_FILES: [(&str, &str); 27] = [
+const RUNTIME_FILES: [(&str, &str); 28] = [
     ("lib.rs", include_str!("../../../../openapi-workspace-runtime/src/lib.rs")),
     ("wire.rs", include_str!("../../../../openapi-workspace-runtime/src/wire.rs")),
     ("forms.rs", include_str!("../../../../openapi-workspace-runtime/src/forms.rs")),
@@ -51,6 +51,7 @@ const RUNTIME_FILES: [(&str, &str); 27] = [
     ("server/multipart.rs", include_str!("../../../../openapi-workspace-runtime/src/server/multipart.rs")),
     ("server/params.rs", include_str!("../../../../openapi-workspace-runtime/src/server/params.rs")),
     ("server/path.rs", include_str!("../../../../openapi-workspace-runtime/src/server/path.rs")),
+    ("server/prepared.rs", include_str!("../../../../openapi-workspace-runtime/src/server/prepared.rs")),
     ("server/responses.rs", include_str!("../../../../openapi-workspace-runtime/src/server/responses.rs")),
     ("server/schemas.rs", include_str!("../../../../openapi-workspace-runtime/src/server/schemas.rs")),
     ("server/styles.rs", include_str!("../../../../openapi-workspace-runtime/src/server/styles.rs")),
