@@ -1,6 +1,7 @@
 //! Filters of `GET /transactions` that the contract takes and what it says of values it cannot
 //! take: `scheduled_payment_id` (the interface's filter; nothing makes scheduled payments, so it
-//! matches nothing, through its index), and refusals that say what is wrong and what is expected.
+//! matches nothing, through its index), refusals that say what is wrong and what is expected,
+//! and `search` over more transactions than the store indexes at once.
 
 use payments_client::types;
 use payments_tests::sandbox::*;
@@ -10,6 +11,55 @@ use uuid::Uuid;
 payments_tests::on_both_backends! {
     #[tokio::test] scheduled_payment_id_is_taken_matches_nothing_and_a_malformed_one_is_refused,
     #[tokio::test] a_refused_parameter_says_what_is_missing_and_shows_the_form_expected,
+    #[tokio::test] search_finds_every_transaction_indexed_or_not_newest_first_page_by_page,
+}
+
+/// More payments than SQLite's store indexes at once (`search_batches.rs`, 128): the newest wait
+/// to be indexed while the older are in the index. Every search finds exactly the payments whose
+/// reference holds the needle in any case (short needles too), newest first, and the pages
+/// follow one another across the two.
+async fn search_finds_every_transaction_indexed_or_not_newest_first_page_by_page() {
+    let sandbox = start_sandbox().await;
+    let client = sandbox.client(ALICE);
+    let (gbp, recipient) = funded_with_recipient(&client, "GBP", 10_000_000).await;
+    let mut paid = Vec::new();
+    for i in 0..150 {
+        let reference = match i {
+            5 | 100 | 140 => format!("Überweisung {i}"),
+            _ => format!("batch-{i:03}"),
+        };
+        let body = payment(gbp.id, recipient.id, 100).reference(Some(code(&reference)));
+        let made = client.create_transaction().body(body).send().await.unwrap().into_inner();
+        paid.push((made.id, reference));
+    }
+    for needle in ["ÜBERWEISUNG", "überweisung 14", "batch-1", "BATCH-14", "13", "ng"] {
+        // What it must find: the payments whose reference holds it, newest first.
+        let expected: Vec<Uuid> = paid
+            .iter()
+            .rev()
+            .filter(|(_, reference)| reference.to_lowercase().contains(&needle.to_lowercase()))
+            .map(|(id, _)| *id)
+            .collect();
+        let mut found = Vec::new();
+        let mut after = None;
+        loop {
+            let mut page = client
+                .list_transactions()
+                .search(needle)
+                .transaction_type(types::TransactionType::Payment)
+                .limit(limit(7));
+            if let Some(after) = after {
+                page = page.starting_after(after);
+            }
+            let page = page.send().await.unwrap().into_inner();
+            found.extend(page.iter().map(|t| t.id));
+            match page.last() {
+                Some(last) if page.len() == 7 => after = Some(last.id),
+                _ => break,
+            }
+        }
+        assert_eq!(found, expected, "search {needle:?}");
+    }
 }
 
 async fn scheduled_payment_id_is_taken_matches_nothing_and_a_malformed_one_is_refused() {

@@ -5,8 +5,8 @@
 //! fails the `funds` check, a taken key its unique index. The savepoint is then rolled back, so
 //! nothing of the changeset remains.
 //!
-//! The search rows of the transactions a changeset inserts are not written here: the writer
-//! writes them for its whole batch, after the last savepoint ([`index`]).
+//! A transaction's search row is written with it, into the rows waiting to be indexed
+//! (`search_batches.rs`).
 
 use chrono::{DateTime, Utc};
 use payments_types as types;
@@ -14,10 +14,11 @@ use rusqlite::Connection;
 use uuid::Uuid;
 
 use super::codec::{constraint_message, push_new_seq, unique_key};
+use super::search_batches;
 use super::statements::{execute, rows};
 use crate::plan::posting_totals;
 use crate::reads::{Query, Sqlite, Value, micros};
-use crate::writes::{self, Check, WriteDialect, text};
+use crate::writes::{self, Check, WriteDialect};
 use crate::{Change, Changeset, Result, StoreError};
 
 /// The endpoints (aliased `e`) of tenant `?` subscribed to event `?` (binds: tenant, event).
@@ -56,10 +57,10 @@ impl From<StoreError> for Failure {
     }
 }
 
-/// Applies `changes`, and gives the search rows of the transactions it inserted, for [`index`].
-pub(super) fn apply(connection: &Connection, changes: &Changeset) -> Result<Vec<Searchable>> {
+/// Applies `changes`, and says how many search rows it left waiting to be indexed.
+pub(super) fn apply(connection: &Connection, changes: &Changeset) -> Result<usize> {
     execute(connection, Query::new("SAVEPOINT change"))?;
-    let mut searchable = Vec::new();
+    let mut searchable = 0;
     let failure = match write(connection, changes, &mut searchable) {
         Ok(()) => {
             execute(connection, Query::new("RELEASE change"))?;
@@ -95,7 +96,7 @@ fn uncovered(connection: &Connection, changes: &Changeset) -> Result<Option<(Uui
     Ok(None)
 }
 
-fn write(connection: &Connection, changes: &Changeset, searchable: &mut Vec<Searchable>) -> Result<(), Failure> {
+fn write(connection: &Connection, changes: &Changeset, searchable: &mut usize) -> Result<(), Failure> {
     let mut changed = 0;
     for statement in writes::statements::<Sqlite>(changes)? {
         if statement.after_a_change && changed == 0 {
@@ -116,7 +117,8 @@ fn write(connection: &Connection, changes: &Changeset, searchable: &mut Vec<Sear
             statement.inserts_transaction.map(|index| &changes.changes[index])
         {
             // The row just inserted: a transaction's seq is its rowid.
-            searchable.push(Searchable::of(connection.last_insert_rowid(), transaction));
+            search_batches::write_pending(connection, connection.last_insert_rowid(), transaction)?;
+            *searchable += 1;
         }
     }
     Ok(())
@@ -131,8 +133,7 @@ impl WriteDialect for Sqlite {
         push_new_seq(query, table, created);
     }
 
-    /// A transaction's searched fields are in `transaction_search`, written for the whole batch
-    /// ([`index`]).
+    /// A transaction's searched fields are in `transaction_search` (`search_batches.rs`).
     fn transaction_columns(_: &mut String, _: &mut Vec<Value>, _: &types::Transaction) {}
 
     fn virtual_account_searchable(account: &types::VirtualAccount) -> Vec<Query<Self>> {
@@ -196,47 +197,6 @@ impl WriteDialect for Sqlite {
         notified.push(", last_insert_rowid(), ").binds(["pending".into(), now.into(), now.into()]).push(")");
         vec![kept, notified]
     }
-}
-
-/// What `search` looks in for one transaction (see `transactions::SEARCHED`), stored in
-/// `transaction_search` under the transaction's seq.
-pub(super) struct Searchable {
-    seq: i64,
-    fields: [Option<String>; 6],
-}
-
-impl Searchable {
-    fn of(seq: i64, transaction: &types::Transaction) -> Self {
-        let recipient = transaction.recipient.as_ref();
-        let reference = text(transaction.reference.as_ref());
-        // A payment reference that repeats the reference (the usual case) is found through it.
-        let payment_reference = text(transaction.payment_reference.as_ref()).filter(|p| Some(p) != reference.as_ref());
-        Self {
-            seq,
-            fields: [
-                reference,
-                payment_reference,
-                text(transaction.order_id.as_ref()),
-                transaction.payer_name.clone(),
-                recipient.and_then(|r| text(r.bank_account.account_name.as_ref())),
-                recipient.and_then(|r| text(r.alias.as_ref())),
-            ],
-        }
-    }
-}
-
-/// Writes the search rows of a batch's transactions, oldest first.
-pub(super) fn index(connection: &Connection, rows: &[Searchable]) -> Result<()> {
-    for row in rows {
-        let mut insert = Query::new(
-            "INSERT INTO transaction_search (rowid, reference, payment_reference, order_id, payer_name, \
-             account_name, alias) VALUES (",
-        );
-        let fields = row.fields.iter().map(|field| Value::from(field.clone()));
-        insert.binds(std::iter::once(row.seq.into()).chain(fields)).push(")");
-        execute(connection, insert)?;
-    }
-    Ok(())
 }
 
 fn push_subscribed(query: &mut Query<Sqlite>, tenant: i64, event: &str) {

@@ -1,6 +1,7 @@
 //! What is SQLite's own in how values and queries are written: the reads' [`Dialect`] (search
 //! through FTS5 trigram tables), new rows' keys, and what a failed statement means.
 
+use super::search_batches;
 use crate::reads::Sqlite;
 use chrono::{DateTime, Utc};
 use rusqlite::ErrorCode;
@@ -24,32 +25,60 @@ impl Dialect for Sqlite {
     /// search table itself (`s.rowid`), so a search stops at the page's last match instead of
     /// collecting and sorting every match. Needles of three characters or more are looked up in
     /// the index; shorter ones, which a trigram index cannot hold, are found by scanning it.
+    ///
+    /// Transactions' search rows not yet indexed wait in a table of their own
+    /// (`search_batches.rs`): their page is read beside the index's, and the two merged, newest
+    /// first, so what is sorted is two pages at most.
     fn search_page(searched: Searched, columns: &str, needle: &str, selection: &Selection, limit: u32) -> Query<Self> {
-        let (search_table, table, alias) = (search_table(searched), searched.table(), searched.alias());
-        // CROSS JOIN: the search table is the outer loop, whatever the planner's statistics say.
-        let mut query = Query::new(format!(
-            "SELECT {} FROM {search_table} s CROSS JOIN {table} {alias} ON {alias}.seq = s.rowid WHERE ",
-            qualified(columns, alias)
-        ));
-        if needle.chars().count() >= 3 {
-            query.push(format!("s.{search_table} MATCH ")).bind(phrase(needle));
-        } else {
-            query.push("(");
-            for (i, field) in searched.fields().iter().enumerate() {
-                if i > 0 {
-                    query.push(" OR ");
-                }
-                query.push(format!("s.{field} LIKE ")).bind(like_pattern(needle)).push(" ESCAPE '\\'");
+        match searched {
+            Searched::VirtualAccounts => indexed_page(searched, columns, needle, selection, limit, ""),
+            Searched::Transactions => {
+                let mut query = Query::new("SELECT * FROM (");
+                query.append(indexed_page(searched, columns, needle, selection, limit, ", s.rowid AS search_seq"));
+                query.push(") UNION ALL SELECT * FROM (");
+                search_batches::pending_arm(&mut query, columns, needle, selection, limit);
+                query.push(")");
+                order_and_limit(&mut query, "search_seq DESC", limit);
+                query
             }
-            query.push(")");
         }
-        query.push(" AND ");
-        Self::select(&mut query, selection, alias, "s.rowid", limit);
-        query
     }
 
     const ENDPOINT_EVENTS: &'static str = "CASE WHEN w.all_events THEN NULL ELSE (SELECT json_group_array(event) \
          FROM (SELECT event FROM webhook_subscriptions s WHERE s.endpoint_id = w.id ORDER BY position)) END";
+}
+
+/// The page of [`Dialect::search_page`] among the rows of the trigram table, with `extra`
+/// columns after the table's.
+fn indexed_page(
+    searched: Searched,
+    columns: &str,
+    needle: &str,
+    selection: &Selection,
+    limit: u32,
+    extra: &str,
+) -> Query<Sqlite> {
+    let (search_table, table, alias) = (search_table(searched), searched.table(), searched.alias());
+    // CROSS JOIN: the search table is the outer loop, whatever the planner's statistics say.
+    let mut query = Query::new(format!(
+        "SELECT {}{extra} FROM {search_table} s CROSS JOIN {table} {alias} ON {alias}.seq = s.rowid WHERE ",
+        qualified(columns, alias)
+    ));
+    if needle.chars().count() >= 3 {
+        query.push(format!("s.{search_table} MATCH ")).bind(phrase(needle));
+    } else {
+        query.push("(");
+        for (i, field) in searched.fields().iter().enumerate() {
+            if i > 0 {
+                query.push(" OR ");
+            }
+            query.push(format!("s.{field} LIKE ")).bind(like_pattern(needle)).push(" ESCAPE '\\'");
+        }
+        query.push(")");
+    }
+    query.push(" AND ");
+    Sqlite::select(&mut query, selection, alias, "s.rowid", limit);
+    query
 }
 
 /// The FTS5 trigram table holding what `search` looks in (rowid = the row's seq).

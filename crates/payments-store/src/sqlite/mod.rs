@@ -10,6 +10,7 @@ mod persist_wal;
 #[cfg(test)]
 mod query_plans;
 mod readers;
+mod search_batches;
 mod statements;
 mod tenants;
 mod webhooks;
@@ -80,6 +81,7 @@ pub(crate) const MIGRATIONS: migrations::Migrations = &[
     (6, "search merges", include_str!("../../migrations/sqlite/0006_search_merges.sql")),
     (7, "readiness", include_str!("../../migrations/sqlite/0007_readiness.sql")),
     (8, "scheduled payment filter", include_str!("../../migrations/sqlite/0008_scheduled_payment_filter.sql")),
+    (9, "search batches", include_str!("../../migrations/sqlite/0009_search_batches.sql")),
 ];
 
 /// The tables of release 0.1 (and of an interrupted first migration): a file holding only these
@@ -341,7 +343,7 @@ impl Store for SqliteStore {
         self.writer
             .write(move |session| {
                 let searchable = changes::apply(&session.connection, &changes)?;
-                session.searchable.extend(searchable);
+                session.search_waiting = session.search_waiting.map(|waiting| waiting + searchable);
                 Ok(())
             })
             .await

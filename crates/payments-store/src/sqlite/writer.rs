@@ -16,16 +16,15 @@
 //! transaction in doubt: the whole batch is then rolled back and every write in it answered
 //! with that failure, so a caller is told the disk is full, not that "a write failed".
 //!
-//! What a write leaves for the end of its batch (the search rows of the transactions it
-//! inserted: see [`Session::searchable`]) is written after the last write, in the same
-//! transaction, before the commit.
+//! After the last write of a batch, in its transaction, the search rows waiting to be indexed
+//! are moved into the index once there are enough of them (`search_batches.rs`).
 
 use std::panic::AssertUnwindSafe;
 
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
-use super::changes::{Searchable, index};
+use super::search_batches;
 use crate::{Result, StoreError};
 
 /// Writes taken into one commit at most.
@@ -43,11 +42,9 @@ type Job = Box<dyn FnOnce(Result<&mut Session, &StoreError>) -> (Option<StoreErr
 /// The writer's connection, and what the writes of the open transaction leave for its end.
 pub(super) struct Session {
     pub connection: Connection,
-    /// The search rows of the transactions inserted in this batch. FTS5 writes its pending
-    /// terms to disk as a new segment at every savepoint, so a row inserted inside each write's
-    /// savepoint cost a segment (and the merging of segments) per payment; inserted together
-    /// after the last savepoint, a batch makes one segment, at the commit.
-    pub searchable: Vec<Searchable>,
+    /// The search rows waiting to be indexed, as far as the writer knows (`None` once a batch
+    /// was rolled back: counted again).
+    pub search_waiting: Option<usize>,
 }
 
 pub(super) struct Writer {
@@ -108,7 +105,7 @@ fn not_made() -> StoreError {
 /// The writer thread: takes what is queued (up to a batch) and commits it, until every sender
 /// is gone; the connection closes with it.
 fn run(connection: Connection, mut queue: mpsc::Receiver<Job>) {
-    let mut session = Session { connection, searchable: Vec::new() };
+    let mut session = Session { connection, search_waiting: None };
     let mut batch = Vec::with_capacity(BATCH);
     while let Some(job) = queue.blocking_recv() {
         batch.push(job);
@@ -127,7 +124,6 @@ fn execute(connection: &Connection, sql: &str) -> Result<()> {
 
 /// Runs `batch` in one transaction and commits it.
 fn commit(session: &mut Session, batch: Vec<Job>) {
-    session.searchable.clear();
     if let Err(error) = execute(&session.connection, "BEGIN IMMEDIATE") {
         log_failure(&error, batch.len(), "cannot begin a write transaction");
         for job in batch {
@@ -154,13 +150,15 @@ fn commit(session: &mut Session, batch: Vec<Job>) {
         replies.push(reply);
         failure = broke;
     }
-    let searchable = std::mem::take(&mut session.searchable);
     let connection = &session.connection;
     let committed = match failure {
         Some(error) => Err(error),
-        None => index(connection, &searchable).and_then(|()| execute(connection, "COMMIT")),
+        None => {
+            search_batches::settle(connection, &mut session.search_waiting).and_then(|()| execute(connection, "COMMIT"))
+        }
     };
     if let Err(error) = &committed {
+        session.search_waiting = None;
         log_failure(error, replies.len(), "a write transaction failed; its writes were rolled back");
         // SQLite rolls back by itself after some errors (I/O, full disk); make sure it has.
         if !connection.is_autocommit() {
