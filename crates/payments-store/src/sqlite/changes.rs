@@ -1,5 +1,6 @@
-//! Applying a [`Changeset`] on the writer's connection: a savepoint, its statements (written by
-//! `writes.rs`, SQLite's part of them here: [`WriteDialect`]), the savepoint released. A change
+//! Applying a [`Changeset`] on the writer's connection: a savepoint (unless it is its
+//! transaction's only write), its statements (written by `writes.rs`, SQLite's part of them
+//! here: [`WriteDialect`]), the savepoint released. A change
 //! that cannot apply to the state it was decided on stops it: a guarded statement that changes
 //! no row (a status that moved, a row that is gone) is stale, a debit the balance does not cover
 //! fails the `funds` check, a taken key its unique index. The savepoint is then rolled back, so
@@ -57,20 +58,32 @@ impl From<StoreError> for Failure {
     }
 }
 
-/// Applies `changes`, and says how many search rows it left waiting to be indexed.
-pub(super) fn apply(connection: &Connection, changes: &Changeset) -> Result<usize> {
-    execute(connection, Query::new("SAVEPOINT change"))?;
+/// Applies `changes`, and says how many search rows it left waiting to be indexed. `alone`: the
+/// only write of its transaction, which then needs no savepoint of its own — SQLite copies each
+/// page a savepoint's statements change into a journal of its own first, a tenth of a payment
+/// (BENCHMARKS.md, *Why, measured: A write alone in its transaction*) — since rolling back the
+/// whole transaction undoes it and nothing else.
+pub(super) fn apply(connection: &Connection, changes: &Changeset, alone: bool) -> Result<usize> {
+    if !alone {
+        execute(connection, Query::new("SAVEPOINT change"))?;
+    }
     let mut searchable = 0;
     let failure = match write(connection, changes, &mut searchable) {
         Ok(()) => {
-            execute(connection, Query::new("RELEASE change"))?;
+            if !alone {
+                execute(connection, Query::new("RELEASE change"))?;
+            }
             return Ok(searchable);
         }
         Err(failure) => failure,
     };
-    // Nothing of the changeset may remain. If even that fails, the writer's whole transaction
-    // is in doubt: a `Database` error tells the writer to roll it all back.
-    connection.execute_batch("ROLLBACK TO change; RELEASE change")?;
+    // Nothing of the changeset may remain; alone, the transaction begins again, empty, for the
+    // writer to commit. If even that fails, the writer's whole transaction is in doubt: a
+    // `Database` error tells the writer to roll it all back.
+    connection.execute_batch(match alone {
+        true => "ROLLBACK; BEGIN IMMEDIATE",
+        false => "ROLLBACK TO change; RELEASE change",
+    })?;
     Err(match failure {
         Failure::Refused(error) | Failure::Database(error) => error,
         Failure::Funds => match uncovered(connection, changes) {

@@ -342,7 +342,7 @@ impl Store for SqliteStore {
     async fn apply(&self, changes: Changeset) -> Result<()> {
         self.writer
             .write(move |session| {
-                let searchable = changes::apply(&session.connection, &changes)?;
+                let searchable = changes::apply(&session.connection, &changes, session.alone)?;
                 session.search_waiting = session.search_waiting.map(|waiting| waiting + searchable);
                 Ok(())
             })

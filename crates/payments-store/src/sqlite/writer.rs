@@ -9,8 +9,8 @@
 //! workers never wait for the disk. (Through sqlx, each statement crossed to the driver's thread
 //! and back, and that traffic took over a third of a payment's CPU.)
 //!
-//! Each write is atomic by itself (one statement, or several in their own savepoint, rolled back
-//! when one fails), so a write refused for a reason the caller can act on (a taken key, a stale
+//! Each write is atomic by itself (one statement, or several in their own savepoint — or, the
+//! batch's only write, in the transaction itself — rolled back when one fails), so a write refused for a reason the caller can act on (a taken key, a stale
 //! status, a debit not covered) leaves the others untouched. A write that fails in the database
 //! (or for an outage, such as a full disk: [`StoreError::breaks_transaction`]) may have left the
 //! transaction in doubt: the whole batch is then rolled back and every write in it answered
@@ -45,6 +45,8 @@ pub(super) struct Session {
     /// The search rows waiting to be indexed, as far as the writer knows (`None` once a batch
     /// was rolled back: counted again).
     pub search_waiting: Option<usize>,
+    /// Whether the write running is its transaction's only one (see `changes::apply`).
+    pub alone: bool,
 }
 
 pub(super) struct Writer {
@@ -105,7 +107,7 @@ fn not_made() -> StoreError {
 /// The writer thread: takes what is queued (up to a batch) and commits it, until every sender
 /// is gone; the connection closes with it.
 fn run(connection: Connection, mut queue: mpsc::Receiver<Job>) {
-    let mut session = Session { connection, search_waiting: None };
+    let mut session = Session { connection, search_waiting: None, alone: false };
     let mut batch = Vec::with_capacity(BATCH);
     while let Some(job) = queue.blocking_recv() {
         batch.push(job);
@@ -132,6 +134,7 @@ fn commit(session: &mut Session, batch: Vec<Job>) {
         }
         return;
     }
+    session.alone = batch.len() == 1;
     let mut replies = Vec::with_capacity(batch.len());
     let mut failure: Option<StoreError> = None;
     for job in batch {
