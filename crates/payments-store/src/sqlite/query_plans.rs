@@ -302,3 +302,44 @@ async fn the_search_indexes_own_statements_seek() {
         }
     }
 }
+
+/// No insert builds a temporary table to check its row: SQLite codes a CHECK's `IN` list of
+/// three or more constants as one, at every statement (migration 10 wrote them as comparisons).
+/// The checks still refuse what they refused.
+#[tokio::test]
+async fn checks_build_no_temporary_table_and_still_refuse() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("checks.db");
+    drop(SqliteStore::open(path.to_str().unwrap()).await.unwrap());
+    let connection = Connection::open(&path).unwrap();
+    let tables: Vec<String> = connection
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert!(tables.iter().any(|t| t == "transactions") && tables.iter().any(|t| t == "ledger"), "{tables:?}");
+    for table in &tables {
+        let opcodes: Vec<String> = connection
+            .prepare(&format!("EXPLAIN INSERT INTO \"{table}\" DEFAULT VALUES"))
+            .unwrap()
+            .query_map([], |row| row.get(1))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(!opcodes.iter().any(|op| op == "OpenEphemeral"), "an insert into {table} builds a table: {opcodes:?}");
+    }
+    // The checks alone: no balance is needed for the row.
+    connection.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+    let refused = connection.execute(
+        "INSERT INTO ledger (balance_id, transaction_id, kind, delta, created) VALUES (x'00', x'00', 'bonus', 1, 0)",
+        [],
+    );
+    assert!(refused.is_err_and(|e| e.to_string().contains("CHECK constraint failed")), "a ledger kind it does not know");
+    let taken = connection.execute(
+        "INSERT INTO ledger (balance_id, transaction_id, kind, delta, created) VALUES (x'00', x'00', 'fee_refund', 1, 0)",
+        [],
+    );
+    assert_eq!(taken.unwrap(), 1);
+}
