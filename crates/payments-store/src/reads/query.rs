@@ -1,6 +1,7 @@
 //! A query for either backend: its text and the values bound into it, built once by the reads
 //! and run by each backend its own way.
 
+use std::borrow::Cow;
 use std::marker::PhantomData;
 
 use uuid::Uuid;
@@ -84,17 +85,20 @@ impl<D> Separated<'_, D> {
     }
 }
 
+/// Text as written: most of it is `&'static str`, copied only into the statement's text (a
+/// `String` per fragment was most of building a payment's statements: BENCHMARKS.md, *Why,
+/// measured: What a payment's statements cost to write*).
 enum Part {
-    Text(String),
+    Text(Cow<'static, str>),
     Bind(Value),
 }
 
 impl<D> Query<D> {
-    pub fn new(text: impl Into<String>) -> Self {
+    pub fn new(text: impl Into<Cow<'static, str>>) -> Self {
         Self { parts: vec![Part::Text(text.into())], dialect: PhantomData }
     }
 
-    pub fn push(&mut self, text: impl Into<String>) -> &mut Self {
+    pub fn push(&mut self, text: impl Into<Cow<'static, str>>) -> &mut Self {
         self.parts.push(Part::Text(text.into()));
         self
     }
@@ -125,9 +129,14 @@ impl<D> Query<D> {
         Separated { query: self, separator, first: true }
     }
 
+    /// About the length of the text once written (each parameter as a few characters).
+    fn text_len(&self) -> usize {
+        self.parts.iter().map(|part| if let Part::Text(text) = part { text.len() } else { 4 }).sum()
+    }
+
     /// The text with a `?` for each parameter, and the parameters in order.
     pub fn positional(self) -> (String, Vec<Value>) {
-        let mut sql = String::new();
+        let mut sql = String::with_capacity(self.text_len());
         let mut values = Vec::new();
         for part in self.parts {
             match part {
@@ -144,7 +153,7 @@ impl<D> Query<D> {
     /// The text with `$1`, `$2`… for the parameters that have a value and `NULL` written in for
     /// the others: every parameter then has its value's type, as its statement is prepared with.
     pub fn prepared(self) -> (String, Vec<Value>) {
-        let mut sql = String::new();
+        let mut sql = String::with_capacity(self.text_len());
         let mut values = Vec::new();
         for part in self.parts {
             match part {

@@ -336,7 +336,10 @@ async fn checks_build_no_temporary_table_and_still_refuse() {
         "INSERT INTO ledger (balance_id, transaction_id, kind, delta, created) VALUES (x'00', x'00', 'bonus', 1, 0)",
         [],
     );
-    assert!(refused.is_err_and(|e| e.to_string().contains("CHECK constraint failed")), "a ledger kind it does not know");
+    assert!(
+        refused.is_err_and(|e| e.to_string().contains("CHECK constraint failed")),
+        "a ledger kind it does not know"
+    );
     let taken = connection.execute(
         "INSERT INTO ledger (balance_id, transaction_id, kind, delta, created) VALUES (x'00', x'00', 'fee_refund', 1, 0)",
         [],
