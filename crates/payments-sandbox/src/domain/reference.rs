@@ -21,6 +21,19 @@ pub struct CurrencyInfo {
     pub payment_fee: i64,
 }
 
+impl CurrencyInfo {
+    /// The currency's code as the API types it, checked once: `CurrencyCode`'s parse runs its
+    /// pattern, a cost of every balance shown (instructions per request, BENCHMARKS.md).
+    pub fn typed_code(&self) -> types::CurrencyCode {
+        static CODES: std::sync::LazyLock<Vec<types::CurrencyCode>> =
+            std::sync::LazyLock::new(|| CURRENCIES.iter().map(|c| code(c.code)).collect());
+        match CURRENCIES.iter().position(|c| c.code == self.code) {
+            Some(at) => CODES[at].clone(),
+            None => code(self.code),
+        }
+    }
+}
+
 pub const CURRENCIES: &[CurrencyInfo] = &[
     CurrencyInfo {
         code: "EUR",
@@ -136,19 +149,6 @@ pub fn countries() -> Vec<types::Country> {
 }
 
 /// Parses a code the service itself produced into its constrained type.
-impl CurrencyInfo {
-    /// The currency's code as the API types it, checked once: `CurrencyCode`'s parse runs its
-    /// pattern, a cost of every balance shown (instructions per request, BENCHMARKS.md).
-    pub fn typed_code(&self) -> types::CurrencyCode {
-        static CODES: std::sync::LazyLock<Vec<types::CurrencyCode>> =
-            std::sync::LazyLock::new(|| CURRENCIES.iter().map(|c| code(c.code)).collect());
-        match CURRENCIES.iter().position(|c| std::ptr::eq(c, self)) {
-            Some(at) => CODES[at].clone(),
-            None => code(self.code),
-        }
-    }
-}
-
 pub fn code<T: std::str::FromStr>(value: &str) -> T
 where
     T::Err: std::fmt::Debug,
