@@ -85,9 +85,8 @@ impl<D> Separated<'_, D> {
     }
 }
 
-/// Text as written: most of it is `&'static str`, copied only into the statement's text (a
-/// `String` per fragment was most of building a payment's statements: BENCHMARKS.md, *Why,
-/// measured: What a payment's statements cost to write*).
+/// Text as written: most of it is `&'static str`, copied only into the statement's text
+/// (BENCHMARKS.md, *Why, measured: Statements' text without a `String` per fragment*).
 enum Part {
     Text(Cow<'static, str>),
     Bind(Value),

@@ -1,6 +1,6 @@
 //! The transactions' search rows, indexed in batches. FTS5 writes what a commit added to it as a
 //! new segment, and merges segments as they pile up: with a commit per payment, that was most
-//! of a payment's instructions (BENCHMARKS.md, *Why, measured: search rows indexed in
+//! of a payment's instructions (BENCHMARKS.md, *Why, measured: Search rows indexed in
 //! batches*). So a transaction's search row is written with it into a plain table,
 //! `transaction_search_pending`, and once [`BATCH`] rows wait there, the writer moves them into
 //! `transaction_search` in the same transaction as the write that made them that many: one
