@@ -90,16 +90,23 @@ fn big_tenant_statistics(connection: &Connection) {
     connection.execute_batch("ANALYZE sqlite_schema").unwrap();
 }
 
+/// A connection to a new database the store opened (and so migrated), in a directory that lasts
+/// as long as the first half.
+async fn migrated() -> (tempfile::TempDir, Connection) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plans.db");
+    drop(SqliteStore::open(path.to_str().unwrap()).await.unwrap());
+    let connection = Connection::open(&path).unwrap();
+    (dir, connection)
+}
+
 fn page() -> Page {
     Page { limit: 10, starting_after: None }
 }
 
 #[tokio::test]
 async fn every_list_is_an_index_range_read_newest_first() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("plans.db");
-    drop(SqliteStore::open(path.to_str().unwrap()).await.unwrap());
-    let connection = Connection::open(&path).unwrap();
+    let (_dir, connection) = migrated().await;
     for statistics in [false, true] {
         if statistics {
             big_tenant_statistics(&connection);
@@ -308,10 +315,7 @@ async fn the_search_indexes_own_statements_seek() {
 /// The checks still refuse what they refused.
 #[tokio::test]
 async fn checks_build_no_temporary_table_and_still_refuse() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("checks.db");
-    drop(SqliteStore::open(path.to_str().unwrap()).await.unwrap());
-    let connection = Connection::open(&path).unwrap();
+    let (_dir, connection) = migrated().await;
     let tables: Vec<String> = connection
         .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'")
         .unwrap()

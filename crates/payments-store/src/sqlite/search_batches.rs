@@ -12,19 +12,31 @@
 //! tokenizer folds case) in one column that `instr` compares with the folded needle, so a
 //! search finds the same rows in either table, in any case; the index gets the fields as given.
 
+use std::sync::LazyLock;
+
 use payments_types as types;
 use rusqlite::Connection;
 
 use super::statements::{execute, rows};
 use crate::Result;
-use crate::reads::{Query, Selection, Sqlite, Value, qualified};
+use crate::reads::{Dialect, Query, Searched, Selection, Sqlite, Value, qualified};
 use crate::writes::text;
 
 /// Search rows moved into the index at once.
 pub(super) const BATCH: usize = 128;
 
-/// The searched fields, in the order of both tables' columns (see `transactions::SEARCHED`).
-const FIELDS: [&str; 6] = ["reference", "payment_reference", "order_id", "payer_name", "account_name", "alias"];
+/// The searched fields, in the order of both tables' columns, as a column list.
+static FIELDS: LazyLock<String> = LazyLock::new(|| Searched::Transactions.fields().join(", "));
+/// A waiting row's insert, and a batch's move into the index: written once, run for every
+/// payment and every batch.
+static INSERT: LazyLock<String> =
+    LazyLock::new(|| format!("INSERT INTO transaction_search_pending (seq, {}, folded) VALUES (", *FIELDS));
+static MOVE: LazyLock<String> = LazyLock::new(|| {
+    let fields = &*FIELDS;
+    format!(
+        "INSERT INTO transaction_search (rowid, {fields}) SELECT seq, {fields} FROM transaction_search_pending ORDER BY seq"
+    )
+});
 
 /// Between the fields of the folded column: a control character no needle holds.
 const SEPARATOR: &str = "\u{1f}";
@@ -44,8 +56,7 @@ pub(super) fn write_pending(connection: &Connection, seq: i64, transaction: &typ
         recipient.and_then(|r| text(r.alias.as_ref())),
     ];
     let folded = fields.iter().flatten().map(|f| f.to_lowercase()).collect::<Vec<_>>().join(SEPARATOR);
-    let mut insert =
-        Query::new(format!("INSERT INTO transaction_search_pending (seq, {}, folded) VALUES (", FIELDS.join(", ")));
+    let mut insert = Query::new(INSERT.as_str());
     let values = fields.into_iter().map(Value::from);
     insert.binds(std::iter::once(seq.into()).chain(values).chain([folded.into()])).push(")");
     execute(connection, insert)?;
@@ -67,14 +78,7 @@ pub(super) fn settle(connection: &Connection, waiting: &mut Option<usize>) -> Re
     if count < BATCH {
         return Ok(());
     }
-    let fields = FIELDS.join(", ");
-    execute(
-        connection,
-        Query::new(format!(
-            "INSERT INTO transaction_search (rowid, {fields}) SELECT seq, {fields} FROM transaction_search_pending \
-             ORDER BY seq"
-        )),
-    )?;
+    execute(connection, Query::new(MOVE.as_str()))?;
     execute(connection, Query::new("DELETE FROM transaction_search_pending"))?;
     *waiting = Some(0);
     Ok(())
@@ -84,11 +88,12 @@ pub(super) fn settle(connection: &Connection, waiting: &mut Option<usize>) -> Re
 /// joined to `transactions` (alias `t`) and read newest first, with the search's other
 /// conditions: the page's rows among those not yet indexed, each with its `search_seq`.
 pub(super) fn pending_arm(query: &mut Query<Sqlite>, columns: &str, needle: &str, selection: &Selection, limit: u32) {
+    let (table, alias) = (Searched::Transactions.table(), Searched::Transactions.alias());
     query.push(format!(
-        "SELECT {}, p.seq AS search_seq FROM transaction_search_pending p CROSS JOIN transactions t \
-         ON t.seq = p.seq WHERE instr(p.folded, ",
-        qualified(columns, "t")
+        "SELECT {}, p.seq AS search_seq FROM transaction_search_pending p CROSS JOIN {table} {alias} \
+         ON {alias}.seq = p.seq WHERE instr(p.folded, ",
+        qualified(columns, alias)
     ));
     query.bind(needle.to_lowercase()).push(") > 0 AND ");
-    <Sqlite as crate::reads::Dialect>::select(query, selection, "t", "p.seq", limit);
+    Sqlite::select(query, selection, alias, "p.seq", limit);
 }
