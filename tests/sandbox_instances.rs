@@ -44,25 +44,8 @@ async fn all_notifications(client: &payments_client::Client, endpoint: Uuid) -> 
 }
 
 async fn all_payments(client: &payments_client::Client, balance: Uuid) -> Vec<types::Transaction> {
-    let mut all = vec![];
-    let mut after = None;
-    loop {
-        let mut request = client
-            .list_transactions()
-            .balance_id(balance)
-            .transaction_type(types::TransactionType::Payment)
-            .limit(limit(100));
-        if let Some(id) = after {
-            request = request.starting_after(id);
-        }
-        let page = request.send().await.expect("a page of payments").into_inner();
-        after = page.last().map(|t: &types::Transaction| t.id);
-        let done = page.len() < 100;
-        all.extend(page);
-        if done {
-            return all;
-        }
-    }
+    every_page(100, || client.list_transactions().balance_id(balance).transaction_type(types::TransactionType::Payment))
+        .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

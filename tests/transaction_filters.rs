@@ -40,24 +40,13 @@ async fn search_finds_every_transaction_indexed_or_not_newest_first_page_by_page
             .filter(|(_, reference)| reference.to_lowercase().contains(&needle.to_lowercase()))
             .map(|(id, _)| *id)
             .collect();
-        let mut found = Vec::new();
-        let mut after = None;
-        loop {
-            let mut page = client
-                .list_transactions()
-                .search(needle)
-                .transaction_type(types::TransactionType::Payment)
-                .limit(limit(7));
-            if let Some(after) = after {
-                page = page.starting_after(after);
-            }
-            let page = page.send().await.unwrap().into_inner();
-            found.extend(page.iter().map(|t| t.id));
-            match page.last() {
-                Some(last) if page.len() == 7 => after = Some(last.id),
-                _ => break,
-            }
-        }
+        let found: Vec<Uuid> = every_page(7, || {
+            client.list_transactions().search(needle).transaction_type(types::TransactionType::Payment)
+        })
+        .await
+        .iter()
+        .map(|t| t.id)
+        .collect();
         assert_eq!(found, expected, "search {needle:?}");
     }
 }

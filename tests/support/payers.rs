@@ -12,7 +12,7 @@ use payments_client::retry::RetryPolicy;
 use payments_client::{Client, types};
 use uuid::Uuid;
 
-use crate::sandbox::{balance_of, code, funded_with_recipient, limit, payment};
+use crate::sandbox::{balance_of, code, every_page, funded_with_recipient, limit, payment};
 
 /// The amount of each payment.
 pub const AMOUNT: u64 = 100;
@@ -177,24 +177,11 @@ pub async fn check_outcomes(
         assert_eq!(again.status, 201, "retrying {} with its order_id: {}", outcome.order_id, again.message);
         assert_eq!(stored(client, &outcome.order_id).await, 1, "{} made once", outcome.order_id);
     }
-    let mut all = 0;
-    let mut after = None;
-    loop {
-        let mut page = client
-            .list_transactions()
-            .balance_id(balance)
-            .transaction_type(types::TransactionType::Payment)
-            .limit(limit(100));
-        if let Some(id) = after {
-            page = page.starting_after(id);
-        }
-        let page = page.send().await.expect("a page").into_inner();
-        all += page.len();
-        after = page.last().map(|t: &types::Transaction| t.id);
-        if page.len() < 100 {
-            break;
-        }
-    }
+    let all = every_page(100, || {
+        client.list_transactions().balance_id(balance).transaction_type(types::TransactionType::Payment)
+    })
+    .await
+    .len();
     assert_eq!(all, outcomes.len(), "every payment tried is stored once in the end, and no other");
     all
 }

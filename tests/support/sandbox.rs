@@ -197,6 +197,27 @@ pub fn payment(balance: Uuid, recipient: Uuid, value: u64) -> types::builder::Tr
         .recipient_id(recipient)
 }
 
+/// Every transaction `list` gives, page after page of `size`, each page starting after the last
+/// transaction given, in the order the pages give them.
+pub async fn every_page<'c>(
+    size: u32,
+    list: impl Fn() -> payments_client::builder::ListTransactions<'c>,
+) -> Vec<types::Transaction> {
+    let mut all: Vec<types::Transaction> = Vec::new();
+    loop {
+        let mut page = list().limit(limit(size));
+        if let Some(last) = all.last() {
+            page = page.starting_after(last.id);
+        }
+        let page = page.send().await.expect("a page of transactions").into_inner();
+        let done = page.len() < size as usize;
+        all.extend(page);
+        if done {
+            return all;
+        }
+    }
+}
+
 /// Waits until `condition` holds, checking every 50 ms, for at most `within`.
 pub async fn eventually<F: Future<Output = bool>>(within: Duration, mut condition: impl FnMut() -> F) -> bool {
     let deadline = tokio::time::Instant::now() + within;
