@@ -9,6 +9,7 @@ use openapi_workspace::{Config, cli, generate, markdown_reference};
 const SAMPLES: &[&str] = &[
     "bounds",
     "discriminated",
+    "errors",
     "events",
     "forms",
     "generality",

@@ -6870,13 +6870,12 @@ impl Credentials {
         self
     }
     /// Adds to `request` (of `operation_id`) what it asks for, replacing what it carries
-    /// (so that each attempt of a retried call sends the credentials of now). Its error is
-    /// text: the request hook hands it to progenitor's `Error::InvalidRequest(String)`.
+    /// (so that each attempt of a retried call sends the credentials of now).
     async fn apply(
         &self,
         operation_id: &str,
         request: &mut reqwest::Request,
-    ) -> Result<(), String> {
+    ) -> Result<(), tokens::CredentialError> {
         match operation_id {
             "list_balances" => {
                 if self.bearer_auth_.is_some() {
@@ -7435,7 +7434,7 @@ impl tokens::Authorize for Credentials {
         &'a self,
         operation: &'a str,
         request: &'a mut reqwest::Request,
-    ) -> tokens::BoxFuture<'a, Result<(), String>> {
+    ) -> tokens::BoxFuture<'a, Result<(), tokens::CredentialError>> {
         Box::pin(self.apply(operation, request))
     }
     /// Renews every credential that comes from a source (the server does not say which
@@ -7462,23 +7461,30 @@ impl ::std::fmt::Debug for Credentials {
     }
 }
 /// A header value that is a secret: not shown by `Debug`, not compressed in HTTP/2.
-fn secret_header(value: &str) -> Result<reqwest::header::HeaderValue, String> {
+fn secret_header(
+    value: &str,
+) -> Result<reqwest::header::HeaderValue, tokens::CredentialError> {
     let mut value = reqwest::header::HeaderValue::from_str(value)
-        .map_err(|_| "a credential is not a valid header value".to_string())?;
+        .map_err(|_| tokens::CredentialError::NotAHeaderValue)?;
     value.set_sensitive(true);
     Ok(value)
 }
 /// Retries: [`retry::RetryPolicy`] (when and how often), [`retry::RetryBudget`] (how many
 /// a client may make in all) and [`retry::Key`] (an operation's idempotency key).
 pub use openapi_workspace_runtime::client::retry;
-/// How the client sends: the credentials it gives and the retries it makes
-/// (`RetryPolicy::default()`, on: see the README).
+/// A client's per-call options: each attempt's timeout, headers of the caller's.
+pub use openapi_workspace_runtime::client::options;
+/// How the client sends: the credentials it gives, the retries it makes
+/// (`RetryPolicy::default()`, on: see the README), each attempt's timeout and headers
+/// of the caller's.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
     /// What the client proves who it is with.
     pub credentials: Credentials,
     /// The retry policy, and the budget the client and its clones share.
     pub retries: retry::Retries,
+    /// The timeout and headers put on every request.
+    pub options: options::CallOptions,
 }
 impl Config {
     /// No credentials, the default retry policy and a budget of its own.
@@ -7500,6 +7506,21 @@ impl Config {
         self.retries.budget = budget;
         self
     }
+    /// Each attempt's timeout, from sending to the answer's last byte (15 s unless set:
+    /// see the README); the retry policy's deadline bounds all attempts together.
+    pub fn timeout(mut self, timeout: ::std::time::Duration) -> Self {
+        self.options.set_timeout(timeout);
+        self
+    }
+    /// A header every request carries, replacing one of that name the operation sends.
+    pub fn header(
+        mut self,
+        name: reqwest::header::HeaderName,
+        value: reqwest::header::HeaderValue,
+    ) -> Self {
+        self.options.set_header(name, value);
+        self
+    }
 }
 impl From<Credentials> for Config {
     fn from(credentials: Credentials) -> Self {
@@ -7512,6 +7533,23 @@ impl Client {
     pub fn with_retry(&self, policy: retry::RetryPolicy) -> Self {
         let mut client = self.clone();
         client.inner.retries.policy = policy;
+        client
+    }
+    /// This client with another timeout for each attempt — for one call, or a few.
+    pub fn with_timeout(&self, timeout: ::std::time::Duration) -> Self {
+        let mut client = self.clone();
+        client.inner.options.set_timeout(timeout);
+        client
+    }
+    /// This client sending one more header (replacing one of that name the operation
+    /// sends) — for one call, or a few: a trace id, a tenant.
+    pub fn with_header(
+        &self,
+        name: reqwest::header::HeaderName,
+        value: reqwest::header::HeaderValue,
+    ) -> Self {
+        let mut client = self.clone();
+        client.inner.options.set_header(name, value);
         client
     }
 }
@@ -7535,7 +7573,8 @@ impl ClientHooks<Config> for Client {
             .credentials
             .apply(info.operation_id, request)
             .await
-            .map_err(Error::InvalidRequest)?;
+            .map_err(|e| Error::InvalidRequest(e.to_string()))?;
+        self.inner.options.apply(request);
         if let Some(key) = idempotency_key(info.operation_id) {
             key.fill(request);
         }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use payments_client::retry::{Cause, RetryBudget, RetryPolicy};
-use payments_client::tokens::{BoxFuture, TokenSource};
+use payments_client::tokens::{BoxError, BoxFuture, TokenSource};
 use payments_client::{Client, Config, Credentials, Error, types};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -276,7 +276,7 @@ struct Rotating {
 }
 
 impl TokenSource for Rotating {
-    fn token(&self) -> BoxFuture<'_, Result<String, String>> {
+    fn token(&self) -> BoxFuture<'_, Result<String, BoxError>> {
         let mut asked = self.asked.lock().unwrap();
         *asked += 1;
         Box::pin(std::future::ready(Ok(format!("tok-{asked}"))))
@@ -285,6 +285,40 @@ impl TokenSource for Rotating {
     fn renew(&self) -> BoxFuture<'_, bool> {
         Box::pin(std::future::ready(self.renewable))
     }
+}
+
+/// A source whose vault is sealed: its own error type, not text.
+struct Sealed;
+
+#[derive(Debug)]
+struct VaultSealed;
+
+impl std::fmt::Display for VaultSealed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the vault is sealed")
+    }
+}
+
+impl std::error::Error for VaultSealed {}
+
+impl TokenSource for Sealed {
+    fn token(&self) -> BoxFuture<'_, Result<String, BoxError>> {
+        Box::pin(std::future::ready(Err(VaultSealed.into())))
+    }
+}
+
+#[tokio::test]
+async fn a_source_that_gives_no_credential_fails_the_call_with_its_error_and_sends_nothing() {
+    payments_client::install_crypto_provider();
+    let server = Server::start(vec![], Reply::Answer(200, None, "[]".into())).await;
+    let client = Client::new(&server.url, Config::from(Credentials::new().bearer_auth_from(Sealed)));
+    match client.list_balances().send().await {
+        Err(Error::InvalidRequest(message)) => {
+            assert_eq!(message, "the credential's source failed: the vault is sealed")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(server.requests(), 0, "nothing was sent");
 }
 
 #[tokio::test]

@@ -2,10 +2,12 @@
 //! does not do itself. The generated client re-exports each module it uses under its own name
 //! (`events`, `items`, `multipart`, `styles`; `form` by its path); every client sends through [`retry`].
 
+pub mod errors;
 pub mod events;
 pub mod form;
 pub mod items;
 pub mod multipart;
+pub mod options;
 pub mod retry;
 pub mod retry_budget;
 pub mod styles;

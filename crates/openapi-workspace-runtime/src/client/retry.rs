@@ -284,7 +284,7 @@ impl Retries {
 /// with those it carries (the server says whether they still do).
 async fn reauthorize(authorize: &dyn Authorize, operation: &'static str, request: &mut reqwest::Request) {
     if let Err(why) = authorize.authorize(operation, request).await {
-        tracing::warn!(operation, why, "credentials could not be renewed for a retry; sending the previous ones");
+        tracing::warn!(operation, %why, "credentials could not be renewed for a retry; sending the previous ones");
     }
 }
 

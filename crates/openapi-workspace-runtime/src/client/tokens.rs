@@ -8,11 +8,41 @@ use std::sync::Arc;
 /// need not name the `futures` crate).
 pub use futures::future::BoxFuture;
 
+/// A [`TokenSource`]'s own error, whatever its type: an OAuth endpoint's refusal, a vault's I/O.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a request's credentials could not be put on it.
+#[derive(Debug)]
+pub enum CredentialError {
+    /// The source did not give one.
+    Source(BoxError),
+    /// What it gave cannot be a header's value (a line break, a control character).
+    NotAHeaderValue,
+}
+
+impl std::fmt::Display for CredentialError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Source(error) => write!(f, "the credential's source failed: {error}"),
+            Self::NotAHeaderValue => f.write_str("a credential is not a valid header value"),
+        }
+    }
+}
+
+impl std::error::Error for CredentialError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Source(error) => Some(error.as_ref()),
+            Self::NotAHeaderValue => None,
+        }
+    }
+}
+
 /// Where a credential comes from when it is not fixed: an OAuth token cache, a vault, a file
 /// that is rotated.
 pub trait TokenSource: Send + Sync {
     /// The credential to send now (the token, key or secret itself, without a scheme word).
-    fn token(&self) -> BoxFuture<'_, Result<String, String>>;
+    fn token(&self) -> BoxFuture<'_, Result<String, BoxError>>;
 
     /// Called once per call after the server answered `401`: whether a new credential can now
     /// be had (the request is then sent again at once). By default, no.
@@ -36,10 +66,10 @@ impl From<String> for Secret {
 
 impl Secret {
     /// The credential to send now.
-    pub async fn get(&self) -> Result<String, String> {
+    pub async fn get(&self) -> Result<String, CredentialError> {
         match self {
             Self::Fixed(value) => Ok(value.clone()),
-            Self::Source(source) => source.token().await,
+            Self::Source(source) => source.token().await.map_err(CredentialError::Source),
         }
     }
 
@@ -60,14 +90,14 @@ pub trait Authorize: Send + Sync {
         &'a self,
         operation: &'a str,
         request: &'a mut reqwest::Request,
-    ) -> BoxFuture<'a, Result<(), String>>;
+    ) -> BoxFuture<'a, Result<(), CredentialError>>;
 
     /// Whether any credential was renewed.
     fn renew(&self) -> BoxFuture<'_, bool>;
 }
 
 impl Authorize for () {
-    fn authorize<'a>(&'a self, _: &'a str, _: &'a mut reqwest::Request) -> BoxFuture<'a, Result<(), String>> {
+    fn authorize<'a>(&'a self, _: &'a str, _: &'a mut reqwest::Request) -> BoxFuture<'a, Result<(), CredentialError>> {
         Box::pin(std::future::ready(Ok(())))
     }
 

@@ -124,7 +124,8 @@ pub(crate) fn samples(spec: &Spec, builders: &Builders, cli: Option<&str>, flavo
             let Some(mock) = crate::model::mock::mock(operation, components) else { continue };
             // What cannot be written (a body in another media type than JSON, a parameter the
             // builder does not take as the document names it) has no sample, and is left out.
-            let Some(fields) = builders.fields.get(&operation_id.to_upper_camel_case()) else { continue };
+            let builder = operation_id.to_upper_camel_case();
+            let Some(fields) = builders.fields.get(&builder) else { continue };
             let cli_flags = cli.map(|cli| flags(cli, &operation_id.to_snake_case()));
             let Ok(call) = Call::read(operation, components, credentials(spec, operation, &schemes)) else { continue };
             let connect = match &flavour.connect {
@@ -142,7 +143,7 @@ pub(crate) fn samples(spec: &Spec, builders: &Builders, cli: Option<&str>, flavo
                 method,
                 path,
                 (mock.status, bytes),
-                fields,
+                (fields, builders.errors.get(&builder)),
                 cli_flags.as_deref(),
                 flavour,
                 &connect,
@@ -306,13 +307,13 @@ impl Call {
         method: String,
         path: String,
         (status, bytes): (u16, bool),
-        fields: &BTreeMap<String, String>,
+        (fields, errors): (&BTreeMap<String, String>, Option<&crate::write::client::status_errors::Matched>),
         cli_flags: Option<&[String]>,
         flavour: &Flavour,
         connect: &str,
     ) -> Result<Sample> {
         let function = operation_id.to_snake_case();
-        let (rust, rust_checked) = self.rust(&function, fields, flavour, connect, bytes)?;
+        let (rust, rust_checked) = self.rust(&function, fields, flavour, connect, bytes, errors)?;
         let cli = match (cli_flags, &flavour.cli) {
             (Some(flags), Some(binary)) => Some(self.cli(binary, operation_id, flags)),
             _ => None,

@@ -132,9 +132,8 @@ pub(crate) fn client(view: &View) -> Result<Option<Client>> {
             #(#setters)*
 
             /// Adds to `request` (of `operation_id`) what it asks for, replacing what it carries
-            /// (so that each attempt of a retried call sends the credentials of now). Its error is
-            /// text: the request hook hands it to progenitor's `Error::InvalidRequest(String)`.
-            async fn apply(&self, operation_id: &str, request: &mut reqwest::Request) -> Result<(), String> {
+            /// (so that each attempt of a retried call sends the credentials of now).
+            async fn apply(&self, operation_id: &str, request: &mut reqwest::Request) -> Result<(), tokens::CredentialError> {
                 match operation_id {
                     #(#arms)*
                     _ => {}
@@ -149,7 +148,7 @@ pub(crate) fn client(view: &View) -> Result<Option<Client>> {
                 &'a self,
                 operation: &'a str,
                 request: &'a mut reqwest::Request,
-            ) -> tokens::BoxFuture<'a, Result<(), String>> {
+            ) -> tokens::BoxFuture<'a, Result<(), tokens::CredentialError>> {
                 Box::pin(self.apply(operation, request))
             }
 
@@ -176,9 +175,9 @@ pub(crate) fn client(view: &View) -> Result<Option<Client>> {
         }
 
         /// A header value that is a secret: not shown by `Debug`, not compressed in HTTP/2.
-        fn secret_header(value: &str) -> Result<reqwest::header::HeaderValue, String> {
+        fn secret_header(value: &str) -> Result<reqwest::header::HeaderValue, tokens::CredentialError> {
             let mut value = reqwest::header::HeaderValue::from_str(value)
-                .map_err(|_| "a credential is not a valid header value".to_string())?;
+                .map_err(|_| tokens::CredentialError::NotAHeaderValue)?;
             value.set_sensitive(true);
             Ok(value)
         }

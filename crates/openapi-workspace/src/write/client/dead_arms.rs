@@ -34,7 +34,7 @@ pub(super) fn unreachable_arms(item: &mut syn::Item) {
 
 /// The statuses an arm's pattern matches, when it is an integer (`404u16`) or a range of them
 /// (`500u16..=599u16`).
-fn statuses(pattern: &syn::Pat) -> Option<(u64, u64)> {
+pub(super) fn statuses(pattern: &syn::Pat) -> Option<(u64, u64)> {
     let number = |expr: &syn::Expr| match expr {
         syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(int), .. }) => int.base10_parse::<u64>().ok(),
         _ => None,

@@ -16,6 +16,7 @@ mod models;
 pub(crate) mod multipart;
 mod retries;
 mod same_shapes;
+pub(crate) mod status_errors;
 pub(crate) mod styles;
 mod untypable;
 pub(crate) mod view;
@@ -176,6 +177,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     drop(generator);
     let groups = crate::model::groups::of(&view.openapi);
     let notes = view.notes;
+    let errors = view.errors;
     drop(view.openapi);
     crate::write::memory::release();
     let mut uses = Vec::new();
@@ -205,7 +207,8 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
             uses.push("base64");
         }
         pre.push(quote::quote! {
-            self.inner.credentials.apply(info.operation_id, request).await.map_err(Error::InvalidRequest)?;
+            // progenitor's `Error::InvalidRequest` holds text: the boundary where the error is one.
+            self.inner.credentials.apply(info.operation_id, request).await.map_err(|e| Error::InvalidRequest(e.to_string()))?;
         });
     }
     client.extend(retries::client(spec, inner)?);
@@ -247,6 +250,17 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         .map(|(name, _)| (name.as_str(), heck::ToUpperCamelCase::to_upper_camel_case(name.as_str())))
         .collect();
     types.extend(component_registry(&components, &type_names)?);
+    if !errors.is_empty() {
+        for model in errors.iter().flat_map(status_errors::ErrorEnum::models) {
+            if !type_names.contains(model) {
+                return Err(Error::Document(format!(
+                    "the errors typed per status name a model typify did not write: {model}"
+                )));
+            }
+        }
+        types.extend(status_errors::definitions(&errors));
+        client.extend(status_errors::client());
+    }
     let (types, builders) = models::take_builders(types);
     let mut types: syn::File = crate::timings::timed("write/client parse types", || crate::write::parse_file(types))
         .map_err(|e| Error::unparsable("the models", e))?;
@@ -277,6 +291,9 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         crate::write::each_item(members, |mut member| {
             media::nested_forms(&mut member);
             dead_arms::unreachable_arms(&mut member);
+            if let Some((builder, matched)) = status_errors::decode_by_status(&mut member, &errors) {
+                builders.errors.insert(builder, matched);
+            }
             if let Some(gating) = &mut gating {
                 gating.member(&mut member);
             }
@@ -343,7 +360,7 @@ fn locate(view: &View, error: Error) -> Error {
                 }
             }
         }
-        let view = View { openapi, replacements: view.replacements.clone(), notes: Vec::new() };
+        let view = View { openapi, replacements: view.replacements.clone(), notes: Vec::new(), errors: Vec::new() };
         run(&view).err()
     };
     let operations: Vec<(&str, &str)> = view.openapi.operations().map(|(path, method, _)| (path, method)).collect();

@@ -1,7 +1,8 @@
 //! What every generated client sends through: its `Config` (progenitor's inner type: the
 //! credentials, when the document has any, and the runtime's `retry::Retries`), the table of
 //! each operation's idempotency key (`model::idempotency`), and the `exec` hook that hands each
-//! request to the runtime's retry loop. `Client::with_retry` is the per-call override.
+//! request to the runtime's retry loop. `Client::with_retry`, `with_timeout` and `with_header` are
+//! the per-call overrides (the last two the runtime's `client::options`, put on in `pre`).
 
 use heck::ToSnakeCase;
 use proc_macro2::TokenStream;
@@ -52,13 +53,19 @@ pub(crate) fn client(spec: &Spec, credentials: bool) -> Result<TokenStream> {
         /// a client may make in all) and [`retry::Key`] (an operation's idempotency key).
         pub use openapi_workspace_runtime::client::retry;
 
-        /// How the client sends: the credentials it gives and the retries it makes
-        /// (`RetryPolicy::default()`, on: see the README).
+        /// A client's per-call options: each attempt's timeout, headers of the caller's.
+        pub use openapi_workspace_runtime::client::options;
+
+        /// How the client sends: the credentials it gives, the retries it makes
+        /// (`RetryPolicy::default()`, on: see the README), each attempt's timeout and headers
+        /// of the caller's.
         #[derive(Clone, Debug, Default)]
         pub struct Config {
             #field
             /// The retry policy, and the budget the client and its clones share.
             pub retries: retry::Retries,
+            /// The timeout and headers put on every request.
+            pub options: options::CallOptions,
         }
 
         impl Config {
@@ -77,6 +84,17 @@ pub(crate) fn client(spec: &Spec, credentials: bool) -> Result<TokenStream> {
                 self.retries.budget = budget;
                 self
             }
+            /// Each attempt's timeout, from sending to the answer's last byte (15 s unless set:
+            /// see the README); the retry policy's deadline bounds all attempts together.
+            pub fn timeout(mut self, timeout: ::std::time::Duration) -> Self {
+                self.options.set_timeout(timeout);
+                self
+            }
+            /// A header every request carries, replacing one of that name the operation sends.
+            pub fn header(mut self, name: reqwest::header::HeaderName, value: reqwest::header::HeaderValue) -> Self {
+                self.options.set_header(name, value);
+                self
+            }
         }
 
         #from
@@ -87,6 +105,21 @@ pub(crate) fn client(spec: &Spec, credentials: bool) -> Result<TokenStream> {
             pub fn with_retry(&self, policy: retry::RetryPolicy) -> Self {
                 let mut client = self.clone();
                 client.inner.retries.policy = policy;
+                client
+            }
+
+            /// This client with another timeout for each attempt — for one call, or a few.
+            pub fn with_timeout(&self, timeout: ::std::time::Duration) -> Self {
+                let mut client = self.clone();
+                client.inner.options.set_timeout(timeout);
+                client
+            }
+
+            /// This client sending one more header (replacing one of that name the operation
+            /// sends) — for one call, or a few: a trace id, a tenant.
+            pub fn with_header(&self, name: reqwest::header::HeaderName, value: reqwest::header::HeaderValue) -> Self {
+                let mut client = self.clone();
+                client.inner.options.set_header(name, value);
                 client
             }
         }
@@ -111,6 +144,7 @@ pub(crate) fn hooks(credentials: bool) -> (TokenStream, TokenStream) {
         false => quote!(&()),
     };
     let pre = quote! {
+        self.inner.options.apply(request);
         if let Some(key) = idempotency_key(info.operation_id) {
             key.fill(request);
         }

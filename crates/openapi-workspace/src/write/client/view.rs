@@ -7,27 +7,33 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+use super::status_errors::ErrorEnum;
 use crate::error::{Result, bail};
 use crate::read::Spec;
 use crate::read::document::Names;
 use crate::read::document::{METHODS, essence, pointer, resolve, rust_name};
 
+/// Schemas progenitor is to replace with a Rust type: the schema's name, the type's path.
+type Replacements = Vec<(String, String)>;
+
 /// The document as progenitor reads it.
 pub(crate) struct View {
     pub openapi: openapiv3::OpenAPI,
     /// Schemas of `openapi` progenitor is to replace with a model: name, the model's Rust path.
-    pub replacements: Vec<(String, String)>,
+    pub replacements: Replacements,
     /// The schemas typed as `serde_json::Value` (`untypable`), with their pointers in the view.
     pub notes: Vec<crate::read::Note>,
+    /// The operations whose errors are typed per status (`status_errors`).
+    pub errors: Vec<ErrorEnum>,
 }
 
 impl View {
     pub(crate) fn of(spec: &Spec) -> Result<Self> {
         let mut client = spec.raw.clone();
         // Pointers into the view are turned into the document's by the callers (`Spec::locate`).
-        let replacements = for_client(&mut client)?;
+        let (replacements, errors) = for_client(&mut client)?;
         let notes = super::untypable::bound_merges(&mut client);
-        Ok(Self { openapi: crate::read::openapi_model(client)?, replacements, notes })
+        Ok(Self { openapi: crate::read::openapi_model(client)?, replacements, notes, errors })
     }
 }
 
@@ -54,27 +60,30 @@ fn response_kind(status: &str, response: &Value) -> Kind {
 }
 
 /// Progenitor's view of the shared document: see the module's documentation. Answers the
-/// replacements progenitor is to make (`styles::for_client`).
-pub(crate) fn for_client(doc: &mut Value) -> Result<Vec<(String, String)>> {
-    let replacements = super::styles::for_client(doc)?;
+/// replacements progenitor is to make (`styles::for_client`, `status_errors`) and the operations
+/// whose errors are typed per status.
+pub(crate) fn for_client(doc: &mut Value) -> Result<(Replacements, Vec<ErrorEnum>)> {
+    let mut replacements = super::styles::for_client(doc)?;
+    let mut errors = Vec::new();
     super::events::for_client(doc)?;
     let components = doc.get("components").cloned().unwrap_or_else(|| json!({}));
     let mut schemas = components.get("schemas").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut names = Names::new(&schemas);
-    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return Ok(replacements) };
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return Ok((replacements, errors)) };
     for (path, item) in paths.iter_mut() {
         for method in METHODS {
             let Some(operation) = item.get_mut(method) else { continue };
             let at = ["paths", path.as_str(), method];
             client_parameters(operation);
             client_body(operation, &components, &at)?;
-            client_responses(operation, &components, &mut schemas, &mut names, &at)?;
+            let mut named = Named { schemas: &mut schemas, names: &mut names, replacements: &mut replacements };
+            errors.extend(client_responses(operation, &components, &mut named, &at)?);
         }
     }
     if !schemas.is_empty() {
         doc["components"]["schemas"] = Value::Object(schemas);
     }
-    Ok(replacements)
+    Ok((replacements, errors))
 }
 
 /// A path or header parameter is sent as text, present or not: a `nullable` one (FastAPI's
@@ -125,21 +134,28 @@ fn client_body(operation: &mut Value, components: &Value, at: &[&str]) -> Result
     Ok(())
 }
 
-/// One success type and one error type per operation, as progenitor requires: differing JSON
-/// schemas become one `oneOf` (`{Op}Success`, `{Op}Error`), any other mix a raw response; a
-/// `default` that would be a third type is left out (the client then reports those statuses as
-/// unexpected, with the response).
+/// The schemas the view adds, the names they take, and the replacements progenitor is to make.
+struct Named<'a> {
+    schemas: &'a mut Map<String, Value>,
+    names: &'a mut Names,
+    replacements: &'a mut Replacements,
+}
+
+/// One success type and one error type per operation, as progenitor requires: error statuses
+/// with differing bodies become one enum of them (`status_errors`), differing JSON success
+/// schemas one `oneOf` (`{Op}Success`), any other mix of successes a raw response; a `default`
+/// that would be a third type is left out (the client then reports those statuses as
+/// unexpected, with the response). Answers the operation's error enum, where it has one.
 fn client_responses(
     operation: &mut Value,
     components: &Value,
-    schemas: &mut Map<String, Value>,
-    names: &mut Names,
+    named: &mut Named,
     at: &[&str],
-) -> Result<()> {
+) -> Result<Option<ErrorEnum>> {
     let id = operation["operationId"].as_str().unwrap_or_default().to_string();
     // dropshot's websocket: its `default` is the protocol switch, which progenitor reads itself.
     let websocket = operation.get("x-dropshot-websocket").is_some();
-    let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return Ok(()) };
+    let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return Ok(None) };
     for response in responses.values_mut() {
         let mut resolved = resolve(response, components, "responses").cloned().unwrap_or_default();
         for media in resolved.get_mut("content").and_then(Value::as_object_mut).into_iter().flat_map(|c| c.values_mut())
@@ -162,7 +178,14 @@ fn client_responses(
             },
         }
     };
+    let errors = match websocket {
+        true => None,
+        false => super::status_errors::plan(&id, responses, named.schemas, named.names, named.replacements),
+    };
     for (success, suffix) in [(true, "success"), (false, "error")] {
+        if !success && errors.is_some() {
+            continue;
+        }
         let statuses: Vec<String> = responses.keys().filter(|s| class(s) == Some(success)).cloned().collect();
         let kinds: BTreeSet<Kind> = statuses.iter().map(|s| response_kind(s, &responses[s])).collect();
         if kinds.len() <= 1 {
@@ -175,7 +198,7 @@ fn client_responses(
             );
         }
         if kinds.iter().all(|k| matches!(k, Kind::Json(_))) {
-            let name = names.claim(&rust_name(&format!("{id}-{suffix}"), true));
+            let name = named.names.claim(&rust_name(&format!("{id}-{suffix}"), true));
             let variants: Vec<Value> = kinds
                 .iter()
                 .map(|k| match k {
@@ -183,7 +206,7 @@ fn client_responses(
                     _ => unreachable!(),
                 })
                 .collect();
-            schemas.insert(name.clone(), json!({ "oneOf": variants }));
+            named.schemas.insert(name.clone(), json!({ "oneOf": variants }));
             for status in &statuses {
                 let media = json_media(&mut responses[status]);
                 media["schema"] = json!({ "$ref": format!("#/components/schemas/{name}") });
@@ -208,7 +231,7 @@ fn client_responses(
             responses.remove("default");
         }
     }
-    Ok(())
+    Ok(errors)
 }
 
 /// The JSON media type entry of a response (the one `response_kind` found).

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::{Call, Flavour, plain};
 use crate::error::{Error, Result};
 use crate::model::security::{Kind, Scheme};
+use crate::write::client::status_errors::{Holds, Matched};
 
 impl Call {
     /// The Rust sample, and the same with the test's lines.
@@ -21,6 +22,7 @@ impl Call {
         flavour: &Flavour,
         connect: &str,
         bytes: bool,
+        errors: Option<&Matched>,
     ) -> Result<(String, String)> {
         let types = &flavour.types;
         let mut shown = String::new();
@@ -79,8 +81,13 @@ impl Call {
             );
             chain.push_str(".body(body)");
         }
-        chain.push_str(".send().await?;");
-        line(&chain, None);
+        match errors {
+            None => {
+                chain.push_str(".send().await?;");
+                line(&chain, None);
+            }
+            Some(errors) => line(&matched(&chain, errors, &flavour.client_crate, types), None),
+        }
         if bytes {
             line("println!(\"{}\", answer.status());", None);
             checked.push_str("Ok((answer.status().as_u16(), serde_json::Value::Null))\n");
@@ -90,6 +97,32 @@ impl Call {
         }
         Ok((shown, checked))
     }
+}
+
+/// `chain` sent, its errors typed per status matched a variant at a time (`status_errors`):
+/// what a caller writes to tell a 404 from a 422.
+fn matched(chain: &str, errors: &Matched, krate: &str, types: &str) -> String {
+    let chain = chain.strip_prefix("let answer = ").unwrap_or(chain);
+    let mut arms = String::new();
+    for (variant, holds) in &errors.variants {
+        let name = &errors.name;
+        let _ = match holds {
+            Holds::Body => writeln!(
+                arms,
+                "        {types}::{name}::{variant}(body) => return Err(format!(\"{variant}: {{body:?}}\").into()),"
+            ),
+            Holds::Nothing => writeln!(arms, "        {types}::{name}::{variant} => return Err(\"{variant}\".into()),"),
+            Holds::StatusAndBody => writeln!(
+                arms,
+                "        {types}::{name}::{variant} {{ status, body }} => return Err(format!(\"{{status}}: {{body}}\").into()),"
+            ),
+        };
+    }
+    format!(
+        "let answer = match {chain}.send().await {{\n    Ok(answer) => answer,\n    \
+         Err({krate}::Error::ErrorResponse(error)) => match error.into_inner() {{\n{arms}    }},\n    \
+         Err(error) => return Err(error.into()),\n}};"
+    )
 }
 
 /// `value` as JSON indented by four spaces, as Rust is.
@@ -181,6 +214,8 @@ pub struct Builders {
     pub(crate) fields: BTreeMap<String, BTreeMap<String, String>>,
     /// Whether the client holds `Credentials` (some operation asks for one).
     pub(crate) takes_credentials: bool,
+    /// The operation builders whose errors are typed per status, and how a caller matches them.
+    pub(crate) errors: BTreeMap<String, Matched>,
 }
 
 impl Builders {

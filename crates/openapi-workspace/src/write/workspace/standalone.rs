@@ -26,15 +26,17 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The runtime (`crates/openapi-workspace-runtime`), written into the workspace as a
 /// crate of its own: each file's name and text.
-const RUNTIME_FILES: [(&str, &str); 28] = [
+const RUNTIME_FILES: [(&str, &str); 30] = [
     ("lib.rs", include_str!("../../../../openapi-workspace-runtime/src/lib.rs")),
     ("wire.rs", include_str!("../../../../openapi-workspace-runtime/src/wire.rs")),
     ("forms.rs", include_str!("../../../../openapi-workspace-runtime/src/forms.rs")),
     ("client/form.rs", include_str!("../../../../openapi-workspace-runtime/src/client/form.rs")),
+    ("client/errors.rs", include_str!("../../../../openapi-workspace-runtime/src/client/errors.rs")),
     ("client/events.rs", include_str!("../../../../openapi-workspace-runtime/src/client/events.rs")),
     ("client/items.rs", include_str!("../../../../openapi-workspace-runtime/src/client/items.rs")),
     ("client/mod.rs", include_str!("../../../../openapi-workspace-runtime/src/client/mod.rs")),
     ("client/multipart.rs", include_str!("../../../../openapi-workspace-runtime/src/client/multipart.rs")),
+    ("client/options.rs", include_str!("../../../../openapi-workspace-runtime/src/client/options.rs")),
     ("client/retry.rs", include_str!("../../../../openapi-workspace-runtime/src/client/retry.rs")),
     ("client/retry_budget.rs", include_str!("../../../../openapi-workspace-runtime/src/client/retry_budget.rs")),
     ("client/tokens.rs", include_str!("../../../../openapi-workspace-runtime/src/client/tokens.rs")),
@@ -213,7 +215,14 @@ fn readme(
          that say \"not now\", with jittered waits, `Retry-After` obeyed, a deadline per call and a retry budget \
          per client. Idempotent methods are retried; `POST` and `PATCH` only when they carry their idempotency \
          key: {keyed}. `Client::new(url, Config::new().retry(…))` changes the policy, \
-         `client.with_retry(RetryPolicy::none())` turns it off for a call.\n"
+         `client.with_retry(RetryPolicy::none())` turns it off for a call. Each attempt has 15 s unless \
+         `Config::timeout` or, for a call, `client.with_timeout(…)` says otherwise; `Config::header` and \
+         `client.with_header(…)` add a header to every call or to one.\n\n\
+         ## Errors\n\n\
+         Where an operation's error statuses have different bodies, its error is an enum with a variant per \
+         status (`NotFound(body)`, `UnprocessableEntity(body)`, `ClientError` for `4XX`, `Default`, and \
+         `Unexpected {{ status, body }}` for a status the document does not list), inside \
+         `Error::ErrorResponse`: the samples above match each operation's.\n"
     ));
     out.push_str(&format!(
         "\n## Keeping it in step with the document\n\n\

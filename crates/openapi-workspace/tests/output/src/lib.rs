@@ -21,6 +21,7 @@ macro_rules! sample {
 
 sample!(bounds);
 sample!(discriminated);
+sample!(errors);
 sample!(events);
 sample!(forms);
 sample!(generality);

@@ -1,0 +1,132 @@
+//! The errors sample (`samples/errors.yaml`) served over real HTTP through its generated client:
+//! an operation whose error statuses carry different bodies gets an enum with a variant per
+//! status, each holding its own body (a model, text, or nothing), and `Unexpected` for a status
+//! the document does not list; one with a `default` gets a `Default` variant instead; one whose
+//! error statuses share one body keeps that one model as its error.
+
+mod support;
+
+use std::sync::Arc;
+
+use openapi_workspace_output::errors::{client, server, types};
+use openapi_workspace_runtime::{ApiError, Raw, RequestContext};
+
+struct Service;
+
+/// Answers each status its repository's name asks for.
+impl server::Api<()> for Service {
+    async fn get_repo(&self, _: RequestContext<()>, name: String) -> Result<server::GetRepoResponse, ApiError> {
+        let message = |text: &str| types::BasicError { message: text.into(), documentation_url: None };
+        Ok(match name.as_str() {
+            "missing" => server::GetRepoResponse::NotFound(message("no such repository")),
+            "deleted" => server::GetRepoResponse::Gone,
+            "bad name!" => server::GetRepoResponse::UnprocessableEntity(types::ValidationError {
+                message: "invalid".into(),
+                errors: vec![types::ValidationErrorErrorsItem { field: "name".into(), code: "pattern".into() }],
+            }),
+            "busy" => server::GetRepoResponse::TooManyRequests(types::GetRepoResponse { retry_after: 30 }),
+            "broken" => server::GetRepoResponse::ServerError {
+                status: axum::http::StatusCode::BAD_GATEWAY,
+                body: Raw::new("upstream failed"),
+            },
+            "secret" => return Err(ApiError::new(axum::http::StatusCode::FORBIDDEN, "not yours")),
+            _ => server::GetRepoResponse::Ok(types::Repo { name, stars: 7 }),
+        })
+    }
+
+    async fn delete_repo(&self, _: RequestContext<()>, name: String) -> Result<server::DeleteRepoResponse, ApiError> {
+        Ok(match name.as_str() {
+            "theirs" => server::DeleteRepoResponse::Forbidden(types::BasicError {
+                message: "not yours".into(),
+                documentation_url: None,
+            }),
+            _ => server::DeleteRepoResponse::NoContent,
+        })
+    }
+
+    async fn star_repo(&self, _: RequestContext<()>, name: String) -> Result<server::StarRepoResponse, ApiError> {
+        Ok(match name.as_str() {
+            "missing" => server::StarRepoResponse::NotFound(types::BasicError {
+                message: "no such repository".into(),
+                documentation_url: None,
+            }),
+            "locked" => server::StarRepoResponse::Default {
+                status: axum::http::StatusCode::LOCKED,
+                body: types::Problem { title: "locked".into(), status: 423, detail: None },
+            },
+            _ => server::StarRepoResponse::NoContent,
+        })
+    }
+}
+
+/// The error `send` answered, as the enum's variant and the status it came with.
+fn documented<T: std::fmt::Debug, E: std::fmt::Debug>(result: Result<T, client::Error<E>>) -> (u16, E) {
+    match result {
+        Err(client::Error::ErrorResponse(error)) => (error.status().as_u16(), error.into_inner()),
+        Err(other) => panic!("not a documented error: {other:?}"),
+        Ok(value) => panic!("not an error: {value:?}"),
+    }
+}
+
+#[tokio::test]
+async fn each_error_status_is_its_own_variant_with_its_own_body() {
+    let url = support::serve(server::router(Arc::new(Service))).await;
+    // No retries: a 429 and a 502 are answered at once, as they come.
+    let client = client::Client::new(&url, client::Config::new().retry(client::retry::RetryPolicy::none()));
+    let get = |name: &'static str| client.get_repo().name(name).send();
+
+    assert_eq!(get("ours").await.unwrap().into_inner(), types::Repo { name: "ours".into(), stars: 7 });
+    use types::GetRepoError as E;
+    match documented(get("missing").await) {
+        (404, E::NotFound(body)) => assert_eq!(body.message, "no such repository"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(documented(get("deleted").await), (410, E::Gone));
+    match documented(get("bad name!").await) {
+        (422, E::UnprocessableEntity(body)) => {
+            assert_eq!((body.errors[0].field.as_str(), body.message.as_str()), ("name", "invalid"))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(documented(get("busy").await), (429, E::TooManyRequests(types::GetRepoResponse { retry_after: 30 })));
+    assert_eq!(documented(get("broken").await), (502, E::ServerError("upstream failed".into())));
+    // 403 is not a status `getRepo` lists: the status and its body as sent.
+    match documented(get("secret").await) {
+        (403, E::Unexpected { status: 403, body }) => assert!(body.contains("not yours"), "{body}"),
+        other => panic!("{other:?}"),
+    }
+
+    // One body for every error status: the error is that model, not an enum.
+    let refused: (u16, types::BasicError) = documented(client.delete_repo().name("theirs").send().await);
+    assert_eq!((refused.0, refused.1.message.as_str()), (403, "not yours"));
+
+    // A `default` of its own shape: every status not listed is read as it.
+    use types::StarRepoError as S;
+    match documented(client.star_repo().name("missing").send().await) {
+        (404, S::NotFound(body)) => assert_eq!(body.message, "no such repository"),
+        other => panic!("{other:?}"),
+    }
+    match documented(client.star_repo().name("locked").send().await) {
+        (423, S::Default(problem)) => assert_eq!((problem.title.as_str(), problem.status), ("locked", 423)),
+        other => panic!("{other:?}"),
+    }
+    client.star_repo().name("ours").send().await.unwrap();
+}
+
+/// A body that is not the status's documented shape is reported as such, with the bytes, rather
+/// than read as another status's variant.
+#[tokio::test]
+async fn a_body_not_of_its_status_shape_is_an_invalid_payload() {
+    let app = axum::Router::new().route(
+        "/repos/{name}",
+        axum::routing::get(|| async {
+            (axum::http::StatusCode::NOT_FOUND, [("content-type", "application/json")], r#"{"errors":[]}"#)
+        }),
+    );
+    let url = support::serve(app).await;
+    let client = client::Client::new(&url, client::Config::new());
+    match client.get_repo().name("x").send().await {
+        Err(client::Error::InvalidResponsePayload(bytes, _)) => assert_eq!(&bytes[..], br#"{"errors":[]}"#),
+        other => panic!("{other:?}"),
+    }
+}
