@@ -152,7 +152,7 @@ struct Row {
     check: Vec<(&'static str, Result<f64, Unchecked>)>,
     /// The group checked alone, and how that went (`None`: the document has one group).
     group: Option<(String, Result<f64, Unchecked>)>,
-    served: Option<Result<(), String>>,
+    served: Option<anyhow::Result<()>>,
 }
 
 impl Row {
@@ -273,7 +273,11 @@ fn same_tree(a: &Path, b: &Path) -> anyhow::Result<Option<String>> {
 
 /// `cargo check` in the workspace in `dir` as its users build it, `-D warnings`, of what `what`
 /// says (`--workspace`, features); its seconds.
-pub(crate) fn check(dir: &Path, target: &Path, what: &[&str]) -> Result<f64, String> {
+/// A `cargo check` that failed: what cargo wrote on stderr, or why it could not be run.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckFailed(pub(crate) String);
+
+pub(crate) fn check(dir: &Path, target: &Path, what: &[&str]) -> Result<f64, CheckFailed> {
     let started = Instant::now();
     let output = crate::cargo()
         .args(["check", "--offline", "--quiet"])
@@ -283,9 +287,9 @@ pub(crate) fn check(dir: &Path, target: &Path, what: &[&str]) -> Result<f64, Str
         .env("CARGO_TARGET_DIR", target)
         .env("RUSTFLAGS", "-D warnings")
         .output()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| CheckFailed(e.to_string()))?;
     if !output.status.success() {
-        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+        return Err(CheckFailed(String::from_utf8_lossy(&output.stderr).into_owned()));
     }
     Ok(started.elapsed().as_secs_f64())
 }
@@ -377,7 +381,7 @@ pub(crate) fn run(root: &Path, only: &[&str], reach: Reach) -> anyhow::Result<()
                     checks.push((label, Err(Skipped)));
                     continue;
                 }
-                let result = check(&out, &cargo_target, what).map_err(Failed);
+                let result = check(&out, &cargo_target, what).map_err(|failed| Failed(failed.0));
                 report(label, &result);
                 checks.push((label, result));
             }
@@ -391,7 +395,7 @@ pub(crate) fn run(root: &Path, only: &[&str], reach: Reach) -> anyhow::Result<()
             } else {
                 let client = format!("{}-client", document.name);
                 check(&out, &cargo_target, &["-p", &client, "--no-default-features", "--features", &group])
-                    .map_err(Failed)
+                    .map_err(|failed| Failed(failed.0))
             };
             report(&label, &result);
             (group, result)
@@ -403,9 +407,9 @@ pub(crate) fn run(root: &Path, only: &[&str], reach: Reach) -> anyhow::Result<()
             eprintln!("   regenerated differently: {difference}");
         }
         let served = document.serve.as_ref().map(|probe| {
-            let result = serve(&out, &cargo_target, probe).map_err(|e| format!("{e:#}"));
+            let result = serve(&out, &cargo_target, probe);
             if let Err(why) = &result {
-                eprintln!("   its mock: {why}");
+                eprintln!("   its mock: {why:#}");
             }
             result
         });

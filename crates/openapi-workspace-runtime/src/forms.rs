@@ -43,24 +43,40 @@ fn flatten(key: String, value: &Value, out: &mut Vec<(String, String)>) {
 /// `{"a": {"b": {"0": "x"}}}` (which of those objects are arrays, and which texts are numbers, is
 /// the schema's to say: [`typed`]); `a[]=x` appends to `a`. Refuses a key whose brackets do not
 /// close, and a name given a value and properties both.
-pub fn tree<K: AsRef<str>, V: AsRef<str>>(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Value, String> {
+pub fn tree<K: AsRef<str>, V: AsRef<str>>(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Value, BadKey> {
     let mut root = Map::new();
     for (key, value) in pairs {
         let key = key.as_ref();
         let (name, mut rest) = key.split_once('[').map_or((key, ""), |(name, rest)| (name, rest));
         let mut path = vec![name.to_owned()];
         while !rest.is_empty() {
-            let (segment, after) = rest.split_once(']').ok_or_else(|| format!("`{key}`: a `[` without its `]`"))?;
+            let bad = |why| BadKey { key: key.to_owned(), why };
+            let (segment, after) = rest.split_once(']').ok_or_else(|| bad("a `[` without its `]`"))?;
             path.push(segment.to_owned());
             rest = match after {
                 "" => "",
-                after => after.strip_prefix('[').ok_or_else(|| format!("`{key}`: text after `]` not in `[…]`"))?,
+                after => after.strip_prefix('[').ok_or_else(|| bad("text after `]` not in `[…]`"))?,
             };
         }
-        insert(&mut root, &path, value.as_ref().to_owned()).map_err(|why| format!("`{key}`: {why}"))?;
+        insert(&mut root, &path, value.as_ref().to_owned()).map_err(|why| BadKey { key: key.to_owned(), why })?;
     }
     Ok(Value::Object(root))
 }
+
+/// A form key [`tree`] cannot place, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadKey {
+    pub key: String,
+    pub why: &'static str,
+}
+
+impl std::fmt::Display for BadKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}`: {}", self.key, self.why)
+    }
+}
+
+impl std::error::Error for BadKey {}
 
 fn insert(object: &mut Map<String, Value>, path: &[String], value: String) -> Result<(), &'static str> {
     let (segment, rest) = path.split_first().expect("a key has a name");
@@ -256,8 +272,8 @@ mod tests {
         assert_eq!(typed(tree([("age", "old")]).unwrap(), &schema, &components), json!({"age": "old"}));
         for bad in ["a[b", "a[b]c"] {
             let error = tree([(bad, "x"), ("a", "y")]).map(|_| ()).unwrap_err();
-            assert!(error.contains('`'), "{bad}: {error}");
+            assert!(error.key == bad && error.to_string().contains('`'), "{bad}: {error}");
         }
-        assert!(tree([("a", "x"), ("a[b]", "y")]).unwrap_err().contains("a value and properties both"));
+        assert_eq!(tree([("a", "x"), ("a[b]", "y")]).unwrap_err().why, "given a value and properties both");
     }
 }

@@ -274,13 +274,13 @@ pub(crate) fn run(root: &Path, ci: bool) -> anyhow::Result<()> {
 
 /// `cargo check --workspace` (default features, `-D warnings`) of the workspace in `out`, as
 /// its users first build it.
-fn check(root: &Path, out: &Path) -> anyhow::Result<Result<f64, String>> {
+fn check(root: &Path, out: &Path) -> anyhow::Result<Result<f64, crate::corpus::CheckFailed>> {
     let target = crate::target_dir(root).join("corpus").join("target");
     std::fs::copy(root.join("Cargo.lock"), out.join("Cargo.lock"))?;
     let result = crate::corpus::check(out, &target, &["--workspace"]);
     match &result {
         Ok(seconds) => eprintln!("   cargo check {}: {seconds:.1} s", out.display()),
-        Err(errors) => eprintln!("   cargo check {} failed:\n{}", out.display(), tail(errors, 40)),
+        Err(failed) => eprintln!("   cargo check {} failed:\n{}", out.display(), tail(&failed.0, 40)),
     }
     Ok(result)
 }

@@ -89,7 +89,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 /// The section of CORPUS.md: counts by outcome, causes, percentiles, the extremes, the checks.
 pub(super) fn summary(
     runs: &[Run],
-    checks: &[(String, Result<f64, String>)],
+    checks: &[(String, Result<f64, crate::corpus::CheckFailed>)],
     elapsed: Option<f64>,
     timed_alone: Option<usize>,
     ci: bool,
@@ -210,7 +210,7 @@ pub(super) fn summary(
 }
 
 /// The summary's line on the compiled sample.
-fn check_line(checks: &[(String, Result<f64, String>)]) -> String {
+fn check_line(checks: &[(String, Result<f64, crate::corpus::CheckFailed>)]) -> String {
     let passed = checks.iter().filter(|(_, r)| r.is_ok()).count();
     let mut text = format!(
         "`cargo check --workspace` (default features, `-D warnings`) of the first {} written workspaces in the \

@@ -112,7 +112,7 @@ pub fn query<T: DeserializeOwned>(
                 let found =
                     named(&|key| key.strip_prefix(wire.name).is_some_and(|r| r.is_empty() || r.starts_with('[')));
                 let tree = crate::forms::tree(found.iter().map(|&i| (&pairs[i].0, &pairs[i].1)));
-                let value = tree.map_err(bad)?.get_mut(wire.name).map(Value::take);
+                let value = tree.map_err(|e| bad(e.to_string()))?.get_mut(wire.name).map(Value::take);
                 let schema = validator.schema.get("properties").and_then(|p| p.get(wire.name));
                 match (value, schema) {
                     (Some(value), Some(schema)) => Some(crate::forms::typed(value, schema, &validator.components)),
