@@ -24,27 +24,14 @@ const TOKENS: &str = "tok_shop,tok_other";
 const COVERED: u64 = 300;
 const PAYMENTS: usize = 1_000;
 
-/// Every page of a list, oldest last.
+/// Every notification to `endpoint`, read through the client's stream in pages of 100.
 async fn all_notifications(client: &payments_client::Client, endpoint: Uuid) -> Vec<types::Webhook> {
-    let mut all = vec![];
-    let mut after = None;
-    loop {
-        let mut request = client.list_webhooks().endpoint_id(endpoint).limit(limit(100));
-        if let Some(id) = after {
-            request = request.starting_after(id);
-        }
-        let page = request.send().await.expect("a page of notifications").into_inner();
-        after = page.last().map(|n: &types::Webhook| n.id);
-        let done = page.len() < 100;
-        all.extend(page);
-        if done {
-            return all;
-        }
-    }
+    let notifications = client.list_webhooks_stream(move |list| list.endpoint_id(endpoint).limit(limit(100)));
+    futures::TryStreamExt::try_collect(notifications).await.expect("every page of notifications")
 }
 
 async fn all_payments(client: &payments_client::Client, balance: Uuid) -> Vec<types::Transaction> {
-    every_page(100, || client.list_transactions().balance_id(balance).transaction_type(types::TransactionType::Payment))
+    every_page(client, 100, move |list| list.balance_id(balance).transaction_type(types::TransactionType::Payment))
         .await
 }
 

@@ -8,6 +8,31 @@ use payments_tests::sandbox::*;
 use payments_tests::{assert_error, raw};
 use uuid::Uuid;
 
+/// Our own list read whole through the generated client's item stream: 10,000 payments, made 32
+/// at a time, in pages of 100 — every one once, newest first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_transactions_are_read_whole_through_the_stream_newest_first() {
+    use futures::StreamExt;
+    const PAYMENTS: usize = 10_000;
+    let sandbox = start_sandbox().await;
+    let client = sandbox.client(ALICE);
+    let (gbp, recipient) = funded_with_recipient(&client, "GBP", 2_000_000).await;
+    let pay = |_| {
+        let client = &client;
+        async move { client.create_transaction().body(payment(gbp.id, recipient.id, 100)).send().await.unwrap().id }
+    };
+    let mut made: Vec<Uuid> = futures::stream::iter(0..PAYMENTS).map(pay).buffer_unordered(32).collect().await;
+    let read =
+        every_page(&client, 100, |list| list.balance_id(gbp.id).transaction_type(types::TransactionType::Payment))
+            .await;
+    assert!(read.windows(2).all(|w| w[0].created >= w[1].created), "newest first");
+    let mut read: Vec<Uuid> = read.iter().map(|t| t.id).collect();
+    assert_eq!(read.len(), PAYMENTS);
+    read.sort_unstable();
+    made.sort_unstable();
+    assert_eq!(read, made, "every payment once");
+}
+
 payments_tests::on_both_backends! {
     #[tokio::test] scheduled_payment_id_is_taken_matches_nothing_and_a_malformed_one_is_refused,
     #[tokio::test] a_refused_parameter_says_what_is_missing_and_shows_the_form_expected,
@@ -40,13 +65,12 @@ async fn search_finds_every_transaction_indexed_or_not_newest_first_page_by_page
             .filter(|(_, reference)| reference.to_lowercase().contains(&needle.to_lowercase()))
             .map(|(id, _)| *id)
             .collect();
-        let found: Vec<Uuid> = every_page(7, || {
-            client.list_transactions().search(needle).transaction_type(types::TransactionType::Payment)
-        })
-        .await
-        .iter()
-        .map(|t| t.id)
-        .collect();
+        let found: Vec<Uuid> =
+            every_page(&client, 7, |list| list.search(needle).transaction_type(types::TransactionType::Payment))
+                .await
+                .iter()
+                .map(|t| t.id)
+                .collect();
         assert_eq!(found, expected, "search {needle:?}");
     }
 }

@@ -177,11 +177,10 @@ pub async fn check_outcomes(
         assert_eq!(again.status, 201, "retrying {} with its order_id: {}", outcome.order_id, again.message);
         assert_eq!(stored(client, &outcome.order_id).await, 1, "{} made once", outcome.order_id);
     }
-    let all = every_page(100, || {
-        client.list_transactions().balance_id(balance).transaction_type(types::TransactionType::Payment)
-    })
-    .await
-    .len();
+    let all =
+        every_page(client, 100, move |list| list.balance_id(balance).transaction_type(types::TransactionType::Payment))
+            .await
+            .len();
     assert_eq!(all, outcomes.len(), "every payment tried is stored once in the end, and no other");
     all
 }

@@ -197,25 +197,15 @@ pub fn payment(balance: Uuid, recipient: Uuid, value: u64) -> types::builder::Tr
         .recipient_id(recipient)
 }
 
-/// Every transaction `list` gives, page after page of `size`, each page starting after the last
-/// transaction given, in the order the pages give them.
+/// Every transaction `filter` selects, read through the client's stream in pages of `size`.
 pub async fn every_page<'c>(
+    client: &'c Client,
     size: u32,
-    list: impl Fn() -> payments_client::builder::ListTransactions<'c>,
+    filter: impl Fn(payments_client::builder::ListTransactions<'c>) -> payments_client::builder::ListTransactions<'c> + 'c,
 ) -> Vec<types::Transaction> {
-    let mut all: Vec<types::Transaction> = Vec::new();
-    loop {
-        let mut page = list().limit(limit(size));
-        if let Some(last) = all.last() {
-            page = page.starting_after(last.id);
-        }
-        let page = page.send().await.expect("a page of transactions").into_inner();
-        let done = page.len() < size as usize;
-        all.extend(page);
-        if done {
-            return all;
-        }
-    }
+    use futures::TryStreamExt;
+    let pages = client.list_transactions_stream(move |request| filter(request).limit(limit(size)));
+    pages.try_collect().await.expect("every page of transactions")
 }
 
 /// Waits until `condition` holds, checking every 50 ms, for at most `within`.

@@ -134,6 +134,8 @@ struct Generation {
     warnings: usize,
     files: usize,
     lines: usize,
+    /// Operations with page and item streams.
+    paginated: usize,
 }
 
 /// A check that gave no figure: it failed (with cargo's errors), or this run's reach left it out.
@@ -179,9 +181,10 @@ pub(crate) fn generate_one(spec: &Path, out: &Path) -> anyhow::Result<()> {
         lines += std::fs::read_to_string(out.join(&file))?.lines().count();
     }
     println!(
-        "generated seconds={seconds:.3} peak_kib={} warnings={} files={files} lines={lines}",
+        "generated seconds={seconds:.3} peak_kib={} warnings={} files={files} lines={lines} paginated={}",
         peak_kib()?,
-        written.notes.len()
+        written.notes.len(),
+        written.paginated.len()
     );
     Ok(())
 }
@@ -254,6 +257,7 @@ fn generate(root: &Path, spec: &Path, out: &Path) -> anyhow::Result<Generation> 
         warnings: field("warnings")?.parse()?,
         files: field("files")?.parse()?,
         lines: field("lines")?.parse()?,
+        paginated: field("paginated")?.parse()?,
     })
 }
 
@@ -496,9 +500,9 @@ fn table(rows: &[Row]) -> String {
          documents sharing one target directory (in a cold run, the first check also builds the dependencies), and \
          the client alone with only its largest group of operations (`-p NAME-client --no-default-features --features \
          GROUP`: a tag, or the paths' first segment; the group gating the most of the client's code). Generation \
-         includes rustfmt over the small files (the generated code is kept as prettyplease prints it); memory is the generating process's peak resident set.\n\n\
-         | document | generate (s) | peak memory (MiB) | warnings | files | lines | regenerated identical | check, default (s) | check, all features (s) | check, largest group alone (s) | mock answers |\n\
-         |---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|\n",
+         includes rustfmt over the small files (the generated code is kept as prettyplease prints it); memory is the generating process's peak resident set. Paged: the operations given page and item streams (`model/pagination.rs`: none of these documents says how it pages, every one is inferred).\n\n\
+         | document | generate (s) | peak memory (MiB) | warnings | files | lines | paged | regenerated identical | check, default (s) | check, all features (s) | check, largest group alone (s) | mock answers |\n\
+         |---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|\n",
     );
     for row in rows {
         let g = &row.generation;
@@ -518,7 +522,7 @@ fn table(rows: &[Row]) -> String {
             Some(Err(_)) => "**no**",
         };
         text.push_str(&format!(
-            "| [{}]({}) | {:.2} | {:.0} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| [{}]({}) | {:.2} | {:.0} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             row.name,
             row.path,
             g.seconds,
@@ -526,6 +530,7 @@ fn table(rows: &[Row]) -> String {
             g.warnings,
             g.files,
             g.lines,
+            g.paginated,
             if row.identical { "yes" } else { "**no**" },
             check(0),
             check(1),

@@ -18,6 +18,7 @@ const SAMPLES: &[&str] = &[
     "nullable_and_enums",
     "openapi_3_1",
     "openapi_3_2",
+    "pagination",
     "parameter_styles",
     "parameters_and_responses",
     "pet_store",

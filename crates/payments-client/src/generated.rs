@@ -7598,3 +7598,334 @@ impl ClientHooks<Config> for Client {
             .await
     }
 }
+/// Every page of a paginated operation, and every item across its pages.
+pub use openapi_workspace_runtime::client::pages;
+impl Client {
+    ///  Every page of [`Client::list_balances`], each asked for by its own call (with its retries).
+    ///  `request` sets the operation's parameters, as on its builder; `starting_after` is the stream's to set.
+    pub fn list_balances_pages<'a>(
+        &'a self,
+        request: impl Fn(builder::ListBalances<'a>) -> builder::ListBalances<'a> + 'a,
+    ) -> impl futures::Stream<
+        Item = Result<
+            ResponseValue<::std::vec::Vec<types::Balance>>,
+            Error<types::Error>,
+        >,
+    > + 'a {
+        pages::pages(
+            None,
+            move |value: Option<::uuid::Uuid>| {
+                let builder = request(self.list_balances());
+                match value {
+                    Some(value) => builder.starting_after(value),
+                    None => builder,
+                }
+                    .send()
+            },
+            |
+                page: &ResponseValue<::std::vec::Vec<types::Balance>>,
+                _: Option<&::uuid::Uuid>,
+            | -> Option<::uuid::Uuid> {
+                let items: &[types::Balance] = page.as_slice();
+                if false {
+                    return None;
+                }
+                items.last().and_then(|item| pages::value(&item.id))
+            },
+        )
+    }
+    /// Every item of every page of [`Client::list_balances`] (see [`Client::list_balances_pages`]).
+    pub fn list_balances_stream<'a>(
+        &'a self,
+        request: impl Fn(builder::ListBalances<'a>) -> builder::ListBalances<'a> + 'a,
+    ) -> impl futures::Stream<Item = Result<types::Balance, Error<types::Error>>> + 'a {
+        pages::items(
+            self.list_balances_pages(request),
+            |page: ::std::vec::Vec<types::Balance>| page,
+        )
+    }
+    ///  Every page of [`Client::list_payment_requests`], each asked for by its own call (with its retries).
+    ///  `request` sets the operation's parameters, as on its builder; `starting_after` is the stream's to set.
+    pub fn list_payment_requests_pages<'a>(
+        &'a self,
+        request: impl Fn(
+            builder::ListPaymentRequests<'a>,
+        ) -> builder::ListPaymentRequests<'a> + 'a,
+    ) -> impl futures::Stream<
+        Item = Result<
+            ResponseValue<::std::vec::Vec<types::PaymentRequest>>,
+            Error<types::Error>,
+        >,
+    > + 'a {
+        pages::pages(
+            None,
+            move |value: Option<::uuid::Uuid>| {
+                let builder = request(self.list_payment_requests());
+                match value {
+                    Some(value) => builder.starting_after(value),
+                    None => builder,
+                }
+                    .send()
+            },
+            |
+                page: &ResponseValue<::std::vec::Vec<types::PaymentRequest>>,
+                _: Option<&::uuid::Uuid>,
+            | -> Option<::uuid::Uuid> {
+                let items: &[types::PaymentRequest] = page.as_slice();
+                if false {
+                    return None;
+                }
+                items.last().and_then(|item| pages::value(&item.id))
+            },
+        )
+    }
+    /// Every item of every page of [`Client::list_payment_requests`] (see [`Client::list_payment_requests_pages`]).
+    pub fn list_payment_requests_stream<'a>(
+        &'a self,
+        request: impl Fn(
+            builder::ListPaymentRequests<'a>,
+        ) -> builder::ListPaymentRequests<'a> + 'a,
+    ) -> impl futures::Stream<
+        Item = Result<types::PaymentRequest, Error<types::Error>>,
+    > + 'a {
+        pages::items(
+            self.list_payment_requests_pages(request),
+            |page: ::std::vec::Vec<types::PaymentRequest>| page,
+        )
+    }
+    ///  Every page of [`Client::list_recipients`], each asked for by its own call (with its retries).
+    ///  `request` sets the operation's parameters, as on its builder; `starting_after` is the stream's to set.
+    pub fn list_recipients_pages<'a>(
+        &'a self,
+        request: impl Fn(builder::ListRecipients<'a>) -> builder::ListRecipients<'a> + 'a,
+    ) -> impl futures::Stream<
+        Item = Result<
+            ResponseValue<::std::vec::Vec<types::Recipient>>,
+            Error<types::Error>,
+        >,
+    > + 'a {
+        pages::pages(
+            None,
+            move |value: Option<::uuid::Uuid>| {
+                let builder = request(self.list_recipients());
+                match value {
+                    Some(value) => builder.starting_after(value),
+                    None => builder,
+                }
+                    .send()
+            },
+            |
+                page: &ResponseValue<::std::vec::Vec<types::Recipient>>,
+                _: Option<&::uuid::Uuid>,
+            | -> Option<::uuid::Uuid> {
+                let items: &[types::Recipient] = page.as_slice();
+                if false {
+                    return None;
+                }
+                items.last().and_then(|item| pages::value(&item.id))
+            },
+        )
+    }
+    /// Every item of every page of [`Client::list_recipients`] (see [`Client::list_recipients_pages`]).
+    pub fn list_recipients_stream<'a>(
+        &'a self,
+        request: impl Fn(builder::ListRecipients<'a>) -> builder::ListRecipients<'a> + 'a,
+    ) -> impl futures::Stream<
+        Item = Result<types::Recipient, Error<types::Error>>,
+    > + 'a {
+        pages::items(
+            self.list_recipients_pages(request),
+            |page: ::std::vec::Vec<types::Recipient>| page,
+        )
+    }
+    ///  Every page of [`Client::list_transactions`], each asked for by its own call (with its retries).
+    ///  `request` sets the operation's parameters, as on its builder; `starting_after` is the stream's to set.
+    pub fn list_transactions_pages<'a>(
+        &'a self,
+        request: impl Fn(
+            builder::ListTransactions<'a>,
+        ) -> builder::ListTransactions<'a> + 'a,
+    ) -> impl futures::Stream<
+        Item = Result<
+            ResponseValue<::std::vec::Vec<types::Transaction>>,
+            Error<types::Error>,
+        >,
+    > + 'a {
+        pages::pages(
+            None,
+            move |value: Option<::uuid::Uuid>| {
+                let builder = request(self.list_transactions());
+                match value {
+                    Some(value) => builder.starting_after(value),
+                    None => builder,
+                }
+                    .send()
+            },
+            |
+                page: &ResponseValue<::std::vec::Vec<types::Transaction>>,
+                _: Option<&::uuid::Uuid>,
+            | -> Option<::uuid::Uuid> {
+                let items: &[types::Transaction] = page.as_slice();
+                if false {
+                    return None;
+                }
+                items.last().and_then(|item| pages::value(&item.id))
+            },
+        )
+    }
+    /// Every item of every page of [`Client::list_transactions`] (see [`Client::list_transactions_pages`]).
+    pub fn list_transactions_stream<'a>(
+        &'a self,
+        request: impl Fn(
+            builder::ListTransactions<'a>,
+        ) -> builder::ListTransactions<'a> + 'a,
+    ) -> impl futures::Stream<
+        Item = Result<types::Transaction, Error<types::Error>>,
+    > + 'a {
+        pages::items(
+            self.list_transactions_pages(request),
+            |page: ::std::vec::Vec<types::Transaction>| page,
+        )
+    }
+    ///  Every page of [`Client::list_virtual_accounts`], each asked for by its own call (with its retries).
+    ///  `request` sets the operation's parameters, as on its builder; `starting_after` is the stream's to set.
+    pub fn list_virtual_accounts_pages<'a>(
+        &'a self,
+        request: impl Fn(
+            builder::ListVirtualAccounts<'a>,
+        ) -> builder::ListVirtualAccounts<'a> + 'a,
+    ) -> impl futures::Stream<
+        Item = Result<
+            ResponseValue<::std::vec::Vec<types::VirtualAccount>>,
+            Error<types::Error>,
+        >,
+    > + 'a {
+        pages::pages(
+            None,
+            move |value: Option<::uuid::Uuid>| {
+                let builder = request(self.list_virtual_accounts());
+                match value {
+                    Some(value) => builder.starting_after(value),
+                    None => builder,
+                }
+                    .send()
+            },
+            |
+                page: &ResponseValue<::std::vec::Vec<types::VirtualAccount>>,
+                _: Option<&::uuid::Uuid>,
+            | -> Option<::uuid::Uuid> {
+                let items: &[types::VirtualAccount] = page.as_slice();
+                if false {
+                    return None;
+                }
+                items.last().and_then(|item| pages::value(&item.id))
+            },
+        )
+    }
+    /// Every item of every page of [`Client::list_virtual_accounts`] (see [`Client::list_virtual_accounts_pages`]).
+    pub fn list_virtual_accounts_stream<'a>(
+        &'a self,
+        request: impl Fn(
+            builder::ListVirtualAccounts<'a>,
+        ) -> builder::ListVirtualAccounts<'a> + 'a,
+    ) -> impl futures::Stream<
+        Item = Result<types::VirtualAccount, Error<types::Error>>,
+    > + 'a {
+        pages::items(
+            self.list_virtual_accounts_pages(request),
+            |page: ::std::vec::Vec<types::VirtualAccount>| page,
+        )
+    }
+    ///  Every page of [`Client::list_webhook_endpoints`], each asked for by its own call (with its retries).
+    ///  `request` sets the operation's parameters, as on its builder; `starting_after` is the stream's to set.
+    pub fn list_webhook_endpoints_pages<'a>(
+        &'a self,
+        request: impl Fn(
+            builder::ListWebhookEndpoints<'a>,
+        ) -> builder::ListWebhookEndpoints<'a> + 'a,
+    ) -> impl futures::Stream<
+        Item = Result<
+            ResponseValue<::std::vec::Vec<types::WebhookEndpoint>>,
+            Error<types::Error>,
+        >,
+    > + 'a {
+        pages::pages(
+            None,
+            move |value: Option<::uuid::Uuid>| {
+                let builder = request(self.list_webhook_endpoints());
+                match value {
+                    Some(value) => builder.starting_after(value),
+                    None => builder,
+                }
+                    .send()
+            },
+            |
+                page: &ResponseValue<::std::vec::Vec<types::WebhookEndpoint>>,
+                _: Option<&::uuid::Uuid>,
+            | -> Option<::uuid::Uuid> {
+                let items: &[types::WebhookEndpoint] = page.as_slice();
+                if false {
+                    return None;
+                }
+                items.last().and_then(|item| pages::value(&item.id))
+            },
+        )
+    }
+    /// Every item of every page of [`Client::list_webhook_endpoints`] (see [`Client::list_webhook_endpoints_pages`]).
+    pub fn list_webhook_endpoints_stream<'a>(
+        &'a self,
+        request: impl Fn(
+            builder::ListWebhookEndpoints<'a>,
+        ) -> builder::ListWebhookEndpoints<'a> + 'a,
+    ) -> impl futures::Stream<
+        Item = Result<types::WebhookEndpoint, Error<types::Error>>,
+    > + 'a {
+        pages::items(
+            self.list_webhook_endpoints_pages(request),
+            |page: ::std::vec::Vec<types::WebhookEndpoint>| page,
+        )
+    }
+    ///  Every page of [`Client::list_webhooks`], each asked for by its own call (with its retries).
+    ///  `request` sets the operation's parameters, as on its builder; `starting_after` is the stream's to set.
+    pub fn list_webhooks_pages<'a>(
+        &'a self,
+        request: impl Fn(builder::ListWebhooks<'a>) -> builder::ListWebhooks<'a> + 'a,
+    ) -> impl futures::Stream<
+        Item = Result<
+            ResponseValue<::std::vec::Vec<types::Webhook>>,
+            Error<types::Error>,
+        >,
+    > + 'a {
+        pages::pages(
+            None,
+            move |value: Option<::uuid::Uuid>| {
+                let builder = request(self.list_webhooks());
+                match value {
+                    Some(value) => builder.starting_after(value),
+                    None => builder,
+                }
+                    .send()
+            },
+            |
+                page: &ResponseValue<::std::vec::Vec<types::Webhook>>,
+                _: Option<&::uuid::Uuid>,
+            | -> Option<::uuid::Uuid> {
+                let items: &[types::Webhook] = page.as_slice();
+                if false {
+                    return None;
+                }
+                items.last().and_then(|item| pages::value(&item.id))
+            },
+        )
+    }
+    /// Every item of every page of [`Client::list_webhooks`] (see [`Client::list_webhooks_pages`]).
+    pub fn list_webhooks_stream<'a>(
+        &'a self,
+        request: impl Fn(builder::ListWebhooks<'a>) -> builder::ListWebhooks<'a> + 'a,
+    ) -> impl futures::Stream<Item = Result<types::Webhook, Error<types::Error>>> + 'a {
+        pages::items(
+            self.list_webhooks_pages(request),
+            |page: ::std::vec::Vec<types::Webhook>| page,
+        )
+    }
+}

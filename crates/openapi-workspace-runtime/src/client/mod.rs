@@ -8,6 +8,7 @@ pub mod form;
 pub mod items;
 pub mod multipart;
 pub mod options;
+pub mod pages;
 pub mod retry;
 pub mod retry_budget;
 pub mod styles;

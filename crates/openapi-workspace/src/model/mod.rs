@@ -12,6 +12,7 @@ pub(crate) mod mock;
 pub(crate) mod names;
 pub(crate) mod operation;
 mod operations;
+pub(crate) mod pagination;
 pub(crate) mod security;
 
 pub(crate) use operations::operations;

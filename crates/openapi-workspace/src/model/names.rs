@@ -101,6 +101,17 @@ pub(crate) fn rust_type(
     })
 }
 
+/// The Rust name progenitor gives a parameter's builder method (and the builder's field).
+pub(crate) fn builder_field(name: &str) -> String {
+    let name = name.to_snake_case();
+    match name.as_str() {
+        "type" | "ref" | "self" | "match" | "fn" | "mod" | "use" | "where" | "move" | "async" | "await" => {
+            format!("{name}_")
+        }
+        _ => name,
+    }
+}
+
 pub(crate) fn field_ident(name: &str) -> Ident {
     // Characters no identifier has (`ids[]`, `filter.name`) are word breaks.
     let cleaned: String = name.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect();

@@ -81,6 +81,9 @@ pub struct Generated {
     pub shared_features: client::features::Shared,
     /// What the samples need of the client: its operations' builders.
     pub builders: samples::Builders,
+    /// The operations with page and item streams (`client::pagination`), and the parameter each
+    /// is paged by.
+    pub paginated: Vec<(String, String)>,
 }
 
 pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
@@ -126,6 +129,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         features: models.features,
         shared_features: models.shared_features,
         builders: models.builders,
+        paginated: models.paginated,
     })
 }
 

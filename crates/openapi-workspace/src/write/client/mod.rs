@@ -14,6 +14,7 @@ pub(crate) mod media;
 pub(crate) mod methods;
 mod models;
 pub(crate) mod multipart;
+mod pagination;
 mod retries;
 mod same_shapes;
 pub(crate) mod status_errors;
@@ -54,6 +55,8 @@ pub(crate) struct Models {
     /// The model of the operations, built once here (the client's event streams and multipart
     /// bodies are written from it) and read again by the server's writer.
     pub ops: Vec<crate::model::operation::Op>,
+    /// The operations with page and item streams (`pagination`), and the parameter each is paged by.
+    pub paginated: Vec<(String, String)>,
 }
 
 /// progenitor's settings. The client holds a `Config` (`retries`: its credentials and retry
@@ -287,6 +290,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         builders.read_item(item);
     }
     let mut printed = String::new();
+    let mut sent = std::collections::BTreeMap::new();
     crate::timings::timed("write/client builders", || {
         crate::write::each_item(members, |mut member| {
             media::nested_forms(&mut member);
@@ -298,17 +302,28 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
                 gating.member(&mut member);
             }
             builders.read_member(&member);
+            pagination::read_member(&member, &mut sent);
             printed.push_str(&builder_module::print_member(member));
         })
     })
     .map_err(|e| Error::unparsable("the client's builders", e))?;
+    let pagings = crate::model::pagination::of_document(&spec.raw)?;
+    let mut paginated = Vec::new();
+    if let Some((methods, streamed)) = pagination::client(&pagings, &sent, &builders.fields, &types) {
+        let methods: syn::File = syn::parse2(methods).map_err(|e| Error::unparsable("the page streams", e))?;
+        client.items.extend(methods.items);
+        uses.extend([RUNTIME_CRATE, "futures"]);
+        uses.sort_unstable();
+        uses.dedup();
+        paginated = streamed;
+    }
     let (features, shared_features) = match gating {
         Some(gating) => crate::timings::timed("write/client features", || gating.models(&mut types, &groups)),
         None => Default::default(),
     };
     let client = builder_module::put_back(crate::write::print(client), &printed)
         .ok_or_else(|| Error::Document("the printed client lost its builder module".into()))?;
-    Ok(Models { types, client, builders, features, shared_features, type_names, uses, notes, ops })
+    Ok(Models { types, client, builders, features, shared_features, type_names, uses, notes, ops, paginated })
 }
 
 /// Retypes the components of `view` typify cannot type (`untypable::retype`): `None` when the

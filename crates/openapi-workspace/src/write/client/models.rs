@@ -292,7 +292,8 @@ fn moved_strings(file: &mut syn::File) {
 /// has an `Empty` already.
 fn empty_variants(file: &mut syn::File) {
     use syn::visit_mut::VisitMut;
-    let is_empty_text = |variant: &syn::Variant| variant.ident == "X" && serde_rename(variant).as_deref() == Some("");
+    let is_empty_text =
+        |variant: &syn::Variant| variant.ident == "X" && serde_rename(&variant.attrs).as_deref() == Some("");
     let mut renamed = BTreeSet::new();
     for item in &mut file.items {
         let syn::Item::Enum(item) = item else { continue };
@@ -335,9 +336,10 @@ fn empty_variants(file: &mut syn::File) {
 }
 
 /// The value a variant is renamed to, `#[serde(rename = "…")]` (the one form typify writes).
-fn serde_rename(variant: &syn::Variant) -> Option<String> {
+/// `rename = "…"` of the `#[serde(…)]` among `attributes` (a variant's, a field's).
+pub(super) fn serde_rename(attributes: &[syn::Attribute]) -> Option<String> {
     let mut renamed = None;
-    for attribute in variant.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+    for attribute in attributes.iter().filter(|a| a.path().is_ident("serde")) {
         let _ = attribute.parse_nested_meta(|meta| {
             if meta.path.is_ident("rename") {
                 renamed = Some(meta.value()?.parse::<syn::LitStr>()?.value());
@@ -367,7 +369,7 @@ fn open_enums(file: &mut syn::File) {
     impl VisitMut for Open {
         fn visit_item_enum_mut(&mut self, item: &mut syn::ItemEnum) {
             let serde_attribute = |attribute: &syn::Attribute| attribute.path().is_ident("serde");
-            let renamed = |variant: &syn::Variant| serde_rename(variant).is_some();
+            let renamed = |variant: &syn::Variant| serde_rename(&variant.attrs).is_some();
             // Plain string enums only: unit variants, each renamed to its value, and no
             // `untagged` or `tag` on the enum.
             let plain = !item.variants.is_empty()

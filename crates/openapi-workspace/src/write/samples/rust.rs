@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use heck::ToSnakeCase;
 use serde_json::Value;
 
 use super::{Call, Flavour, plain};
@@ -58,7 +57,7 @@ impl Call {
         };
         for parameter in &self.parameters {
             // progenitor tells apart parameters of one name in two places by the place's name.
-            let name = rust_name(&parameter.wire.name);
+            let name = crate::model::names::builder_field(&parameter.wire.name);
             let placed = format!("{name}_{}", format!("{:?}", parameter.wire.place).to_lowercase());
             let field = if fields.contains_key(&placed) { placed } else { name };
             let literal = literal(field_type(&field)?, &parameter.example, types);
@@ -153,17 +152,6 @@ pub(super) fn connect(takes_credentials: bool, credentials: &[Scheme], krate: &s
         format!("{{ let (user, password) = token.split_once(':').unwrap_or((&token, \"\")); {made} }}")
     } else {
         made
-    }
-}
-
-/// The Rust name progenitor gives a parameter's builder method.
-fn rust_name(name: &str) -> String {
-    let name = name.to_snake_case();
-    match name.as_str() {
-        "type" | "ref" | "self" | "match" | "fn" | "mod" | "use" | "where" | "move" | "async" | "await" => {
-            format!("{name}_")
-        }
-        _ => name,
     }
 }
 

@@ -19,6 +19,8 @@ pub struct Written {
     pub name: String,
     /// What reading the document left out or approximated, with its JSON pointer.
     pub notes: Vec<Note>,
+    /// The operations with page and item streams, and the parameter each is paged by.
+    pub paginated: Vec<(String, String)>,
 }
 
 /// How a workspace is generated, beside the document and the directory.
@@ -149,7 +151,7 @@ fn rendered(spec: &Path, out: &Path, options: &Options) -> Result<(Written, Vec<
         Ok(spec) => relative(&out_absolute, &spec),
         Err(_) => spec.display().to_string(),
     };
-    let Standalone { files, notes } =
+    let Standalone { files, notes, paginated } =
         standalone(&text, &name, &source).map_err(|e| Error::InFile { path: spec.to_owned(), source: Box::new(e) })?;
     if options.strict && !notes.is_empty() {
         let listed: Vec<String> =
@@ -169,7 +171,7 @@ fn rendered(spec: &Path, out: &Path, options: &Options) -> Result<(Written, Vec<
     crate::write::memory::release();
     let mut rendered = crate::timings::timed("write/rustfmt", || formatted(files, &config))?;
     rendered.push(("rustfmt.toml".into(), rustfmt_toml));
-    Ok((Written { name, notes }, rendered))
+    Ok((Written { name, notes, paginated }, rendered))
 }
 
 /// `path` made absolute, with `.` and `..` resolved through the links of the part that exists

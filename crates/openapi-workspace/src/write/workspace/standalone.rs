@@ -26,7 +26,7 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The runtime (`crates/openapi-workspace-runtime`), written into the workspace as a
 /// crate of its own: each file's name and text.
-const RUNTIME_FILES: [(&str, &str); 30] = [
+const RUNTIME_FILES: [(&str, &str); 31] = [
     ("lib.rs", include_str!("../../../../openapi-workspace-runtime/src/lib.rs")),
     ("wire.rs", include_str!("../../../../openapi-workspace-runtime/src/wire.rs")),
     ("forms.rs", include_str!("../../../../openapi-workspace-runtime/src/forms.rs")),
@@ -37,6 +37,7 @@ const RUNTIME_FILES: [(&str, &str); 30] = [
     ("client/mod.rs", include_str!("../../../../openapi-workspace-runtime/src/client/mod.rs")),
     ("client/multipart.rs", include_str!("../../../../openapi-workspace-runtime/src/client/multipart.rs")),
     ("client/options.rs", include_str!("../../../../openapi-workspace-runtime/src/client/options.rs")),
+    ("client/pages.rs", include_str!("../../../../openapi-workspace-runtime/src/client/pages.rs")),
     ("client/retry.rs", include_str!("../../../../openapi-workspace-runtime/src/client/retry.rs")),
     ("client/retry_budget.rs", include_str!("../../../../openapi-workspace-runtime/src/client/retry_budget.rs")),
     ("client/tokens.rs", include_str!("../../../../openapi-workspace-runtime/src/client/tokens.rs")),
@@ -64,6 +65,8 @@ const RUNTIME_FILES: [(&str, &str); 30] = [
 pub struct Standalone {
     pub files: Vec<File>,
     pub notes: Vec<crate::read::Note>,
+    /// The operations with page and item streams, and the parameter each is paged by.
+    pub paginated: Vec<(String, String)>,
 }
 
 /// The crates `<name>-types`, `<name>-client` and `<name>-server` generated from the document
@@ -92,7 +95,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     let rust = |path: String, contents: String| File { path, contents, rustfmt: true };
     let text = |path: String, contents: String| File { path, contents, rustfmt: false };
     let header = crate::write::header(&config);
-    let notes = generated.notes.clone();
+    let (notes, paginated) = (generated.notes.clone(), generated.paginated.clone());
     let mut files = vec![
         text("Cargo.toml".into(), workspace_manifest(name, source)),
         text(
@@ -144,7 +147,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     files.push(text(
         "README.md".into(),
         crate::timings::timed("write/readme", || {
-            readme(&spec, name, source, &generated.builders, &generated.features)
+            readme(&spec, name, source, &generated.builders, &generated.features, &paginated)
         })?,
     ));
     files.extend(RUNTIME_FILES.iter().map(|(file, text)| {
@@ -153,17 +156,19 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
             format!("// Copied by `openapi-workspace` from its runtime crate's src/{file}.\n\n{text}"),
         )
     }));
-    Ok(Standalone { files, notes })
+    Ok(Standalone { files, notes, paginated })
 }
 
 /// The workspace's README: how to run its mock, then every operation with its samples (the
 /// client's call and curl's), written as `cargo xtask codegen` writes ours.
+/// `paginated`: the operations with streams, and the parameter each is paged by.
 fn readme(
     spec: &crate::read::Spec,
     name: &str,
     source: &str,
     builders: &crate::write::samples::Builders,
     groups: &[String],
+    paginated: &[(String, String)],
 ) -> Result<String> {
     let rust_name = name.replace('-', "_");
     let variables = rust_name.to_ascii_uppercase();
@@ -224,6 +229,17 @@ fn readme(
          `Unexpected {{ status, body }}` for a status the document does not list), inside \
          `Error::ErrorResponse`: the samples above match each operation's.\n"
     ));
+    if !paginated.is_empty() {
+        let listed: Vec<String> =
+            paginated.iter().map(|(operation, param)| format!("`{operation}` (`{param}`)")).collect();
+        out.push_str(&format!(
+            "\n## Lists\n\n\
+             A paginated operation has `{{operation}}_pages`, a stream of its pages, and `{{operation}}_stream`, one of \
+             every item across them, each page through the operation's own call and its retries; the stream sets \
+             the paging parameter. The operations, and the parameter each is paged by: {}.\n",
+            listed.join(", ")
+        ));
+    }
     out.push_str(&format!(
         "\n## Keeping it in step with the document\n\n\
          The crates are generated: change `{source}` and generate them again, never edit them by hand. The \

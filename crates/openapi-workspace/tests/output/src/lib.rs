@@ -30,6 +30,7 @@ sample!(multipart);
 sample!(nullable_and_enums);
 sample!(openapi_3_1);
 sample!(openapi_3_2);
+sample!(pagination);
 sample!(parameter_styles);
 sample!(parameters_and_responses);
 sample!(pet_store);
