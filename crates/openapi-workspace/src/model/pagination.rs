@@ -41,7 +41,7 @@ pub(crate) enum Next {
 }
 
 const ITEMS: [&str; 8] = ["data", "items", "results", "values", "records", "entries", "elements", "list"];
-const CURSOR_PARAMS: [&str; 12] = [
+const CURSOR_PARAMS: [&str; 13] = [
     "cursor",
     "page_token",
     "pageToken",
@@ -54,9 +54,12 @@ const CURSOR_PARAMS: [&str; 12] = [
     "after",
     "next",
     "starting_after",
+    // Stripe's searches: a `page` of text, its next in `next_page`.
+    "page",
 ];
-const CURSOR_FIELDS: [&str; 12] = [
+const CURSOR_FIELDS: [&str; 13] = [
     "next_cursor",
+    "next_page",
     "nextCursor",
     "next_page_token",
     "nextPageToken",
@@ -186,15 +189,17 @@ fn inferred(operation: &Value, params: &Map<String, Value>, components: &Value) 
             return paging(param, Next::Cursor { field });
         }
     }
+    // A count is an integer: a `page` of text is a cursor or nothing this can follow.
+    let integer = |param: &str| params.get(param).and_then(|s| s.get("type")) == Some(&Value::from("integer"));
     let start = |param: &str, default: i64| {
         let schema = params.get(param);
         let number = |key: &str| schema.and_then(|s| s.get(key)).and_then(Value::as_i64);
         number("default").or_else(|| number("minimum")).unwrap_or(default)
     };
-    if has("offset") {
+    if has("offset") && integer("offset") {
         return paging("offset", Next::Offset { start: start("offset", 0) });
     }
-    if has("page") {
+    if has("page") && integer("page") {
         return paging("page", Next::Page { start: start("page", 1) });
     }
     None
@@ -247,8 +252,13 @@ mod tests {
         .unwrap()
     }
 
+    /// Query parameters, each a string but the counts (`page`, `offset`, `limit`, `per_page`).
     fn query(names: &[&str]) -> Value {
-        names.iter().map(|name| json!({"name": name, "in": "query", "schema": {"type": "string"}})).collect()
+        let kind = |name: &str| match name {
+            "page" | "offset" | "limit" | "per_page" => "integer",
+            _ => "string",
+        };
+        names.iter().map(|name| json!({"name": name, "in": "query", "schema": {"type": kind(name)}})).collect()
     }
 
     fn answering(schema: Value, headers: Value) -> Value {
@@ -287,6 +297,22 @@ mod tests {
             ),
             (query(&["limit"]), answering(things.clone(), json!({})), None),
         ];
+        // Stripe's searches: a `page` of text, the next one in `next_page`.
+        let search = json!({"type": "object", "properties": {"data": things, "next_page": {"type": "string", "nullable": true}}});
+        let text_page = json!([{"name": "page", "in": "query", "schema": {"type": "string"}}]);
+        let found =
+            paging(json!({"operationId": "list", "parameters": text_page, "responses": answering(search, json!({}))}));
+        let cursor = Paging {
+            param: "page".into(),
+            items: Some("data".into()),
+            next: Next::Cursor { field: vec!["next_page".into()] },
+        };
+        assert_eq!(found, [("list".to_owned(), cursor)]);
+        let text_page = json!([{"name": "page", "in": "query", "schema": {"type": "string"}}]);
+        let counted = paging(
+            json!({"operationId": "list", "parameters": text_page, "responses": answering(things.clone(), json!({}))}),
+        );
+        assert_eq!(counted, [], "a page of text is no count");
         for (parameters, responses, expected) in cases {
             let found = paging(json!({"operationId": "list", "parameters": parameters, "responses": responses}));
             let expected: Vec<(String, Paging)> = expected

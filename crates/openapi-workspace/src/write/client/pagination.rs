@@ -124,6 +124,15 @@ fn streams(
     models: &Models,
 ) -> Option<TokenStream> {
     let Sent { page, error, cfg } = sent;
+    // A count is advanced as an integer: a parameter of another type is not one.
+    let counted = matches!(paging.next, Next::Offset { .. } | Next::Page { .. });
+    let integer =
+        ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "usize", "std::num::NonZero", "::std::num::NonZero"]
+            .iter()
+            .any(|prefix| param_type.starts_with(prefix));
+    if counted && !integer {
+        return None;
+    }
     let param_type: syn::Type = syn::parse_str(param_type).ok()?;
     // The items: the page itself (an array), or a property of it.
     let (item, items_ref, items_owned) = match &paging.items {
@@ -183,7 +192,6 @@ fn streams(
         Next::Page { start } => quote!((!items.is_empty()).then(|| pages::advanced(current, #start, 1)).flatten()),
     };
     // What the next value is read from besides the page: its items, the value just sent.
-    let counted = matches!(paging.next, Next::Offset { .. } | Next::Page { .. });
     let current = if counted { quote!(current) } else { quote!(_) };
     let items = match paging.next {
         Next::Link | Next::Cursor { .. } => quote!(),
