@@ -82,11 +82,20 @@ async fn get(sandbox: &TestSandbox, token: &str, path: &str) -> serde_json::Valu
     response.json().await.expect("JSON")
 }
 
+/// The fixture's notifications were made on 2026-11-23: under the default retention (7 days)
+/// they are pruned at start from 2026-11-30 on, and the database would no longer hold what
+/// release 0.1 answered. The upgrade is what is compared here, not the retention.
+fn keeping_the_fixture() -> payments_sandbox::Options {
+    let mut options = test_options();
+    options.webhooks.retention = std::time::Duration::from_secs(100 * 365 * 24 * 3600);
+    options
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_release_0_1_database_opens_with_all_its_data() {
     let dir = tempfile::tempdir().unwrap();
     let database = release_0_1_database(dir.path()).await;
-    let sandbox = start_sandbox_on(database.to_str().unwrap(), test_options()).await;
+    let sandbox = start_sandbox_on(database.to_str().unwrap(), keeping_the_fixture()).await;
 
     let recorded: serde_json::Value = serde_json::from_str(ANSWERS).unwrap();
     let mut compared = 0;
@@ -138,7 +147,7 @@ async fn a_release_0_1_database_opens_with_all_its_data() {
     assert_ledger_reconciles(database.to_str().unwrap()).await;
 
     // And it opens again as it is (nothing left to migrate).
-    let again = start_sandbox_on(database.to_str().unwrap(), test_options()).await;
+    let again = start_sandbox_on(database.to_str().unwrap(), keeping_the_fixture()).await;
     let client = again.client(ALICE);
     assert_eq!(client.get_transaction().id(made.id).send().await.unwrap().into_inner(), made);
     let bob = again.client(BOB);
