@@ -245,8 +245,6 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     if websockets {
         uses.extend(["base64", "rand"]);
     }
-    uses.sort_unstable();
-    uses.dedup();
     // Each component schema's model, by the name typify gives it.
     let components: Vec<(&str, String)> = spec
         .component_schemas()
@@ -313,10 +311,10 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         let methods: syn::File = syn::parse2(methods).map_err(|e| Error::unparsable("the page streams", e))?;
         client.items.extend(methods.items);
         uses.extend([RUNTIME_CRATE, "futures"]);
-        uses.sort_unstable();
-        uses.dedup();
         paginated = streamed;
     }
+    uses.sort_unstable();
+    uses.dedup();
     let (features, shared_features) = match gating {
         Some(gating) => crate::timings::timed("write/client features", || gating.models(&mut types, &groups)),
         None => Default::default(),

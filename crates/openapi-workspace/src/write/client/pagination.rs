@@ -12,21 +12,20 @@ use quote::{format_ident, quote};
 
 use crate::model::pagination::{Next, Paging};
 
-/// What a builder's `send` answers: the page's type, the error's, and the builder's `cfg`s (its
-/// group's feature), as written in the client.
+/// What a builder's `send` answers (the page's type and the error's), and the builder's `cfg`s
+/// (its group's feature), as written in the client.
+#[derive(Default)]
 pub(super) struct Sent {
-    page: syn::Type,
-    error: syn::Type,
+    answers: Option<(syn::Type, syn::Type)>,
     cfg: Vec<syn::Attribute>,
 }
 
 /// Reads a member of the builder module: a builder's `cfg`s, or its `send`'s types.
 pub(super) fn read_member(member: &syn::Item, sent: &mut BTreeMap<String, Sent>) {
-    let blank = || Sent { page: syn::parse_quote!(()), error: syn::parse_quote!(()), cfg: Vec::new() };
     match member {
         syn::Item::Struct(builder) => {
             let cfg = builder.attrs.iter().filter(|a| a.path().is_ident("cfg")).cloned().collect();
-            sent.entry(builder.ident.to_string()).or_insert_with(blank).cfg = cfg;
+            sent.entry(builder.ident.to_string()).or_default().cfg = cfg;
         }
         syn::Item::Impl(implementation) => {
             let syn::Type::Path(path) = &*implementation.self_ty else { return };
@@ -35,9 +34,8 @@ pub(super) fn read_member(member: &syn::Item, sent: &mut BTreeMap<String, Sent>)
                 syn::ImplItem::Fn(function) if function.sig.ident == "send" => Some(function),
                 _ => None,
             });
-            let Some((page, error)) = send.and_then(|send| page_and_error(&send.sig.output)) else { return };
-            let entry = sent.entry(name).or_insert_with(blank);
-            (entry.page, entry.error) = (page, error);
+            let answers = send.and_then(|send| page_and_error(&send.sig.output));
+            sent.entry(name).or_default().answers = answers;
         }
         _ => {}
     }
@@ -123,7 +121,8 @@ fn streams(
     sent: &Sent,
     models: &Models,
 ) -> Option<TokenStream> {
-    let Sent { page, error, cfg } = sent;
+    let Sent { answers, cfg } = sent;
+    let (page, error) = answers.as_ref()?;
     // A count is advanced as an integer: a parameter of another type is not one.
     let counted = matches!(paging.next, Next::Offset { .. } | Next::Page { .. });
     let integer =

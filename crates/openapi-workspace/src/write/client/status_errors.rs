@@ -79,7 +79,8 @@ fn shape(response: &Value) -> Result<Value, Payload> {
 }
 
 /// The enum for the operation `id`'s error answers (its `responses`, each resolved already), when
-/// they differ; `None` when one type serves them all. The responses are left as progenitor is to
+/// they differ; `None` when one type serves them all. `default` is an error's only where a
+/// success is listed (`success_listed`): else it is the success too. The responses are left as progenitor is to
 /// read them: every error status answering the stand-in schema, `default` gone (its arm is
 /// progenitor's catch-all, which [`decode_by_status`] rewrites). Each JSON body that is not a
 /// model's reference becomes a model of its own in `schemas`; the stand-in is in `schemas` too,
@@ -87,15 +88,14 @@ fn shape(response: &Value) -> Result<Value, Payload> {
 pub(super) fn plan(
     id: &str,
     responses: &mut Map<String, Value>,
+    success_listed: bool,
     schemas: &mut Map<String, Value>,
     names: &mut Names,
     replacements: &mut Vec<(String, String)>,
 ) -> Option<ErrorEnum> {
-    // `default` is an error's only where a success is listed: else it is the success too.
-    let success = responses.keys().any(|s| s.starts_with('2') || s.starts_with('3') || s == "101");
     let mut entries: Vec<(String, Status)> =
         responses.keys().filter_map(|key| Some((key.clone(), error_status(key)?))).collect();
-    if success && responses.contains_key("default") {
+    if success_listed && responses.contains_key("default") {
         entries.push(("default".into(), Status::Default));
     }
     let shapes: Vec<Result<Value, Payload>> = entries.iter().map(|(key, _)| shape(&responses[key])).collect();
@@ -114,7 +114,8 @@ pub(super) fn plan(
             Err(payload) => payload,
             Ok(schema) => match schema.get("$ref").and_then(Value::as_str) {
                 Some(model) if schema.as_object().is_some_and(|s| s.len() == 1) => match model.strip_prefix(MODELS) {
-                    Some(model) => Payload::Json(rust_name(model, true)),
+                    // As `components::ALL` names each (and holds typify to it).
+                    Some(model) => Payload::Json(heck::ToUpperCamelCase::to_upper_camel_case(model)),
                     None => return None,
                 },
                 _ => match inline.iter().find(|(known, _)| *known == schema) {
@@ -281,13 +282,11 @@ impl syn::visit_mut::VisitMut for Arms<'_> {
         }
         let status = match &arm.pat {
             syn::Pat::Wild(_) => Status::Default,
-            pattern => match super::dead_arms::statuses(pattern)
-                .and_then(|(low, high)| Some((u16::try_from(low).ok()?, high)))
-            {
-                Some((low, high)) if u64::from(low) == high => Status::Code(low),
-                Some((low, _)) => Status::Range(low / 100),
-                None => return,
-            },
+            pattern => {
+                let Some((low, high)) = super::dead_arms::statuses(pattern) else { return };
+                let Ok(code) = u16::try_from(low) else { return };
+                if low == high { Status::Code(code) } else { Status::Range(code / 100) }
+            }
         };
         let path = &self.path;
         let found = self.errors.variants.iter().find(|v| v.status == status);

@@ -178,9 +178,13 @@ fn client_responses(
             },
         }
     };
+    // A success listed (a 3xx counts: progenitor answers it too): else `default` is the success.
+    let success_listed = responses.keys().any(|s| class(s) == Some(true) || s.starts_with('3'));
     let errors = match websocket {
         true => None,
-        false => super::status_errors::plan(&id, responses, named.schemas, named.names, named.replacements),
+        false => {
+            super::status_errors::plan(&id, responses, success_listed, named.schemas, named.names, named.replacements)
+        }
     };
     for (success, suffix) in [(true, "success"), (false, "error")] {
         if !success && errors.is_some() {
@@ -225,9 +229,8 @@ fn client_responses(
         // success and the error both, then add a catch-all arm no value reaches (refused under
         // `-D warnings`); without it, it reads any 2xx as a success of no type, as the document
         // says nothing of one.
-        let no_success = !responses.keys().any(|s| class(s) == Some(true) || s.starts_with('3'));
         let errors_listed = responses.len() > 1;
-        if differs(true) || differs(false) || (no_success && errors_listed && !websocket) {
+        if differs(true) || differs(false) || (!success_listed && errors_listed && !websocket) {
             responses.remove("default");
         }
     }
