@@ -130,21 +130,20 @@ fn codegen(mode: Mode) -> anyhow::Result<()> {
     let root = workspace_root();
     let spec = std::fs::read_to_string(root.join(SPEC)).context(SPEC)?;
     let config = Config::workspace(SPEC);
-    // The client, the CLI and the document read for the references at once; the samples are
-    // written with all three; then the references (which show the samples) and the samples'
+    // The client and the document read for the references at once, then the CLI (which needs the
+    // client's builders); the samples are written with all three; then the references (which show the samples) and the samples'
     // test through rustfmt, at once. The generated code is written as prettyplease printed it:
     // each crate's `#[rustfmt::skip] mod generated;` keeps `cargo fmt` off it.
     let join = |e: openapi_workspace::Error| anyhow::Error::new(e).context(SPEC);
-    let (generated, cli, read) = std::thread::scope(|s| {
+    let (generated, read) = std::thread::scope(|s| {
         let generated = s.spawn(|| openapi_workspace::generate(&spec, &config));
-        let cli = s.spawn(|| openapi_workspace::cli(&spec, "payments_client", &config));
         let read = s.spawn(|| openapi_workspace::Spec::parse(&spec));
         Ok::<_, anyhow::Error>((
             generated.join().expect("generate").map_err(join)?,
-            cli.join().expect("cli").map_err(join)?,
             read.join().expect("parse").map_err(join)?,
         ))
     })?;
+    let cli = openapi_workspace::cli(&spec, "payments_client", &generated.builders, &config).map_err(join)?;
     // Our own document is served whole and as written: nothing repaired, approximated or retyped.
     if let Some(note) = generated.notes.first() {
         anyhow::bail!("{SPEC}#{}: {} (our document must need no repair)", note.pointer, note.message);

@@ -70,10 +70,12 @@ pub fn generate(spec_text: &str, config: &Config) -> Result<Generated> {
 }
 
 /// progenitor's clap CLI (`Cli`, `CliCommand`, `CliConfig`) for the document, driving the
-/// client crate `client_crate` (a Rust path, `payments_client`).
-pub fn cli(spec_text: &str, client_crate: &str, config: &Config) -> Result<String> {
+/// client crate `client_crate` (a Rust path, `payments_client`) whose `builders` the document
+/// generated (`Generated::builders`).
+pub fn cli(spec_text: &str, client_crate: &str, builders: &Builders, config: &Config) -> Result<String> {
     let spec = Spec::parse(spec_text)?;
-    write::format_file(config, write::client::cli::cli(&spec, client_crate).map_err(|error| spec.locate(error))?)
+    let cli = write::client::cli::cli(&spec, client_crate, builders).map_err(|error| spec.locate(error))?;
+    write::format_file(config, cli)
 }
 
 /// The Markdown reference (`docs/api.md`) of the document; `source` is its path from the

@@ -148,12 +148,17 @@ fn corpus_server_traits() {
 }
 
 /// progenitor's clap CLI as the generator writes it (ours, `crates/payments-cli/src/generated.rs`,
-/// is committed and held by `cargo xtask codegen --check`; `tests/cli.rs` drives it).
+/// is committed and held by `cargo xtask codegen --check`; `tests/cli.rs` drives it), and as it
+/// completes progenitor's: bodies of bytes sent from a file and answered to stdout (`generality`),
+/// arrays read as JSON (`query_arrays`).
 #[test]
 fn cli_output() {
-    let path = format!("{}/tests/samples/parameters_and_responses.yaml", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let out =
-        cli(&text, "sample_client", &Config::sibling_modules("tests/samples/parameters_and_responses.yaml")).unwrap();
-    insta::assert_snapshot!("parameters_and_responses__cli", out);
+    for sample in ["parameters_and_responses", "generality", "query_arrays"] {
+        let path = format!("{}/tests/samples/{sample}.yaml", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let config = Config::sibling_modules(&format!("tests/samples/{sample}.yaml"));
+        let generated = generate(&text, &config).unwrap();
+        let out = cli(&text, "sample_client", &generated.builders, &config).unwrap();
+        insta::assert_snapshot!(format!("{sample}__cli"), out);
+    }
 }

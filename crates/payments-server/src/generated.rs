@@ -2005,6 +2005,20 @@ struct Shared<A> {
     /// Whether what `api` does not implement answers its mock.
     mock: bool,
 }
+/// The document's error object `Error`.
+/// Every refusal of the router's own (a request that breaks the document, a missing
+/// credential, an unknown path) and every `ApiError` of an implementation is written in it,
+/// the message and status in their places.
+pub const ERROR_OBJECT: crate::runtime::ErrorObject = crate::runtime::ErrorObject {
+    media: "application/json",
+    parts: &[
+        crate::runtime::ErrorPart::Text("{\"request\":\"error\",\"code\":"),
+        crate::runtime::ErrorPart::Status,
+        crate::runtime::ErrorPart::Text(",\"message\":"),
+        crate::runtime::ErrorPart::Message,
+        crate::runtime::ErrorPart::Text("}"),
+    ],
+};
 /// The axum router serving `api`: every operation of the document at its path and method,
 /// with `401`, `404`, `405`, `413` and `415` answered in the error object too.
 pub fn router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
@@ -2213,7 +2227,7 @@ fn build_router<P: Send + 'static, A: Api<P>>(api: Arc<A>, mock: bool) -> axum::
                 .fallback(|| async { crate::runtime::method_not_allowed("GET, HEAD") }),
         );
     let router = router.fallback(unknown_path::<P, A>).with_state(shared);
-    crate::runtime::finish_router(router, "Bearer realm=\"Payments API\"")
+    crate::runtime::finish_router(router, "Bearer realm=\"Payments API\"", &ERROR_OBJECT)
 }
 /// A path the document does not have.
 async fn unknown_path<P: Send + 'static, A: Api<P>>(
@@ -4535,6 +4549,20 @@ pub mod receiver {
         /// Whether what `api` does not implement answers its mock.
         mock: bool,
     }
+    /// The document's error object `Error`.
+    /// Every refusal of the router's own (a request that breaks the document, a missing
+    /// credential, an unknown path) and every `ApiError` of an implementation is written in it,
+    /// the message and status in their places.
+    pub const ERROR_OBJECT: crate::runtime::ErrorObject = crate::runtime::ErrorObject {
+        media: "application/json",
+        parts: &[
+            crate::runtime::ErrorPart::Text("{\"request\":\"error\",\"code\":"),
+            crate::runtime::ErrorPart::Status,
+            crate::runtime::ErrorPart::Text(",\"message\":"),
+            crate::runtime::ErrorPart::Message,
+            crate::runtime::ErrorPart::Text("}"),
+        ],
+    };
     /// The axum router serving `api`: each webhook at `/{its name}`, and every one at `/`, where
     /// a notification goes to the webhook whose schema its body meets (the one whose name a field
     /// of the body states, when several do); `401`, `404`, `405`, `413` and `415` answered in the
@@ -4680,7 +4708,11 @@ pub mod receiver {
                     .fallback(|| async { crate::runtime::method_not_allowed("POST") }),
             );
         let router = router.fallback(unknown_path::<P, A>).with_state(shared);
-        crate::runtime::finish_router(router, "Bearer realm=\"Payments API\"")
+        crate::runtime::finish_router(
+            router,
+            "Bearer realm=\"Payments API\"",
+            &ERROR_OBJECT,
+        )
     }
     /// A path the document does not have.
     async fn unknown_path<P: Send + 'static, A: Api<P>>(

@@ -95,8 +95,8 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     /// Three attempts (two retries, as Stripe's SDKs make; AWS's make three attempts); waits of
     /// full jitter from 0.5 s doubling to at most 5 s (Stripe's range); `Retry-After` obeyed up
-    /// to 30 s, the longest the payments sandbox asks for (a server asking for longer is down
-    /// for longer than a caller should hang); 60 s for the whole call; statuses `408`, `429`,
+    /// to 30 s, longer than a busy server asks for (one asking for more is down for longer than
+    /// a caller should hang); 60 s for the whole call; statuses `408`, `429`,
     /// `502`, `503`, `504` and `507`, those that say "not now" rather than "not this".
     fn default() -> Self {
         Self {

@@ -1,12 +1,13 @@
-//! The error every operation and the router answer with: a status and a message, written as
-//! the error object `{"request":"error","code":<status>,"message":"..."}`.
+//! The error every operation and the router answer with: a status and a message, written in
+//! the document's error object (`error_object.rs`).
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
 
-/// A failed request: an HTTP status and a message, answered as the error object
-/// `{"request":"error","code":<status>,"message":"..."}`.
+use super::PROBLEM_DETAILS;
+
+/// A failed request: an HTTP status and a message. Answered as RFC 9457 problem details, which
+/// the router's last layer writes again in its document's error object (`ERROR_OBJECT`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
     status: StatusCode,
@@ -84,10 +85,16 @@ impl ApiError {
         &self.message
     }
 
-    /// The error object, as JSON: for writers below axum (the connection layer).
-    pub fn to_json(&self) -> Vec<u8> {
-        serde_json::to_vec(&ErrorBody { request: "error", code: self.status.as_u16(), message: &self.message })
-            .expect("the error object serialises")
+    /// `response` with this error's `WWW-Authenticate` and `Retry-After`.
+    pub(crate) fn headed(&self, mut response: Response) -> Response {
+        // Without one, the router's last layer gives the document's (`finish_router`).
+        if let Some(challenge) = self.challenge.filter(|_| self.status == StatusCode::UNAUTHORIZED) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+        }
+        if let Some(seconds) = self.retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
     }
 }
 
@@ -99,24 +106,12 @@ impl std::fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    request: &'static str,
-    code: u16,
-    message: &'a str,
-}
-
 impl IntoResponse for ApiError {
+    /// Problem details, the error kept in the response's extensions for the router's last layer
+    /// to write in its document's error object (`ErrorObject::rewrite`).
     fn into_response(self) -> Response {
-        let json = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
-        let mut response = (self.status, json, self.to_json()).into_response();
-        // Without one, the router's last layer gives the document's (`finish_router`).
-        if let Some(challenge) = self.challenge.filter(|_| self.status == StatusCode::UNAUTHORIZED) {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
-        }
-        if let Some(seconds) = self.retry_after {
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-        }
+        let mut response = PROBLEM_DETAILS.response(&self);
+        response.extensions_mut().insert(self);
         response
     }
 }

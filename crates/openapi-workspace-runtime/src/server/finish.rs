@@ -1,42 +1,46 @@
-//! The last layer of every router: any answer that is not the error object (axum's own
-//! rejections, a body declared too large) becomes one.
+//! The last layer of every router: every refusal written in the document's error object (an
+//! `ApiError`, axum's own rejections, a body declared too large).
 
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
 use super::bodies::is_json;
 use super::responses::Documented;
-use super::{ApiError, BODY_LIMIT, too_large};
+use super::{ApiError, BODY_LIMIT, ErrorObject, too_large};
 
 /// What the generated `router` adds around the operations (which include its fallback for
 /// unknown paths): a body declared over the limit refused before any of it is read; a `401`
 /// without `WWW-Authenticate` given `challenge`, the document's (an operation's own `401`s
-/// carry its challenge already; empty when the document defines no scheme); and a last
-/// line of defence that turns any error response not already in the error object into it,
-/// keeping its status and headers (but for an error the document itself gives in another media
-/// type, answered through [`raw_response`]). The limit itself is [`read_body`]'s (and the
+/// carry its challenge already; empty when the document defines no scheme); every `ApiError`
+/// written in `error_object`, the document's; and a last line of defence that turns any other
+/// error response not in JSON into it, keeping its status and headers (but for an error the
+/// document itself gives in another media type, answered through [`raw_response`]). The limit itself is [`read_body`]'s (and the
 /// multipart reader's), not axum's `DefaultBodyLimit`, which would add an extension to every
 /// request for extractors the handlers do not use.
-pub fn finish_router(router: axum::Router, challenge: &'static str) -> axum::Router {
-    router.layer(Finish(challenge))
+pub fn finish_router(
+    router: axum::Router,
+    challenge: &'static str,
+    error_object: &'static ErrorObject,
+) -> axum::Router {
+    router.layer(Finish(challenge, error_object))
 }
 
 /// [`finish_router`]'s layer: one service of its own around each route rather than axum's
 /// `from_fn` and `map_response`, each of which clones the route under it and boxes a future per
 /// request.
 #[derive(Debug, Clone, Copy)]
-struct Finish(&'static str);
+struct Finish(&'static str, &'static ErrorObject);
 
 impl<S> tower::Layer<S> for Finish {
     type Service = Finished<S>;
 
     fn layer(&self, inner: S) -> Finished<S> {
-        Finished(inner, self.0)
+        Finished(inner, self.0, self.1)
     }
 }
 
 #[derive(Debug, Clone)]
-struct Finished<S>(S, &'static str);
+struct Finished<S>(S, &'static str, &'static ErrorObject);
 
 impl<S> tower::Service<axum::extract::Request> for Finished<S>
 where
@@ -52,9 +56,9 @@ where
     }
 
     fn call(&mut self, request: axum::extract::Request) -> Answer<S::Future> {
-        match declared_oversize(&request) {
+        match declared_oversize(&request, self.2) {
             Some(refused) => Answer::Refused(Some(refused)),
-            None => Answer::Answering(self.0.call(request), self.1),
+            None => Answer::Answering(self.0.call(request), self.1, self.2),
         }
     }
 }
@@ -64,8 +68,8 @@ where
 /// not for every request.
 enum Answer<F> {
     Refused(Option<Response>),
-    /// The route's answer, and the document's challenge.
-    Answering(F, &'static str),
+    /// The route's answer, the document's challenge and error object.
+    Answering(F, &'static str, &'static ErrorObject),
     Rewriting(std::pin::Pin<Box<dyn Future<Output = Response> + Send>>),
 }
 
@@ -80,10 +84,11 @@ where
         loop {
             match &mut *self {
                 Answer::Refused(refused) => return Poll::Ready(Ok(refused.take().expect("polled once answered"))),
-                Answer::Answering(answering, challenge) => {
-                    let Poll::Ready(Ok(mut response)) = std::pin::Pin::new(answering).poll(cx) else {
+                Answer::Answering(answering, challenge, error_object) => {
+                    let Poll::Ready(Ok(response)) = std::pin::Pin::new(answering).poll(cx) else {
                         return Poll::Pending;
                     };
+                    let mut response = error_object.rewrite(response);
                     if response.status() == StatusCode::UNAUTHORIZED && !challenge.is_empty() {
                         let challenge = HeaderValue::from_static(challenge);
                         response.headers_mut().entry(header::WWW_AUTHENTICATE).or_insert(challenge);
@@ -91,7 +96,8 @@ where
                     if uniform(&response) {
                         return Poll::Ready(Ok(response));
                     }
-                    *self = Answer::Rewriting(Box::pin(uniform_errors(response)));
+                    let error_object = *error_object;
+                    *self = Answer::Rewriting(Box::pin(uniform_errors(response, error_object)));
                 }
                 Answer::Rewriting(rewriting) => return rewriting.as_mut().poll(cx).map(Ok),
             }
@@ -111,7 +117,7 @@ fn uniform(response: &Response) -> bool {
 /// A body whose declared length is over the limit is refused before any of it is read: `413`
 /// with the error object at once, instead of waiting for bytes that will be refused anyway. The
 /// connection is closed, since the body is left unread on it.
-fn declared_oversize(request: &axum::extract::Request) -> Option<Response> {
+fn declared_oversize(request: &axum::extract::Request, error_object: &ErrorObject) -> Option<Response> {
     let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_none_or(|length| length <= BODY_LIMIT as u64) {
         return None;
@@ -124,13 +130,13 @@ fn declared_oversize(request: &axum::extract::Request) -> Option<Response> {
     {
         return None;
     }
-    let mut response = too_large().into_response();
+    let mut response = error_object.response(&too_large());
     response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     Some(response)
 }
 
-/// `response` (not [`uniform`]) as the error object.
-async fn uniform_errors(response: Response) -> Response {
+/// `response` (not [`uniform`]) in the error object.
+async fn uniform_errors(response: Response, error_object: &ErrorObject) -> Response {
     let status = response.status();
     let (mut parts, body) = response.into_parts();
     let text = axum::body::to_bytes(body, BODY_LIMIT).await.unwrap_or_default();
@@ -146,7 +152,7 @@ async fn uniform_errors(response: Response) -> Response {
     };
     parts.headers.remove(header::CONTENT_TYPE);
     parts.headers.remove(header::CONTENT_LENGTH);
-    let mut converted = ApiError::new(status, message).into_response();
+    let mut converted = error_object.response(&ApiError::new(status, message));
     for (name, value) in parts.headers.iter() {
         converted.headers_mut().entry(name).or_insert(value.clone());
     }

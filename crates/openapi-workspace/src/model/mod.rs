@@ -4,6 +4,7 @@
 //! file; nothing here knows a writer.
 
 pub(crate) mod discriminator;
+pub(crate) mod error_object;
 pub(crate) mod groups;
 pub(crate) mod idempotency;
 pub(crate) mod json_schema;

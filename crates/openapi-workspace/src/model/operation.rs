@@ -249,3 +249,36 @@ pub(crate) fn status_name(status: u16) -> Option<&'static str> {
         _ => return None,
     })
 }
+
+/// progenitor's name for an operation's method and for its hooks' `operation_id` (its
+/// `util::sanitize` in snake case): `2getPhoto` is `_2get_photo`, `move` is `move_`.
+pub(crate) fn method_name(operation_id: &str) -> String {
+    progenitor_name(operation_id, heck::ToSnakeCase::to_snake_case)
+}
+
+/// progenitor's name for an operation's builder (`util::sanitize` in Pascal case).
+pub(crate) fn builder_name(operation_id: &str) -> String {
+    progenitor_name(operation_id, heck::ToUpperCamelCase::to_upper_camel_case)
+}
+
+fn progenitor_name(operation_id: &str, case: fn(&str) -> String) -> String {
+    let cased = match operation_id {
+        "+1" => "plus1".to_owned(),
+        "-1" => "minus1".to_owned(),
+        _ => case(&operation_id.replace('\'', "").replace(|c: char| !unicode_ident::is_xid_continue(c), "-")),
+    };
+    let named = match cased.chars().next() {
+        None => case("x"),
+        Some(c) if unicode_ident::is_xid_start(c) => cased,
+        Some(_) => format!("_{cased}"),
+    };
+    // The words typify does not take as identifiers (`accept_as_ident`).
+    const KEYWORDS: [&str; 53] = [
+        "_", "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate", "do", "dyn",
+        "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro",
+        "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return", "Self", "self", "static", "struct",
+        "super", "trait", "true", "try", "type", "typeof", "unsafe", "unsized", "use", "virtual", "where", "while",
+        "yield",
+    ];
+    if KEYWORDS.contains(&named.as_str()) { format!("{named}_") } else { named }
+}

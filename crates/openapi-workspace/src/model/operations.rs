@@ -13,16 +13,20 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 
 use crate::error::{Error, Result, bail};
+use crate::model::error_object::ErrorObject;
 use crate::model::json_schema::to_json_schema;
 use crate::model::names::{field_ident, operation_type_name, rust_type};
 use crate::model::operation::*;
 use crate::read::Spec;
 use crate::read::document::{essence, pointer, rust_name};
 
+/// `error_object`: the document's (`error_object::find`; a webhooks' document is answered in its
+/// parent's), whose responses an implementation answers with `ApiError`.
 pub(crate) fn operations(
     spec: &Spec,
     type_names: &BTreeSet<String>,
     schemes: &[super::security::Scheme],
+    error_object: &ErrorObject,
 ) -> Result<Vec<Op>> {
     let openapi = &spec.openapi;
     let components = spec.raw.get("components").unwrap_or(&Value::Null);
@@ -46,7 +50,15 @@ pub(crate) fn operations(
                 })
                 .collect::<Result<Vec<_>>>()
                 .and_then(|params| {
-                    operation_model(openapi, components, type_names, schemes, path, method, operation, &params)
+                    operation_model(
+                        (openapi, components, error_object),
+                        type_names,
+                        schemes,
+                        path,
+                        method,
+                        operation,
+                        &params,
+                    )
                 });
             match op {
                 Ok(mut op) => {
@@ -68,10 +80,10 @@ pub(crate) fn operations(
     }
 }
 
+/// `document`: the model, the normalised document's components and its error object.
 #[allow(clippy::too_many_arguments)]
 fn operation_model(
-    openapi: &OpenAPI,
-    components: &Value,
+    (openapi, components, error_object): (&OpenAPI, &Value, &ErrorObject),
     type_names: &BTreeSet<String>,
     schemes: &[super::security::Scheme],
     path: &str,
@@ -158,7 +170,7 @@ fn operation_model(
         }
         let response = resolve(openapi, response, "responses", |c, n| c.responses.get(n))
             .map_err(|e| Error::at(&context, format!("{e}")))?;
-        if answered_as_api_error(openapi, status, response) {
+        if answered_as_api_error(error_object, status, response) {
             errors.push(status);
         } else {
             replies.push(reply(openapi, type_names, &context, status, response)?);
@@ -319,9 +331,10 @@ fn body_model(
 }
 
 /// Whether `response`, documented for `status`, is an error `ApiError` writes exactly: a `4xx`
-/// or `5xx` (a class of them, or `default`) whose only content is JSON of the runtime's error
-/// object and whose headers are ones `ApiError` sets (`WWW-Authenticate`, `Retry-After`).
-fn answered_as_api_error(openapi: &OpenAPI, status: Status, response: &Response) -> bool {
+/// or `5xx` (a class of them, or `default`) whose only content is JSON of the document's error
+/// object, one `ApiError` fills whole (`ErrorObject::complete`), and whose headers are ones
+/// `ApiError` sets (`WWW-Authenticate`, `Retry-After`).
+fn answered_as_api_error(error_object: &ErrorObject, status: Status, response: &Response) -> bool {
     let error_status = match status {
         Status::Code(code) => (400..=599).contains(&code),
         Status::Range(class) => class == 4 || class == 5,
@@ -332,42 +345,16 @@ fn answered_as_api_error(openapi: &OpenAPI, status: Status, response: &Response)
         .keys()
         .all(|name| name.eq_ignore_ascii_case("www-authenticate") || name.eq_ignore_ascii_case("retry-after"));
     let [(media, content)] = response.content.iter().collect::<Vec<_>>()[..] else { return false };
-    let schema = match &content.schema {
-        Some(ReferenceOr::Reference { reference }) => reference
-            .strip_prefix("#/components/schemas/")
-            .and_then(|name| openapi.components.as_ref()?.schemas.get(name))
-            .and_then(|schema| match schema {
-                ReferenceOr::Item(schema) => Some(schema),
-                ReferenceOr::Reference { .. } => None,
-            }),
-        Some(ReferenceOr::Item(schema)) => Some(schema),
-        None => None,
+    let Some(written) = error_object.schema.as_deref().filter(|_| error_object.complete) else { return false };
+    let same = match &content.schema {
+        Some(ReferenceOr::Reference { reference }) => reference == written,
+        // An inline schema is the error object's by its JSON (`error_object::candidates`).
+        Some(ReferenceOr::Item(schema)) => {
+            serde_json::to_value(schema).ok() == serde_json::from_str::<Value>(written).ok()
+        }
+        None => false,
     };
-    error_status && headers && crate::read::document::is_json(media) && schema.is_some_and(is_error_object)
-}
-
-/// Whether `schema` is the runtime's error object, `{"request":"error","code":…,"message":…}`:
-/// an object of those properties (`request`, if there, the one string `error`), each what the
-/// runtime writes, with no other property and no other constraint the runtime could break.
-fn is_error_object(schema: &Schema) -> bool {
-    let SchemaKind::Type(Type::Object(object)) = &schema.schema_kind else { return false };
-    let property = |name: &str| match object.properties.get(name) {
-        Some(ReferenceOr::Item(schema)) => Some(&schema.schema_kind),
-        _ => None,
-    };
-    let code = matches!(property("code"), Some(SchemaKind::Type(Type::Integer(i)))
-        if i.minimum.is_none_or(|m| m <= 400) && i.maximum.is_none_or(|m| m >= 599) && i.multiple_of.is_none()
-            && i.enumeration.is_empty());
-    let message = matches!(property("message"), Some(SchemaKind::Type(Type::String(s)))
-        if s.pattern.is_none() && s.min_length.is_none_or(|n| n == 0) && s.max_length.is_none()
-            && s.enumeration.is_empty() && matches!(s.format, VariantOrUnknownOrEmpty::Empty));
-    let request = match property("request") {
-        None => !object.properties.contains_key("request"),
-        Some(SchemaKind::Type(Type::String(s))) => s.enumeration == [Some("error".to_string())],
-        Some(_) => false,
-    };
-    let only_these = object.properties.keys().all(|name| ["request", "code", "message"].contains(&name.as_str()));
-    code && message && request && only_these && !schema.schema_data.nullable
+    error_status && headers && crate::read::document::is_json(media) && same
 }
 
 fn reply(

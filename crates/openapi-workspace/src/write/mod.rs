@@ -98,8 +98,10 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         &format!("{}{}", header(config), models.client).replace("```ignore", "```text"),
     );
     memory::release();
-    let mut server =
-        crate::timings::timed("write/server", || server::generate(spec, &models.ops, config, server::Surface::Api))?;
+    let (error_object, error_note) = crate::model::error_object::find(&spec.raw);
+    let mut server = crate::timings::timed("write/server", || {
+        server::generate(spec, &models.ops, config, server::Surface::Api, &error_object)
+    })?;
     if let Some(webhooks) = spec.webhooks() {
         // One module deeper: a path relative to the server's module gains a `super`.
         let types_path = match config.types_path.strip_prefix("super::") {
@@ -108,9 +110,10 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         };
         let receiver = server::generate(
             webhooks,
-            &server::operations(webhooks, &models.type_names)?,
+            &server::operations(webhooks, &models.type_names, &error_object)?,
             &Config { types_path, ..config.clone() },
             server::Surface::Receiver,
+            &error_object,
         )?;
         server.extend(quote::quote! {
             /// The receiver of the document's webhooks: [`receiver::Api`] and [`receiver::router`].
@@ -125,7 +128,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         server: crate::timings::timed("write/print server", || format_file(config, server))?,
         server_schemas: crate::timings::timed("write/schemas", || crate::model::json_schema::schema_document(spec))?,
         client_uses: models.uses,
-        notes: spec.notes.iter().cloned().chain(models.notes).collect(),
+        notes: spec.notes.iter().cloned().chain(models.notes).chain(error_note).collect(),
         features: models.features,
         shared_features: models.shared_features,
         builders: models.builders,

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use heck::{ToSnakeCase, ToUpperCamelCase};
+use heck::ToSnakeCase;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -30,7 +30,7 @@ mod test_file;
 
 pub use guide::{GettingStarted, Guide, Step, guide};
 pub use rust::Builders;
-use rust::connect;
+pub(crate) use rust::connect;
 use shell::{double_quoted, flags};
 pub use test_file::test_file;
 
@@ -124,9 +124,9 @@ pub(crate) fn samples(spec: &Spec, builders: &Builders, cli: Option<&str>, flavo
             let Some(mock) = crate::model::mock::mock(operation, components) else { continue };
             // What cannot be written (a body in another media type than JSON, a parameter the
             // builder does not take as the document names it) has no sample, and is left out.
-            let builder = operation_id.to_upper_camel_case();
+            let builder = crate::model::operation::builder_name(operation_id);
             let Some(fields) = builders.fields.get(&builder) else { continue };
-            let cli_flags = cli.map(|cli| flags(cli, &operation_id.to_snake_case()));
+            let cli_flags = cli.map(|cli| flags(cli, &crate::model::operation::method_name(operation_id)));
             let Ok(call) = Call::read(operation, components, credentials(spec, operation, &schemes)) else { continue };
             let connect = match &flavour.connect {
                 Some(connect) => connect.clone(),
@@ -312,7 +312,7 @@ impl Call {
         flavour: &Flavour,
         connect: &str,
     ) -> Result<Sample> {
-        let function = operation_id.to_snake_case();
+        let function = crate::model::operation::method_name(operation_id);
         let (rust, rust_checked) = self.rust(&function, fields, flavour, connect, bytes, errors)?;
         let cli = match (cli_flags, &flavour.cli) {
             (Some(flags), Some(binary)) => Some(self.cli(binary, operation_id, flags)),

@@ -73,7 +73,10 @@ impl Edge {
             // Every OPTIONS is a CORS preflight: no operation answers OPTIONS.
             preflight(&request)
         } else {
-            let mut response = ANSWERING.scope(id.clone(), self.shared.respond(peer.ip(), client, request)).await;
+            let response = ANSWERING.scope(id.clone(), self.shared.respond(peer.ip(), client, request)).await;
+            // The edge's own refusals (and its layers') in the document's error object, as the
+            // router's are.
+            let mut response = payments_server::ERROR_OBJECT.rewrite(response);
             let headers = response.headers_mut();
             headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, ANY);
             headers.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, EXPOSED);

@@ -117,7 +117,7 @@ fn with_error_object(written: &[u8]) -> Option<Vec<u8>> {
         ),
         other => other.canonical_reason().unwrap_or("Error").to_owned(),
     };
-    let body = ApiError::new(status, message).to_json();
+    let body = payments_server::ERROR_OBJECT.body(&ApiError::new(status, message));
     let mut answer = format!("{status_line}\r\n");
     for line in headers.iter().filter(|line| !line.to_ascii_lowercase().starts_with("content-length:")) {
         answer.push_str(line);

@@ -158,7 +158,7 @@ async fn refuse_connection(stream: tokio::net::TcpStream, share: usize, refusing
             "Too many connections from this address: {share} at once while the server is busy; close one, or retry later"
         ),
     );
-    let body = error.to_json();
+    let body = payments_server::ERROR_OBJECT.body(&error);
     let head = format!(
         "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: 1\r\n\
          connection: close\r\ncontent-length: {}\r\n\r\n",

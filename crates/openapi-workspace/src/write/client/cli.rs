@@ -1,43 +1,284 @@
-//! progenitor's clap CLI for the client, less what progenitor declares and does not implement.
+//! progenitor's clap CLI for the client, less what progenitor declares and does not implement,
+//! and with what it leaves out filled in: arguments clap cannot read from text, bodies of bytes
+//! sent and answered.
+
+use std::collections::BTreeSet;
 
 use proc_macro2::TokenStream;
-use progenitor::Generator;
+use progenitor::{Generator, TypeImpl};
 use syn::visit_mut::VisitMut;
 
 use super::view::View;
 use super::{progenitor, settings};
 use crate::error::{Error, Result};
 use crate::read::Spec;
+use crate::write::samples::Builders;
 
 /// progenitor's clap CLI for the client crate `client_crate`: a `Cli` that turns each operation
 /// into a `clap::Command` and runs it, reporting through a `CliConfig` the binary implements.
-pub(crate) fn cli(spec: &Spec, client_crate: &str) -> Result<TokenStream> {
-    let view = View::of(spec)?;
-    let mut generator = Generator::new(&settings(&view));
-    let cli = progenitor("a CLI", || generator.cli(&view.openapi, client_crate))?;
-    without_unimplemented_flags(cli)
+/// The view is the client's: what typify cannot type is retyped as the client's generation
+/// retypes it (`super::retyped`), so the CLI names the models the client has. `builders`: the
+/// client's, which say which operations take a body of bytes.
+pub(crate) fn cli(spec: &Spec, client_crate: &str, builders: &Builders) -> Result<TokenStream> {
+    let mut view = View::of(spec)?;
+    let run = |view: &View| {
+        let mut generator = Generator::new(&settings(view));
+        let cli = progenitor("a CLI", || generator.cli(&view.openapi, client_crate))?;
+        Ok::<_, Error>((generator, cli))
+    };
+    let (generator, cli) = match run(&view) {
+        Ok(done) => done,
+        Err(error) => match super::retyped(&mut view)? {
+            Some(notes) if !notes.is_empty() => run(&view)?,
+            _ => return Err(error),
+        },
+    };
+    // The models clap reads from text (typify gives them `FromStr`: enums, constrained strings).
+    let parsed = generator
+        .get_type_space()
+        .iter_types()
+        .filter(|model| model.has_impl(TypeImpl::FromStr))
+        .map(|model| model.name())
+        .collect();
+    let mut file: syn::File = syn::parse2(cli).map_err(|e| Error::unparsable("progenitor's CLI", e))?;
+    let bytes_in = bodies_of_bytes(&file, builders);
+    let mut completed = Completed { parsed, bytes_in, helpers: BTreeSet::new() };
+    completed.visit_file_mut(&mut file);
+    for helper in &completed.helpers {
+        file.items.push(syn::parse_str(helper).map_err(|e| Error::unparsable("the CLI's helpers", e))?);
+    }
+    Ok(quote::quote!(#file))
 }
 
-/// progenitor 0.15 gives every operation with a body a `--json-body-template` flag whose help is
-/// its placeholder `XXX` and which nothing reads: a flag that does nothing is worse than none, so
-/// it is taken out (`--json-body` is how a whole body is given).
-fn without_unimplemented_flags(cli: TokenStream) -> Result<TokenStream> {
-    struct Unimplemented;
-    impl VisitMut for Unimplemented {
-        fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
-            syn::visit_mut::visit_expr_mut(self, expr);
-            if let syn::Expr::MethodCall(call) = expr
-                && call.method == "arg"
-                && call
-                    .args
-                    .first()
-                    .is_some_and(|arg| quote::quote!(#arg).to_string().contains("\"json-body-template\""))
-            {
-                *expr = (*call.receiver).clone();
+/// The operations (`execute_{op}`'s `op`) whose request body is bytes: progenitor's CLI gives
+/// them no way to send it. Read from `CliConfig`'s hooks, which name each operation's builder.
+fn bodies_of_bytes(file: &syn::File, builders: &Builders) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for item in &file.items {
+        let syn::Item::Trait(config) = item else { continue };
+        for member in &config.items {
+            let syn::TraitItem::Fn(hook) = member else { continue };
+            let Some(op) = hook.sig.ident.to_string().strip_prefix("execute_").map(str::to_owned) else { continue };
+            let builder = hook.sig.inputs.iter().find_map(|input| match input {
+                syn::FnArg::Typed(typed) => match &*typed.ty {
+                    syn::Type::Reference(reference) if reference.mutability.is_some() => match &*reference.elem {
+                        syn::Type::Path(path) => path.path.segments.last().map(|s| s.ident.to_string()),
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                syn::FnArg::Receiver(_) => None,
+            });
+            let takes_bytes = builder
+                .and_then(|builder| builders.fields.get(&builder))
+                .is_some_and(|fields| fields.get("body").is_some_and(|ty| ty == "reqwest::Body"));
+            if takes_bytes {
+                found.insert(op);
             }
         }
     }
-    let mut file: syn::File = syn::parse2(cli).map_err(|e| Error::unparsable("progenitor's CLI", e))?;
-    Unimplemented.visit_file_mut(&mut file);
-    Ok(quote::quote!(#file))
+    found
 }
+
+/// What the CLI is given beyond progenitor's output.
+struct Completed {
+    /// The models clap can read from text, by name.
+    parsed: BTreeSet<String>,
+    /// The operations whose body is bytes (`bodies_of_bytes`).
+    bytes_in: BTreeSet<String>,
+    /// The helper functions the rewritten code calls, added once each.
+    helpers: BTreeSet<&'static str>,
+}
+
+impl Completed {
+    /// Whether clap reads `ty` from text: a scalar of the standard library or of the crates the
+    /// models use, or a model typify gives `FromStr`. An array or an object is read as JSON.
+    fn parsed_by_clap(&self, ty: &syn::Type) -> bool {
+        const SCALARS: [&str; 28] = [
+            "String",
+            "bool",
+            "char",
+            "i8",
+            "i16",
+            "i32",
+            "i64",
+            "i128",
+            "isize",
+            "u8",
+            "u16",
+            "u32",
+            "u64",
+            "u128",
+            "usize",
+            "f32",
+            "f64",
+            "NonZeroU8",
+            "NonZeroU16",
+            "NonZeroU32",
+            "NonZeroU64",
+            "NonZeroI64",
+            "Uuid",
+            "DateTime",
+            "NaiveDate",
+            "NaiveTime",
+            "Value",
+            "PathBuf",
+        ];
+        let syn::Type::Path(path) = ty else { return false };
+        let segments: Vec<String> = path.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        match segments.as_slice() {
+            [types, name] if types == "types" => self.parsed.contains(name),
+            [.., last] => {
+                SCALARS.contains(&last.as_str()) && (last != "Value" || segments.contains(&"serde_json".into()))
+            }
+            [] => false,
+        }
+    }
+}
+
+impl VisitMut for Completed {
+    /// A parameter carried by the runtime's `Keyed` (a style progenitor cannot write) is read as
+    /// its model: the builder's setter takes the model itself.
+    fn visit_type_mut(&mut self, ty: &mut syn::Type) {
+        syn::visit_mut::visit_type_mut(self, ty);
+        if let syn::Type::Path(path) = ty
+            && let Some(last) = path.path.segments.last()
+            && last.ident == "Keyed"
+            && let syn::PathArguments::AngleBracketed(arguments) = &last.arguments
+            && let Some(syn::GenericArgument::Type(model)) = arguments.args.first()
+        {
+            *ty = model.clone();
+        }
+    }
+
+    fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
+        syn::visit_mut::visit_expr_mut(self, expr);
+        match expr {
+            // progenitor 0.15 gives every operation with a body a `--json-body-template` flag
+            // whose help is its placeholder `XXX` and which nothing reads: a flag that does
+            // nothing is worse than none (`--json-body` is how a whole body is given).
+            syn::Expr::MethodCall(call)
+                if call.method == "arg"
+                    && call
+                        .args
+                        .first()
+                        .is_some_and(|arg| quote::quote!(#arg).to_string().contains("\"json-body-template\"")) =>
+            {
+                *expr = (*call.receiver).clone();
+            }
+            // An argument read as JSON says so in its usage line (`--ids <JSON>`).
+            syn::Expr::MethodCall(call)
+                if call.method == "value_parser"
+                    && call
+                        .args
+                        .first()
+                        .is_some_and(|arg| quote::quote!(#arg).to_string().starts_with("json_or_text")) =>
+            {
+                *expr = syn::parse_quote!(#call.value_name("JSON"));
+            }
+            // `value_parser!(T)` does not compile for a `T` clap cannot read from text.
+            syn::Expr::Macro(call) if call.mac.path.segments.last().is_some_and(|s| s.ident == "value_parser") => {
+                let Ok(mut ty) = syn::parse2::<syn::Type>(call.mac.tokens.clone()) else { return };
+                self.visit_type_mut(&mut ty);
+                if self.parsed_by_clap(&ty) {
+                    call.mac.tokens = quote::quote!(#ty);
+                } else {
+                    self.helpers.insert(JSON_OR_TEXT);
+                    *expr = syn::parse_quote!(json_or_text::<#ty>);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// progenitor answers a success of bytes with `todo!()`: they are written to stdout.
+    fn visit_arm_mut(&mut self, arm: &mut syn::Arm) {
+        syn::visit_mut::visit_arm_mut(self, arm);
+        let unwritten = match &*arm.body {
+            syn::Expr::Macro(call) => call.mac.path.is_ident("todo"),
+            syn::Expr::Block(block) => match block.block.stmts.as_slice() {
+                [syn::Stmt::Macro(call)] => call.mac.path.is_ident("todo"),
+                [syn::Stmt::Expr(syn::Expr::Macro(call), _)] => call.mac.path.is_ident("todo"),
+                _ => false,
+            },
+            _ => false,
+        };
+        let success = matches!(&arm.pat, syn::Pat::TupleStruct(ok) if ok.path.is_ident("Ok"));
+        if unwritten && success {
+            self.helpers.insert(WRITE_BYTES);
+            *arm.body = syn::parse_quote!(write_bytes(r).await);
+        }
+    }
+
+    /// An operation whose body is bytes gets `--body-file FILE` (`-` for standard input).
+    fn visit_impl_item_fn_mut(&mut self, function: &mut syn::ImplItemFn) {
+        syn::visit_mut::visit_impl_item_fn_mut(self, function);
+        let name = function.sig.ident.to_string();
+        if let Some(op) = name.strip_prefix("cli_")
+            && self.bytes_in.contains(op)
+            && let Some(syn::Stmt::Expr(command, None)) = function.block.stmts.last_mut()
+        {
+            *command = syn::parse_quote! {
+                #command.arg(
+                    ::clap::Arg::new("body-file")
+                        .long("body-file")
+                        .value_name("FILE")
+                        .required(true)
+                        .value_parser(::clap::value_parser!(::std::path::PathBuf))
+                        .help("The request body's bytes: a file, or - for standard input"),
+                )
+            };
+        }
+        if let Some(op) = name.strip_prefix("execute_")
+            && self.bytes_in.contains(op)
+            && let Some(at) = function.block.stmts.iter().position(|stmt| matches!(stmt, syn::Stmt::Local(_)))
+        {
+            self.helpers.insert(READ_BODY);
+            function.block.stmts.insert(
+                at + 1,
+                syn::parse_quote! {
+                    if let Some(path) = matches.get_one::<::std::path::PathBuf>("body-file") {
+                        request = request.body(read_body(path)?);
+                    }
+                },
+            );
+        }
+    }
+}
+
+/// Reads an argument clap cannot read from text: its text as a JSON string first (a string
+/// stays as typed), else its JSON (`--ids '[1,2]'`, `--filter '{"state":"open"}'`).
+const JSON_OR_TEXT: &str = r#"
+fn json_or_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    serde_json::from_value(serde_json::Value::String(text.to_owned())).or_else(|as_text| {
+        match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(json) => serde_json::from_value(json).map_err(|e| e.to_string()),
+            Err(_) => Err(as_text.to_string()),
+        }
+    })
+}"#;
+
+/// Reads a body of bytes from a file, or from standard input for `-`.
+const READ_BODY: &str = r#"
+fn read_body(path: &::std::path::Path) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut body = Vec::new();
+    if path == ::std::path::Path::new("-") {
+        std::io::stdin().read_to_end(&mut body).context("standard input")?;
+    } else {
+        body = std::fs::read(path).with_context(|| path.display().to_string())?;
+    }
+    Ok(body)
+}"#;
+
+/// Writes an answer of bytes to stdout as it arrives.
+const WRITE_BYTES: &str = r#"
+async fn write_bytes(response: ResponseValue<ByteStream>) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut body = response.into_inner().into_inner();
+    while let Some(chunk) = futures::StreamExt::next(&mut body).await {
+        std::io::stdout().write_all(&chunk.context("the answer's body")?)?;
+    }
+    std::io::stdout().flush()?;
+    Ok(())
+}"#;

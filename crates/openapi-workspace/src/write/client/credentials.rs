@@ -5,7 +5,6 @@
 //! goes in. The requirements are the server generator's (`model::security`), so client and
 //! router read the document alike.
 
-use heck::ToSnakeCase;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -31,7 +30,7 @@ pub(crate) fn client(view: &View) -> Result<Option<Client>> {
         let context = format!("{operation_id} ({} {path}) at {at}", method.to_uppercase());
         if let Some(requirement) = security::requirement(openapi, Some(operation), &schemes, &context)? {
             // progenitor names the operation in its hook by its method's name.
-            table.push((operation_id.to_snake_case(), requirement.alternatives));
+            table.push((crate::model::operation::method_name(operation_id), requirement.alternatives));
         }
     }
     if table.is_empty() {

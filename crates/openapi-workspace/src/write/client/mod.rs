@@ -233,7 +233,8 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     });
     // The model of the operations, which the client's event streams and multipart bodies are
     // written from (and the server after them).
-    let ops = crate::model::operations(spec, &type_names, &crate::model::security::schemes(&spec.openapi)?)?;
+    let schemes = crate::model::security::schemes(&spec.openapi)?;
+    let ops = crate::model::operations(spec, &type_names, &schemes, &crate::model::error_object::find(&spec.raw).0)?;
     let extras = [events::client(spec, &ops), items::client(&ops), multipart::client(&ops)];
     for extra in extras.into_iter().flatten() {
         client.extend(extra);
@@ -326,7 +327,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
 
 /// Retypes the components of `view` typify cannot type (`untypable::retype`): `None` when the
 /// components still fail, no notes when they passed as they were (what fails is an operation).
-fn retyped(view: &mut View) -> Result<Option<Vec<Note>>> {
+pub(super) fn retyped(view: &mut View) -> Result<Option<Vec<Note>>> {
     let mut document = serde_json::to_value(&view.openapi).map_err(|e| Error::library("the client's view", e))?;
     let passes = |document: &serde_json::Value| -> untypable::Passes {
         let openapi: openapiv3::OpenAPI = serde_json::from_value(document.clone()).map_err(|e| e.to_string())?;

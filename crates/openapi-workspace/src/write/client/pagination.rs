@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use heck::{ToSnakeCase, ToUpperCamelCase};
+use heck::ToSnakeCase;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -79,8 +79,8 @@ pub(super) fn client(
     let methods: Vec<TokenStream> = pagings
         .iter()
         .filter_map(|(operation, paging)| {
-            let builder = operation.to_upper_camel_case();
-            let method = operation.to_snake_case();
+            let builder = crate::model::operation::builder_name(operation);
+            let method = crate::model::operation::method_name(operation);
             let names = [format!("{method}_pages"), format!("{method}_stream")];
             if names.iter().any(|name| taken.contains(name)) {
                 return None;

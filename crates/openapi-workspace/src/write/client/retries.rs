@@ -4,7 +4,6 @@
 //! request to the runtime's retry loop. `Client::with_retry`, `with_timeout` and `with_header` are
 //! the per-call overrides (the last two the runtime's `client::options`, put on in `pre`).
 
-use heck::ToSnakeCase;
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -18,7 +17,7 @@ pub(crate) fn client(spec: &Spec, credentials: bool) -> Result<TokenStream> {
     let keys = idempotency::keys(&spec.raw)?;
     let arms = keys.iter().map(|(operation_id, key)| {
         // progenitor names the operation in its hooks by its method's name.
-        let operation_id = operation_id.to_snake_case();
+        let operation_id = crate::model::operation::method_name(operation_id);
         let key = match key {
             Key::Header(name) => quote!(retry::Key::Header(#name)),
             Key::Body(name) => quote!(retry::Key::Body(#name)),

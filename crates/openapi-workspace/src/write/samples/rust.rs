@@ -137,7 +137,7 @@ fn indented(value: &Value) -> String {
 /// How a sample makes the generated client: `Client::new` with its `Config` (default retries),
 /// from `Credentials` for the operation's `credentials` when the client takes any (`Builders::takes_credentials`; each setter the
 /// scheme's name in snake case, as `credentials.rs` writes it).
-pub(super) fn connect(takes_credentials: bool, credentials: &[Scheme], krate: &str) -> String {
+pub(crate) fn connect(takes_credentials: bool, credentials: &[Scheme], krate: &str) -> String {
     if !takes_credentials {
         return format!("{krate}::Client::new(&base_url, {krate}::Config::new())");
     }

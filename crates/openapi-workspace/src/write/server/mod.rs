@@ -29,13 +29,15 @@ use quote::quote;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::model::error_object::{ErrorObject, Part};
 use crate::read::Spec;
 use crate::write::Config;
 use model::Op;
 
-/// The model of `spec`'s operations (a document's webhooks, for the receiver).
-pub(crate) fn operations(spec: &Spec, type_names: &BTreeSet<String>) -> Result<Vec<Op>> {
-    crate::model::operations(spec, type_names, &security::schemes(&spec.openapi)?)
+/// The model of `spec`'s operations (a document's webhooks, for the receiver, answered in
+/// `error_object`, its parent's).
+pub(crate) fn operations(spec: &Spec, type_names: &BTreeSet<String>, error_object: &ErrorObject) -> Result<Vec<Op>> {
+    crate::model::operations(spec, type_names, &security::schemes(&spec.openapi)?, error_object)
 }
 
 /// What a generated trait serves: the document's paths, or its webhooks (the receiver).
@@ -46,8 +48,14 @@ pub(crate) enum Surface {
 }
 
 /// The server of `spec`'s operations, `ops` (the model the client's writer built; the receiver's
-/// are its webhooks', [`operations`]).
-pub(crate) fn generate(spec: &Spec, ops: &[Op], config: &Config, surface: Surface) -> Result<TokenStream> {
+/// are its webhooks', [`operations`]), its refusals written in `error_object`.
+pub(crate) fn generate(
+    spec: &Spec,
+    ops: &[Op],
+    config: &Config,
+    surface: Surface,
+    error_object: &ErrorObject,
+) -> Result<TokenStream> {
     let schemes = security::schemes(&spec.openapi)?;
     let challenge = security::document_challenge(&spec.openapi, &schemes);
     let types_path: syn::Path = syn::parse_str(&config.types_path)
@@ -72,6 +80,7 @@ pub(crate) fn generate(spec: &Spec, ops: &[Op], config: &Config, surface: Surfac
     let load_schemas = (!validators.is_empty()).then(|| {
         quote! { let schemas = #rt::SchemaSet::parse(include_str!("schemas.json")); }
     });
+    let error_object = error_object_const(error_object, &rt);
     let mut routes = routes(ops, &rt);
     let one_url = (surface == Surface::Receiver).then(|| one_url(ops, &schemes, &rt)).flatten();
     if let Some((route, _)) = &one_url {
@@ -213,6 +222,8 @@ pub(crate) fn generate(spec: &Spec, ops: &[Op], config: &Config, surface: Surfac
             mock: bool,
         }
 
+        #error_object
+
         #(#router_doc)*
         pub fn router<P: Send + 'static, A: Api<P>>(api: Arc<A>) -> axum::Router {
             build_router(api, false)
@@ -233,7 +244,7 @@ pub(crate) fn generate(spec: &Spec, ops: &[Op], config: &Config, surface: Surfac
             let router = axum::Router::new();
             #(let router = router #routes;)*
             let router = router.fallback(unknown_path::<P, A>).with_state(shared);
-            #rt::finish_router(router, #challenge)
+            #rt::finish_router(router, #challenge, &ERROR_OBJECT)
         }
 
         /// A path the document does not have.
@@ -253,6 +264,36 @@ pub(crate) fn generate(spec: &Spec, ops: &[Op], config: &Config, surface: Surfac
 
         #one_url_handler
     })
+}
+
+/// `ERROR_OBJECT`: the document's error object, which the router writes its refusals in.
+fn error_object_const(object: &ErrorObject, rt: &syn::Path) -> TokenStream {
+    let media = &object.media;
+    let parts = object.parts.iter().map(|part| match part {
+        Part::Text(text) => quote!(#rt::ErrorPart::Text(#text)),
+        Part::Message(None) => quote!(#rt::ErrorPart::Message),
+        Part::Message(Some(longest)) => {
+            let longest = *longest as usize;
+            quote!(#rt::ErrorPart::MessageUpTo(#longest))
+        }
+        Part::Status => quote!(#rt::ErrorPart::Status),
+        Part::StatusText => quote!(#rt::ErrorPart::StatusText),
+        Part::Reason => quote!(#rt::ErrorPart::Reason),
+    });
+    let which = match &object.schema {
+        Some(schema) => format!(" `{}`", schema.trim_start_matches("#/components/schemas/")),
+        None => ": it has none, so RFC 9457 problem details".to_owned(),
+    };
+    let doc = doc_lines(&format!(
+        "The document's error object{which}.\n\
+         Every refusal of the router's own (a request that breaks the document, a missing\n\
+         credential, an unknown path) and every `ApiError` of an implementation is written in it,\n\
+         the message and status in their places."
+    ));
+    quote! {
+        #(#doc)*
+        pub const ERROR_OBJECT: #rt::ErrorObject = #rt::ErrorObject { media: #media, parts: &[#(#parts),*] };
+    }
 }
 
 pub(crate) fn doc_lines(text: &str) -> Vec<TokenStream> {

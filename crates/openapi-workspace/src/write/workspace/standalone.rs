@@ -26,7 +26,7 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The runtime (`crates/openapi-workspace-runtime`), written into the workspace as a
 /// crate of its own: each file's name and text.
-const RUNTIME_FILES: [(&str, &str); 31] = [
+const RUNTIME_FILES: [(&str, &str); 32] = [
     ("lib.rs", include_str!("../../../../openapi-workspace-runtime/src/lib.rs")),
     ("wire.rs", include_str!("../../../../openapi-workspace-runtime/src/wire.rs")),
     ("forms.rs", include_str!("../../../../openapi-workspace-runtime/src/forms.rs")),
@@ -46,6 +46,7 @@ const RUNTIME_FILES: [(&str, &str); 31] = [
     ("server/context.rs", include_str!("../../../../openapi-workspace-runtime/src/server/context.rs")),
     ("server/credentials.rs", include_str!("../../../../openapi-workspace-runtime/src/server/credentials.rs")),
     ("server/error.rs", include_str!("../../../../openapi-workspace-runtime/src/server/error.rs")),
+    ("server/error_object.rs", include_str!("../../../../openapi-workspace-runtime/src/server/error_object.rs")),
     ("server/events.rs", include_str!("../../../../openapi-workspace-runtime/src/server/events.rs")),
     ("server/finish.rs", include_str!("../../../../openapi-workspace-runtime/src/server/finish.rs")),
     ("server/items.rs", include_str!("../../../../openapi-workspace-runtime/src/server/items.rs")),
@@ -95,9 +96,31 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     let rust = |path: String, contents: String| File { path, contents, rustfmt: true };
     let text = |path: String, contents: String| File { path, contents, rustfmt: false };
     let header = crate::write::header(&config);
-    let (notes, paginated) = (generated.notes.clone(), generated.paginated.clone());
+    let (mut notes, paginated) = (generated.notes.clone(), generated.paginated.clone());
+    // The command line, from progenitor run again on the client's view: what it cannot write is
+    // left out with a note, the rest of the workspace written.
+    let client_crate = format!("{}_client", name.replace('-', "_"));
+    let cli = crate::timings::timed("write/cli", || {
+        crate::write::client::cli::cli(&spec, &client_crate, &generated.builders)
+            .and_then(|cli| crate::write::format_file(&config, cli))
+            .map_err(|error| spec.locate(error))
+    });
+    let cli = match cli {
+        Ok(cli) => {
+            let (what, dependencies) = super::cli_crate::manifest_parts(name);
+            let manifest =
+                (format!("{name}-cli/Cargo.toml"), crate_manifest(&format!("{name}-cli"), what, &dependencies), false);
+            let sources = super::cli_crate::files(&spec, name, &header, cli, generated.builders.takes_credentials);
+            Some(std::iter::once(manifest).chain(sources).collect::<Vec<_>>())
+        }
+        Err(error) => {
+            let message = format!("the command line ({name}-cli) was left out: {error}");
+            notes.push(crate::read::Note { pointer: String::new(), message });
+            None
+        }
+    };
     let mut files = vec![
-        text("Cargo.toml".into(), workspace_manifest(name, source)),
+        text("Cargo.toml".into(), workspace_manifest(name, source, cli.is_some())),
         text(
             format!("{name}-types/Cargo.toml"),
             crate_manifest(
@@ -147,9 +170,14 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     files.push(text(
         "README.md".into(),
         crate::timings::timed("write/readme", || {
-            readme(&spec, name, source, &generated.builders, &generated.features, &paginated)
+            let cli_source = cli.iter().flatten().find(|(path, _, _)| path.ends_with("/generated.rs"));
+            let cli_source = cli_source.map(|(_, source, _)| source.as_str());
+            readme(&spec, name, source, &generated.builders, &generated.features, &paginated, cli_source)
         })?,
     ));
+    for (path, contents, formatted) in cli.into_iter().flatten() {
+        files.push(File { path, contents, rustfmt: formatted });
+    }
     files.extend(RUNTIME_FILES.iter().map(|(file, text)| {
         rust(
             format!("{RUNTIME_CRATE}/src/{file}"),
@@ -161,7 +189,8 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
 
 /// The workspace's README: how to run its mock, then every operation with its samples (the
 /// client's call and curl's), written as `cargo xtask codegen` writes ours.
-/// `paginated`: the operations with streams, and the parameter each is paged by.
+/// `paginated`: the operations with streams, and the parameter each is paged by; `cli`: the
+/// command line's source, when the workspace has one.
 fn readme(
     spec: &crate::read::Spec,
     name: &str,
@@ -169,6 +198,7 @@ fn readme(
     builders: &crate::write::samples::Builders,
     groups: &[String],
     paginated: &[(String, String)],
+    cli: Option<&str>,
 ) -> Result<String> {
     let rust_name = name.replace('-', "_");
     let variables = rust_name.to_ascii_uppercase();
@@ -177,12 +207,12 @@ fn readme(
         types: format!("{rust_name}_client::types"),
         prelude: Some(format!("{rust_name}_client::install_crypto_provider();")),
         connect: None,
-        cli: None,
+        cli: cli.map(|_| format!("cargo run -q -p {name}-cli --")),
         base_url_variable: format!("{variables}_BASE_URL"),
         token_variable: format!("{variables}_TOKEN"),
         webhooks: None,
     };
-    let samples = crate::write::samples::samples(spec, builders, None, &flavour).map_err(|error| spec.locate(error))?;
+    let samples = crate::write::samples::samples(spec, builders, cli, &flavour).map_err(|error| spec.locate(error))?;
     let original = spec.original();
     let title = original.pointer("/info/title").and_then(|t| t.as_str()).unwrap_or(name);
     let mut out = format!(
@@ -196,6 +226,18 @@ fn readme(
          The Rust samples are statements of an `async fn` returning `Result<(), Box<dyn std::error::Error>>`, \
          with `{name}-client`, `serde_json` and `uuid` among its crate's dependencies.\n"
     );
+    if cli.is_some() {
+        out.push_str(&format!(
+            "\n`{name}-cli` is the API from a shell: one subcommand per operation (its operationId in kebab case), \
+             its parameters and body fields as flags (or `--json-body FILE`; a body of bytes `--body-file FILE`, `-` \
+             for standard input), an array or object flag as JSON (`--ids '[1,2]'`), the answer's JSON on stdout \
+             (bytes as they come), an error's on stderr (exit 1; a usage error exits 2). The base URL comes from `--base-url` or `{variables}_BASE_URL`, \
+             a credential from `{variables}_TOKEN` (never a flag: it stays out of shell history), given to every \
+             scheme the document defines (a basic one as `user:password`); `--max-attempts` and `--deadline` set \
+             its retries. `cargo install --path {name}-cli` puts `{name}` on the path; the samples below run it \
+             with `cargo run`.\n"
+        ));
+    }
     let groups: Vec<&String> = groups.iter().filter(|group| *group != crate::model::groups::UNREACHED).collect();
     if let Some(group) = groups.first() {
         out.push_str(&format!(
@@ -270,9 +312,12 @@ fn readme(
     Ok(out)
 }
 
-fn workspace_manifest(name: &str, source: &str) -> String {
+/// `cli`: whether the workspace has its command line (`NAME-cli`), a member but not a default one:
+/// `cargo run` serves the mock.
+fn workspace_manifest(name: &str, source: &str, cli: bool) -> String {
+    let cli = if cli { format!(", \"{name}-cli\"") } else { String::new() };
     format!(
-        "# @generated by openapi-workspace from {source}: `cargo xtask codegen` writes it again.\n\n[workspace]\nresolver = \"3\"\nmembers = [\"{name}-types\", \"{name}-client\", \"{name}-server\", \"{RUNTIME_CRATE}\", \"xtask\"]\n# `cargo run` serves the mock (the xtask is `cargo xtask`).\ndefault-members = [\"{name}-types\", \"{name}-client\", \"{name}-server\", \"{RUNTIME_CRATE}\"]\n"
+        "# @generated by openapi-workspace from {source}: `cargo xtask codegen` writes it again.\n\n[workspace]\nresolver = \"3\"\nmembers = [\"{name}-types\", \"{name}-client\", \"{name}-server\"{cli}, \"{RUNTIME_CRATE}\", \"xtask\"]\n# `cargo run` serves the mock (the xtask is `cargo xtask`).\ndefault-members = [\"{name}-types\", \"{name}-client\", \"{name}-server\", \"{RUNTIME_CRATE}\"]\n"
     )
 }
 

@@ -29,6 +29,11 @@ impl server::Api<()> for Service {
                 status: axum::http::StatusCode::BAD_GATEWAY,
                 body: Raw::new("upstream failed"),
             },
+            // Outside the documented class: the router answers 500 instead.
+            "misclassed" => server::GetRepoResponse::ServerError {
+                status: axum::http::StatusCode::OK,
+                body: Raw::new("not a server error"),
+            },
             "secret" => return Err(ApiError::new(axum::http::StatusCode::FORBIDDEN, "not yours")),
             _ => server::GetRepoResponse::Ok(types::Repo { name, stars: 7 }),
         })
@@ -128,5 +133,32 @@ async fn a_body_not_of_its_status_shape_is_an_invalid_payload() {
     match client.get_repo().name("x").send().await {
         Err(client::Error::InvalidResponsePayload(bytes, _)) => assert_eq!(&bytes[..], br#"{"errors":[]}"#),
         other => panic!("{other:?}"),
+    }
+}
+
+/// The router's own refusals and an implementation's `ApiError` are written in the document's
+/// error object, the schema most of its error responses share (`BasicError`, GitHub's
+/// `basic-error`): `{"message": …}` as `application/json`, never another document's shape.
+#[tokio::test]
+async fn refusals_are_written_in_the_documents_error_object() {
+    let url = support::serve(server::router(Arc::new(Service))).await;
+    let http = reqwest::Client::new();
+    let refused = [
+        (http.get(format!("{url}/nowhere")), 404, "Not found"),
+        (http.put(format!("{url}/repos/ours")), 405, "Method not allowed"),
+        (http.get(format!("{url}/repos/secret")), 403, "not yours"),
+        (http.get(format!("{url}/repos/misclassed")), 500, "Internal error"),
+        (http.put(format!("{url}/repos/ours/stars")).header("content-length", "999999999"), 413, "larger"),
+    ];
+    for (request, status, says) in refused {
+        let answer = request.send().await.unwrap();
+        assert_eq!(answer.status().as_u16(), status, "{says}");
+        assert_eq!(answer.headers()["content-type"], "application/json", "{says}");
+        let body: serde_json::Value = answer.json().await.unwrap();
+        let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["message"], "{body}");
+        assert!(body["message"].as_str().unwrap().contains(says), "{says:?} not in {body}");
+        // And it is the document's model.
+        let _: types::BasicError = serde_json::from_value(body).unwrap();
     }
 }

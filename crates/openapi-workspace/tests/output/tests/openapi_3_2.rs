@@ -135,7 +135,7 @@ async fn a_querystring_parameter_is_the_whole_query_string() {
         let answer = http.get(format!("{url}/books?{refused}")).send().await.unwrap();
         assert_eq!(answer.status(), 400, "{refused}");
         let error: serde_json::Value = answer.json().await.unwrap();
-        assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{refused}: {error}");
+        assert!(error["detail"].as_str().is_some_and(|m| !m.is_empty()), "{refused}: {error}");
     }
 }
 
@@ -189,7 +189,7 @@ async fn the_query_method_and_other_methods_are_routed_and_sent_with_their_metho
             "{name} {path}"
         );
         let error: serde_json::Value = answer.json().await.unwrap();
-        assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{name} {path}: {error}");
+        assert!(error["detail"].as_str().is_some_and(|m| !m.is_empty()), "{name} {path}: {error}");
     }
     // A LINK without its required header never reaches the operation.
     let bare = http.request(method("LINK"), format!("{url}/books/7")).send().await.unwrap();

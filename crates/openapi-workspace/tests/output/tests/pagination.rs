@@ -56,9 +56,8 @@ impl server::Api<()> for Service {
         let from = after(query.starting_after.as_deref());
         if from == PAGE && self.refusals.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok()
         {
-            return Ok(server::ListAfterResponse::ServiceUnavailable(types::Unavailable {
-                message: Some("busy".into()),
-            }));
+            // The document's error object: an `ApiError` writes it (`{"message":"busy"}`).
+            return Err(ApiError::new(axum::http::StatusCode::SERVICE_UNAVAILABLE, "busy"));
         }
         let (data, end) = page(from, query.limit.map_or(PAGE, |l| l as usize));
         Ok(server::ListAfterResponse::Ok(types::ListAfterResponse {

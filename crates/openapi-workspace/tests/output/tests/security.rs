@@ -151,8 +151,9 @@ async fn each_operation_takes_what_its_requirements_name_and_refuses_the_rest() 
     for (request, challenge, needle) in refused {
         let (status, said, body) = send(request).await;
         assert_eq!((status, said.as_str()), (401, challenge));
-        assert_eq!((body["request"].as_str(), body["code"].as_u64()), (Some("error"), Some(401)));
-        assert!(body["message"].as_str().unwrap().contains(needle), "{body} should say {needle:?}");
+        // The document declares no error object: RFC 9457 problem details.
+        assert_eq!((body["title"].as_str(), body["status"].as_u64()), (Some("Unauthorized"), Some(401)));
+        assert!(body["detail"].as_str().unwrap().contains(needle), "{body} should say {needle:?}");
     }
     // A path the document does not have asks for the document's own requirement first.
     assert_eq!(send(get("/nowhere")).await.0, 401);
