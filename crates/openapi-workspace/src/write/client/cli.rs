@@ -45,7 +45,8 @@ pub(crate) fn cli(spec: &Spec, client_crate: &str, builders: &Builders) -> Resul
     let mut completed = Completed { parsed, bytes_in, helpers: BTreeSet::new() };
     completed.visit_file_mut(&mut file);
     for helper in &completed.helpers {
-        file.items.push(syn::parse_str(helper).map_err(|e| Error::unparsable("the CLI's helpers", e))?);
+        let helper: syn::File = syn::parse_str(helper).map_err(|e| Error::unparsable("the CLI's helpers", e))?;
+        file.items.extend(helper.items);
     }
     Ok(quote::quote!(#file))
 }
@@ -191,7 +192,7 @@ impl VisitMut for Completed {
         }
     }
 
-    /// progenitor answers a success of bytes with `todo!()`: they are written to stdout.
+    /// progenitor answers a success of bytes (or an upgraded connection) with `todo!()`.
     fn visit_arm_mut(&mut self, arm: &mut syn::Arm) {
         syn::visit_mut::visit_arm_mut(self, arm);
         let unwritten = match &*arm.body {
@@ -206,7 +207,7 @@ impl VisitMut for Completed {
         let success = matches!(&arm.pat, syn::Pat::TupleStruct(ok) if ok.path.is_ident("Ok"));
         if unwritten && success {
             self.helpers.insert(WRITE_BYTES);
-            *arm.body = syn::parse_quote!(write_bytes(r).await);
+            *arm.body = syn::parse_quote!(Unstructured::write(r).await);
         }
     }
 
@@ -271,14 +272,27 @@ fn read_body(path: &::std::path::Path) -> anyhow::Result<Vec<u8>> {
     Ok(body)
 }"#;
 
-/// Writes an answer of bytes to stdout as it arrives.
+/// An answer progenitor's CLI leaves `todo!()`: bytes, written to stdout as they arrive; a
+/// connection upgraded (a WebSocket), which a command line cannot hold.
 const WRITE_BYTES: &str = r#"
-async fn write_bytes(response: ResponseValue<ByteStream>) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    let mut body = response.into_inner().into_inner();
-    while let Some(chunk) = futures::StreamExt::next(&mut body).await {
-        std::io::stdout().write_all(&chunk.context("the answer's body")?)?;
+trait Unstructured {
+    async fn write(self) -> anyhow::Result<()>;
+}
+
+impl Unstructured for ResponseValue<ByteStream> {
+    async fn write(self) -> anyhow::Result<()> {
+        use std::io::Write as _;
+        let mut body = self.into_inner().into_inner();
+        while let Some(chunk) = futures::StreamExt::next(&mut body).await {
+            std::io::stdout().write_all(&chunk.context("the answer's body")?)?;
+        }
+        std::io::stdout().flush()?;
+        Ok(())
     }
-    std::io::stdout().flush()?;
-    Ok(())
+}
+
+impl Unstructured for ResponseValue<reqwest::Upgraded> {
+    async fn write(self) -> anyhow::Result<()> {
+        anyhow::bail!("the server upgraded the connection (a WebSocket), which the command line cannot hold")
+    }
 }"#;

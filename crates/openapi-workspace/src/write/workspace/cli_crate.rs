@@ -17,11 +17,13 @@ pub(super) fn files(
 ) -> Vec<(String, String, bool)> {
     let client = format!("{}_client", name.replace('-', "_"));
     let variables = name.replace('-', "_").to_ascii_uppercase();
-    // One credential, given to every scheme the client can send (a basic one as `user:password`).
+    // One credential, given to every scheme the client can send (a basic one as `user:password`):
+    // those some operation asks for, which are the ones its `Credentials` has a setter for.
+    let asked = asked_schemes(&spec.raw);
     let schemes: Vec<security::Scheme> = security::schemes(&spec.openapi)
         .unwrap_or_default()
         .into_iter()
-        .filter(|scheme| !matches!(scheme.kind, Kind::Unsupported(_)))
+        .filter(|scheme| !matches!(scheme.kind, Kind::Unsupported(_)) && asked.contains(&scheme.name))
         .collect();
     let credential = takes_credentials && !schemes.is_empty();
     let connect = crate::write::samples::connect(credential, &schemes, &client);
@@ -46,6 +48,21 @@ pub(super) fn files(
     ]
 }
 
+/// The names of the schemes some operation of `raw` asks for (its own `security`, or the
+/// document's).
+fn asked_schemes(raw: &serde_json::Value) -> std::collections::BTreeSet<String> {
+    let global = raw.get("security");
+    let paths = raw.get("paths").and_then(serde_json::Value::as_object).into_iter().flatten();
+    let operations =
+        paths.flat_map(|(_, item)| crate::read::document::METHODS.iter().filter_map(move |method| item.get(*method)));
+    operations
+        .filter_map(|operation| operation.get("security").or(global)?.as_array())
+        .flatten()
+        .filter_map(serde_json::Value::as_object)
+        .flat_map(|alternative| alternative.keys().cloned())
+        .collect()
+}
+
 /// The CLI crate's description and dependencies, for its manifest (`standalone::crate_manifest`).
 pub(super) fn manifest_parts(name: &str) -> (&'static str, String) {
     let types = format!("{name}-types");
@@ -59,8 +76,9 @@ clap = {{ version = "4", features = ["string", "env"] }}
 tokio = {{ version = "1", features = ["macros", "rt-multi-thread"] }}
 heck = "0.5"
 anyhow = "1"
-# An answer of bytes is written to stdout as it arrives.
+# An answer of bytes is written to stdout as it arrives; an upgraded connection is reqwest's.
 futures = "0.3"
+reqwest = {{ version = "0.13", default-features = false }}
 
 [[bin]]
 name = "{name}"

@@ -100,20 +100,25 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     // The command line, from progenitor run again on the client's view: what it cannot write is
     // left out with a note, the rest of the workspace written.
     let client_crate = format!("{}_client", name.replace('-', "_"));
-    let cli = crate::timings::timed("write/cli", || {
-        crate::write::client::cli::cli(&spec, &client_crate, &generated.builders)
-            .and_then(|cli| crate::write::format_file(&config, cli))
-            .map_err(|error| spec.locate(error))
+    // A document of webhooks alone has nothing to call: no command line.
+    let callable = !generated.builders.fields.is_empty();
+    let cli = callable.then(|| {
+        crate::timings::timed("write/cli", || {
+            crate::write::client::cli::cli(&spec, &client_crate, &generated.builders)
+                .and_then(|cli| crate::write::format_file(&config, cli))
+                .map_err(|error| spec.locate(error))
+        })
     });
     let cli = match cli {
-        Ok(cli) => {
+        None => None,
+        Some(Ok(cli)) => {
             let (what, dependencies) = super::cli_crate::manifest_parts(name);
             let manifest =
                 (format!("{name}-cli/Cargo.toml"), crate_manifest(&format!("{name}-cli"), what, &dependencies), false);
             let sources = super::cli_crate::files(&spec, name, &header, cli, generated.builders.takes_credentials);
             Some(std::iter::once(manifest).chain(sources).collect::<Vec<_>>())
         }
-        Err(error) => {
+        Some(Err(error)) => {
             let message = format!("the command line ({name}-cli) was left out: {error}");
             notes.push(crate::read::Note { pointer: String::new(), message });
             None
