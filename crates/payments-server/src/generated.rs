@@ -2008,7 +2008,8 @@ struct Shared<A> {
 /// The document's error object `Error`.
 /// Every refusal of the router's own (a request that breaks the document, a missing
 /// credential, an unknown path) and every `ApiError` of an implementation is written in it,
-/// the message and status in their places.
+/// the message and status in their places (where an operation's response gives its error
+/// status another schema, in that one).
 pub const ERROR_OBJECT: crate::runtime::ErrorObject = crate::runtime::ErrorObject {
     media: "application/json",
     parts: &[
@@ -4552,7 +4553,8 @@ pub mod receiver {
     /// The document's error object `Error`.
     /// Every refusal of the router's own (a request that breaks the document, a missing
     /// credential, an unknown path) and every `ApiError` of an implementation is written in it,
-    /// the message and status in their places.
+    /// the message and status in their places (where an operation's response gives its error
+    /// status another schema, in that one).
     pub const ERROR_OBJECT: crate::runtime::ErrorObject = crate::runtime::ErrorObject {
         media: "application/json",
         parts: &[

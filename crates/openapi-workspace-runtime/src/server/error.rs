@@ -4,7 +4,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::PROBLEM_DETAILS;
+use super::{ErrorObject, ErrorStatus, PROBLEM_DETAILS};
 
 /// A failed request: an HTTP status and a message. Answered as RFC 9457 problem details, which
 /// the router's last layer writes again in its document's error object (`ERROR_OBJECT`).
@@ -15,11 +15,13 @@ pub struct ApiError {
     retry_after: Option<u64>,
     /// A `401`'s `WWW-Authenticate`: the challenges of the schemes the operation takes.
     challenge: Option<&'static str>,
+    /// The error objects of the operation's own responses (`written_in`).
+    objects: Option<&'static [(ErrorStatus, ErrorObject)]>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self { status, message: message.into(), retry_after: None, challenge: None }
+        Self { status, message: message.into(), retry_after: None, challenge: None, objects: None }
     }
 
     /// `400`: the request breaks a rule; `message` says which.
@@ -60,6 +62,17 @@ impl ApiError {
     /// operation's on an implementation's `401`s).
     pub fn with_challenge(self, challenge: &'static str) -> Self {
         Self { challenge: Some(challenge), ..self }
+    }
+
+    /// The same error, written in `objects` (an operation's own error objects, each for a status,
+    /// a class or `default`) where one is for its status, rather than the document's.
+    pub fn written_in(self, objects: &'static [(ErrorStatus, ErrorObject)]) -> Self {
+        Self { objects: Some(objects), ..self }
+    }
+
+    /// The operation's own object for this error's status, if it has one.
+    pub(crate) fn own_object(&self) -> Option<&'static ErrorObject> {
+        super::error_object::object_for(self.objects?, self.status.as_u16())
     }
 
     /// The same error, answered with `Retry-After: <seconds>`.

@@ -33,6 +33,32 @@ pub enum ErrorPart {
     Reason,
 }
 
+/// The statuses an operation's own error object is for: as its responses are keyed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorStatus {
+    Code(u16),
+    /// `4XX`, `5XX`.
+    Class(u16),
+    Default,
+}
+
+/// An operation's answer, its errors written in the objects its own responses give their
+/// statuses (`objects`, each for a status, a class or `default`) rather than the document's.
+pub async fn written_in<F>(objects: &'static [(ErrorStatus, ErrorObject)], answer: F) -> Result<Response, ApiError>
+where
+    F: Future<Output = Result<Response, ApiError>>,
+{
+    answer.await.map_err(|error| error.written_in(objects))
+}
+
+/// The object of `objects` for `status`: its code's, else its class's, else `default`'s.
+pub(crate) fn object_for(objects: &'static [(ErrorStatus, ErrorObject)], status: u16) -> Option<&'static ErrorObject> {
+    let find = |wanted: ErrorStatus| objects.iter().find(|(at, _)| *at == wanted).map(|(_, object)| object);
+    find(ErrorStatus::Code(status))
+        .or_else(|| find(ErrorStatus::Class(status / 100)))
+        .or_else(|| find(ErrorStatus::Default))
+}
+
 /// RFC 9457 problem details, `{"title":…,"status":…,"detail":…}`: what [`ApiError`] writes
 /// until a router writes it in its document's error object.
 pub const PROBLEM_DETAILS: ErrorObject = ErrorObject {
@@ -82,14 +108,17 @@ impl ErrorObject {
 
     /// `response` with the [`ApiError`] it carries (it was [`ApiError::into_response`]) written
     /// in this object instead of problem details; any other response as it is.
+    /// An operation's own object for the error's status, where its responses give one, is
+    /// written instead of this one.
     pub fn rewrite(&self, mut response: Response) -> Response {
         let Some(error) = response.extensions_mut().remove::<ApiError>() else { return response };
-        if *self == PROBLEM_DETAILS {
+        let object = error.own_object().unwrap_or(self);
+        if *object == PROBLEM_DETAILS {
             return response;
         }
         let (mut parts, _) = response.into_parts();
-        parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(self.media));
+        parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(object.media));
         parts.headers.remove(header::CONTENT_LENGTH);
-        Response::from_parts(parts, axum::body::Body::from(self.body(&error)))
+        Response::from_parts(parts, axum::body::Body::from(object.body(&error)))
     }
 }

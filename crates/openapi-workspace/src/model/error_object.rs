@@ -85,6 +85,53 @@ pub(crate) fn find(raw: &Value) -> (ErrorObject, Option<Note>) {
     }
 }
 
+/// The error objects of one operation's responses, where one differs from the document's
+/// (`document`): for each error status (a code, a class, `default`) whose JSON response has a
+/// schema the router can write, that schema's object. The router writes the operation's refusals in the
+/// one for their status, and in the document's where none is.
+pub(crate) fn of_operation(
+    operation: &Value,
+    components: &Value,
+    document: &ErrorObject,
+) -> Vec<(crate::model::operation::Status, ErrorObject)> {
+    use crate::model::operation::Status;
+    let responses = operation.get("responses").and_then(Value::as_object).into_iter().flatten();
+    let mut own = Vec::new();
+    for (status, response) in responses {
+        let status = match status.as_str() {
+            "default" => Status::Default,
+            "4XX" | "4xx" => Status::Range(4),
+            "5XX" | "5xx" => Status::Range(5),
+            code => match code.parse::<u16>() {
+                Ok(code) if (400..=599).contains(&code) => Status::Code(code),
+                _ => continue,
+            },
+        };
+        let Some(response) = resolve(response, components, "responses") else { continue };
+        let content = response.get("content").and_then(Value::as_object).into_iter().flatten();
+        let Some((media, schema)) =
+            content.filter(|(media, _)| is_json(media)).find_map(|(media, m)| Some((media, m.get("schema")?)))
+        else {
+            continue;
+        };
+        let key = match schema.get("$ref").and_then(Value::as_str) {
+            Some(reference) => reference.to_owned(),
+            None => schema.to_string(),
+        };
+        if document.schema.as_ref() == Some(&key) {
+            // Kept, so that a status answered in the document's is not taken by a class's own.
+            own.push((status, document.clone()));
+        } else if let Some((parts, complete)) = written(schema, components) {
+            own.push((status, ErrorObject { media: essence(media), parts, schema: Some(key), complete }));
+        }
+    }
+    // Only an operation with an object of its own needs them.
+    match own.iter().all(|(_, object)| object == document) {
+        true => Vec::new(),
+        false => own,
+    }
+}
+
 /// RFC 9457 problem details: `{"title":…,"status":…,"detail":…}`.
 pub(crate) fn problem_details() -> ErrorObject {
     ErrorObject {

@@ -129,7 +129,14 @@ pub(super) fn authentication(requirement: &security::Requirement, schemes: &[sec
     quote!(#name::<P, A>(&shared.api, #headers #uri).await?)
 }
 
-pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> TokenStream {
+/// `errors`: the error objects of the operation's own responses (`error_object::of_operation`),
+/// which its refusals are written in rather than the document's.
+pub(super) fn handler(
+    op: &Op,
+    schemes: &[security::Scheme],
+    rt: &syn::Path,
+    errors: &[(model::Status, crate::model::error_object::ErrorObject)],
+) -> TokenStream {
     let name = &op.fn_name;
     let doc = format!(" `{} {}`", op.http_method(), op.path);
     // The request is taken whole and split, not read through axum's `HeaderMap`, `Uri` and
@@ -326,6 +333,29 @@ pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> 
         }
         None => quote!(let output = #call?;),
     };
+    let answer = quote! {
+        async move {
+            #(#steps)*
+            #context
+            #output
+            Ok(axum::response::IntoResponse::into_response(output))
+        }
+    };
+    let answer = match errors {
+        [] => answer,
+        errors => {
+            let objects = errors.iter().map(|(status, object)| {
+                let status = match status {
+                    model::Status::Code(code) => quote!(#rt::ErrorStatus::Code(#code)),
+                    model::Status::Range(class) => quote!(#rt::ErrorStatus::Class(#class)),
+                    model::Status::Default => quote!(#rt::ErrorStatus::Default),
+                };
+                let object = super::error_object(object, rt);
+                quote!((#status, #object))
+            });
+            quote!(#rt::written_in(&[#(#objects),*], #answer))
+        }
+    };
     quote! {
         #[doc = #doc]
         // Not an `async fn`: the request is split before the future is made, which keeps only
@@ -335,12 +365,7 @@ pub(super) fn handler(op: &Op, schemes: &[security::Scheme], rt: &syn::Path) -> 
             #(#extractors),*
         ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
             #split
-            async move {
-                #(#steps)*
-                #context
-                #output
-                Ok(axum::response::IntoResponse::into_response(output))
-            }
+            #answer
         }
     }
 }

@@ -68,7 +68,12 @@ pub(crate) fn generate(
     let body_enums = ops.iter().filter_map(body_enum);
     let parts_structs = ops.iter().filter_map(|op| parts_struct(op, &rt));
     let query_structs = ops.iter().filter_map(query_struct);
-    let handlers = ops.iter().map(|op| handler(op, &schemes, &rt));
+    let components = spec.raw.get("components").unwrap_or(&Value::Null);
+    let handlers = ops.iter().map(|op| {
+        let raw = spec.raw.pointer(&op.raw).unwrap_or(&Value::Null);
+        let own = crate::model::error_object::of_operation(raw, components, error_object);
+        handler(op, &schemes, &rt, &own)
+    });
     let validators: Vec<(Ident, Value)> = ops.iter().flat_map(validator_names).collect();
     let validator_fields = validators.iter().map(|(name, _)| {
         quote! { #name: #rt::Validator, }
@@ -268,6 +273,26 @@ pub(crate) fn generate(
 
 /// `ERROR_OBJECT`: the document's error object, which the router writes its refusals in.
 fn error_object_const(object: &ErrorObject, rt: &syn::Path) -> TokenStream {
+    let which = match &object.schema {
+        Some(schema) => format!(" `{}`", schema.trim_start_matches("#/components/schemas/")),
+        None => ": it has none, so RFC 9457 problem details".to_owned(),
+    };
+    let doc = doc_lines(&format!(
+        "The document's error object{which}.\n\
+         Every refusal of the router's own (a request that breaks the document, a missing\n\
+         credential, an unknown path) and every `ApiError` of an implementation is written in it,\n\
+         the message and status in their places (where an operation's response gives its error\n\
+         status another schema, in that one)."
+    ));
+    let object = error_object(object, rt);
+    quote! {
+        #(#doc)*
+        pub const ERROR_OBJECT: #rt::ErrorObject = #object;
+    }
+}
+
+/// An error object as the runtime's `ErrorObject`, a constant expression.
+pub(super) fn error_object(object: &ErrorObject, rt: &syn::Path) -> TokenStream {
     let media = &object.media;
     let parts = object.parts.iter().map(|part| match part {
         Part::Text(text) => quote!(#rt::ErrorPart::Text(#text)),
@@ -280,20 +305,7 @@ fn error_object_const(object: &ErrorObject, rt: &syn::Path) -> TokenStream {
         Part::StatusText => quote!(#rt::ErrorPart::StatusText),
         Part::Reason => quote!(#rt::ErrorPart::Reason),
     });
-    let which = match &object.schema {
-        Some(schema) => format!(" `{}`", schema.trim_start_matches("#/components/schemas/")),
-        None => ": it has none, so RFC 9457 problem details".to_owned(),
-    };
-    let doc = doc_lines(&format!(
-        "The document's error object{which}.\n\
-         Every refusal of the router's own (a request that breaks the document, a missing\n\
-         credential, an unknown path) and every `ApiError` of an implementation is written in it,\n\
-         the message and status in their places."
-    ));
-    quote! {
-        #(#doc)*
-        pub const ERROR_OBJECT: #rt::ErrorObject = #rt::ErrorObject { media: #media, parts: &[#(#parts),*] };
-    }
+    quote!(#rt::ErrorObject { media: #media, parts: &[#(#parts),*] })
 }
 
 pub(crate) fn doc_lines(text: &str) -> Vec<TokenStream> {

@@ -35,6 +35,7 @@ impl server::Api<()> for Service {
                 body: Raw::new("not a server error"),
             },
             "secret" => return Err(ApiError::new(axum::http::StatusCode::FORBIDDEN, "not yours")),
+            "invalid" => return Err(ApiError::new(axum::http::StatusCode::UNPROCESSABLE_ENTITY, "not a name")),
             _ => server::GetRepoResponse::Ok(types::Repo { name, stars: 7 }),
         })
     }
@@ -59,6 +60,7 @@ impl server::Api<()> for Service {
                 status: axum::http::StatusCode::LOCKED,
                 body: types::Problem { title: "locked".into(), status: 423, detail: None },
             },
+            "starred" => return Err(ApiError::new(axum::http::StatusCode::CONFLICT, "starred already")),
             _ => server::StarRepoResponse::NoContent,
         })
     }
@@ -161,4 +163,30 @@ async fn refusals_are_written_in_the_documents_error_object() {
         // And it is the document's model.
         let _: types::BasicError = serde_json::from_value(body).unwrap();
     }
+}
+
+/// Where an operation's own response gives a status another schema, an `ApiError` of that
+/// status is written in it: `getRepo`'s `422` is a `ValidationError` (its required `errors` a
+/// value the schema allows), `starRepo`'s `default` a `Problem`; its `404` stays `BasicError`.
+#[tokio::test]
+async fn an_operations_own_error_schema_is_written_for_its_status() {
+    let url = support::serve(server::router(Arc::new(Service))).await;
+    let http = reqwest::Client::new();
+    let read = |request: reqwest::RequestBuilder| async move {
+        let answer = request.send().await.unwrap();
+        (answer.status().as_u16(), answer.json::<serde_json::Value>().await.unwrap())
+    };
+    let (status, body) = read(http.get(format!("{url}/repos/invalid"))).await;
+    assert_eq!((status, &body["message"]), (422, &serde_json::json!("not a name")));
+    let _: types::ValidationError = serde_json::from_value(body).unwrap();
+    let (status, body) = read(http.put(format!("{url}/repos/starred/stars"))).await;
+    assert_eq!(
+        (status, body),
+        (409, serde_json::json!({"title": "Conflict", "status": 409, "detail": "starred already"}))
+    );
+    let (status, body) = read(http.get(format!("{url}/nowhere"))).await;
+    assert_eq!(
+        (status, body.as_object().unwrap().keys().map(String::as_str).collect::<Vec<_>>()),
+        (404, vec!["message"])
+    );
 }
