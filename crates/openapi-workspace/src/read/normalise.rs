@@ -128,8 +128,7 @@ pub(crate) fn normalise(
         for method in METHODS {
             let Some(operation) = item.get_mut(method) else { continue };
             let at = ["paths", path.as_str(), method];
-            let served = super::parameters::routable(path, operation, &at)
-                .and_then(|()| own_parameters(operation, path_parameters.as_ref(), &components, &at))
+            let served = own_parameters(operation, path_parameters.as_ref(), &components, &at)
                 .and_then(|()| check_parameters(path, operation, &components, &at))
                 .and_then(|()| match serving {
                     Serving::AsWritten => Ok(()),
@@ -552,32 +551,6 @@ mod tests {
         assert_eq!(reference("/members", 1)["$ref"], "#/components/schemas/ListMembersDue");
         let schemas = doc["components"]["schemas"].as_object().unwrap();
         assert_eq!(schemas.len(), 4, "{:?}", schemas.keys().collect::<Vec<_>>());
-    }
-
-    /// OpenAI's `/responses?beta=true` beside `/responses`: a path axum would route never (or
-    /// refuse as the server starts, `{id}?beta=true`) is left out with a note; the rest is served.
-    #[test]
-    fn a_path_the_router_cannot_serve_is_left_out_with_a_note() {
-        let operation =
-            |id: &str| json!({ "get": { "operationId": id, "responses": { "204": { "description": "none" } } } });
-        let id = json!([{ "name": "id", "in": "path", "required": true, "schema": { "type": "string" } }]);
-        let mut doc = json!({
-            "openapi": "3.0.3",
-            "info": { "title": "t", "version": "1" },
-            "paths": {
-                "/responses": operation("list"),
-                "/responses?beta=true": operation("betaList"),
-                "/responses/{id}?beta=true": { "parameters": id, "get": operation("betaGet")["get"] },
-                "/files/{id}{ext}": { "parameters": id, "get": operation("twoInOne")["get"] },
-            },
-        });
-        let mut notes = Vec::new();
-        let left_out = normalise(&mut doc, &mut notes, Serving::WhatItCan).expect("normalised");
-        assert_eq!(left_out.len(), 3, "{left_out:?}");
-        assert!(doc["paths"]["/responses"]["get"].is_object());
-        let said: Vec<&str> = notes.iter().map(|note| note.message.as_str()).collect();
-        assert!(said.iter().filter(|m| m.contains("carries `?beta=true`")).count() == 2, "{said:?}");
-        assert!(said.iter().any(|m| m.contains("the router cannot serve the path \"/files/{id}{ext}\"")), "{said:?}");
     }
 
     #[test]

@@ -74,22 +74,6 @@ pub(super) fn check_parameters(path: &str, operation: &Value, components: &Value
     Ok(())
 }
 
-/// Whether axum's router takes the real path (a view path's without its mark) of the operation
-/// at `at`: one it would refuse as it starts (a query string in the path, a template its matcher
-/// cannot read) is refused here, where the operation can be left out with a note, rather than
-/// by a server that panics at start. Paths that clash with each other are `path_parameters_apart`'s.
-pub(super) fn routable(path: &str, operation: &Value, at: &[&str]) -> Result<()> {
-    let marked = operation.get(crate::read::marks::METHOD).and_then(Value::as_str);
-    let path = marked.and_then(|method| path.strip_suffix(&crate::read::marks::view_path("", method))).unwrap_or(path);
-    if let Some(query) = path.find(['?', '#']).map(|at| &path[at..]) {
-        bail!(pointer(at), "its path carries `{query}`, which no request's path holds (OpenAPI's paths hold no query)");
-    }
-    if let Err(error) = matchit::Router::new().insert(path, ()) {
-        bail!(pointer(at), "the router cannot serve the path {path:?}: {error}");
-    }
-    Ok(())
-}
-
 /// A parameter that is an `apiKey` security scheme's credential (in the same place, of the same
 /// name: Trello lists `key` and `token` as query parameters of every operation, and declares them
 /// as schemes no operation asks for) is the scheme's: the parameter is dropped and, when the

@@ -87,7 +87,7 @@ pub struct Generated {
 }
 
 pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
-    let models = crate::timings::timed("write/client", || client::generate(spec, config))?;
+    let mut models = crate::timings::timed("write/client", || client::generate(spec, config))?;
     // The models and the client are printed before the server is written: their syntax trees
     // are the largest thing held on the largest documents, and the server needs only the names.
     let types = crate::timings::timed("write/print types", || format_syntax(config, models.types));
@@ -99,8 +99,19 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
     );
     memory::release();
     let (error_object, error_note) = crate::model::error_object::find(&spec.raw);
+    // What axum's router cannot route the client calls and the server leaves out, noted.
+    let mut served = std::mem::take(&mut models.ops);
+    let mut unserved = Vec::new();
+    served.retain(|op| match crate::model::methods::unroutable(&op.path) {
+        None => true,
+        Some(why) => {
+            let message = format!("not served by the generated server (the client calls it): {why}");
+            unserved.push(Note { pointer: op.raw.clone(), message });
+            false
+        }
+    });
     let mut server = crate::timings::timed("write/server", || {
-        server::generate(spec, &models.ops, config, server::Surface::Api, &error_object)
+        server::generate(spec, &served, config, server::Surface::Api, &error_object)
     })?;
     if let Some(webhooks) = spec.webhooks() {
         // One module deeper: a path relative to the server's module gains a `super`.
@@ -128,7 +139,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         server: crate::timings::timed("write/print server", || format_file(config, server))?,
         server_schemas: crate::timings::timed("write/schemas", || crate::model::json_schema::schema_document(spec))?,
         client_uses: models.uses,
-        notes: spec.notes.iter().cloned().chain(models.notes).chain(error_note).collect(),
+        notes: spec.notes.iter().cloned().chain(models.notes).chain(error_note).chain(unserved).collect(),
         features: models.features,
         shared_features: models.shared_features,
         builders: models.builders,
