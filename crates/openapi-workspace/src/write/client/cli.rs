@@ -42,7 +42,8 @@ pub(crate) fn cli(spec: &Spec, client_crate: &str, builders: &Builders) -> Resul
         .collect();
     let mut file: syn::File = syn::parse2(cli).map_err(|e| Error::unparsable("progenitor's CLI", e))?;
     let bytes_in = bodies_of_bytes(&file, builders);
-    let mut completed = Completed { parsed, bytes_in, helpers: BTreeSet::new() };
+    let empty = &builders.empty_variants;
+    let mut completed = Completed { parsed, bytes_in, empty, helpers: BTreeSet::new() };
     completed.visit_file_mut(&mut file);
     for helper in &completed.helpers {
         let helper: syn::File = syn::parse_str(helper).map_err(|e| Error::unparsable("the CLI's helpers", e))?;
@@ -82,16 +83,18 @@ fn bodies_of_bytes(file: &syn::File, builders: &Builders) -> BTreeSet<String> {
 }
 
 /// What the CLI is given beyond progenitor's output.
-struct Completed {
+struct Completed<'a> {
     /// The models clap can read from text, by name.
     parsed: BTreeSet<String>,
     /// The operations whose body is bytes (`bodies_of_bytes`).
     bytes_in: BTreeSet<String>,
     /// The helper functions the rewritten code calls, added once each.
     helpers: BTreeSet<&'static str>,
+    /// The enums whose `""` variant the models call `Empty` (typify, and so the CLI: `X`).
+    empty: &'a BTreeSet<String>,
 }
 
-impl Completed {
+impl Completed<'_> {
     /// Whether clap reads `ty` from text: a scalar of the standard library or of the crates the
     /// models use, or a model typify gives `FromStr`. An array or an object is read as JSON.
     fn parsed_by_clap(&self, ty: &syn::Type) -> bool {
@@ -137,7 +140,19 @@ impl Completed {
     }
 }
 
-impl VisitMut for Completed {
+impl VisitMut for Completed<'_> {
+    /// `types::T::X` for the `""` of an enum the models renamed is `types::T::Empty`.
+    fn visit_path_mut(&mut self, path: &mut syn::Path) {
+        let count = path.segments.len();
+        if count >= 2
+            && path.segments[count - 1].ident == "X"
+            && self.empty.contains(&path.segments[count - 2].ident.to_string())
+        {
+            path.segments[count - 1].ident = quote::format_ident!("Empty");
+        }
+        syn::visit_mut::visit_path_mut(self, path);
+    }
+
     /// A parameter carried by the runtime's `Keyed` (a style progenitor cannot write) is read as
     /// its model: the builder's setter takes the model itself.
     fn visit_type_mut(&mut self, ty: &mut syn::Type) {

@@ -267,12 +267,12 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let mut types: syn::File = crate::timings::timed("write/client parse types", || crate::write::parse_file(types))
         .map_err(|e| Error::unparsable("the models", e))?;
     let bodies = models::body_builders(&client);
-    crate::timings::timed("write/client edit types", || {
-        models::edit(&mut types, &bodies, builders)?;
+    let empty_variants = crate::timings::timed("write/client edit types", || {
+        let renamed = models::edit(&mut types, &bodies, builders)?;
         dates::written_directly(&mut types)?;
         discriminated::tags_first(&mut types, spec);
         same_shapes::written_once(&mut types, &components.iter().map(|(_, model)| model.clone()).collect());
-        Ok::<_, Error>(())
+        Ok::<_, Error>(renamed)
     })?;
     // The models' token streams are gone, parsed: what they held goes back before the client's.
     crate::write::memory::release();
@@ -282,7 +282,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let mut client: syn::File = crate::timings::timed("write/client parse client", || crate::write::parse_file(client))
         .map_err(|e| Error::unparsable("the client", e))?;
     let mut gating = (config.features && groups.names.len() > 1).then(|| features::Gating::new(&mut client, &groups));
-    let mut builders = crate::write::samples::Builders::default();
+    let mut builders = crate::write::samples::Builders { empty_variants, ..Default::default() };
     for item in &mut client.items {
         media::nested_forms(item);
         dead_arms::unreachable_arms(item);

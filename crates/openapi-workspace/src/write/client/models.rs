@@ -7,14 +7,20 @@ use std::collections::{BTreeMap, BTreeSet};
 use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 
 /// Every pass, in order, over the models of a client that names the builders `bodies`;
-/// `builders` are typify's, taken out before the models were parsed (`take_builders`).
-pub(super) fn edit(file: &mut syn::File, bodies: &BTreeSet<String>, builders: Builders) -> crate::error::Result<()> {
+/// `builders` are typify's, taken out before the models were parsed (`take_builders`). Answers
+/// the enums whose `""` variant is `Empty` (typify's `X`), which other users of typify's
+/// names (the CLI) rename too.
+pub(super) fn edit(
+    file: &mut syn::File,
+    bodies: &BTreeSet<String>,
+    builders: Builders,
+) -> crate::error::Result<BTreeSet<String>> {
     builders_sent(file, bodies, builders)?;
-    empty_variants(file);
+    let renamed = empty_variants(file);
     open_enums(file);
     moved_strings(file);
     schemars_optional(file);
-    Ok(())
+    Ok(renamed)
 }
 
 /// The models derive `schemars::JsonSchema` only with the types crate's `schemars` feature:
@@ -290,7 +296,7 @@ fn moved_strings(file: &mut syn::File) {
 /// The variant typify names `X` for the value `""` (Stripe's "unset", in hundreds of enums) is
 /// `Empty`, wherever the file names it (its enum's impls, typify's defaults), unless the enum
 /// has an `Empty` already.
-fn empty_variants(file: &mut syn::File) {
+fn empty_variants(file: &mut syn::File) -> BTreeSet<String> {
     use syn::visit_mut::VisitMut;
     let is_empty_text =
         |variant: &syn::Variant| variant.ident == "X" && serde_rename(&variant.attrs).as_deref() == Some("");
@@ -306,7 +312,7 @@ fn empty_variants(file: &mut syn::File) {
         }
     }
     if renamed.is_empty() {
-        return;
+        return renamed;
     }
     /// Renames `Name::X` for a renamed enum `Name`, and `Self::X` inside its impls.
     struct Paths<'a> {
@@ -333,6 +339,7 @@ fn empty_variants(file: &mut syn::File) {
         }
     }
     Paths { renamed: &renamed, own: None }.visit_file_mut(file);
+    renamed
 }
 
 /// The value a variant is renamed to, `#[serde(rename = "…")]` (the one form typify writes).

@@ -204,6 +204,8 @@ pub struct Builders {
     pub(crate) takes_credentials: bool,
     /// The operation builders whose errors are typed per status, and how a caller matches them.
     pub(crate) errors: BTreeMap<String, Matched>,
+    /// The enums whose `""` variant the models call `Empty` where typify says `X`.
+    pub(crate) empty_variants: std::collections::BTreeSet<String>,
 }
 
 impl Builders {
