@@ -95,10 +95,9 @@ pub(crate) fn of_operation(
     document: &ErrorObject,
 ) -> Vec<(crate::model::operation::Status, ErrorObject)> {
     use crate::model::operation::Status;
-    let responses = operation.get("responses").and_then(Value::as_object).into_iter().flatten();
     let mut own = Vec::new();
-    for (status, response) in responses {
-        let status = match status.as_str() {
+    for (status, media, schema, key) in error_bodies(operation, components) {
+        let status = match status {
             "default" => Status::Default,
             "4XX" | "4xx" => Status::Range(4),
             "5XX" | "5xx" => Status::Range(5),
@@ -107,22 +106,11 @@ pub(crate) fn of_operation(
                 _ => continue,
             },
         };
-        let Some(response) = resolve(response, components, "responses") else { continue };
-        let content = response.get("content").and_then(Value::as_object).into_iter().flatten();
-        let Some((media, schema)) =
-            content.filter(|(media, _)| is_json(media)).find_map(|(media, m)| Some((media, m.get("schema")?)))
-        else {
-            continue;
-        };
-        let key = match schema.get("$ref").and_then(Value::as_str) {
-            Some(reference) => reference.to_owned(),
-            None => schema.to_string(),
-        };
         if document.schema.as_ref() == Some(&key) {
             // Kept, so that a status answered in the document's is not taken by a class's own.
             own.push((status, document.clone()));
         } else if let Some((parts, complete)) = written(schema, components) {
-            own.push((status, ErrorObject { media: essence(media), parts, schema: Some(key), complete }));
+            own.push((status, ErrorObject { media, parts, schema: Some(key), complete }));
         }
     }
     // Only an operation with an object of its own needs them.
@@ -170,27 +158,12 @@ fn candidates(raw: &Value) -> Vec<Candidate> {
     for (_, item) in paths {
         let operations = item.as_object().into_iter().flatten().filter(|(method, _)| !method.starts_with("x-"));
         for (_, operation) in operations {
-            let responses = operation.get("responses").and_then(Value::as_object).into_iter().flatten();
-            for (status, response) in responses {
-                if !(status.starts_with('4') || status.starts_with('5') || status == "default") {
-                    continue;
-                }
-                let Some(response) = resolve(response, components, "responses") else { continue };
-                let content = response.get("content").and_then(Value::as_object).into_iter().flatten();
-                let Some((media, schema)) =
-                    content.filter(|(media, _)| is_json(media)).find_map(|(media, m)| Some((media, m.get("schema")?)))
-                else {
-                    continue;
-                };
-                let key = match schema.get("$ref").and_then(Value::as_str) {
-                    Some(reference) => reference.to_owned(),
-                    None => schema.to_string(),
-                };
+            for (_, media, schema, key) in error_bodies(operation, components) {
                 match at.get(&key) {
                     Some(&index) => found[index].count += 1,
                     None => {
                         at.insert(key.clone(), found.len());
-                        found.push(Candidate { schema: schema.clone(), key, media: essence(media), count: 1 });
+                        found.push(Candidate { schema: schema.clone(), key, media, count: 1 });
                     }
                 }
             }
@@ -199,6 +172,30 @@ fn candidates(raw: &Value) -> Vec<Candidate> {
     // `max_by_key` keeps the last of equals: the first met is made the last.
     found.reverse();
     found
+}
+
+/// `operation`'s error responses (`4…`, `5…`, `default`) with a JSON body: each one's status as
+/// the document keys it, media type (its essence), schema, and that schema's key (its `$ref`,
+/// or its JSON text), in the document's order.
+fn error_bodies<'a>(
+    operation: &'a Value,
+    components: &'a Value,
+) -> impl Iterator<Item = (&'a str, String, &'a Value, String)> {
+    let responses = operation.get("responses").and_then(Value::as_object).into_iter().flatten();
+    responses.filter_map(move |(status, response)| {
+        if !(status.starts_with('4') || status.starts_with('5') || status == "default") {
+            return None;
+        }
+        let response = resolve(response, components, "responses")?;
+        let content = response.get("content").and_then(Value::as_object).into_iter().flatten();
+        let (media, schema) =
+            content.filter(|(media, _)| is_json(media)).find_map(|(media, m)| Some((media, m.get("schema")?)))?;
+        let key = match schema.get("$ref").and_then(Value::as_str) {
+            Some(reference) => reference.to_owned(),
+            None => schema.to_string(),
+        };
+        Some((status.as_str(), essence(media), schema, key))
+    })
 }
 
 /// The names a message is given by, in the order they are looked for.

@@ -174,21 +174,13 @@ impl VisitMut for Completed<'_> {
             // whose help is its placeholder `XXX` and which nothing reads: a flag that does
             // nothing is worse than none (`--json-body` is how a whole body is given).
             syn::Expr::MethodCall(call)
-                if call.method == "arg"
-                    && call
-                        .args
-                        .first()
-                        .is_some_and(|arg| quote::quote!(#arg).to_string().contains("\"json-body-template\"")) =>
+                if call.method == "arg" && first_argument(call).contains("\"json-body-template\"") =>
             {
                 *expr = (*call.receiver).clone();
             }
             // An argument read as JSON says so in its usage line (`--ids <JSON>`).
             syn::Expr::MethodCall(call)
-                if call.method == "value_parser"
-                    && call
-                        .args
-                        .first()
-                        .is_some_and(|arg| quote::quote!(#arg).to_string().starts_with("json_or_text")) =>
+                if call.method == "value_parser" && first_argument(call).starts_with("json_or_text") =>
             {
                 *expr = syn::parse_quote!(#call.value_name("JSON"));
             }
@@ -260,6 +252,11 @@ impl VisitMut for Completed<'_> {
             );
         }
     }
+}
+
+/// The text of a method call's first argument (empty without one).
+fn first_argument(call: &syn::ExprMethodCall) -> String {
+    call.args.first().map(|arg| quote::quote!(#arg).to_string()).unwrap_or_default()
 }
 
 /// Reads an argument clap cannot read from text: its text as a JSON string first (a string
