@@ -26,6 +26,10 @@
 //! checked as its users build it; writes `CORPUS.md` (see `corpus.rs`). `--directory`: every
 //! document of the APIs.guru collection generated, a sample checked (see `directory/`).
 
+/// The allocator `openapi-workspace` runs with, so the corpus measures generation as it runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod bench;
 mod breaking;
 mod corpus;

@@ -31,7 +31,7 @@ mod test_file;
 pub use guide::{GettingStarted, Guide, Step, guide};
 pub use rust::Builders;
 pub(crate) use rust::connect;
-use shell::{double_quoted, flags};
+use shell::{double_quoted, flags_by_function};
 pub use test_file::test_file;
 
 /// Where the samples call: the client crate's name and how a client is made, the CLI's binary
@@ -112,6 +112,7 @@ pub(crate) fn samples(spec: &Spec, builders: &Builders, cli: Option<&str>, flavo
     let components = spec.raw.get("components").unwrap_or(&Value::Null);
     // A document whose schemes the router cannot read has no operation it serves, nor samples.
     let schemes = security::schemes(&spec.openapi).unwrap_or_default();
+    let cli = cli.map(flags_by_function);
     let mut samples = Vec::new();
     for (path, item) in spec.raw.get("paths").and_then(Value::as_object).into_iter().flatten() {
         for method in document::METHODS {
@@ -126,7 +127,10 @@ pub(crate) fn samples(spec: &Spec, builders: &Builders, cli: Option<&str>, flavo
             // builder does not take as the document names it) has no sample, and is left out.
             let builder = crate::model::operation::builder_name(operation_id);
             let Some(fields) = builders.fields.get(&builder) else { continue };
-            let cli_flags = cli.map(|cli| flags(cli, &crate::model::operation::method_name(operation_id)));
+            // A command the CLI lacks has no flags: its sample gives the body as JSON.
+            let cli_flags = cli.as_ref().map(|cli| {
+                cli.get(crate::model::operation::method_name(operation_id).as_str()).cloned().unwrap_or_default()
+            });
             let Ok(call) = Call::read(operation, components, credentials(spec, operation, &schemes)) else { continue };
             let connect = match &flavour.connect {
                 Some(connect) => connect.clone(),
@@ -178,7 +182,8 @@ pub fn unsampled(spec: &Spec, samples: &[Sample], flavour: &Flavour) -> Vec<Stri
     if flavour.webhooks.is_some() {
         every.extend(spec.webhooks().into_iter().flat_map(|webhooks| operations(&webhooks.raw)));
     }
-    every.retain(|id| !samples.iter().any(|sample| sample.operation_id == *id));
+    let sampled: std::collections::HashSet<&str> = samples.iter().map(|s| s.operation_id.as_str()).collect();
+    every.retain(|id| !sampled.contains(id.as_str()));
     every
 }
 

@@ -11,6 +11,10 @@
 
 mod messages;
 
+/// Generation allocates much and briefly (token and syntax trees): see Cargo.toml.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -1,6 +1,7 @@
 //! The shell samples: the CLI's command line (flags, or `--json-body` for a body they cannot
 //! carry) and curl's, each parameter written in its place and style as the wire carries it.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use heck::ToKebabCase;
@@ -194,16 +195,17 @@ impl<'a> Styled<'a> {
     }
 }
 
-/// The flags of the CLI's command for operation `function` (`cli_{function}`).
-pub(super) fn flags(cli: &str, function: &str) -> Vec<String> {
-    let start = format!("pub fn cli_{function}()");
-    let Some(at) = cli.find(&start) else { return Vec::new() };
-    let rest = &cli[at + start.len()..];
-    let end = rest.find("pub fn cli_").unwrap_or(rest.len());
-    rest[..end]
-        .split("Arg::new(\"")
+/// The flags of each of the CLI's commands, by operation function (`cli_{function}`): read in one
+/// pass over the CLI's source, as a search per operation made a large document's samples
+/// quadratic in its size.
+pub(super) fn flags_by_function(cli: &str) -> HashMap<&str, Vec<String>> {
+    cli.split("pub fn cli_")
         .skip(1)
-        .filter_map(|after| after.split_once('"').map(|(name, _)| name.to_owned()))
+        .filter_map(|command| {
+            let (function, body) = command.split_once("()")?;
+            let flags = body.split("Arg::new(\"").skip(1).filter_map(|after| after.split_once('"'));
+            Some((function, flags.map(|(name, _)| name.to_owned()).collect()))
+        })
         .collect()
 }
 
