@@ -7,6 +7,7 @@
 
 /// Where a parameter is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "server", derive(serde::Serialize, serde::Deserialize))]
 pub enum Place {
     Path,
     Query,
@@ -16,6 +17,7 @@ pub enum Place {
 
 /// How a parameter is written: its `style`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "server", derive(serde::Serialize, serde::Deserialize))]
 pub enum Style {
     Form,
     SpaceDelimited,
@@ -30,6 +32,7 @@ pub enum Style {
 
 /// The JSON type a piece of text is read as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "server", derive(serde::Serialize, serde::Deserialize))]
 pub enum Leaf {
     String,
     Integer,
@@ -39,6 +42,7 @@ pub enum Leaf {
 
 /// What a parameter's value is; `F` holds an object's properties.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "server", derive(serde::Serialize, serde::Deserialize))]
 pub enum Shape<F = &'static [(&'static str, Leaf)]> {
     Scalar(Leaf),
     Array(Leaf),
@@ -58,6 +62,7 @@ pub enum Shape<F = &'static [(&'static str, Leaf)]> {
 
 /// A parameter as the document writes it; `N` holds its name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "server", derive(serde::Serialize, serde::Deserialize))]
 pub struct Wire<N = &'static str, F = &'static [(&'static str, Leaf)]> {
     pub place: Place,
     pub name: N,

@@ -92,6 +92,18 @@ pub fn samples(spec: &Spec, builders: &Builders, cli: Option<&str>, flavour: &Fl
     write::samples::samples(spec, builders, cli, flavour).map_err(|error| spec.locate(error))
 }
 
+/// The mock engine's plan of the document at `path` (YAML or JSON, whole or split across files),
+/// read as the generator reads it — what it cannot serve left out, each with a note — for
+/// `openapi_workspace_runtime::mock::router` to serve without generating anything.
+pub fn mock_plan(path: &std::path::Path) -> Result<(openapi_workspace_runtime::mock::Plan, Vec<Note>)> {
+    let in_file = |e: Error| Error::InFile { path: path.to_owned(), source: Box::new(e) };
+    let text = read::files::bundle(path).map_err(in_file)?;
+    let (spec, (plan, unserved), left_out) =
+        write::leave_out::leaving_out(&text, "the mock", write::mock_plan::plan).map_err(in_file)?;
+    let notes = spec.notes.iter().cloned().chain(left_out).chain(unserved).collect();
+    Ok((plan, notes))
+}
+
 /// What an operation answers in the generated `mock_router` until it is implemented.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MockAnswer {

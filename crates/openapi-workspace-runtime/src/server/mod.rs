@@ -25,6 +25,7 @@ pub use schemas::*;
 pub mod events;
 pub mod items;
 pub mod json_tape;
+pub mod mock;
 pub mod multipart;
 pub mod path;
 pub mod styles;

@@ -16,6 +16,11 @@ impl SchemaSet {
     /// Parses the generated `schemas.json`. It is generated, so failing here is a bug.
     pub fn parse(document: &str) -> Self {
         let document: Value = serde_json::from_str(document).expect("schemas.json is valid JSON");
+        Self::of(&document)
+    }
+
+    /// The schemas of a `schemas.json` document already read (the mock engine's plan holds one).
+    pub fn of(document: &Value) -> Self {
         Self { components: std::sync::Arc::new(document["components"].clone()) }
     }
 

@@ -1,6 +1,8 @@
 //! Where and how an operation is sent: the method and path it is served at (a moved
 //! operation's real ones, see `read::marks`) and its method as the request line has it.
 
+use std::collections::HashMap;
+
 use crate::read::document::METHODS;
 use crate::read::marks::view_path;
 
@@ -34,9 +36,89 @@ pub(crate) fn unroutable(path: &str) -> Option<String> {
     matchit::Router::new().insert(path, ()).err().map(|error| format!("axum's router cannot serve its path: {error}"))
 }
 
+/// Where each of `paths` is served, in their order: its route, or why axum's router cannot serve
+/// it. A path that is another's template but for its parameters' names (GitHub's
+/// `/attestations/{subject_digest}` beside `/attestations/{attestation_id}`, which OpenAPI says
+/// are one path) is served at the first one's route, its parameters renamed by position; one the
+/// matcher refuses beside those before it (a conflict) is not served, and neither is one
+/// [`unroutable`] alone. Asked of matchit, as axum's router would be when the server starts.
+pub(crate) fn routes<'a>(paths: impl IntoIterator<Item = &'a str>) -> HashMap<String, Result<String, String>> {
+    let mut matcher = matchit::Router::new();
+    // Each template served, and the path whose route it is.
+    let mut seen: HashMap<String, &str> = HashMap::new();
+    let mut routes = HashMap::new();
+    for path in paths {
+        if routes.contains_key(path) {
+            continue;
+        }
+        let template = template(path);
+        let route = match seen.get(&template) {
+            Some(first) => Ok((*first).to_owned()),
+            None => match unroutable(path) {
+                Some(why) => Err(why),
+                None => match matcher.insert(path, ()) {
+                    Ok(()) => {
+                        seen.insert(template, path);
+                        Ok(path.to_owned())
+                    }
+                    Err(error) => Err(format!("axum's router cannot serve its path beside the others: {error}")),
+                },
+            },
+        };
+        routes.insert(path.to_owned(), route);
+    }
+    routes
+}
+
+/// `path` with its parameters' names left out: `/a/{}/b`.
+fn template(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut inside = false;
+    for c in path.chars() {
+        match c {
+            '{' => {
+                inside = true;
+                out.push('{');
+            }
+            '}' => {
+                inside = false;
+                out.push('}');
+            }
+            _ if inside => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The names of `path`'s parameters, in order.
+pub(crate) fn parameter_names(path: &str) -> Vec<&str> {
+    path.split('{').skip(1).filter_map(|rest| rest.split_once('}').map(|(name, _)| name)).collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::unroutable;
+    use super::{routes, unroutable};
+
+    #[test]
+    fn paths_alike_but_for_their_names_share_a_route() {
+        let found = routes([
+            "/orgs/{org}/attestations/{attestation_id}",
+            "/orgs/{org}/attestations/{subject_digest}",
+            "/files/{id}",
+            "/files/{name}/versions",
+            "/responses?beta=true",
+        ]);
+        let route = |path: &str| found[path].clone();
+        let first = "/orgs/{org}/attestations/{attestation_id}";
+        assert_eq!(route(first), Ok(first.to_owned()));
+        assert_eq!(route("/orgs/{org}/attestations/{subject_digest}"), Ok(first.to_owned()));
+        assert_eq!(route("/files/{id}"), Ok("/files/{id}".to_owned()));
+        // Another template, though its parameter is named otherwise: a route of its own.
+        assert_eq!(route("/files/{name}/versions"), Ok("/files/{name}/versions".to_owned()));
+        assert!(route("/responses?beta=true").unwrap_err().contains("`?beta=true`"));
+        assert_eq!(super::parameter_names("/a/{org}/b/{id}"), ["org", "id"]);
+    }
 
     #[test]
     fn a_path_the_router_cannot_serve_says_why() {

@@ -47,6 +47,23 @@ impl Op {
     }
 }
 
+/// `op` served at `route`, a path alike but for its parameters' names (`methods::routes`): its
+/// path and its path parameters' names become the route's, by position, for the router that
+/// reads them by name (the Rust names stay).
+pub(crate) fn serve_at(op: &mut Op, route: &str) {
+    if op.path == route {
+        return;
+    }
+    let (own, routed) = (super::methods::parameter_names(&op.path), super::methods::parameter_names(route));
+    for param in &mut op.path_params {
+        if let Some(at) = own.iter().position(|name| *name == param.name) {
+            param.name = routed[at].to_owned();
+            param.wire.name = param.name.clone();
+        }
+    }
+    op.path = route.to_owned();
+}
+
 pub(crate) struct Param {
     pub name: String,
     pub ident: Ident,

@@ -19,6 +19,18 @@ const ROUNDS: usize = 64;
 /// The document `text` read and generated, leaving out each operation that fails (see the
 /// module's documentation); what was left out is among the notes.
 pub(crate) fn generate(text: &str, config: &Config) -> Result<(Spec, Generated)> {
+    let (spec, mut generated, left_out) = leaving_out(text, "the workspace", |spec| super::generate(spec, config))?;
+    generated.notes.splice(0..0, left_out);
+    Ok((spec, generated))
+}
+
+/// `stage` run on the document `text` as read, leaving out each operation it fails on, until it
+/// runs through: its output, and a note for each operation left out of `what` (its notes say).
+pub(crate) fn leaving_out<T>(
+    text: &str,
+    what: &str,
+    stage: impl Fn(&Spec) -> Result<T>,
+) -> Result<(Spec, T, Vec<Note>)> {
     let mut document: Option<Value> = None;
     let mut left_out = Vec::new();
     for _ in 0..ROUNDS {
@@ -29,11 +41,8 @@ pub(crate) fn generate(text: &str, config: &Config) -> Result<(Spec, Generated)>
         // The read stage leaves out what it cannot serve in one pass; the writers' failures
         // come back as the operations they were found in (`Error::Operations`, or one pointer).
         let error = match crate::timings::timed("read", || Spec::parse_serving(&attempt, Serving::WhatItCan)) {
-            Ok(spec) => match super::generate(&spec, config) {
-                Ok(mut generated) => {
-                    generated.notes.splice(0..0, left_out);
-                    return Ok((spec, generated));
-                }
+            Ok(spec) => match stage(&spec) {
+                Ok(output) => return Ok((spec, output, left_out)),
                 Err(error) => spec.locate(error),
             },
             Err(error) => error,
@@ -58,7 +67,7 @@ pub(crate) fn generate(text: &str, config: &Config) -> Result<(Spec, Generated)>
                 return Err(error);
             }
             let pointer = format!("/paths/{}/{method}", crate::read::document::escape(&path));
-            left_out.push(Note { pointer, message: format!("left out of the workspace: {why}") });
+            left_out.push(Note { pointer, message: format!("left out of {what}: {why}") });
         }
     }
     Err(Error::Document(format!(

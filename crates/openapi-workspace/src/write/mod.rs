@@ -7,6 +7,7 @@ pub(crate) mod doc_lines;
 pub(crate) mod docs;
 pub(crate) mod leave_out;
 pub(crate) mod memory;
+pub(crate) mod mock_plan;
 pub(crate) mod samples;
 pub(crate) mod server;
 pub(crate) mod wire;
@@ -99,12 +100,17 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
     );
     memory::release();
     let (error_object, error_note) = crate::model::error_object::find(&spec.raw);
-    // What axum's router cannot route the client calls and the server leaves out, noted.
+    // What axum's router cannot route the client calls and the server leaves out, noted; a path
+    // that is another's but for its parameters' names is served at that one's route.
     let mut served = std::mem::take(&mut models.ops);
     let mut unserved = Vec::new();
-    served.retain(|op| match crate::model::methods::unroutable(&op.path) {
-        None => true,
-        Some(why) => {
+    let routes = crate::model::methods::routes(served.iter().map(|op| op.path.as_str()));
+    served.retain_mut(|op| match &routes[&op.path] {
+        Ok(route) => {
+            crate::model::operation::serve_at(op, route);
+            true
+        }
+        Err(why) => {
             let message = format!("not served by the generated server (the client calls it): {why}");
             unserved.push(Note { pointer: op.raw.clone(), message });
             false

@@ -19,6 +19,9 @@ fn main() {
         std::fs::write(dir.join("client.rs"), generated.client).unwrap();
         std::fs::write(dir.join("server.rs"), generated.server).unwrap();
         std::fs::write(dir.join("schemas.json"), generated.server_schemas).unwrap();
+        // The mock engine's plan (`openapi-workspace mock`'s), served beside the generated mock.
+        let (plan, _) = openapi_workspace::mock_plan(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        std::fs::write(dir.join("mock.json"), serde_json::to_string(&plan).unwrap()).unwrap();
         // The samples a standalone workspace's README shows, as `tests/samples.rs` runs them
         // (the test file's inner doc comment made an outer comment: it is included into a module).
         let spec = openapi_workspace::Spec::parse(&text).unwrap();

@@ -10,6 +10,7 @@
 //! usage error, a document refused, a file that cannot be read or written).
 
 mod messages;
+mod mock;
 
 /// Generation allocates much and briefly (token and syntax trees): see Cargo.toml.
 #[global_allocator]
@@ -55,6 +56,9 @@ enum Command {
     Check(Generate),
     /// The changes from one version of a document to another, and what each does to clients.
     Diff(Diff),
+    /// Serve the document FILE at once as a mock: every request validated as the generated
+    /// server validates it, each operation answering its documented example.
+    Mock(mock::Mock),
 }
 
 #[derive(Args)]
@@ -118,6 +122,7 @@ fn main() -> ExitCode {
         Some(Command::Generate(args)) => generate(&args, &messages),
         Some(Command::Check(args)) => check(&args, &messages),
         Some(Command::Diff(args)) => diff(&args, &messages),
+        Some(Command::Mock(args)) => mock::mock(&args, &messages),
     }
 }
 

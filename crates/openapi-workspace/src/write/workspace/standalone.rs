@@ -26,7 +26,7 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The runtime (`crates/openapi-workspace-runtime`), written into the workspace as a
 /// crate of its own: each file's name and text.
-const RUNTIME_FILES: [(&str, &str); 32] = [
+const RUNTIME_FILES: [(&str, &str); 34] = [
     ("lib.rs", include_str!("../../../../openapi-workspace-runtime/src/lib.rs")),
     ("wire.rs", include_str!("../../../../openapi-workspace-runtime/src/wire.rs")),
     ("forms.rs", include_str!("../../../../openapi-workspace-runtime/src/forms.rs")),
@@ -51,6 +51,8 @@ const RUNTIME_FILES: [(&str, &str); 32] = [
     ("server/finish.rs", include_str!("../../../../openapi-workspace-runtime/src/server/finish.rs")),
     ("server/items.rs", include_str!("../../../../openapi-workspace-runtime/src/server/items.rs")),
     ("server/json_tape.rs", include_str!("../../../../openapi-workspace-runtime/src/server/json_tape.rs")),
+    ("server/mock/mod.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/mod.rs")),
+    ("server/mock/plan.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/plan.rs")),
     ("server/mod.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mod.rs")),
     ("server/multipart.rs", include_str!("../../../../openapi-workspace-runtime/src/server/multipart.rs")),
     ("server/params.rs", include_str!("../../../../openapi-workspace-runtime/src/server/params.rs")),
@@ -96,6 +98,11 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     let rust = |path: String, contents: String| File { path, contents, rustfmt: true };
     let text = |path: String, contents: String| File { path, contents, rustfmt: false };
     let header = crate::write::header(&config);
+    // The mock engine's plan, for `cargo run -p NAME-server`; its schemas are `schemas.json`'s.
+    let mock_plan = crate::write::mock_plan::plan(&spec).map_err(|error| spec.locate(error))?.0;
+    let mock_plan =
+        serde_json::to_string(&openapi_workspace_runtime::mock::Plan { schemas: serde_json::Value::Null, ..mock_plan })
+            .expect("a plan is JSON");
     let (mut notes, paginated) = (generated.notes.clone(), generated.paginated.clone());
     // The command line, from progenitor run again on the client's view: what it cannot write is
     // left out with a note, the rest of the workspace written.
@@ -166,6 +173,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
             format!("{header}{}", SERVER_MAIN.replace("{crate}", &name.replace('-', "_"))),
         ),
         text(format!("{name}-server/src/schemas.json"), generated.server_schemas),
+        text(format!("{name}-server/src/mock.json"), mock_plan),
         text(format!("{RUNTIME_CRATE}/Cargo.toml"), runtime_manifest()),
     ];
     files.extend(super::xtask::files(name, source).into_iter().map(|(path, contents)| match path.ends_with(".rs") {
@@ -516,17 +524,20 @@ pub fn install_crypto_provider() {
 const SERVER_MAIN: &str = r#"//! `cargo run`: the API as a mock, at http://127.0.0.1:8080 (or the port in `PORT`). Every
 //! operation answers its first documented success with the document's example (or a value built
 //! from its schema), after authenticating (any credential of a kind it takes) and validating the
-//! request as the real router does. Serve your implementation with `{crate}_server::router`, or
-//! with `mock_router` while some operations are still to be written.
+//! request as the real router does. It is the mock engine `openapi-workspace mock` serves, here
+//! with the plan generated beside this file (`mock.json`). Serve your implementation with
+//! `{crate}_server::router`, or with `mock_router` while some operations are still to be written.
 
-use std::sync::Arc;
+use openapi_workspace_runtime::mock;
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
+    let mut plan: mock::Plan = serde_json::from_str(include_str!("mock.json")).expect("the generated plan");
+    plan.schemas = serde_json::from_str(include_str!("schemas.json")).expect("the generated schemas");
     let port = std::env::var("PORT").ok().and_then(|p| p.parse::<u16>().ok()).unwrap_or(8080);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     println!("mock at http://{}", listener.local_addr()?);
-    axum::serve(listener, {crate}_server::mock_router(Arc::new({crate}_server::MockApi))).await
+    axum::serve(listener, mock::router(plan)).await
 }
 "#;
 
@@ -552,7 +563,7 @@ mod tests {
     fn the_runtime_is_carried_whole() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../openapi-workspace-runtime/src");
         let mut found = Vec::new();
-        for directory in [root.clone(), root.join("client"), root.join("server")] {
+        for directory in [root.clone(), root.join("client"), root.join("server"), root.join("server/mock")] {
             for entry in std::fs::read_dir(&directory).unwrap() {
                 let path = entry.unwrap().path();
                 if path.extension().is_some_and(|extension| extension == "rs") {

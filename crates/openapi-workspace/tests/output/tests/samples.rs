@@ -49,34 +49,58 @@ macro_rules! documents {
             }
         }
 
-        /// Runs every document's samples; what went wrong, one line each, and the count run.
+        /// Runs every document's samples against its generated mock and against the mock
+        /// engine serving its plan (`openapi-workspace mock`): each answered its documented
+        /// status, and each curl sample answered alike, byte for byte, by both. What went wrong,
+        /// one line each, and the count run.
         async fn parent() -> (Vec<String>, usize) {
             let (mut failures, mut run) = (Vec::new(), 0);
             $(
-                let router = openapi_workspace_output::$name::server::mock_router(Arc::new(
+                let generated = support::serve(openapi_workspace_output::$name::server::mock_router(Arc::new(
                     openapi_workspace_output::$name::server::MockApi,
-                ));
-                let url = support::serve(router).await;
+                )))
+                .await;
+                let plan = include_str!(concat!(env!("OUT_DIR"), "/", stringify!($name), "/mock.json"));
+                let engine = support::serve(openapi_workspace_runtime::mock::router(
+                    serde_json::from_str(plan).expect("the build script's plan"),
+                ))
+                .await;
                 let name = stringify!($name);
-                let variables = name.to_ascii_uppercase();
-                let environment =
-                    [(format!("{variables}_BASE_URL"), url.clone()), (format!("{variables}_TOKEN"), "any".to_owned())];
-                let (answers, stderr) = rust_answers(name, &environment).await;
+                for (server, url) in [("the generated mock", &generated), ("the mock engine", &engine)] {
+                    let variables = name.to_ascii_uppercase();
+                    let environment =
+                        [(format!("{variables}_BASE_URL"), url.clone()), (format!("{variables}_TOKEN"), "any".to_owned())];
+                    let (answers, stderr) = rust_answers(name, &environment).await;
+                    for sample in $name::SHELL {
+                        let expected = sample.status.to_string();
+                        let rust = answers.iter().find(|(id, _)| id == sample.operation_id).map(|(_, said)| said.as_str());
+                        if rust != Some(expected.as_str()) {
+                            failures.push(format!(
+                                "{name}, {server}: the Rust sample of {} answered {rust:?}{}",
+                                sample.operation_id,
+                                if rust.is_none() { format!(" (the child said: {stderr})") } else { String::new() }
+                            ));
+                        }
+                        let curl = curl_answer(sample.curl, &environment).await;
+                        if curl.lines().next() != Some(expected.as_str()) {
+                            failures.push(format!("{name}, {server}: the curl sample of {} answered {curl}:\n{}", sample.operation_id, sample.curl));
+                        }
+                        run += 2;
+                    }
+                }
                 for sample in $name::SHELL {
-                    let expected = sample.status.to_string();
-                    let rust = answers.iter().find(|(id, _)| id == sample.operation_id).map(|(_, said)| said.as_str());
-                    if rust != Some(expected.as_str()) {
+                    let answers = [&generated, &engine].map(|url| {
+                        let variables = name.to_ascii_uppercase();
+                        [(format!("{variables}_BASE_URL"), url.clone()), (format!("{variables}_TOKEN"), "any".to_owned())]
+                    });
+                    let (from_generated, from_engine) =
+                        (curl_answer(sample.curl, &answers[0]).await, curl_answer(sample.curl, &answers[1]).await);
+                    if from_generated != from_engine {
                         failures.push(format!(
-                            "{name}: the Rust sample of {} answered {rust:?}{}",
-                            sample.operation_id,
-                            if rust.is_none() { format!(" (the child said: {stderr})") } else { String::new() }
+                            "{name}: {} answered differently by the generated mock and the engine:\n{from_generated}\n---\n{from_engine}",
+                            sample.operation_id
                         ));
                     }
-                    let curl = curl_status(sample.curl, &environment).await;
-                    if curl != expected {
-                        failures.push(format!("{name}: the curl sample of {} answered {curl}:\n{}", sample.operation_id, sample.curl));
-                    }
-                    run += 2;
                 }
             )*
             (failures, run)
@@ -121,17 +145,25 @@ async fn rust_answers(document: &str, environment: &[(String, String)]) -> (Vec<
     (answers, String::from_utf8_lossy(&output.stderr).trim().to_owned())
 }
 
-/// The status a curl sample was answered with.
-async fn curl_status(curl: &str, environment: &[(String, String)]) -> String {
+/// What a curl sample was answered: its status, then its content type and body, a line each
+/// (the status alone when curl failed, with why).
+async fn curl_answer(curl: &str, environment: &[(String, String)]) -> String {
     let output = tokio::process::Command::new("sh")
         .arg("-c")
-        .arg(format!("{curl} -sS -o /dev/null -w '%{{http_code}}'"))
+        .arg(format!("{curl} -sS -w '\\n%{{http_code}}\\n%{{content_type}}'"))
         .envs(environment.iter().map(|(k, v)| (k, v)))
         .output()
         .await
         .expect("sh runs");
-    let status = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-    if output.status.success() { status } else { format!("{status} ({})", String::from_utf8_lossy(&output.stderr)) }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        return format!("{} ({})", stdout.trim(), String::from_utf8_lossy(&output.stderr));
+    }
+    // The body, then the status and content type curl wrote after it.
+    let mut lines = stdout.rsplitn(3, '\n');
+    let (content_type, status, body) =
+        (lines.next().unwrap_or_default(), lines.next().unwrap_or_default(), lines.next().unwrap_or_default());
+    format!("{status}\n{content_type}\n{body}")
 }
 
 fn main() -> ExitCode {

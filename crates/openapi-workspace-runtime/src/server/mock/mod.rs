@@ -1,0 +1,373 @@
+//! The mock engine: a document's [`Plan`] served as it stands, without generating or compiling
+//! anything — `openapi-workspace mock` serves one read from a document, a generated server its
+//! `mock.json`. Every request goes through the same steps, with the same runtime functions, as
+//! a generated handler's: its credential looked for, its path, header, cookie and query
+//! parameters read by their styles and validated, its body checked against its media types and
+//! schema; then the operation's mock answer, or the refusal in the document's error object.
+//!
+//! The plan is leaked once at start: the runtime's error objects, wires and answers are
+//! `&'static` (what a generated server holds as constants), and a mock lives as long as its
+//! process.
+
+mod plan;
+
+pub use plan::*;
+
+use std::sync::{Arc, OnceLock};
+
+use axum::extract::{RawPathParams, Request, State};
+use axum::http::{HeaderMap, Uri, header};
+use axum::response::Response;
+use serde_json::{Map, Value, json};
+
+use super::{ApiError, ErrorObject, ErrorPart, ErrorStatus, SchemaSet, Validator};
+use crate::wire::{Leaf, Place, Shape, Wire};
+
+/// A parameter's wire form as the runtime's readers take it.
+type StaticWire = Wire<&'static str, &'static [(&'static str, Leaf)]>;
+
+/// The router serving `plan`: each operation at its path and method, every refusal in the
+/// document's error object (the generated router's last layer, `finish_router`).
+pub fn router(plan: Plan) -> axum::Router {
+    let plan: &'static Plan = Box::leak(Box::new(plan));
+    let schemas = SchemaSet::of(&plan.schemas);
+    let operations = plan.operations.iter().map(Operation::of).collect();
+    let engine = Arc::new(Engine { schemas, operations, unknown_path: plan.unknown_path.as_ref() });
+    let mut paths: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (i, operation) in plan.operations.iter().enumerate() {
+        match paths.iter_mut().find(|(path, _)| *path == operation.path) {
+            Some((_, here)) => here.push(i),
+            None => paths.push((&operation.path, vec![i])),
+        }
+    }
+    let mut router = axum::Router::new();
+    for (path, here) in paths {
+        // Another method answers 405 naming these, in the message and in `Allow`, as the
+        // generated router's does (HEAD is GET's, whose body hyper does not send).
+        let mut allowed: Vec<&str> = here.iter().map(|&i| plan.operations[i].method.as_str()).collect();
+        if allowed.contains(&"GET") {
+            allowed.push("HEAD");
+        }
+        allowed.sort_unstable();
+        let allowed: &'static str = Box::leak(allowed.join(", ").into_boxed_str());
+        let methods: Vec<(&'static str, usize)> =
+            here.iter().map(|&i| (plan.operations[i].method.as_str(), i)).collect();
+        router = router.route(
+            path,
+            axum::routing::any(
+                move |State(engine): State<Arc<Engine>>, path: Result<RawPathParams, _>, request: Request| async move {
+                    let method = request.method().as_str();
+                    let method = if method == "HEAD" { "GET" } else { method };
+                    match methods.iter().find(|(served, _)| *served == method) {
+                        Some(&(_, i)) => engine.answer(i, path, request).await,
+                        None => Ok(super::method_not_allowed(allowed)),
+                    }
+                },
+            ),
+        );
+    }
+    let router = router.fallback(unknown_path).with_state(engine);
+    super::finish_router(router, &plan.challenge, error_object(&plan.error_object))
+}
+
+/// A path the document does not have: `404`, once the caller has shown a credential where the
+/// document asks for one.
+async fn unknown_path(State(engine): State<Arc<Engine>>, request: Request) -> Result<Response, ApiError> {
+    if let Some(requirement) = engine.unknown_path {
+        authenticate(requirement, request.headers(), request.uri())?;
+    }
+    Err(super::unknown_path(request.uri()))
+}
+
+struct Engine {
+    schemas: SchemaSet,
+    operations: Vec<Operation>,
+    unknown_path: Option<&'static RequirementPlan>,
+}
+
+/// An operation ready to serve: its plan, and what the runtime's readers take made once.
+struct Operation {
+    plan: &'static OperationPlan,
+    /// Path, header and cookie parameters, with their wire forms.
+    params: Vec<(&'static ParamPlan, StaticWire)>,
+    /// Every query parameter's wire form, and the api keys in the query that are not the
+    /// operation's parameters.
+    query: Vec<StaticWire>,
+    credentials_in_query: Vec<&'static str>,
+    params_validator: Lazy,
+    query_validator: Lazy,
+    /// One per media type of the body (none for text and bytes).
+    body_validators: Vec<Lazy>,
+    parts: Vec<(&'static str, super::multipart::Kind)>,
+    own_errors: &'static [(ErrorStatus, ErrorObject)],
+    offered: Vec<(&'static str, &'static str)>,
+    headers: Vec<(&'static str, &'static str)>,
+}
+
+impl Operation {
+    fn of(plan: &'static OperationPlan) -> Self {
+        let (query, others): (Vec<&ParamPlan>, Vec<&ParamPlan>) =
+            plan.params.iter().partition(|param| param.wire.place == Place::Query);
+        let properties = |params: &[&ParamPlan]| -> Map<String, Value> {
+            params.iter().map(|param| (param.wire.name.clone(), param.schema.clone())).collect()
+        };
+        let required: Vec<&str> = query.iter().filter(|p| p.required).map(|p| p.wire.name.as_str()).collect();
+        let body_validators = plan
+            .body
+            .iter()
+            .flat_map(|body| &body.media)
+            .map(|media| match &media.kind {
+                MediaKindPlan::Json(schema) | MediaKindPlan::Form(schema) => Lazy::new(schema.clone()),
+                MediaKindPlan::Multipart { schema, .. } => Lazy::new(schema.clone()),
+                MediaKindPlan::Text | MediaKindPlan::Bytes => Lazy::new(json!({})),
+            })
+            .collect();
+        let parts = plan
+            .body
+            .iter()
+            .flat_map(|body| &body.media)
+            .filter_map(|media| match &media.kind {
+                MediaKindPlan::Multipart { parts, .. } => Some(parts),
+                _ => None,
+            })
+            .flatten()
+            .map(|part| (part.name.as_str(), part_kind(&part.read)))
+            .collect();
+        let credentials_in_query = plan
+            .requirement
+            .iter()
+            .flat_map(|requirement| requirement.alternatives.iter().flatten())
+            .filter_map(|credential| match credential {
+                CredentialPlan::Query(name) => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        let (offered, headers) = match &plan.answer {
+            Some(answer) => (
+                answer.offered.iter().map(|(media, body)| (media.as_str(), body.as_str())).collect(),
+                answer.headers.iter().map(|(name, value)| (name.as_str(), value.as_str())).collect(),
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
+        Operation {
+            plan,
+            params: others.iter().map(|&param| (param, wire(&param.wire))).collect(),
+            query: query.iter().map(|param| wire(&param.wire)).collect(),
+            credentials_in_query,
+            params_validator: Lazy::new(json!({"type": "object", "properties": properties(&others)})),
+            query_validator: Lazy::new(
+                json!({"type": "object", "properties": properties(&query), "required": required}),
+            ),
+            body_validators,
+            parts,
+            own_errors: Box::leak(
+                plan.own_errors
+                    .iter()
+                    .map(|(status, object)| (error_status(*status), *error_object(object)))
+                    .collect::<Vec<_>>()
+                    .into_boxed_slice(),
+            ),
+            offered,
+            headers,
+        }
+    }
+}
+
+impl Engine {
+    /// Operation `i`'s answer to `request`: its refusals written in its own error objects
+    /// where its responses give any.
+    async fn answer(
+        &self,
+        i: usize,
+        path: Result<RawPathParams, axum::extract::rejection::RawPathParamsRejection>,
+        request: Request,
+    ) -> Result<Response, ApiError> {
+        let operation = &self.operations[i];
+        match operation.own_errors {
+            [] => self.serve(operation, path, request).await,
+            objects => super::written_in(objects, self.serve(operation, path, request)).await,
+        }
+    }
+
+    /// The steps of a generated handler, in its order.
+    async fn serve(
+        &self,
+        operation: &Operation,
+        path: Result<RawPathParams, axum::extract::rejection::RawPathParamsRejection>,
+        request: Request,
+    ) -> Result<Response, ApiError> {
+        let (parts, body) = request.into_parts();
+        let (headers, uri) = (&parts.headers, &parts.uri);
+        let path = path.map_err(|rejection| ApiError::bad_request(rejection.body_text()))?;
+        if let Some(requirement) = &operation.plan.requirement {
+            authenticate(requirement, headers, uri)?;
+        }
+        let mut params = Map::new();
+        for (param, wire) in &operation.params {
+            let value = match wire.place {
+                Place::Path if param.id => {
+                    Some(Value::String(super::path::Id::of(&path, wire.name)?.read()?.to_string()))
+                }
+                Place::Path => Some(super::styles::path::<Value>(&path, wire)?),
+                Place::Cookie => super::styles::cookie_param::<Value>(headers, wire)?,
+                _ => super::styles::header_param::<Value>(headers, wire)?,
+            };
+            match value {
+                Some(value) => {
+                    params.insert(wire.name.to_owned(), value);
+                }
+                None if param.required && param.default.is_none() => {
+                    return Err(match wire.place {
+                        Place::Cookie => super::missing_cookie(wire.name),
+                        _ => super::missing_header(wire.name),
+                    });
+                }
+                None => {}
+            }
+        }
+        if !params.is_empty() {
+            operation.params_validator.get(&self.schemas).check(&Value::Object(params), "parameter ")?;
+        }
+        if !operation.query.is_empty() {
+            let validator = operation.query_validator.get(&self.schemas);
+            super::styles::query::<Value>(uri, validator, &operation.query, &operation.credentials_in_query)?;
+        }
+        if let Some(body_plan) = &operation.plan.body {
+            self.read_body(operation, body_plan, headers, body).await?;
+        }
+        let Some(answer) = &operation.plan.answer else {
+            return Err(super::not_implemented(&operation.plan.operation_id));
+        };
+        Ok(match operation.offered.as_slice() {
+            [] => super::mock_response(answer.status, None, "", &operation.headers),
+            [(media, body)] => super::mock_response(answer.status, Some(media), body, &operation.headers),
+            offered => super::mock_negotiated(answer.status, offered, headers.get(header::ACCEPT), &operation.headers),
+        })
+    }
+
+    /// The body read as a generated handler reads it: a multipart one as it streams, any
+    /// other whole, by the media type its `Content-Type` names, parsed and validated.
+    async fn read_body(
+        &self,
+        operation: &Operation,
+        plan: &BodyPlan,
+        headers: &HeaderMap,
+        body: axum::body::Body,
+    ) -> Result<(), ApiError> {
+        if let [MediaPlan { kind: MediaKindPlan::Multipart { .. }, .. }] = plan.media.as_slice() {
+            if plan.required || headers.contains_key(header::CONTENT_TYPE) {
+                let received = super::multipart::read(headers, body, &operation.parts).await?;
+                received.validate(operation.body_validators[0].get(&self.schemas))?;
+            }
+            return Ok(());
+        }
+        let bytes = super::read_body(body).await?;
+        // One JSON media type, as ours are: the content type checked by the JSON reader itself.
+        if let [MediaPlan { kind: MediaKindPlan::Json(_), .. }] = plan.media.as_slice() {
+            let validator = operation.body_validators[0].get(&self.schemas);
+            return match plan.required {
+                true => super::json_body::<Value>(headers, bytes, validator).map(drop),
+                false => super::optional_json_body::<Value>(headers, bytes, validator).map(drop),
+            };
+        }
+        if !plan.required && bytes.is_empty() && !headers.contains_key(header::CONTENT_TYPE) {
+            return Ok(());
+        }
+        let accepted: Vec<&str> = plan.media.iter().map(|media| media.media_type.as_str()).collect();
+        let i = super::media_type(headers, &accepted)?;
+        let validator = || operation.body_validators[i].get(&self.schemas);
+        match &plan.media[i].kind {
+            MediaKindPlan::Json(_) => drop(super::json_value::<Value>(&bytes, validator())?),
+            MediaKindPlan::Form(_) => drop(super::form::<Value>(&bytes, validator())?),
+            MediaKindPlan::Text => drop(super::text(&bytes)?),
+            MediaKindPlan::Bytes | MediaKindPlan::Multipart { .. } => {}
+        }
+        Ok(())
+    }
+}
+
+/// `401` unless the request presents every credential of one of `requirement`'s alternatives.
+/// The mock lets in any credential of a kind the operation takes, as the generated `MockApi`.
+fn authenticate(requirement: &'static RequirementPlan, headers: &HeaderMap, uri: &Uri) -> Result<(), ApiError> {
+    let present = |credential: &CredentialPlan| match credential {
+        CredentialPlan::Bearer => super::bearer(headers).is_some(),
+        CredentialPlan::Basic => super::basic(headers).is_some(),
+        CredentialPlan::Header(name) => super::header_text(headers, name).is_some(),
+        CredentialPlan::Query(name) => super::query_text(uri, name).is_some(),
+        CredentialPlan::Cookie(name) => super::cookie(headers, name).is_some(),
+    };
+    if requirement.alternatives.iter().any(|together| together.iter().all(present)) {
+        return Ok(());
+    }
+    Err(ApiError::unauthorized_for(&requirement.challenge, &requirement.hint).with_challenge(&requirement.challenge))
+}
+
+/// A validator compiled when first used: a large document's mock starts at once, and compiles
+/// only what its requests reach.
+struct Lazy {
+    schema: Value,
+    compiled: OnceLock<Validator>,
+}
+
+impl Lazy {
+    fn new(schema: Value) -> Self {
+        Self { schema, compiled: OnceLock::new() }
+    }
+
+    fn get(&self, schemas: &SchemaSet) -> &Validator {
+        self.compiled.get_or_init(|| schemas.validator(&self.schema.to_string()))
+    }
+}
+
+/// A plan's wire form, its text leaked.
+fn wire(wire: &'static Wire<String, Vec<(String, Leaf)>>) -> StaticWire {
+    let fields = |fields: &'static Vec<(String, Leaf)>| -> &'static [(&'static str, Leaf)] {
+        Box::leak(fields.iter().map(|(name, leaf)| (name.as_str(), *leaf)).collect::<Vec<_>>().into_boxed_slice())
+    };
+    let shape = match &wire.shape {
+        Shape::Scalar(leaf) => Shape::Scalar(*leaf),
+        Shape::Array(leaf) => Shape::Array(*leaf),
+        Shape::Object(f) => Shape::Object(fields(f)),
+        Shape::ScalarOrObject(leaf, f) => Shape::ScalarOrObject(*leaf, fields(f)),
+        Shape::Nested => Shape::Nested,
+        Shape::Opaque => Shape::Opaque,
+    };
+    Wire { place: wire.place, name: wire.name.as_str(), style: wire.style, explode: wire.explode, shape }
+}
+
+fn part_kind(kind: &'static PartKindPlan) -> super::multipart::Kind {
+    use super::multipart::Kind;
+    match kind {
+        PartKindPlan::File(accepted) => {
+            Kind::File(Box::leak(accepted.iter().map(String::as_str).collect::<Vec<_>>().into_boxed_slice()))
+        }
+        PartKindPlan::Text(leaf) => Kind::Text(*leaf),
+        PartKindPlan::Texts(leaf) => Kind::Texts(*leaf),
+        PartKindPlan::Json => Kind::Json,
+    }
+}
+
+fn error_status(status: StatusPlan) -> ErrorStatus {
+    match status {
+        StatusPlan::Code(code) => ErrorStatus::Code(code),
+        StatusPlan::Class(class) => ErrorStatus::Class(class),
+        StatusPlan::Default => ErrorStatus::Default,
+    }
+}
+
+/// A plan's error object as the runtime's, leaked.
+fn error_object(object: &'static ErrorObjectPlan) -> &'static ErrorObject {
+    let parts = object
+        .parts
+        .iter()
+        .map(|part| match part {
+            PartPlan::Text(text) => ErrorPart::Text(text),
+            PartPlan::Message => ErrorPart::Message,
+            PartPlan::MessageUpTo(longest) => ErrorPart::MessageUpTo(*longest),
+            PartPlan::Status => ErrorPart::Status,
+            PartPlan::StatusText => ErrorPart::StatusText,
+            PartPlan::Reason => ErrorPart::Reason,
+        })
+        .collect::<Vec<_>>();
+    Box::leak(Box::new(ErrorObject { media: &object.media, parts: Box::leak(parts.into_boxed_slice()) }))
+}

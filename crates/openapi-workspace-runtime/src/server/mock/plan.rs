@@ -1,0 +1,158 @@
+//! A document as the mock engine serves it: data, not code. The generator writes it from its
+//! model (`openapi-workspace mock` in memory; a generated server's `mock.json`), and the engine
+//! (`super::router`) reads it, so both answer alike.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::wire::Wire;
+
+/// Everything the engine needs of a document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The document's `info.title`, for the log.
+    pub title: String,
+    /// The schemas the requests are validated against: `schemas.json`'s document, the
+    /// components in JSON Schema 2020-12 (`{"components": {"schemas": …}}`). Left out of a
+    /// generated server's `mock.json`, which sets it from its `schemas.json`.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub schemas: Value,
+    /// The document's error object, which every refusal is written in.
+    pub error_object: ErrorObjectPlan,
+    /// The `WWW-Authenticate` challenge of a `401` that carries none of its own.
+    pub challenge: String,
+    /// What a request to a path the document does not have must present before it is told so
+    /// (paths cannot be probed without a credential); `None` answers `404` at once.
+    pub unknown_path: Option<RequirementPlan>,
+    pub operations: Vec<OperationPlan>,
+}
+
+/// An error object: JSON text with the error's parts in their places (the runtime's
+/// `ErrorObject`, owning its text).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObjectPlan {
+    pub media: String,
+    pub parts: Vec<PartPlan>,
+}
+
+/// A piece of an [`ErrorObjectPlan`] (as the runtime's `ErrorPart`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum PartPlan {
+    Text(String),
+    Message,
+    MessageUpTo(usize),
+    Status,
+    StatusText,
+    Reason,
+}
+
+/// The credentials an operation asks for: any one of `alternatives`, each the credentials
+/// presented together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequirementPlan {
+    pub alternatives: Vec<Vec<CredentialPlan>>,
+    /// Its `WWW-Authenticate` challenge.
+    pub challenge: String,
+    /// What a client sends, for the `401`'s message.
+    pub hint: String,
+}
+
+/// Where a credential is found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum CredentialPlan {
+    Bearer,
+    Basic,
+    Header(String),
+    Query(String),
+    Cookie(String),
+}
+
+/// One operation: where it is served, what it reads and what it answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OperationPlan {
+    pub operation_id: String,
+    /// Upper case, as on the wire: `GET`.
+    pub method: String,
+    /// The route, in axum's syntax: `/pets/{petId}`.
+    pub path: String,
+    pub requirement: Option<RequirementPlan>,
+    pub params: Vec<ParamPlan>,
+    pub body: Option<BodyPlan>,
+    /// What it answers; `None`: the document gives it no success (answered `501`).
+    pub answer: Option<AnswerPlan>,
+    /// The error objects of its own responses, which its refusals are written in rather than
+    /// the document's (by status, class or `default`).
+    pub own_errors: Vec<(StatusPlan, ErrorObjectPlan)>,
+}
+
+/// The statuses an operation's own error object is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StatusPlan {
+    Code(u16),
+    Class(u16),
+    Default,
+}
+
+/// A parameter: how it is written, whether it must be, its default and its JSON Schema.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParamPlan {
+    pub wire: Wire<String, Vec<(String, crate::wire::Leaf)>>,
+    /// A path parameter that is a UUID: any other text names nothing, `404` (`path::Id`).
+    pub id: bool,
+    pub required: bool,
+    pub default: Option<Value>,
+    pub schema: Value,
+}
+
+/// A request body: the media types it may come in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BodyPlan {
+    pub required: bool,
+    pub media: Vec<MediaPlan>,
+}
+
+/// One media type of a body and how it is read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MediaPlan {
+    pub media_type: String,
+    pub kind: MediaKindPlan,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum MediaKindPlan {
+    /// Parsed and validated against the JSON Schema.
+    Json(Value),
+    /// `application/x-www-form-urlencoded`, typed by the schema and validated against it.
+    Form(Value),
+    /// `multipart/form-data`: its parts, and the schema their values are validated against.
+    Multipart { parts: Vec<PartReadPlan>, schema: Value },
+    /// UTF-8 text.
+    Text,
+    /// Any bytes.
+    Bytes,
+}
+
+/// A multipart part: its name and how it is read (the runtime's `multipart::Kind`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartReadPlan {
+    pub name: String,
+    pub read: PartKindPlan,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum PartKindPlan {
+    /// A file, of one of these content types when any is listed.
+    File(Vec<String>),
+    Text(crate::wire::Leaf),
+    Texts(crate::wire::Leaf),
+    Json,
+}
+
+/// The mock's answer: its status, the bodies it offers (content type and text; the one the
+/// request's `Accept` prefers is sent) and its required headers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnswerPlan {
+    pub status: u16,
+    pub offered: Vec<(String, String)>,
+    pub headers: Vec<(String, String)>,
+}

@@ -1,0 +1,75 @@
+//! `openapi-workspace mock --spec FILE`: the document served at once, by the mock engine a
+//! generated server's mock runs too (`openapi_workspace_runtime::mock`): nothing generated, nothing
+//! compiled. Each request is logged on stderr; browsers may call it from any origin (CORS).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+use clap::Args;
+
+use crate::messages::Messages;
+
+#[derive(Args)]
+pub(crate) struct Mock {
+    /// The OpenAPI document (YAML or JSON; one split across files is followed).
+    #[arg(long, value_name = "FILE")]
+    spec: PathBuf,
+    /// Where to listen (a port of 0 takes a free one; the address is printed on stdout).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+}
+
+pub(crate) fn mock(args: &Mock, messages: &Messages) -> ExitCode {
+    let started = Instant::now();
+    let (plan, notes) = match openapi_workspace::mock_plan(&args.spec) {
+        Ok(read) => read,
+        Err(error) => {
+            messages.error(&error);
+            return ExitCode::from(crate::TROUBLE);
+        }
+    };
+    messages.notes(&args.spec, &notes);
+    let (title, operations) = (plan.title.clone(), plan.operations.len());
+    let router = openapi_workspace_runtime::mock::router(plan)
+        .layer(axum::middleware::from_fn(log))
+        .layer(tower_http::cors::CorsLayer::very_permissive());
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the runtime: {error}");
+            return ExitCode::from(crate::TROUBLE);
+        }
+    };
+    let served = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.listen).await?;
+        let address = listener.local_addr()?;
+        if !messages.quiet {
+            eprintln!(
+                "{title}: {operations} operations, ready in {:.2} s (every answer the document's example)",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        println!("mock at http://{address}");
+        axum::serve(listener, router).with_graceful_shutdown(async { drop(tokio::signal::ctrl_c().await) }).await
+    });
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: cannot serve at {}: {error}", args.listen);
+            ExitCode::from(crate::TROUBLE)
+        }
+    }
+}
+
+/// One line a request on stderr: method, path and query, status, time taken.
+async fn log(request: Request, next: Next) -> Response {
+    let (method, uri, started) = (request.method().clone(), request.uri().clone(), Instant::now());
+    let response = next.run(request).await;
+    eprintln!("{method} {uri} {} {:.1} ms", response.status().as_u16(), started.elapsed().as_secs_f64() * 1000.0);
+    response
+}

@@ -1,0 +1,141 @@
+//! `openapi-workspace mock --spec FILE`: the binary serving a document at once, as a user runs it
+//! (a child process on a free port, spoken to over HTTP), with nothing generated or compiled.
+//! That it answers as the generated server does is `tests/output/tests/engine.rs`'s (every
+//! sample document, both servers); here, what the command itself does.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// The mock of `spec`, running; its base address (`127.0.0.1:port`) and what it printed first.
+struct Mock {
+    child: Child,
+    address: String,
+}
+
+impl Mock {
+    fn start(spec: &Path) -> Mock {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_openapi-workspace"))
+            .args(["mock", "--listen", "127.0.0.1:0", "--spec"])
+            .arg(spec)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+        let address =
+            line.trim().strip_prefix("mock at http://").unwrap_or_else(|| panic!("printed {line:?}")).to_owned();
+        Mock { child, address }
+    }
+
+    /// The answer to a request of `head` (its request line and headers) and `body`: the status,
+    /// the headers (lower case) and the body.
+    fn send(&self, head: &str, body: &str) -> (u16, String, String) {
+        let mut stream = TcpStream::connect(&self.address).unwrap();
+        let request = format!(
+            "{head}\r\nhost: {}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+            self.address,
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        let (headers, body) = answer.split_once("\r\n\r\n").unwrap();
+        let status = headers[9..12].parse().unwrap();
+        (status, headers.to_ascii_lowercase(), body.to_owned())
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn sample(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/samples").join(name)
+}
+
+#[test]
+fn serves_a_document_at_once_checking_each_request() {
+    let mock = Mock::start(&sample("pet_store.yaml"));
+    // The document's example of the first success, in its media type.
+    let (status, headers, body) = mock.send("GET /pets?limit=5 HTTP/1.1\r\nauthorization: Bearer any", "");
+    assert_eq!(status, 200, "{body}");
+    assert!(headers.contains("content-type: application/json"), "{headers}");
+    let pets: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(pets.is_array(), "{body}");
+    // Checked first, refused in the document's error object: no credential, a bound broken,
+    // a body that breaks its schema, an id that is not one, a method and a path it lacks.
+    let refused = [
+        ("GET /pets HTTP/1.1", "", 401),
+        ("GET /pets?limit=0 HTTP/1.1\r\nauthorization: Bearer any", "", 400),
+        ("POST /pets HTTP/1.1\r\nauthorization: Bearer any\r\ncontent-type: application/json", "{\"name\": 5}", 400),
+        ("GET /pets/not-an-id HTTP/1.1\r\nauthorization: Bearer any", "", 404),
+        ("DELETE /pets HTTP/1.1\r\nauthorization: Bearer any", "", 405),
+        ("GET /owners HTTP/1.1\r\nauthorization: Bearer any", "", 404),
+    ];
+    for (head, sent, expected) in refused {
+        let (status, headers, body) = mock.send(head, sent);
+        assert_eq!(status, expected, "{head}: {body}");
+        let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(error["request"], "error", "{head}: {body}");
+        assert_eq!(error["code"], expected, "{head}: {body}");
+        assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{head}: {body}");
+        assert!(headers.contains("content-type: application/json"), "{headers}");
+    }
+    // A browser's preflight from another origin is let through (CORS).
+    let (status, headers, _) = mock.send(
+        "OPTIONS /pets HTTP/1.1\r\norigin: http://localhost:3000\r\naccess-control-request-method: POST\r\n\
+         access-control-request-headers: authorization, content-type",
+        "",
+    );
+    assert_eq!(status, 200, "{headers}");
+    assert!(headers.contains("access-control-allow-origin: http://localhost:3000"), "{headers}");
+}
+
+#[test]
+fn an_operation_it_cannot_serve_is_left_out_with_a_warning_and_the_rest_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("api.yaml");
+    std::fs::write(
+        &spec,
+        "openapi: 3.0.3\ninfo: {title: Two, version: '1'}\npaths:\n  /ok:\n    get:\n      operationId: ok\n      \
+         responses: {'200': {description: ok, content: {application/json: {schema: {type: object, properties: \
+         {fine: {type: boolean}}}, example: {fine: true}}}}}\n  /mixed:\n    post:\n      operationId: mixed\n      \
+         requestBody:\n        content: {multipart/mixed: {schema: {type: object}}}\n      responses: {'204': \
+         {description: done}}\n",
+    )
+    .unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_openapi-workspace"))
+        .args(["mock", "--listen", "127.0.0.1:0", "--message-format", "json", "--spec"])
+        .arg(&spec)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut mock = Mock { child, address: String::new() };
+    // As cargo's `--message-format json`, the warnings are JSON lines on stdout, before the address.
+    let mut stdout = BufReader::new(mock.child.stdout.take().unwrap());
+    let mut warnings = Vec::new();
+    loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the mock ended; it printed {warnings:?}");
+        match line.trim().strip_prefix("mock at http://") {
+            Some(address) => break mock.address = address.to_owned(),
+            None => warnings.push(serde_json::from_str::<serde_json::Value>(&line).unwrap()),
+        }
+    }
+    let [warning] = warnings.as_slice() else { panic!("{warnings:?}") };
+    assert_eq!(warning["kind"], "warning", "{warning}");
+    assert_eq!(warning["pointer"], "/paths/~1mixed/post", "{warning}");
+    assert_eq!(warning["operation"], "POST /mixed", "{warning}");
+    assert!(warning["message"].as_str().unwrap().starts_with("left out of the mock"), "{warning}");
+    let (status, _, body) = mock.send("GET /ok HTTP/1.1", "");
+    assert_eq!((status, body.as_str()), (200, "{\"fine\":true}"));
+    let (status, _, _) = mock.send("POST /mixed HTTP/1.1\r\ncontent-type: multipart/mixed; boundary=x", "");
+    assert_eq!(status, 404);
+}
