@@ -139,3 +139,77 @@ fn an_operation_it_cannot_serve_is_left_out_with_a_warning_and_the_rest_served()
     let (status, _, _) = mock.send("POST /mixed HTTP/1.1\r\ncontent-type: multipart/mixed; boundary=x", "");
     assert_eq!(status, 404);
 }
+
+/// `send` with a bearer token, and a JSON body when there is one: the status and the JSON answered.
+fn call(mock: &Mock, method: &str, path: &str, body: Option<serde_json::Value>) -> (u16, serde_json::Value) {
+    let head = match body {
+        Some(_) => format!("{method} {path} HTTP/1.1\r\nauthorization: Bearer any\r\ncontent-type: application/json"),
+        None => format!("{method} {path} HTTP/1.1\r\nauthorization: Bearer any"),
+    };
+    let (status, _, answer) = mock.send(&head, &body.map(|b| b.to_string()).unwrap_or_default());
+    (status, if answer.is_empty() { serde_json::Value::Null } else { serde_json::from_str(&answer).unwrap() })
+}
+
+#[test]
+fn stateful_it_keeps_what_is_created_until_it_is_deleted() {
+    use serde_json::json;
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mock/shelter.yaml");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_openapi-workspace"))
+        .args(["mock", "--stateful", "--listen", "127.0.0.1:0", "--spec"])
+        .arg(&spec)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+    let mock = Mock { child, address: line.trim().strip_prefix("mock at http://").unwrap().to_owned() };
+
+    // Owners: integer ids in sequence, the server's timestamp, a list wrapped with its counts.
+    let (status, ada) = call(&mock, "POST", "/owners", Some(json!({"name": "Ada"})));
+    assert_eq!(status, 201, "{ada}");
+    assert_eq!((&ada["id"], &ada["name"]), (&json!(1), &json!("Ada")), "{ada}");
+    assert!(ada["created_at"].as_str().is_some_and(|at| at.len() == 20 && at.ends_with('Z')), "{ada}");
+    assert_eq!(call(&mock, "GET", "/owners/1", None), (200, ada.clone()));
+    let (_, page) = call(&mock, "GET", "/owners", None);
+    assert_eq!(page, json!({"data": [ada], "has_more": false, "total": 1}));
+    // A merge patch changes what it names and keeps the rest.
+    let (status, renamed) = call(&mock, "PATCH", "/owners/1", Some(json!({"name": "Ada L"})));
+    assert_eq!((status, &renamed["name"], &renamed["created_at"]), (200, &json!("Ada L"), &ada["created_at"]));
+
+    // Pets, nested under their owner: UUIDs, newest first, filtered by a property, scoped.
+    let (_, rex) = call(&mock, "POST", "/owners/1/pets", Some(json!({"name": "Rex", "tag": "dog"})));
+    let (_, tom) = call(&mock, "POST", "/owners/1/pets", Some(json!({"name": "Tom", "tag": "cat"})));
+    let rex_id = rex["id"].as_str().unwrap().to_owned();
+    assert!(rex_id.len() == 36 && rex_id.matches('-').count() == 4, "{rex}");
+    assert_eq!(call(&mock, "GET", "/owners/1/pets", None), (200, json!([tom, rex])));
+    assert_eq!(call(&mock, "GET", "/owners/1/pets?tag=dog", None), (200, json!([rex])));
+    assert_eq!(call(&mock, "GET", "/owners/2/pets", None), (200, json!([])));
+    assert_eq!(call(&mock, "GET", &format!("/owners/2/pets/{rex_id}"), None).0, 404);
+    // A replace keeps the id and when it was made, and nothing else of before.
+    let (status, replaced) = call(&mock, "PUT", &format!("/owners/1/pets/{rex_id}"), Some(json!({"name": "Rex II"})));
+    assert_eq!(status, 200, "{replaced}");
+    assert_eq!(
+        (&replaced["id"], &replaced["created_at"], &replaced["name"]),
+        (&rex["id"], &rex["created_at"], &json!("Rex II"))
+    );
+    assert!(replaced.get("tag").is_none(), "{replaced}");
+    // Deleted, it is gone: the document's 404, in its error object.
+    assert_eq!(call(&mock, "DELETE", &format!("/owners/1/pets/{rex_id}"), None), (204, serde_json::Value::Null));
+    let (status, error) = call(&mock, "GET", &format!("/owners/1/pets/{rex_id}"), None);
+    assert_eq!(status, 404, "{error}");
+    assert!(error["message"].as_str().is_some_and(|m| m.contains("no pets")), "{error}");
+    assert_eq!(call(&mock, "GET", "/owners/1/pets", None), (200, json!([tom])));
+    // Still checked first: a body the document refuses changes nothing.
+    assert_eq!(call(&mock, "POST", "/owners/1/pets", Some(json!({"name": ""}))).0, 400);
+    assert_eq!(call(&mock, "GET", "/owners/1/pets", None), (200, json!([tom])));
+}
+
+#[test]
+fn without_stateful_every_answer_is_the_example() {
+    let mock = Mock::start(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mock/shelter.yaml"));
+    let (status, created) = call(&mock, "POST", "/owners", Some(serde_json::json!({"name": "Ada"})));
+    assert_eq!((status, &created["name"]), (201, &serde_json::json!("Example owner")));
+    let (status, found) = call(&mock, "GET", "/owners/12345", None);
+    assert_eq!((status, &found["id"]), (200, &serde_json::json!(7)));
+}

@@ -12,6 +12,8 @@ use openapi_workspace_runtime::mock::{
 };
 use serde_json::Value;
 
+mod resources;
+
 use crate::error::Result;
 use crate::model::error_object::{ErrorObject, Part};
 use crate::model::names::TypeKind;
@@ -38,6 +40,7 @@ pub(crate) fn plan(spec: &Spec) -> Result<(Plan, Vec<Note>)> {
     let components = spec.raw.get("components").unwrap_or(&Value::Null);
     let mut notes = Vec::new();
     let mut operations = Vec::new();
+    let mut served = Vec::new();
     let routes = crate::model::methods::routes(ops.iter().map(|op| op.path.as_str()));
     // Asked before the operations are taken: a path the document does not have asks for the
     // document's requirement, or its first secured operation's.
@@ -57,7 +60,14 @@ pub(crate) fn plan(spec: &Spec) -> Result<(Plan, Vec<Note>)> {
             .iter()
             .map(|(status, object)| (status_plan(*status), error_object_plan(object)))
             .collect();
-        operations.push(operation(&op, &schemes, own_errors));
+        operations.push(operation(&op, &schemes, own_errors, raw, components));
+        served.push(op);
+    }
+    // What a stateful mock keeps, from the operations served.
+    let served: Vec<&Op> = served.iter().collect();
+    let (resources, parts) = resources::resources(&served, &spec.raw);
+    for (i, part) in parts {
+        operations[i].state = Some(part);
     }
     let plan = Plan {
         title: spec.openapi.info.title.clone(),
@@ -67,11 +77,18 @@ pub(crate) fn plan(spec: &Spec) -> Result<(Plan, Vec<Note>)> {
         challenge: security::document_challenge(&spec.openapi, &schemes),
         unknown_path,
         operations,
+        resources,
     };
     Ok((plan, notes))
 }
 
-fn operation(op: &Op, schemes: &[Scheme], own_errors: Vec<(StatusPlan, ErrorObjectPlan)>) -> OperationPlan {
+fn operation(
+    op: &Op,
+    schemes: &[Scheme],
+    own_errors: Vec<(StatusPlan, ErrorObjectPlan)>,
+    raw: &Value,
+    components: &Value,
+) -> OperationPlan {
     let params = op
         .path_params
         .iter()
@@ -98,6 +115,7 @@ fn operation(op: &Op, schemes: &[Scheme], own_errors: Vec<(StatusPlan, ErrorObje
         status: mock.status,
         offered: mock.body.iter().chain(&mock.others).map(|(media, body)| (media.clone(), body.text())).collect(),
         headers: mock.headers.clone(),
+        schema: resources::answer_schema(raw, components).map(crate::model::json_schema::to_json_schema),
     });
     OperationPlan {
         operation_id: op.operation_id.clone(),
@@ -108,6 +126,7 @@ fn operation(op: &Op, schemes: &[Scheme], own_errors: Vec<(StatusPlan, ErrorObje
         body,
         answer,
         own_errors,
+        state: None,
     }
 }
 

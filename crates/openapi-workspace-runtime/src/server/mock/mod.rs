@@ -10,6 +10,7 @@
 //! process.
 
 mod plan;
+mod state;
 
 pub use plan::*;
 
@@ -17,7 +18,7 @@ use std::sync::{Arc, OnceLock};
 
 use axum::extract::{RawPathParams, Request, State};
 use axum::http::{HeaderMap, Uri, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
 use super::{ApiError, ErrorObject, ErrorPart, ErrorStatus, SchemaSet, Validator};
@@ -26,13 +27,27 @@ use crate::wire::{Leaf, Place, Shape, Wire};
 /// A parameter's wire form as the runtime's readers take it.
 type StaticWire = Wire<&'static str, &'static [(&'static str, Leaf)]>;
 
+/// How the engine serves a plan.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Keep the plan's resources: what a `POST` creates a `GET` finds (`state.rs`).
+    pub stateful: bool,
+}
+
 /// The router serving `plan`: each operation at its path and method, every refusal in the
-/// document's error object (the generated router's last layer, `finish_router`).
+/// document's error object (the generated router's last layer, `finish_router`); every answer the
+/// document's example.
 pub fn router(plan: Plan) -> axum::Router {
+    router_with(plan, Options::default())
+}
+
+/// [`router`], as `options` say.
+pub fn router_with(plan: Plan, options: Options) -> axum::Router {
     let plan: &'static Plan = Box::leak(Box::new(plan));
     let schemas = SchemaSet::of(&plan.schemas);
     let operations = plan.operations.iter().map(Operation::of).collect();
-    let engine = Arc::new(Engine { schemas, operations, unknown_path: plan.unknown_path.as_ref() });
+    let state = options.stateful.then(state::State::default);
+    let engine = Arc::new(Engine { schemas, operations, unknown_path: plan.unknown_path.as_ref(), plan, state });
     let mut paths: Vec<(&str, Vec<usize>)> = Vec::new();
     for (i, operation) in plan.operations.iter().enumerate() {
         match paths.iter_mut().find(|(path, _)| *path == operation.path) {
@@ -83,6 +98,9 @@ struct Engine {
     schemas: SchemaSet,
     operations: Vec<Operation>,
     unknown_path: Option<&'static RequirementPlan>,
+    plan: &'static Plan,
+    /// The resources' items, when stateful.
+    state: Option<state::State>,
 }
 
 /// An operation ready to serve: its plan, and what the runtime's readers take made once.
@@ -102,6 +120,8 @@ struct Operation {
     own_errors: &'static [(ErrorStatus, ErrorObject)],
     offered: Vec<(&'static str, &'static str)>,
     headers: Vec<(&'static str, &'static str)>,
+    /// What a stateful answer is checked against.
+    answer_validator: Option<Lazy>,
 }
 
 impl Operation {
@@ -169,6 +189,7 @@ impl Operation {
             ),
             offered,
             headers,
+            answer_validator: plan.answer.as_ref().and_then(|answer| answer.schema.clone()).map(Lazy::new),
         }
     }
 }
@@ -203,6 +224,8 @@ impl Engine {
             authenticate(requirement, headers, uri)?;
         }
         let mut params = Map::new();
+        // The path parameters' texts, by name: a stateful resource's scope and id.
+        let mut texts: Vec<(&str, String)> = Vec::new();
         for (param, wire) in &operation.params {
             let value = match wire.place {
                 Place::Path if param.id => {
@@ -214,6 +237,9 @@ impl Engine {
             };
             match value {
                 Some(value) => {
+                    if wire.place == Place::Path {
+                        texts.push((wire.name, text_of(&value)));
+                    }
                     params.insert(wire.name.to_owned(), value);
                 }
                 None if param.required && param.default.is_none() => {
@@ -232,12 +258,21 @@ impl Engine {
             let validator = operation.query_validator.get(&self.schemas);
             super::styles::query::<Value>(uri, validator, &operation.query, &operation.credentials_in_query)?;
         }
-        if let Some(body_plan) = &operation.plan.body {
-            self.read_body(operation, body_plan, headers, body).await?;
-        }
+        let body = match &operation.plan.body {
+            Some(body_plan) => self.read_body(operation, body_plan, headers, body).await?,
+            None => None,
+        };
         let Some(answer) = &operation.plan.answer else {
             return Err(super::not_implemented(&operation.plan.operation_id));
         };
+        if let (Some(state), Some(part)) = (&self.state, operation.plan.state) {
+            let query = form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes())
+                .map(|(key, value)| (key.into_owned(), value.into_owned()))
+                .collect();
+            if let Some(answered) = self.stateful(state, operation, part, answer, Sent { texts, body, query })? {
+                return Ok(answered);
+            }
+        }
         Ok(match operation.offered.as_slice() {
             [] => super::mock_response(answer.status, None, "", &operation.headers),
             [(media, body)] => super::mock_response(answer.status, Some(media), body, &operation.headers),
@@ -253,36 +288,82 @@ impl Engine {
         plan: &BodyPlan,
         headers: &HeaderMap,
         body: axum::body::Body,
-    ) -> Result<(), ApiError> {
+    ) -> Result<Option<Value>, ApiError> {
         if let [MediaPlan { kind: MediaKindPlan::Multipart { .. }, .. }] = plan.media.as_slice() {
             if plan.required || headers.contains_key(header::CONTENT_TYPE) {
                 let received = super::multipart::read(headers, body, &operation.parts).await?;
                 received.validate(operation.body_validators[0].get(&self.schemas))?;
             }
-            return Ok(());
+            return Ok(None);
         }
         let bytes = super::read_body(body).await?;
         // One JSON media type, as ours are: the content type checked by the JSON reader itself.
         if let [MediaPlan { kind: MediaKindPlan::Json(_), .. }] = plan.media.as_slice() {
             let validator = operation.body_validators[0].get(&self.schemas);
             return match plan.required {
-                true => super::json_body::<Value>(headers, bytes, validator).map(drop),
-                false => super::optional_json_body::<Value>(headers, bytes, validator).map(drop),
+                true => super::json_body::<Value>(headers, bytes, validator).map(Some),
+                false => super::optional_json_body::<Value>(headers, bytes, validator),
             };
         }
         if !plan.required && bytes.is_empty() && !headers.contains_key(header::CONTENT_TYPE) {
-            return Ok(());
+            return Ok(None);
         }
         let accepted: Vec<&str> = plan.media.iter().map(|media| media.media_type.as_str()).collect();
         let i = super::media_type(headers, &accepted)?;
         let validator = || operation.body_validators[i].get(&self.schemas);
-        match &plan.media[i].kind {
-            MediaKindPlan::Json(_) => drop(super::json_value::<Value>(&bytes, validator())?),
-            MediaKindPlan::Form(_) => drop(super::form::<Value>(&bytes, validator())?),
-            MediaKindPlan::Text => drop(super::text(&bytes)?),
-            MediaKindPlan::Bytes | MediaKindPlan::Multipart { .. } => {}
+        Ok(match &plan.media[i].kind {
+            MediaKindPlan::Json(_) => Some(super::json_value::<Value>(&bytes, validator())?),
+            MediaKindPlan::Form(_) => Some(super::form::<Value>(&bytes, validator())?),
+            MediaKindPlan::Text => {
+                super::text(&bytes)?;
+                None
+            }
+            MediaKindPlan::Bytes | MediaKindPlan::Multipart { .. } => None,
+        })
+    }
+
+    /// The answer of an operation with a part in a resource: the item or list the state gives,
+    /// checked against the documented schema first (one that does not meet it is not sent: the
+    /// example is, with a warning); `None` for the documented answer (a `DELETE`'s).
+    fn stateful(
+        &self,
+        state: &state::State,
+        operation: &Operation,
+        part: StatePlan,
+        answer: &AnswerPlan,
+        Sent { texts, body, query }: Sent<'_>,
+    ) -> Result<Option<Response>, ApiError> {
+        let resource = &self.plan.resources[part.resource];
+        let text = |name: &str| texts.iter().find(|(key, _)| *key == name).map(|(_, text)| text.clone());
+        let example = operation.offered.first().and_then(|(_, body)| serde_json::from_str(body).ok());
+        let request = state::Request {
+            scope: resource.scope.iter().map(|name| text(name).unwrap_or_default()).collect(),
+            id: text(&resource.id_param),
+            body,
+            query,
+            example,
+        };
+        let value = match state.apply(part.resource, resource, part.role, request) {
+            state::Done::Value(value) => value,
+            state::Done::Documented => return Ok(None),
+            state::Done::NotFound(message) => return Err(ApiError::not_found(message)),
+        };
+        let checked = operation.answer_validator.as_ref().map(|v| v.get(&self.schemas).check(&value, ""));
+        if let Some(Err(refused)) = checked {
+            eprintln!(
+                "warning: {}: the state's answer does not meet the document's schema, so its example is sent ({})",
+                operation.plan.operation_id,
+                refused.message()
+            );
+            return Ok(None);
         }
-        Ok(())
+        let media = operation.offered.first().map_or("application/json", |(media, _)| *media);
+        let mut response =
+            (axum::http::StatusCode::from_u16(answer.status).unwrap_or_default(), value.to_string()).into_response();
+        if let Ok(media) = axum::http::HeaderValue::from_str(media) {
+            response.headers_mut().insert(header::CONTENT_TYPE, media);
+        }
+        Ok(Some(response))
     }
 }
 
@@ -300,6 +381,22 @@ fn authenticate(requirement: &'static RequirementPlan, headers: &HeaderMap, uri:
         return Ok(());
     }
     Err(ApiError::unauthorized_for(&requirement.challenge, &requirement.hint).with_challenge(&requirement.challenge))
+}
+
+/// What a request sent, as the state reads it: its path parameters' texts by name, its JSON
+/// body, its query's pairs.
+struct Sent<'a> {
+    texts: Vec<(&'a str, String)>,
+    body: Option<Value>,
+    query: Vec<(String, String)>,
+}
+
+/// A path parameter's value as text: a string as it is, anything else as its JSON.
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// A validator compiled when first used: a large document's mock starts at once, and compiles

@@ -25,6 +25,58 @@ pub struct Plan {
     /// (paths cannot be probed without a credential); `None` answers `404` at once.
     pub unknown_path: Option<RequirementPlan>,
     pub operations: Vec<OperationPlan>,
+    /// What a stateful mock keeps (`OperationPlan::state` says which operation does what).
+    #[serde(default)]
+    pub resources: Vec<ResourcePlan>,
+}
+
+/// A resource a stateful mock keeps: a collection path and its item path (`/pets`,
+/// `/pets/{petId}`), inferred by the generator (`write/mock_plan/resources.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourcePlan {
+    /// For messages: the collection's last segment (`pets`).
+    pub name: String,
+    /// The collection path's parameters, whose values scope its items (an owner's pets).
+    pub scope: Vec<String>,
+    /// The item path's last parameter: the id.
+    pub id_param: String,
+    /// The item's property that holds its id.
+    pub id_property: String,
+    pub id_kind: IdKind,
+    /// The list's property that holds the items; `None`: the list is a bare array.
+    pub list_property: Option<String>,
+    /// Date-time properties set when an item is made (`created_at`), and when it changes too
+    /// (`updated_at`).
+    pub created: Vec<String>,
+    pub updated: Vec<String>,
+}
+
+/// How a new item's id is made: as its path parameter's schema says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IdKind {
+    Uuid,
+    /// A sequence: 1, 2, 3…
+    Integer,
+    Text,
+}
+
+/// What an operation does to its resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Role {
+    Create,
+    Read,
+    Replace,
+    /// A JSON merge patch (RFC 7386).
+    Merge,
+    Delete,
+    List,
+}
+
+/// An operation's part in a resource (`Plan::resources`, by index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatePlan {
+    pub resource: usize,
+    pub role: Role,
 }
 
 /// An error object: JSON text with the error's parts in their places (the runtime's
@@ -83,6 +135,9 @@ pub struct OperationPlan {
     /// The error objects of its own responses, which its refusals are written in rather than
     /// the document's (by status, class or `default`).
     pub own_errors: Vec<(StatusPlan, ErrorObjectPlan)>,
+    /// Its part in a resource, when the mock is stateful.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<StatePlan>,
 }
 
 /// The statuses an operation's own error object is for.
@@ -155,4 +210,8 @@ pub struct AnswerPlan {
     pub status: u16,
     pub offered: Vec<(String, String)>,
     pub headers: Vec<(String, String)>,
+    /// The JSON Schema of its JSON body, which a stateful answer is checked against before it
+    /// is sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Value>,
 }

@@ -22,6 +22,10 @@ pub(crate) struct Mock {
     /// Where to listen (a port of 0 takes a free one; the address is printed on stdout).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
+    /// Keep state, in memory: what a `POST` to a collection creates, a `GET` of its item finds
+    /// (resources inferred from the paths: see the README).
+    #[arg(long)]
+    stateful: bool,
 }
 
 pub(crate) fn mock(args: &Mock, messages: &Messages) -> ExitCode {
@@ -34,8 +38,9 @@ pub(crate) fn mock(args: &Mock, messages: &Messages) -> ExitCode {
         }
     };
     messages.notes(&args.spec, &notes);
-    let (title, operations) = (plan.title.clone(), plan.operations.len());
-    let router = openapi_workspace_runtime::mock::router(plan)
+    let (title, operations, resources) = (plan.title.clone(), plan.operations.len(), plan.resources.len());
+    let options = openapi_workspace_runtime::mock::Options { stateful: args.stateful };
+    let router = openapi_workspace_runtime::mock::router_with(plan, options)
         .layer(axum::middleware::from_fn(log))
         .layer(tower_http::cors::CorsLayer::very_permissive());
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -49,8 +54,12 @@ pub(crate) fn mock(args: &Mock, messages: &Messages) -> ExitCode {
         let listener = tokio::net::TcpListener::bind(args.listen).await?;
         let address = listener.local_addr()?;
         if !messages.quiet {
+            let answers = match args.stateful {
+                true => format!("{resources} resources kept in memory, the other answers the document's examples"),
+                false => "every answer the document's example".to_owned(),
+            };
             eprintln!(
-                "{title}: {operations} operations, ready in {:.2} s (every answer the document's example)",
+                "{title}: {operations} operations, ready in {:.2} s ({answers})",
                 started.elapsed().as_secs_f64()
             );
         }

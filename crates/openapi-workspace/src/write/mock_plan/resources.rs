@@ -1,0 +1,162 @@
+//! The resources a stateful mock keeps, inferred from the document's paths: a collection path and
+//! its item path (`/pets` and `/pets/{petId}`; nested, `/owners/{ownerId}/pets` and
+//! `/owners/{ownerId}/pets/{petId}`, scoped by the owner), and each operation's part in them:
+//! `POST` to the collection creates, `GET` lists; on the item `GET` reads, `PUT` replaces,
+//! `PATCH` merges, `DELETE` removes. The root's `x-mock-resources: false` turns it off; an
+//! operation's `x-mock-role: none` (or `create`, `read`, `replace`, `merge`, `delete`, `list`)
+//! overrides its part.
+
+use std::collections::BTreeMap;
+
+use openapi_workspace_runtime::mock::{IdKind, ResourcePlan, Role, StatePlan};
+use serde_json::Value;
+
+use crate::model::operation::Op;
+use crate::read::document::resolve_schema;
+
+/// The extension on an operation that says its part (or `none`).
+pub(crate) const ROLE: &str = "x-mock-role";
+/// The extension on the document's root that, `false`, keeps the mock stateless.
+pub(crate) const RESOURCES: &str = "x-mock-resources";
+
+/// The resources of `ops` (as served, each at its route) and each operation's part, by index.
+pub(crate) fn resources(ops: &[&Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap<usize, StatePlan>) {
+    let mut resources = Vec::new();
+    let mut roles = BTreeMap::new();
+    if raw.get(RESOURCES) == Some(&Value::Bool(false)) {
+        return (resources, roles);
+    }
+    let components = raw.get("components").unwrap_or(&Value::Null);
+    let operation = |op: &Op| raw.pointer(&op.raw).unwrap_or(&Value::Null);
+    // Each item path, whose collection path (it less its last segment, a parameter) is served too.
+    let mut items: Vec<(&str, &str)> = Vec::new();
+    for op in ops {
+        let Some((collection, last)) = op.path.rsplit_once('/') else { continue };
+        let whole_parameter = last.starts_with('{') && last.ends_with('}') && last.matches('{').count() == 1;
+        if whole_parameter
+            && !collection.is_empty()
+            && ops.iter().any(|other| other.path == collection)
+            && !items.iter().any(|(item, _)| *item == op.path)
+        {
+            items.push((&op.path, collection));
+        }
+    }
+    for (item, collection) in items {
+        let here: Vec<(usize, &Op, Role)> = ops
+            .iter()
+            .enumerate()
+            .filter_map(|(i, op)| {
+                let inferred = match (op.path == collection, op.path == item, op.method.as_str()) {
+                    (true, _, "post") => Some(Role::Create),
+                    (true, _, "get") => Some(Role::List),
+                    (_, true, "get") => Some(Role::Read),
+                    (_, true, "put") => Some(Role::Replace),
+                    (_, true, "patch") => Some(Role::Merge),
+                    (_, true, "delete") => Some(Role::Delete),
+                    _ => None,
+                };
+                let role = match operation(op).get(ROLE).and_then(Value::as_str) {
+                    Some(said) => role_named(said),
+                    None => inferred,
+                };
+                Some((i, *op, role?))
+            })
+            .filter(|(_, op, _)| op.path == collection || op.path == item)
+            .collect();
+        // Nothing to keep without a way to make an item and one to find it again.
+        let has = |wanted: Role| here.iter().any(|(_, _, role)| *role == wanted);
+        if !has(Role::Create) || !(has(Role::Read) || has(Role::List)) {
+            continue;
+        }
+        let id_param = item.rsplit_once('{').map_or("id", |(_, rest)| rest.trim_end_matches('}')).to_owned();
+        // The item's schema: what reading, or else creating, answers.
+        let answered = |wanted: Role| {
+            here.iter()
+                .find(|(_, _, role)| *role == wanted)
+                .and_then(|(_, op, _)| answer_schema(operation(op), components))
+        };
+        let item_schema = answered(Role::Read).or_else(|| answered(Role::Create)).unwrap_or(&Value::Null);
+        let properties = resolve_schema(item_schema, components)
+            .and_then(|schema| schema.get("properties"))
+            .and_then(Value::as_object);
+        let property = |name: &str| properties.is_some_and(|p| p.contains_key(name));
+        let id_property = [id_param.as_str(), "id", "uuid", "key"]
+            .into_iter()
+            .find(|name| property(name))
+            .unwrap_or(id_param.as_str())
+            .to_owned();
+        let param_schema = here
+            .iter()
+            .find(|(_, op, _)| op.path == item)
+            .and_then(|(_, op, _)| op.path_params.iter().find(|p| p.wire.name == id_param))
+            .map(|param| &param.schema);
+        let id_kind = match param_schema.and_then(|schema| schema.get("type")).and_then(Value::as_str) {
+            Some("integer") => IdKind::Integer,
+            _ if param_schema.and_then(|s| s.get("format")).and_then(Value::as_str) == Some("uuid") => IdKind::Uuid,
+            _ => IdKind::Text,
+        };
+        let (mut created, mut updated) = (Vec::new(), Vec::new());
+        for (name, schema) in properties.into_iter().flatten() {
+            let schema = resolve_schema(schema, components).unwrap_or(schema);
+            if schema.get("format").and_then(Value::as_str) != Some("date-time") {
+                continue;
+            }
+            let lower = name.to_ascii_lowercase();
+            if lower.starts_with("created") || lower == "created" {
+                created.push(name.clone());
+            } else if lower.starts_with("updated") || lower.starts_with("modified") {
+                updated.push(name.clone());
+            }
+        }
+        let list_property = match answered(Role::List).and_then(|schema| resolve_schema(schema, components)) {
+            Some(schema) if schema.get("type").and_then(Value::as_str) == Some("array") => None,
+            Some(schema) => schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .find(|(_, property)| {
+                    resolve_schema(property, components).and_then(|p| p.get("type")).and_then(Value::as_str)
+                        == Some("array")
+                })
+                .map(|(name, _)| name.clone()),
+            None => None,
+        };
+        let index = resources.len();
+        resources.push(ResourcePlan {
+            name: collection.rsplit('/').next().unwrap_or(collection).to_owned(),
+            scope: crate::model::methods::parameter_names(collection).into_iter().map(str::to_owned).collect(),
+            id_param,
+            id_property,
+            id_kind,
+            list_property,
+            created,
+            updated,
+        });
+        for (i, _, role) in here {
+            roles.insert(i, StatePlan { resource: index, role });
+        }
+    }
+    (resources, roles)
+}
+
+fn role_named(said: &str) -> Option<Role> {
+    match said {
+        "create" => Some(Role::Create),
+        "read" => Some(Role::Read),
+        "replace" => Some(Role::Replace),
+        "merge" => Some(Role::Merge),
+        "delete" => Some(Role::Delete),
+        "list" => Some(Role::List),
+        _ => None,
+    }
+}
+
+/// The schema of `operation`'s first success's JSON body (normalised document).
+pub(crate) fn answer_schema<'a>(operation: &'a Value, components: &'a Value) -> Option<&'a Value> {
+    let mock = crate::model::mock::mock(operation, components)?;
+    let response = crate::model::mock::response(operation, components, mock.status)?;
+    let content = response.get("content")?.as_object()?;
+    let (_, media) = content.iter().find(|(media, _)| crate::read::document::is_json(media))?;
+    media.get("schema")
+}
