@@ -29,9 +29,9 @@ use anyhow::{Context, bail, ensure};
 /// A document of the corpus: the workspace's name, its path from the repository's root, and the
 /// operation its mock is asked, if it is run. A public document too large to keep as it is is an
 /// archive (`.tar.gz`, with its licence) and `entry` its document's path inside it.
-struct Document {
-    name: &'static str,
-    path: &'static str,
+pub(crate) struct Document {
+    pub(crate) name: &'static str,
+    pub(crate) path: &'static str,
     entry: Option<&'static str>,
     serve: Option<Probe>,
     /// What CI's run (`Reach::Ci`) does with it.
@@ -73,7 +73,7 @@ const fn archived(name: &'static str, path: &'static str, entry: &'static str) -
 
 /// Ours and the generator's samples first, then public documents (`tests/corpus/README.md` says
 /// where each comes from and under which licence).
-const CORPUS: &[Document] = &[
+pub(crate) const CORPUS: &[Document] = &[
     document("payments", "openapi/payments.yaml"),
     document("payments31", "docs/openapi-3.1.json"),
     document("sample", "crates/openapi-workspace/tests/samples/parameters_and_responses.yaml"),
@@ -216,7 +216,7 @@ pub(crate) fn files_under(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 /// The document's file: its path, or its entry in its archive unpacked under `work`.
-fn unpacked(root: &Path, document: &Document, work: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn unpacked(root: &Path, document: &Document, work: &Path) -> anyhow::Result<PathBuf> {
     let Some(entry) = document.entry else { return Ok(root.join(document.path)) };
     let dir = work.join("documents").join(document.name);
     if dir.exists() {

@@ -25,6 +25,8 @@
 //! `cargo xtask corpus [NAME…]`: every corpus document generated as a workspace of its own and
 //! checked as its users build it; writes `CORPUS.md` (see `corpus.rs`). `--directory`: every
 //! document of the APIs.guru collection generated, a sample checked (see `directory/`).
+//! `--mock`: every corpus document served by `openapi-workspace mock --stateful` (see
+//! `corpus_mock.rs`).
 
 /// The allocator `openapi-workspace` runs with, so the corpus measures generation as it runs.
 #[global_allocator]
@@ -33,6 +35,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod bench;
 mod breaking;
 mod corpus;
+mod corpus_mock;
 mod diff_peers;
 mod directory;
 #[cfg(test)]
@@ -83,6 +86,7 @@ fn main() -> ExitCode {
         ["corpus", "--generate-one", spec, out] => corpus::generate_one(Path::new(spec), Path::new(out)),
         ["corpus", "--directory-one", spec, out] => directory::generate_one(Path::new(spec), Path::new(out)),
         ["corpus", "--directory"] => directory::run(&workspace_root(), false),
+        ["corpus", "--mock"] => corpus_mock::run(&workspace_root()),
         ["corpus", "--directory", "--check-sample"] => directory::check_sample(&workspace_root()),
         ["corpus", "--directory", "--ci"] | ["corpus", "--ci", "--directory"] => {
             directory::run(&workspace_root(), true)
@@ -119,7 +123,7 @@ fn main() -> ExitCode {
 fn usage() -> ExitCode {
     eprintln!(
         "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen | --upload | --server | --instructions [--smoke]] | \
-         cargo xtask breaking --base <git-ref> [--head FILE] | cargo xtask diff-peers | cargo xtask corpus [--ci] [NAME...] | cargo xtask corpus --directory [--ci | --check-sample]"
+         cargo xtask breaking --base <git-ref> [--head FILE] | cargo xtask diff-peers | cargo xtask corpus [--ci] [NAME...] | cargo xtask corpus --mock | cargo xtask corpus --directory [--ci | --check-sample]"
     );
     ExitCode::from(2)
 }

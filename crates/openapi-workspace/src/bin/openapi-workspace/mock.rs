@@ -39,6 +39,7 @@ pub(crate) fn mock(args: &Mock, messages: &Messages) -> ExitCode {
     };
     messages.notes(&args.spec, &notes);
     let (title, operations, resources) = (plan.title.clone(), plan.operations.len(), plan.resources.len());
+    let kept = plan.operations.iter().filter(|operation| operation.state.is_some()).count();
     let options = openapi_workspace_runtime::mock::Options { stateful: args.stateful };
     let router = openapi_workspace_runtime::mock::router_with(plan, options)
         .layer(axum::middleware::from_fn(log))
@@ -55,7 +56,9 @@ pub(crate) fn mock(args: &Mock, messages: &Messages) -> ExitCode {
         let address = listener.local_addr()?;
         if !messages.quiet {
             let answers = match args.stateful {
-                true => format!("{resources} resources kept in memory, the other answers the document's examples"),
+                true => format!(
+                    "{resources} resources kept in memory by {kept} operations, the other answers the document's examples"
+                ),
                 false => "every answer the document's example".to_owned(),
             };
             eprintln!(
