@@ -266,7 +266,9 @@ impl Engine {
             return Err(super::not_implemented(&operation.plan.operation_id));
         };
         if let (Some(state), Some(part)) = (&self.state, operation.plan.state) {
+            // The api keys read as credentials are not the operation's: they filter nothing.
             let query = form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes())
+                .filter(|(key, _)| !operation.credentials_in_query.contains(&key.as_ref()))
                 .map(|(key, value)| (key.into_owned(), value.into_owned()))
                 .collect();
             if let Some(answered) = self.stateful(state, operation, part, answer, Sent { texts, body, query })? {
