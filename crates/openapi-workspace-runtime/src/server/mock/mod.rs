@@ -345,20 +345,25 @@ impl Engine {
             query,
             example,
         };
-        let value = match state.apply(part.resource, resource, part.role, request) {
+        let check = |value: &Value| match &operation.answer_validator {
+            Some(validator) => {
+                validator.get(&self.schemas).check(value, "").map_err(|refused| refused.message().to_owned())
+            }
+            None => Ok(()),
+        };
+        let value = match state.apply((part.resource, resource), part.role, request, check) {
             state::Done::Value(value) => value,
             state::Done::Documented => return Ok(None),
             state::Done::NotFound(message) => return Err(ApiError::not_found(message)),
+            state::Done::Unfit(why) => {
+                eprintln!(
+                    "warning: {}: the state's answer does not meet the document's schema, so nothing changed and its \
+                     example is sent ({why})",
+                    operation.plan.operation_id
+                );
+                return Ok(None);
+            }
         };
-        let checked = operation.answer_validator.as_ref().map(|v| v.get(&self.schemas).check(&value, ""));
-        if let Some(Err(refused)) = checked {
-            eprintln!(
-                "warning: {}: the state's answer does not meet the document's schema, so its example is sent ({})",
-                operation.plan.operation_id,
-                refused.message()
-            );
-            return Ok(None);
-        }
         let media = operation.offered.first().map_or("application/json", |(media, _)| *media);
         let mut response =
             (axum::http::StatusCode::from_u16(answer.status).unwrap_or_default(), value.to_string()).into_response();

@@ -49,6 +49,10 @@ pub struct ResourcePlan {
     /// (`updated_at`).
     pub created: Vec<String>,
     pub updated: Vec<String>,
+    /// The item's properties a request's body may set (its schema's, but write-only ones);
+    /// `None`: any (a schema that lists none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<Vec<String>>,
 }
 
 /// How a new item's id is made: as its path parameter's schema says.

@@ -34,6 +34,9 @@ pub(super) enum Done {
     Documented,
     /// No item of that id (in that scope): `404`.
     NotFound(String),
+    /// What the state would answer does not meet the documented schema (why): nothing changed,
+    /// and the documented answer is sent.
+    Unfit(String),
 }
 
 /// A request as the state reads it: its resource's scope and id (path parameters' texts), its
@@ -47,7 +50,15 @@ pub(super) struct Request {
 }
 
 impl State {
-    pub(super) fn apply(&self, index: usize, resource: &ResourcePlan, role: Role, request: Request) -> Done {
+    /// `request` done as `role` says to `resource` (the plan's `index`th), if what it answers
+    /// passes `check` (the documented schema): else nothing changes.
+    pub(super) fn apply(
+        &self,
+        (index, resource): (usize, &ResourcePlan),
+        role: Role,
+        request: Request,
+        check: impl Fn(&Value) -> Result<(), String>,
+    ) -> Done {
         let mut collections = self.collections.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let items = collections.entry((index, request.scope)).or_default();
         let found = |id: &str| items.iter().position(|(key, _)| key == id);
@@ -55,19 +66,21 @@ impl State {
             Role::Create => {
                 let id = self.next_id(resource.id_kind);
                 let mut item = object(request.example);
-                if let Some(Value::Object(body)) = request.body {
-                    item.extend(body);
-                }
+                item.extend(settable(resource, request.body));
                 item.insert(resource.id_property.clone(), id_value(resource.id_kind, &id));
                 let now = Value::String(now());
                 for stamp in resource.created.iter().chain(&resource.updated) {
                     item.insert(stamp.clone(), now.clone());
                 }
-                items.push((id, Value::Object(item.clone())));
-                Done::Value(Value::Object(item))
+                let item = Value::Object(item);
+                if let Err(why) = check(&item) {
+                    return Done::Unfit(why);
+                }
+                items.push((id, item.clone()));
+                Done::Value(item)
             }
             Role::Read => match request.id.as_deref().and_then(found) {
-                Some(at) => Done::Value(items[at].1.clone()),
+                Some(at) => checked(items[at].1.clone(), check),
                 None => not_found(resource, request.id),
             },
             Role::Replace | Role::Merge => {
@@ -76,7 +89,7 @@ impl State {
                 let mut item = match role {
                     Role::Replace => {
                         // What the server owns stays: the id and when it was made.
-                        let mut kept: Map<String, Value> = object(request.body);
+                        let mut kept: Map<String, Value> = settable(resource, request.body);
                         for owned in std::iter::once(&resource.id_property).chain(&resource.created) {
                             if let Some(value) = stored.get(owned) {
                                 kept.insert(owned.clone(), value.clone());
@@ -86,7 +99,7 @@ impl State {
                     }
                     _ => {
                         let mut merged = Value::Object(stored);
-                        merge_patch(&mut merged, request.body.unwrap_or(Value::Null));
+                        merge_patch(&mut merged, Value::Object(settable(resource, request.body)));
                         object(Some(merged))
                     }
                 };
@@ -94,8 +107,12 @@ impl State {
                 for stamp in &resource.updated {
                     item.insert(stamp.clone(), Value::String(now()));
                 }
-                items[at].1 = Value::Object(item.clone());
-                Done::Value(Value::Object(item))
+                let item = Value::Object(item);
+                if let Err(why) = check(&item) {
+                    return Done::Unfit(why);
+                }
+                items[at].1 = item.clone();
+                Done::Value(item)
             }
             Role::Delete => match request.id.as_deref().and_then(found) {
                 Some(at) => {
@@ -122,7 +139,7 @@ impl State {
                     })
                     .cloned()
                     .collect();
-                Done::Value(listed(resource, kept, request.example))
+                checked(listed(resource, kept, request.example), check)
             }
         }
     }
@@ -153,6 +170,24 @@ fn listed(resource: &ResourcePlan, items: Vec<Value>, example: Option<Value>) ->
         }
     }
     Value::Object(page)
+}
+
+/// `value`, when it passes `check`.
+fn checked(value: Value, check: impl Fn(&Value) -> Result<(), String>) -> Done {
+    match check(&value) {
+        Ok(()) => Done::Value(value),
+        Err(why) => Done::Unfit(why),
+    }
+}
+
+/// The fields of a request's body the item keeps: the item's properties a client may set (a
+/// field only the request has, `wait`, or one never answered, a write-only `secret`, is not).
+fn settable(resource: &ResourcePlan, body: Option<Value>) -> Map<String, Value> {
+    let mut fields = object(body);
+    if let Some(settable) = &resource.fields {
+        fields.retain(|name, _| settable.contains(name));
+    }
+    fields
 }
 
 fn not_found(resource: &ResourcePlan, id: Option<String>) -> Done {

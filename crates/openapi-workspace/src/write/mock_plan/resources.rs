@@ -122,6 +122,17 @@ pub(crate) fn resources(ops: &[&Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMa
                 .map(|(name, _)| name.clone()),
             None => None,
         };
+        // What a body may set: the item's properties, but those never answered (write-only).
+        let fields = properties.map(|properties| {
+            properties
+                .iter()
+                .filter(|(_, schema)| {
+                    let schema = resolve_schema(schema, components).unwrap_or(schema);
+                    schema.get("writeOnly") != Some(&Value::Bool(true))
+                })
+                .map(|(name, _)| name.clone())
+                .collect()
+        });
         let index = resources.len();
         resources.push(ResourcePlan {
             name: collection.rsplit('/').next().unwrap_or(collection).to_owned(),
@@ -132,6 +143,7 @@ pub(crate) fn resources(ops: &[&Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMa
             list_property,
             created,
             updated,
+            fields,
         });
         for (i, _, role) in here {
             roles.insert(i, StatePlan { resource: index, role });
