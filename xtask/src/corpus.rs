@@ -191,8 +191,14 @@ pub(crate) fn generate_one(spec: &Path, out: &Path) -> anyhow::Result<()> {
 
 /// This process's peak resident memory (Linux's `VmHWM`), in KiB.
 pub(crate) fn peak_kib() -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").context("/proc/self/status")?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).context("no VmHWM in /proc/self/status")?;
+    peak_kib_of("self")
+}
+
+/// The peak resident memory of `process` (a pid, or `self`), in KiB.
+pub(crate) fn peak_kib_of(process: &str) -> anyhow::Result<u64> {
+    let path = format!("/proc/{process}/status");
+    let status = std::fs::read_to_string(&path).context(path.clone())?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).with_context(|| format!("no VmHWM in {path}"))?;
     Ok(line.split_whitespace().nth(1).context("VmHWM's value")?.parse()?)
 }
 

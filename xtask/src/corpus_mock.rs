@@ -79,12 +79,7 @@ fn serve(binary: &Path, spec: &Path) -> anyhow::Result<(f64, u64, String)> {
     stream.read_to_string(&mut answer)?;
     let seconds = started.elapsed().as_secs_f64();
     ensure!(answer.starts_with("HTTP/1.1 "), "no HTTP answer: {answer:?}");
-    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()))?;
-    let peak_kib: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .context("VmHWM")?;
+    let peak_kib = crate::corpus::peak_kib_of(&child.id().to_string())?;
     child.kill()?;
     child.wait()?;
     let mut stderr = String::new();

@@ -98,8 +98,10 @@ pub fn samples(spec: &Spec, builders: &Builders, cli: Option<&str>, flavour: &Fl
 pub fn mock_plan(path: &std::path::Path) -> Result<(openapi_workspace_runtime::mock::Plan, Vec<Note>)> {
     let in_file = |e: Error| Error::InFile { path: path.to_owned(), source: Box::new(e) };
     let text = read::files::bundle(path).map_err(in_file)?;
-    let (spec, (plan, unserved), left_out) =
+    let (spec, (mut plan, unserved), left_out) =
         write::leave_out::leaving_out(&text, "the mock", write::mock_plan::plan).map_err(in_file)?;
+    let schemas = model::json_schema::schema_document(&spec).map_err(in_file)?;
+    plan.schemas = serde_json::from_str(&schemas).expect("the schema document is JSON");
     let notes = spec.notes.iter().cloned().chain(left_out).chain(unserved).collect();
     Ok((plan, notes))
 }

@@ -8,7 +8,7 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-/// The mock of `spec`, running; its base address (`127.0.0.1:port`) and what it printed first.
+/// The mock of `spec`, running, and its base address (`127.0.0.1:port`).
 struct Mock {
     child: Child,
     address: String,
@@ -16,18 +16,31 @@ struct Mock {
 
 impl Mock {
     fn start(spec: &Path) -> Mock {
+        Mock::start_with(spec, &[]).0
+    }
+
+    /// The mock of `spec` run with `flags` too, and the lines it printed on stdout before its
+    /// address (the warnings, with `--message-format json`).
+    fn start_with(spec: &Path, flags: &[&str]) -> (Mock, Vec<String>) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_openapi-workspace"))
-            .args(["mock", "--listen", "127.0.0.1:0", "--spec"])
+            .args(["mock", "--listen", "127.0.0.1:0"])
+            .args(flags)
+            .arg("--spec")
             .arg(spec)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
-        let address =
-            line.trim().strip_prefix("mock at http://").unwrap_or_else(|| panic!("printed {line:?}")).to_owned();
-        Mock { child, address }
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut before = Vec::new();
+        loop {
+            let mut line = String::new();
+            assert!(stdout.read_line(&mut line).unwrap() > 0, "the mock ended; it printed {before:?}");
+            match line.trim().strip_prefix("mock at http://") {
+                Some(address) => return (Mock { child, address: address.to_owned() }, before),
+                None => before.push(line),
+            }
+        }
     }
 
     /// The answer to a request of `head` (its request line and headers) and `body`: the status,
@@ -110,25 +123,9 @@ fn an_operation_it_cannot_serve_is_left_out_with_a_warning_and_the_rest_served()
          {description: done}}\n",
     )
     .unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_openapi-workspace"))
-        .args(["mock", "--listen", "127.0.0.1:0", "--message-format", "json", "--spec"])
-        .arg(&spec)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut mock = Mock { child, address: String::new() };
     // As cargo's `--message-format json`, the warnings are JSON lines on stdout, before the address.
-    let mut stdout = BufReader::new(mock.child.stdout.take().unwrap());
-    let mut warnings = Vec::new();
-    loop {
-        let mut line = String::new();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "the mock ended; it printed {warnings:?}");
-        match line.trim().strip_prefix("mock at http://") {
-            Some(address) => break mock.address = address.to_owned(),
-            None => warnings.push(serde_json::from_str::<serde_json::Value>(&line).unwrap()),
-        }
-    }
+    let (mock, printed) = Mock::start_with(&spec, &["--message-format", "json"]);
+    let warnings: Vec<serde_json::Value> = printed.iter().map(|line| serde_json::from_str(line).unwrap()).collect();
     let [warning] = warnings.as_slice() else { panic!("{warnings:?}") };
     assert_eq!(warning["kind"], "warning", "{warning}");
     assert_eq!(warning["pointer"], "/paths/~1mixed/post", "{warning}");
@@ -154,16 +151,7 @@ fn call(mock: &Mock, method: &str, path: &str, body: Option<serde_json::Value>) 
 fn stateful_it_keeps_what_is_created_until_it_is_deleted() {
     use serde_json::json;
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mock/shelter.yaml");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_openapi-workspace"))
-        .args(["mock", "--stateful", "--listen", "127.0.0.1:0", "--spec"])
-        .arg(&spec)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
-    let mock = Mock { child, address: line.trim().strip_prefix("mock at http://").unwrap().to_owned() };
+    let (mock, _) = Mock::start_with(&spec, &["--stateful"]);
 
     // Owners: integer ids in sequence, the server's timestamp, a list wrapped with its counts.
     let (status, ada) = call(&mock, "POST", "/owners", Some(json!({"name": "Ada"})));

@@ -26,7 +26,11 @@ impl SchemaSet {
 
     /// Compiles a validator for `schema` (JSON text), whose `$ref`s point into the document.
     pub fn validator(&self, schema: &str) -> Validator {
-        let mut root: Value = serde_json::from_str(schema).expect("a generated schema is valid JSON");
+        self.validator_of(serde_json::from_str(schema).expect("a generated schema is valid JSON"))
+    }
+
+    /// [`SchemaSet::validator`] of a schema already read (the mock engine's plan holds them so).
+    pub fn validator_of(&self, mut root: Value) -> Validator {
         // A body that is one named schema is validated against that schema itself, not through a
         // `$ref` to it: jsonschema keeps an evaluation path through the reference for every error,
         // much of what a refused body costs (BENCHMARKS.md, "The generated handlers").

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::schemas::{At, Compared, Schemas};
 use super::{Audience, Change, Direction, Level, Rule, Side};
-use crate::read::document::{METHODS, escape, resolve};
+use crate::read::document::{METHODS, escape, resolve, template};
 
 /// One operation: where it is, its method and path as shown, its object.
 struct Operation<'a> {
@@ -41,24 +41,6 @@ fn operations(side: Side<'_>, audience: Audience) -> BTreeMap<String, Operation<
         }
     }
     found
-}
-
-/// `/pets/{id}` → `/pets/{}`: the same operation whatever its parameters are called.
-fn template(path: &str) -> String {
-    let mut out = String::new();
-    let mut inside = false;
-    for c in path.chars() {
-        match c {
-            '{' => {
-                inside = true;
-                out.push_str("{}");
-            }
-            '}' => inside = false,
-            _ if inside => {}
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 /// Every operation of `base` gone (a document without webhooks any more).

@@ -51,7 +51,7 @@ pub(crate) fn routes<'a>(paths: impl IntoIterator<Item = &'a str>) -> HashMap<St
         if routes.contains_key(path) {
             continue;
         }
-        let template = template(path);
+        let template = crate::read::document::template(path);
         let route = match seen.get(&template) {
             Some(first) => Ok((*first).to_owned()),
             None => match unroutable(path) {
@@ -68,32 +68,6 @@ pub(crate) fn routes<'a>(paths: impl IntoIterator<Item = &'a str>) -> HashMap<St
         routes.insert(path.to_owned(), route);
     }
     routes
-}
-
-/// `path` with its parameters' names left out: `/a/{}/b`.
-fn template(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    let mut inside = false;
-    for c in path.chars() {
-        match c {
-            '{' => {
-                inside = true;
-                out.push('{');
-            }
-            '}' => {
-                inside = false;
-                out.push('}');
-            }
-            _ if inside => {}
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-/// The names of `path`'s parameters, in order.
-pub(crate) fn parameter_names(path: &str) -> Vec<&str> {
-    path.split('{').skip(1).filter_map(|rest| rest.split_once('}').map(|(name, _)| name)).collect()
 }
 
 #[cfg(test)]
@@ -117,7 +91,6 @@ mod tests {
         // Another template, though its parameter is named otherwise: a route of its own.
         assert_eq!(route("/files/{name}/versions"), Ok("/files/{name}/versions".to_owned()));
         assert!(route("/responses?beta=true").unwrap_err().contains("`?beta=true`"));
-        assert_eq!(super::parameter_names("/a/{org}/b/{id}"), ["org", "id"]);
     }
 
     #[test]

@@ -47,14 +47,33 @@ impl Op {
     }
 }
 
+/// `ops` as axum's router serves them (`methods::routes`): each at its route, and those it
+/// cannot serve apart, each with its pointer and why.
+pub(crate) fn routed(mut ops: Vec<Op>) -> (Vec<Op>, Vec<(String, String)>) {
+    let routes = super::methods::routes(ops.iter().map(|op| op.path.as_str()));
+    let mut unserved = Vec::new();
+    ops.retain_mut(|op| match &routes[&op.path] {
+        Ok(route) => {
+            serve_at(op, route);
+            true
+        }
+        Err(why) => {
+            unserved.push((op.raw.clone(), why.clone()));
+            false
+        }
+    });
+    (ops, unserved)
+}
+
 /// `op` served at `route`, a path alike but for its parameters' names (`methods::routes`): its
 /// path and its path parameters' names become the route's, by position, for the router that
 /// reads them by name (the Rust names stay).
-pub(crate) fn serve_at(op: &mut Op, route: &str) {
+fn serve_at(op: &mut Op, route: &str) {
     if op.path == route {
         return;
     }
-    let (own, routed) = (super::methods::parameter_names(&op.path), super::methods::parameter_names(route));
+    let names = |path| crate::read::document::template_names(path).collect::<Vec<_>>();
+    let (own, routed) = (names(&op.path), names(route));
     for param in &mut op.path_params {
         if let Some(at) = own.iter().position(|name| *name == param.name) {
             param.name = routed[at].to_owned();

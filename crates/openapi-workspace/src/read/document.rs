@@ -156,6 +156,24 @@ pub(crate) fn template_names(path: &str) -> impl Iterator<Item = &str> {
     path.split('{').skip(1).filter_map(|s| s.split_once('}')).map(|(name, _)| name)
 }
 
+/// `/pets/{id}` → `/pets/{}`: the same path whatever its parameters are called.
+pub(crate) fn template(path: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for c in path.chars() {
+        match c {
+            '{' => {
+                inside = true;
+                out.push_str("{}");
+            }
+            '}' => inside = false,
+            _ if inside => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// `kind` with its article: `an integer`, `a string`.
 pub(crate) fn with_article(kind: &str) -> String {
     if kind.starts_with(['a', 'e', 'i', 'o', 'u']) { format!("an {kind}") } else { format!("a {kind}") }

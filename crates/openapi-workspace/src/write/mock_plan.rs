@@ -22,7 +22,7 @@ use crate::model::security::{self, Kind, Place, Requirement, Scheme};
 use crate::read::{Note, Spec};
 
 /// The plan of `spec`'s operations, and a note for each the engine cannot route (axum's router
-/// cannot take its path).
+/// cannot take its path); its `schemas` are left to the caller (`schema_document`).
 pub(crate) fn plan(spec: &Spec) -> Result<(Plan, Vec<Note>)> {
     let schemes = security::schemes(&spec.openapi)?;
     let (error_object, _) = crate::model::error_object::find(&spec.raw);
@@ -38,41 +38,36 @@ pub(crate) fn plan(spec: &Spec) -> Result<(Plan, Vec<Note>)> {
         .collect();
     let ops = crate::model::operations(spec, &type_names, &schemes, &error_object)?;
     let components = spec.raw.get("components").unwrap_or(&Value::Null);
-    let mut notes = Vec::new();
-    let mut operations = Vec::new();
-    let mut served = Vec::new();
-    let routes = crate::model::methods::routes(ops.iter().map(|op| op.path.as_str()));
-    // Asked before the operations are taken: a path the document does not have asks for the
+    // Asked before the operations are routed: a path the document does not have asks for the
     // document's requirement, or its first secured operation's.
     let unknown_path = security::requirement(&spec.openapi, None, &schemes, "#/security")?
         .or_else(|| ops.iter().find_map(|op| op.requirement.clone()))
         .map(|requirement| requirement_plan(&requirement, &schemes));
-    for mut op in ops {
-        match &routes[&op.path] {
-            Ok(route) => crate::model::operation::serve_at(&mut op, route),
-            Err(why) => {
-                notes.push(Note { pointer: op.raw.clone(), message: format!("not served by the mock: {why}") });
-                continue;
-            }
-        }
-        let raw = spec.raw.pointer(&op.raw).unwrap_or(&Value::Null);
-        let own_errors = crate::model::error_object::of_operation(raw, components, &error_object)
-            .iter()
-            .map(|(status, object)| (status_plan(*status), error_object_plan(object)))
-            .collect();
-        operations.push(operation(&op, &schemes, own_errors, raw, components));
-        served.push(op);
-    }
+    let (served, unserved) = crate::model::operation::routed(ops);
+    let notes = unserved
+        .into_iter()
+        .map(|(pointer, why)| Note { pointer, message: format!("not served by the mock: {why}") })
+        .collect();
+    let mut operations: Vec<OperationPlan> = served
+        .iter()
+        .map(|op| {
+            let raw = spec.raw.pointer(&op.raw).unwrap_or(&Value::Null);
+            let own_errors = crate::model::error_object::of_operation(raw, components, &error_object)
+                .iter()
+                .map(|(status, object)| (status_plan(*status), error_object_plan(object)))
+                .collect();
+            operation(op, &schemes, own_errors, raw, components)
+        })
+        .collect();
     // What a stateful mock keeps, from the operations served.
-    let served: Vec<&Op> = served.iter().collect();
     let (resources, parts) = resources::resources(&served, &spec.raw);
     for (i, part) in parts {
         operations[i].state = Some(part);
     }
     let plan = Plan {
         title: spec.openapi.info.title.clone(),
-        schemas: serde_json::from_str(&crate::model::json_schema::schema_document(spec)?)
-            .expect("the schema document is JSON"),
+        // The caller's to give: a generated server has them in `schemas.json` already.
+        schemas: Value::Null,
         error_object: error_object_plan(&error_object),
         challenge: security::document_challenge(&spec.openapi, &schemes),
         unknown_path,
@@ -115,7 +110,7 @@ fn operation(
         status: mock.status,
         offered: mock.body.iter().chain(&mock.others).map(|(media, body)| (media.clone(), body.text())).collect(),
         headers: mock.headers.clone(),
-        schema: resources::answer_schema(raw, components).map(crate::model::json_schema::to_json_schema),
+        schema: resources::answer_schema(op, raw, components).map(crate::model::json_schema::to_json_schema),
     });
     OperationPlan {
         operation_id: op.operation_id.clone(),

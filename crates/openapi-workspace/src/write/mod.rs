@@ -102,19 +102,10 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
     let (error_object, error_note) = crate::model::error_object::find(&spec.raw);
     // What axum's router cannot route the client calls and the server leaves out, noted; a path
     // that is another's but for its parameters' names is served at that one's route.
-    let mut served = std::mem::take(&mut models.ops);
-    let mut unserved = Vec::new();
-    let routes = crate::model::methods::routes(served.iter().map(|op| op.path.as_str()));
-    served.retain_mut(|op| match &routes[&op.path] {
-        Ok(route) => {
-            crate::model::operation::serve_at(op, route);
-            true
-        }
-        Err(why) => {
-            let message = format!("not served by the generated server (the client calls it): {why}");
-            unserved.push(Note { pointer: op.raw.clone(), message });
-            false
-        }
+    let (served, unserved) = crate::model::operation::routed(std::mem::take(&mut models.ops));
+    let unserved = unserved.into_iter().map(|(pointer, why)| Note {
+        pointer,
+        message: format!("not served by the generated server (the client calls it): {why}"),
     });
     let mut server = crate::timings::timed("write/server", || {
         server::generate(spec, &served, config, server::Surface::Api, &error_object)

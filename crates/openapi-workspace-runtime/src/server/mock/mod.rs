@@ -47,7 +47,7 @@ pub fn router_with(plan: Plan, options: Options) -> axum::Router {
     let schemas = SchemaSet::of(&plan.schemas);
     let operations = plan.operations.iter().map(Operation::of).collect();
     let state = options.stateful.then(state::State::default);
-    let engine = Arc::new(Engine { schemas, operations, unknown_path: plan.unknown_path.as_ref(), plan, state });
+    let engine = Arc::new(Engine { schemas, operations, plan, state });
     let mut paths: Vec<(&str, Vec<usize>)> = Vec::new();
     for (i, operation) in plan.operations.iter().enumerate() {
         match paths.iter_mut().find(|(path, _)| *path == operation.path) {
@@ -82,13 +82,13 @@ pub fn router_with(plan: Plan, options: Options) -> axum::Router {
         );
     }
     let router = router.fallback(unknown_path).with_state(engine);
-    super::finish_router(router, &plan.challenge, error_object(&plan.error_object))
+    super::finish_router(router, &plan.challenge, Box::leak(Box::new(error_object(&plan.error_object))))
 }
 
 /// A path the document does not have: `404`, once the caller has shown a credential where the
 /// document asks for one.
 async fn unknown_path(State(engine): State<Arc<Engine>>, request: Request) -> Result<Response, ApiError> {
-    if let Some(requirement) = engine.unknown_path {
+    if let Some(requirement) = &engine.plan.unknown_path {
         authenticate(requirement, request.headers(), request.uri())?;
     }
     Err(super::unknown_path(request.uri()))
@@ -97,7 +97,6 @@ async fn unknown_path(State(engine): State<Arc<Engine>>, request: Request) -> Re
 struct Engine {
     schemas: SchemaSet,
     operations: Vec<Operation>,
-    unknown_path: Option<&'static RequirementPlan>,
     plan: &'static Plan,
     /// The resources' items, when stateful.
     state: Option<state::State>,
@@ -114,7 +113,7 @@ struct Operation {
     credentials_in_query: Vec<&'static str>,
     params_validator: Lazy,
     query_validator: Lazy,
-    /// One per media type of the body (none for text and bytes).
+    /// One per media type of the body (never compiled for text and bytes).
     body_validators: Vec<Lazy>,
     parts: Vec<(&'static str, super::multipart::Kind)>,
     own_errors: &'static [(ErrorStatus, ErrorObject)],
@@ -137,8 +136,9 @@ impl Operation {
             .iter()
             .flat_map(|body| &body.media)
             .map(|media| match &media.kind {
-                MediaKindPlan::Json(schema) | MediaKindPlan::Form(schema) => Lazy::new(schema.clone()),
-                MediaKindPlan::Multipart { schema, .. } => Lazy::new(schema.clone()),
+                MediaKindPlan::Json(schema) | MediaKindPlan::Form(schema) | MediaKindPlan::Multipart { schema, .. } => {
+                    Lazy::new(schema.clone())
+                }
                 MediaKindPlan::Text | MediaKindPlan::Bytes => Lazy::new(json!({})),
             })
             .collect();
@@ -183,7 +183,7 @@ impl Operation {
             own_errors: Box::leak(
                 plan.own_errors
                     .iter()
-                    .map(|(status, object)| (error_status(*status), *error_object(object)))
+                    .map(|(status, object)| (error_status(*status), error_object(object)))
                     .collect::<Vec<_>>()
                     .into_boxed_slice(),
             ),
@@ -419,7 +419,7 @@ impl Lazy {
     }
 
     fn get(&self, schemas: &SchemaSet) -> &Validator {
-        self.compiled.get_or_init(|| schemas.validator(&self.schema.to_string()))
+        self.compiled.get_or_init(|| schemas.validator_of(self.schema.clone()))
     }
 }
 
@@ -459,8 +459,8 @@ fn error_status(status: StatusPlan) -> ErrorStatus {
     }
 }
 
-/// A plan's error object as the runtime's, leaked.
-fn error_object(object: &'static ErrorObjectPlan) -> &'static ErrorObject {
+/// A plan's error object as the runtime's, its parts leaked.
+fn error_object(object: &'static ErrorObjectPlan) -> ErrorObject {
     let parts = object
         .parts
         .iter()
@@ -473,5 +473,5 @@ fn error_object(object: &'static ErrorObjectPlan) -> &'static ErrorObject {
             PartPlan::Reason => ErrorPart::Reason,
         })
         .collect::<Vec<_>>();
-    Box::leak(Box::new(ErrorObject { media: &object.media, parts: Box::leak(parts.into_boxed_slice()) }))
+    ErrorObject { media: &object.media, parts: Box::leak(parts.into_boxed_slice()) }
 }

@@ -148,8 +148,7 @@ impl State {
         let n = self.sequence.fetch_add(1, Ordering::Relaxed) + 1;
         match kind {
             IdKind::Uuid => uuid::Uuid::new_v4().to_string(),
-            IdKind::Integer => n.to_string(),
-            IdKind::Text => format!("{n}"),
+            IdKind::Integer | IdKind::Text => n.to_string(),
         }
     }
 }

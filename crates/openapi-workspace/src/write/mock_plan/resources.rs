@@ -20,7 +20,7 @@ pub(crate) const ROLE: &str = "x-mock-role";
 pub(crate) const RESOURCES: &str = "x-mock-resources";
 
 /// The resources of `ops` (as served, each at its route) and each operation's part, by index.
-pub(crate) fn resources(ops: &[&Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap<usize, StatePlan>) {
+pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap<usize, StatePlan>) {
     let mut resources = Vec::new();
     let mut roles = BTreeMap::new();
     if raw.get(RESOURCES) == Some(&Value::Bool(false)) {
@@ -45,6 +45,7 @@ pub(crate) fn resources(ops: &[&Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMa
         let here: Vec<(usize, &Op, Role)> = ops
             .iter()
             .enumerate()
+            .filter(|(_, op)| op.path == collection || op.path == item)
             .filter_map(|(i, op)| {
                 let inferred = match (op.path == collection, op.path == item, op.method.as_str()) {
                     (true, _, "post") => Some(Role::Create),
@@ -59,9 +60,8 @@ pub(crate) fn resources(ops: &[&Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMa
                     Some(said) => role_named(said),
                     None => inferred,
                 };
-                Some((i, *op, role?))
+                Some((i, op, role?))
             })
-            .filter(|(_, op, _)| op.path == collection || op.path == item)
             .collect();
         // Nothing to keep without a way to make an item and one to find it again.
         let has = |wanted: Role| here.iter().any(|(_, _, role)| *role == wanted);
@@ -73,7 +73,7 @@ pub(crate) fn resources(ops: &[&Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMa
         let answered = |wanted: Role| {
             here.iter()
                 .find(|(_, _, role)| *role == wanted)
-                .and_then(|(_, op, _)| answer_schema(operation(op), components))
+                .and_then(|(_, op, _)| answer_schema(op, operation(op), components))
         };
         let item_schema = answered(Role::Read).or_else(|| answered(Role::Create)).unwrap_or(&Value::Null);
         let properties = resolve_schema(item_schema, components)
@@ -136,7 +136,7 @@ pub(crate) fn resources(ops: &[&Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMa
         let index = resources.len();
         resources.push(ResourcePlan {
             name: collection.rsplit('/').next().unwrap_or(collection).to_owned(),
-            scope: crate::model::methods::parameter_names(collection).into_iter().map(str::to_owned).collect(),
+            scope: crate::read::document::template_names(collection).map(str::to_owned).collect(),
             id_param,
             id_property,
             id_kind,
@@ -164,10 +164,10 @@ fn role_named(said: &str) -> Option<Role> {
     }
 }
 
-/// The schema of `operation`'s first success's JSON body (normalised document).
-pub(crate) fn answer_schema<'a>(operation: &'a Value, components: &'a Value) -> Option<&'a Value> {
-    let mock = crate::model::mock::mock(operation, components)?;
-    let response = crate::model::mock::response(operation, components, mock.status)?;
+/// The schema of the JSON body of `op`'s mock answer (its first success); `operation` is `op` in
+/// the normalised document.
+pub(crate) fn answer_schema<'a>(op: &Op, operation: &'a Value, components: &'a Value) -> Option<&'a Value> {
+    let response = crate::model::mock::response(operation, components, op.mock.as_ref()?.status)?;
     let content = response.get("content")?.as_object()?;
     let (_, media) = content.iter().find(|(media, _)| crate::read::document::is_json(media))?;
     media.get("schema")

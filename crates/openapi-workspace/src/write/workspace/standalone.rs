@@ -101,9 +101,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     let header = crate::write::header(&config);
     // The mock engine's plan, for `cargo run -p NAME-server`; its schemas are `schemas.json`'s.
     let mock_plan = crate::write::mock_plan::plan(&spec).map_err(|error| spec.locate(error))?.0;
-    let mock_plan =
-        serde_json::to_string(&openapi_workspace_runtime::mock::Plan { schemas: serde_json::Value::Null, ..mock_plan })
-            .expect("a plan is JSON");
+    let mock_plan = serde_json::to_string(&mock_plan).expect("a plan is JSON");
     let (mut notes, paginated) = (generated.notes.clone(), generated.paginated.clone());
     // The command line, from progenitor run again on the client's view: what it cannot write is
     // left out with a note, the rest of the workspace written.

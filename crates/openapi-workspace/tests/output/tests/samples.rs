@@ -66,11 +66,12 @@ macro_rules! documents {
                 ))
                 .await;
                 let name = stringify!($name);
+                // Each server's curl answers, in the samples' order, compared after.
+                let mut curls: Vec<Vec<String>> = Vec::new();
                 for (server, url) in [("the generated mock", &generated), ("the mock engine", &engine)] {
-                    let variables = name.to_ascii_uppercase();
-                    let environment =
-                        [(format!("{variables}_BASE_URL"), url.clone()), (format!("{variables}_TOKEN"), "any".to_owned())];
+                    let environment = environment(name, url);
                     let (answers, stderr) = rust_answers(name, &environment).await;
+                    let mut answered = Vec::new();
                     for sample in $name::SHELL {
                         let expected = sample.status.to_string();
                         let rust = answers.iter().find(|(id, _)| id == sample.operation_id).map(|(_, said)| said.as_str());
@@ -85,16 +86,12 @@ macro_rules! documents {
                         if curl.lines().next() != Some(expected.as_str()) {
                             failures.push(format!("{name}, {server}: the curl sample of {} answered {curl}:\n{}", sample.operation_id, sample.curl));
                         }
+                        answered.push(curl);
                         run += 2;
                     }
+                    curls.push(answered);
                 }
-                for sample in $name::SHELL {
-                    let answers = [&generated, &engine].map(|url| {
-                        let variables = name.to_ascii_uppercase();
-                        [(format!("{variables}_BASE_URL"), url.clone()), (format!("{variables}_TOKEN"), "any".to_owned())]
-                    });
-                    let (from_generated, from_engine) =
-                        (curl_answer(sample.curl, &answers[0]).await, curl_answer(sample.curl, &answers[1]).await);
+                for (sample, (from_generated, from_engine)) in $name::SHELL.iter().zip(curls[0].iter().zip(&curls[1])) {
                     if from_generated != from_engine {
                         failures.push(format!(
                             "{name}: {} answered differently by the generated mock and the engine:\n{from_generated}\n---\n{from_engine}",
@@ -143,6 +140,12 @@ async fn rust_answers(document: &str, environment: &[(String, String)]) -> (Vec<
         .map(|(id, said)| (id.to_owned(), said.to_owned()))
         .collect();
     (answers, String::from_utf8_lossy(&output.stderr).trim().to_owned())
+}
+
+/// The variables a document's samples read: the server's URL and a credential (any, to a mock).
+fn environment(document: &str, url: &str) -> [(String, String); 2] {
+    let variables = document.to_ascii_uppercase();
+    [(format!("{variables}_BASE_URL"), url.to_owned()), (format!("{variables}_TOKEN"), "any".to_owned())]
 }
 
 /// What a curl sample was answered: its status, then its content type and body, a line each
