@@ -151,7 +151,7 @@ fn call(mock: &Mock, method: &str, path: &str, body: Option<serde_json::Value>) 
 fn stateful_it_keeps_what_is_created_until_it_is_deleted() {
     use serde_json::json;
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mock/shelter.yaml");
-    let (mock, _) = Mock::start_with(&spec, &["--stateful"]);
+    let (mock, _) = Mock::start_with(&spec, &["--stateful", "--seed", "none"]);
 
     // Owners: integer ids in sequence, the server's timestamp, a list wrapped with its counts.
     let (status, ada) = call(&mock, "POST", "/owners", Some(json!({"name": "Ada"})));
@@ -200,4 +200,135 @@ fn without_stateful_every_answer_is_the_example() {
     assert_eq!((status, &created["name"]), (201, &serde_json::json!("Example owner")));
     let (status, found) = call(&mock, "GET", "/owners/12345", None);
     assert_eq!((status, &found["id"]), (200, &serde_json::json!(7)));
+}
+
+/// A request to the shop (its api key sent) with `extra` header lines: the status, the headers
+/// (lower case) and the JSON answered.
+fn shop(
+    mock: &Mock,
+    method: &str,
+    path: &str,
+    extra: &str,
+    body: Option<serde_json::Value>,
+) -> (u16, String, serde_json::Value) {
+    let mut head = format!("{method} {path} HTTP/1.1\r\nx-api-key: any{extra}");
+    if body.is_some() {
+        head.push_str("\r\ncontent-type: application/json");
+    }
+    let (status, headers, answer) = mock.send(&head, &body.map(|b| b.to_string()).unwrap_or_default());
+    let json = if answer.is_empty() { serde_json::Value::Null } else { serde_json::from_str(&answer).unwrap() };
+    (status, headers, json)
+}
+
+fn shop_spec() -> std::path::PathBuf {
+    sample("shop.yaml")
+}
+
+#[test]
+fn stateful_it_pages_by_the_documents_own_parameters() {
+    use serde_json::json;
+    let (mock, _) = Mock::start_with(&shop_spec(), &["--stateful", "--seed", "none"]);
+    let ids: Vec<String> = (1..=5)
+        .map(|n| {
+            let (status, _, order) =
+                shop(&mock, "POST", "/orders", "", Some(json!({"item": format!("cup {n}"), "quantity": n})));
+            assert_eq!(status, 201, "{order}");
+            order["id"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    // A cursor: the limit's default (2), newest first, the next page after the last one shown.
+    let listed = |page: &serde_json::Value| -> Vec<String> {
+        page["data"].as_array().unwrap().iter().map(|order| order["id"].as_str().unwrap().to_owned()).collect()
+    };
+    let (_, _, first) = shop(&mock, "GET", "/orders", "", None);
+    assert_eq!(listed(&first), [ids[4].clone(), ids[3].clone()], "{first}");
+    assert_eq!((&first["has_more"], &first["next_cursor"]), (&json!(true), &json!(ids[3])), "{first}");
+    let (_, _, second) = shop(&mock, "GET", &format!("/orders?cursor={}", ids[3]), "", None);
+    assert_eq!(listed(&second), [ids[2].clone(), ids[1].clone()], "{second}");
+    let (_, _, last) = shop(&mock, "GET", &format!("/orders?limit=2&cursor={}", ids[1]), "", None);
+    assert_eq!(listed(&last), [ids[0].clone()], "{last}");
+    // The last page says so; the cursor, required, is null.
+    assert_eq!((&last["has_more"], &last["next_cursor"]), (&json!(false), &json!(null)), "{last}");
+    let (_, _, all) = shop(&mock, "GET", "/orders?limit=10", "", None);
+    assert_eq!(listed(&all).len(), 5, "{all}");
+
+    // Numbered pages, the next one's URL in the documented `Link` header; a text id the client chose.
+    for slug in ["a", "b", "c"] {
+        let (status, _, article) = shop(&mock, "POST", "/articles", "", Some(json!({"slug": slug, "title": slug})));
+        assert_eq!((status, &article["slug"]), (201, &json!(slug)));
+    }
+    let (status, _, taken) = shop(&mock, "POST", "/articles", "", Some(json!({"slug": "a", "title": "again"})));
+    assert_eq!(status, 409, "{taken}");
+    assert_eq!(shop(&mock, "GET", "/articles/b", "", None).2["title"], "b");
+    let (_, headers, page) = shop(&mock, "GET", "/articles?per_page=2", "", None);
+    assert_eq!(page, json!([{"slug": "c", "title": "c"}, {"slug": "b", "title": "b"}]));
+    let link = format!("link: <http://{}/articles?per_page=2&page=2>; rel=\"next\"", mock.address);
+    assert!(headers.contains(&link), "{headers}");
+    let (_, headers, page) = shop(&mock, "GET", "/articles?per_page=2&page=2", "", None);
+    assert_eq!(page, json!([{"slug": "a", "title": "a"}]));
+    assert!(!headers.contains("link:"), "{headers}");
+}
+
+#[test]
+fn stateful_it_keeps_an_idempotency_key_a_location_and_actions() {
+    use serde_json::json;
+    let (mock, _) = Mock::start_with(&shop_spec(), &["--stateful"]);
+    // Seeded with the document's example.
+    let (_, _, seeded) = shop(&mock, "GET", "/orders", "", None);
+    assert_eq!(seeded["data"][0]["item"], "Example teapot", "{seeded}");
+    let example = seeded["data"][0]["id"].as_str().unwrap().to_owned();
+
+    // The first answer again for the same key and body, and nothing more made; another body is refused.
+    let order = json!({"item": "kettle", "quantity": 2});
+    let (status, headers, made) = shop(&mock, "POST", "/orders", "\r\nidempotency-key: k1", Some(order.clone()));
+    assert_eq!(status, 201, "{made}");
+    let id = made["id"].as_str().unwrap().to_owned();
+    assert!(headers.contains(&format!("location: http://{}/orders/{id}", mock.address)), "{headers}");
+    let (status, _, again) = shop(&mock, "POST", "/orders", "\r\nidempotency-key: k1", Some(order));
+    assert_eq!((status, &again), (201, &made));
+    let (status, _, refused) =
+        shop(&mock, "POST", "/orders", "\r\nidempotency-key: k1", Some(json!({"item": "kettle", "quantity": 3})));
+    assert_eq!(status, 409, "{refused}");
+    assert!(refused["message"].as_str().unwrap().contains("idempotency key k1"), "{refused}");
+    assert_eq!(shop(&mock, "GET", "/orders?limit=10", "", None).2["data"].as_array().unwrap().len(), 2);
+
+    // An action moves the status to the value it names, and a list filters by it.
+    let (status, _, cancelled) = shop(&mock, "POST", &format!("/orders/{id}/cancel"), "", None);
+    assert_eq!((status, &cancelled["status"], &cancelled["item"]), (200, &json!("cancelled"), &json!("kettle")));
+    assert_eq!(shop(&mock, "GET", &format!("/orders/{id}"), "", None).2["status"], "cancelled");
+    let (_, _, filtered) = shop(&mock, "GET", "/orders?status=cancelled", "", None);
+    assert_eq!(filtered["data"], json!([cancelled]));
+    // One whose answer is not the item acts all the same (`x-mock-set`), answering as documented.
+    let (status, _, answered) = shop(&mock, "POST", &format!("/orders/{example}/fulfil"), "", None);
+    assert_eq!((status, answered), (202, serde_json::Value::Null));
+    assert_eq!(shop(&mock, "GET", &format!("/orders/{example}"), "", None).2["status"], "shipped");
+    let unknown = "/orders/00000000-0000-4000-8000-000000000000/cancel";
+    assert_eq!(shop(&mock, "POST", unknown, "", None).0, 404);
+
+    // A reset forgets it all, but the seed.
+    assert_eq!(shop(&mock, "POST", "/__mock/reset", "", None).0, 204);
+    let (_, _, after) = shop(&mock, "GET", "/orders", "", None);
+    assert_eq!((after["data"].as_array().unwrap().len(), &after["data"][0]["status"]), (1, &json!("pending")));
+}
+
+#[test]
+fn stateful_it_starts_with_a_seed_file() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let seed = dir.path().join("seed.json");
+    let articles = json!([{"slug": "kept", "title": "From the seed"}]);
+    std::fs::write(&seed, json!({"/articles": articles}).to_string()).unwrap();
+    let (mock, _) = Mock::start_with(&shop_spec(), &["--stateful", "--seed", seed.to_str().unwrap()]);
+    assert_eq!(shop(&mock, "GET", "/articles", "", None).2, articles);
+    assert_eq!(shop(&mock, "GET", "/orders", "", None).2["data"], json!([]));
+    // A collection the mock does not keep is refused at start, saying which.
+    std::fs::write(&seed, json!({"/nowhere": []}).to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_openapi-workspace"))
+        .args(["mock", "--listen", "127.0.0.1:0", "--stateful", "--seed", seed.to_str().unwrap(), "--spec"])
+        .arg(shop_spec())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("/nowhere is no collection the mock keeps"), "{said}");
 }

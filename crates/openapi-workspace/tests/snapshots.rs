@@ -26,6 +26,7 @@ const SAMPLES: &[&str] = &[
     "query_arrays",
     "repairs",
     "security",
+    "shop",
     "untypable",
     "webhooks",
 ];

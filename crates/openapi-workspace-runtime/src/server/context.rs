@@ -56,8 +56,8 @@ pub fn not_implemented(operation_id: &str) -> ApiError {
 /// `body` of `content_type` when there is one, and the response's required `headers`.
 pub fn mock_response(
     status: u16,
-    content_type: Option<&'static str>,
-    body: &'static str,
+    content_type: Option<&str>,
+    body: impl IntoResponse,
     headers: &[(&'static str, &'static str)],
 ) -> Response {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);

@@ -10,6 +10,8 @@ use super::{ApiError, json_tape};
 /// The document's schemas (JSON Schema 2020-12), from which validators are compiled.
 pub struct SchemaSet {
     components: std::sync::Arc<Value>,
+    /// The document refuses text holding a control character (`x-refuse-control-characters`).
+    refuse_controls: bool,
 }
 
 impl SchemaSet {
@@ -21,7 +23,10 @@ impl SchemaSet {
 
     /// The schemas of a `schemas.json` document already read (the mock engine's plan holds one).
     pub fn of(document: &Value) -> Self {
-        Self { components: std::sync::Arc::new(document["components"].clone()) }
+        Self {
+            components: std::sync::Arc::new(document["components"].clone()),
+            refuse_controls: document["x-refuse-control-characters"] == Value::Bool(true),
+        }
     }
 
     /// Compiles a validator for `schema` (JSON text), whose `$ref`s point into the document.
@@ -44,7 +49,7 @@ impl SchemaSet {
             .should_validate_formats(true)
             .build(&root)
             .unwrap_or_else(|e| panic!("a generated schema compiles: {e}"));
-        Validator { inner, schema, components: self.components.clone() }
+        Validator { inner, schema, components: self.components.clone(), refuse_controls: self.refuse_controls }
     }
 
     /// The component schema `root` is nothing but a reference to (`{"$ref":
@@ -69,6 +74,7 @@ pub struct Validator {
     /// The schema itself and the document's components: what types a form's texts (`forms`).
     pub(crate) schema: Value,
     pub(crate) components: std::sync::Arc<Value>,
+    refuse_controls: bool,
 }
 
 impl Validator {
@@ -84,10 +90,11 @@ impl Validator {
     }
 
     fn check_instance(&self, value: Instance<'_>, prefix: &str) -> Result<(), ApiError> {
-        // No text may hold a control character (U+0000–U+001F, U+007F–U+009F): JSON allows
-        // them, but no name, reference, URL or id needs one, a database (PostgreSQL's text)
-        // cannot keep U+0000, and the others end up in logs, bank files and pay pages.
-        if let Some((path, found)) = control_at(value) {
+        // Where the document says so (ours), no text may hold a control character (U+0000–U+001F,
+        // U+007F–U+009F): JSON allows them, but no name, reference, URL or id needs one, a
+        // database (PostgreSQL's text) cannot keep U+0000, and the others end up in logs, bank
+        // files and pay pages. Another document's multi-line text keeps its line breaks.
+        if let Some((path, found)) = self.refuse_controls.then(|| control_at(value)).flatten() {
             let path = if path.is_empty() { String::new() } else { format!("{prefix}{path}: ") };
             return Err(ApiError::bad_request(format!(
                 "{path}text may not contain control characters (found U+{:04X})",

@@ -9,6 +9,7 @@
 //! `&'static` (what a generated server holds as constants), and a mock lives as long as its
 //! process.
 
+mod pages;
 mod plan;
 mod state;
 
@@ -18,7 +19,7 @@ use std::sync::{Arc, OnceLock};
 
 use axum::extract::{RawPathParams, Request, State};
 use axum::http::{HeaderMap, Uri, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde_json::{Map, Value, json};
 
 use super::{ApiError, ErrorObject, ErrorPart, ErrorStatus, SchemaSet, Validator};
@@ -28,26 +29,70 @@ use crate::wire::{Leaf, Place, Shape, Wire};
 type StaticWire = Wire<&'static str, &'static [(&'static str, Leaf)]>;
 
 /// How the engine serves a plan.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Keep the plan's resources: what a `POST` creates a `GET` finds (`state.rs`).
     pub stateful: bool,
+    /// What a stateful mock starts with, and starts again with when reset.
+    pub seed: Seed,
+    /// Where a stateful mock's own operations are (`POST {control}/reset`); `None`: `/__mock`,
+    /// which no document's path is likely to have.
+    pub control: Option<String>,
+    /// The one credential let in (a bearer token, an api key, a basic password); `None`: any of
+    /// a kind the operation takes.
+    pub credential: Option<String>,
 }
+
+/// What a stateful mock starts with.
+#[derive(Debug, Clone, Default)]
+pub enum Seed {
+    /// Each resource that is not nested under another, its read (or create) answer's example.
+    #[default]
+    Examples,
+    Nothing,
+    /// Items by collection path: `{"/owners": [{…}], "/owners/1/pets": [{…}]}`.
+    Items(Value),
+}
+
+/// Why the options were refused: a seed file that names a collection the plan lacks, a
+/// control prefix that is no path or one the document has.
+#[derive(Debug)]
+pub struct OptionsError(pub String);
+
+impl std::fmt::Display for OptionsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for OptionsError {}
 
 /// The router serving `plan`: each operation at its path and method, every refusal in the
 /// document's error object (the generated router's last layer, `finish_router`); every answer the
 /// document's example.
 pub fn router(plan: Plan) -> axum::Router {
-    router_with(plan, Options::default())
+    router_with(plan, Options::default()).expect("no seed file to refuse")
 }
 
 /// [`router`], as `options` say.
-pub fn router_with(plan: Plan, options: Options) -> axum::Router {
+pub fn router_with(plan: Plan, options: Options) -> Result<axum::Router, OptionsError> {
+    let control = options.control.as_deref().unwrap_or("/__mock").trim_end_matches('/');
+    let reset = format!("{control}/reset");
+    if !control.starts_with('/') || control.contains(['{', '}', '*', '?', '#']) {
+        return Err(OptionsError(format!("the control prefix {control} is not a path")));
+    }
+    if options.stateful && plan.operations.iter().any(|operation| operation.path == reset) {
+        return Err(OptionsError(format!("the document has {reset} itself: choose another control prefix")));
+    }
     let plan: &'static Plan = Box::leak(Box::new(plan));
     let schemas = SchemaSet::of(&plan.schemas);
     let operations = plan.operations.iter().map(Operation::of).collect();
-    let state = options.stateful.then(state::State::default);
-    let engine = Arc::new(Engine { schemas, operations, plan, state });
+    let state = match options.stateful {
+        true => Some(state::State::new(&plan.resources, state::seeds(plan, &options.seed)?)),
+        false => None,
+    };
+    let credential = options.credential.map(|credential| &*Box::leak(credential.into_boxed_str()));
+    let engine = Arc::new(Engine { schemas, operations, plan, state, credential });
     let mut paths: Vec<(&str, Vec<usize>)> = Vec::new();
     for (i, operation) in plan.operations.iter().enumerate() {
         match paths.iter_mut().find(|(path, _)| *path == operation.path) {
@@ -81,15 +126,26 @@ pub fn router_with(plan: Plan, options: Options) -> axum::Router {
             ),
         );
     }
+    if engine.state.is_some() {
+        router = router.route(
+            &reset,
+            axum::routing::post(|State(engine): State<Arc<Engine>>| async move {
+                if let Some(state) = &engine.state {
+                    state.reset(&engine.plan.resources);
+                }
+                axum::http::StatusCode::NO_CONTENT
+            }),
+        );
+    }
     let router = router.fallback(unknown_path).with_state(engine);
-    super::finish_router(router, &plan.challenge, Box::leak(Box::new(error_object(&plan.error_object))))
+    Ok(super::finish_router(router, &plan.challenge, Box::leak(Box::new(error_object(&plan.error_object)))))
 }
 
 /// A path the document does not have: `404`, once the caller has shown a credential where the
 /// document asks for one.
 async fn unknown_path(State(engine): State<Arc<Engine>>, request: Request) -> Result<Response, ApiError> {
     if let Some(requirement) = &engine.plan.unknown_path {
-        authenticate(requirement, request.headers(), request.uri())?;
+        authenticate(requirement, engine.credential, request.headers(), request.uri())?;
     }
     Err(super::unknown_path(request.uri()))
 }
@@ -100,6 +156,8 @@ struct Engine {
     plan: &'static Plan,
     /// The resources' items, when stateful.
     state: Option<state::State>,
+    /// The one credential let in, if only one is.
+    credential: Option<&'static str>,
 }
 
 /// An operation ready to serve: its plan, and what the runtime's readers take made once.
@@ -221,7 +279,7 @@ impl Engine {
         let (headers, uri) = (&parts.headers, &parts.uri);
         let path = path.map_err(|rejection| ApiError::bad_request(rejection.body_text()))?;
         if let Some(requirement) = &operation.plan.requirement {
-            authenticate(requirement, headers, uri)?;
+            authenticate(requirement, self.credential, headers, uri)?;
         }
         let mut params = Map::new();
         // The path parameters' texts, by name: a stateful resource's scope and id.
@@ -265,19 +323,29 @@ impl Engine {
         let Some(answer) = &operation.plan.answer else {
             return Err(super::not_implemented(&operation.plan.operation_id));
         };
-        if let (Some(state), Some(part)) = (&self.state, operation.plan.state) {
+        if let (Some(state), Some(part)) = (&self.state, &operation.plan.state) {
             // The api keys read as credentials are not the operation's: they filter nothing.
             let query = form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes())
                 .filter(|(key, _)| !operation.credentials_in_query.contains(&key.as_ref()))
                 .map(|(key, value)| (key.into_owned(), value.into_owned()))
                 .collect();
-            if let Some(answered) = self.stateful(state, operation, part, answer, Sent { texts, body, query })? {
+            let key = match &part.idempotency {
+                Some(KeyPlan::Header(name)) => super::header_text(headers, name).map(str::to_owned),
+                Some(KeyPlan::Body(name)) => body.as_ref().and_then(|body| body.get(name)).map(text_of),
+                None => None,
+            };
+            let url = match headers.get(header::HOST).and_then(|host| host.to_str().ok()) {
+                Some(host) => format!("http://{host}{}", uri.path()),
+                None => uri.path().to_owned(),
+            };
+            let sent = Sent { texts, body, query, key, url };
+            if let Some(answered) = self.stateful(state, operation, part, answer, sent)? {
                 return Ok(answered);
             }
         }
         Ok(match operation.offered.as_slice() {
             [] => super::mock_response(answer.status, None, "", &operation.headers),
-            [(media, body)] => super::mock_response(answer.status, Some(media), body, &operation.headers),
+            [(media, body)] => super::mock_response(answer.status, Some(media), *body, &operation.headers),
             offered => super::mock_negotiated(answer.status, offered, headers.get(header::ACCEPT), &operation.headers),
         })
     }
@@ -331,9 +399,9 @@ impl Engine {
         &self,
         state: &state::State,
         operation: &Operation,
-        part: StatePlan,
+        part: &StatePlan,
         answer: &AnswerPlan,
-        Sent { texts, body, query }: Sent<'_>,
+        Sent { texts, body, query, key, url }: Sent<'_>,
     ) -> Result<Option<Response>, ApiError> {
         let resource = &self.plan.resources[part.resource];
         let text = |name: &str| texts.iter().find(|(key, _)| *key == name).map(|(_, text)| text.clone());
@@ -343,6 +411,8 @@ impl Engine {
             id: text(&resource.id_param),
             body,
             query,
+            key,
+            url: url.clone(),
             example,
         };
         let check = |value: &Value| match &operation.answer_validator {
@@ -351,10 +421,16 @@ impl Engine {
             }
             None => Ok(()),
         };
-        let value = match state.apply((part.resource, resource), part.role, request, check) {
-            state::Done::Value(value) => value,
+        let (value, link) = match state.apply(resource, part, request, check) {
+            // What the document answers without a JSON body (a `201` with none) it answers so.
+            state::Done::Value(..) if answer.schema.is_none() => return Ok(None),
+            state::Done::Value(value, link) => (value, link),
             state::Done::Documented => return Ok(None),
             state::Done::NotFound(message) => return Err(ApiError::not_found(message)),
+            state::Done::KeyReused(message) => {
+                return Err(ApiError::conflict(message));
+            }
+            state::Done::Taken(message) => return Err(ApiError::conflict(message)),
             state::Done::Unfit(why) => {
                 eprintln!(
                     "warning: {}: the state's answer does not meet the document's schema, so nothing changed and its \
@@ -365,24 +441,35 @@ impl Engine {
             }
         };
         let media = operation.offered.first().map_or("application/json", |(media, _)| *media);
-        let mut response =
-            (axum::http::StatusCode::from_u16(answer.status).unwrap_or_default(), value.to_string()).into_response();
-        if let Ok(media) = axum::http::HeaderValue::from_str(media) {
-            response.headers_mut().insert(header::CONTENT_TYPE, media);
+        let location = match (part.location, value.get(&resource.id_property)) {
+            (true, Some(id)) => Some(format!("{url}/{}", text_of(id))),
+            _ => None,
+        };
+        let mut response = super::mock_response(answer.status, Some(media), value.to_string(), &operation.headers);
+        for (name, value) in [(header::LOCATION, location), (header::LINK, link)] {
+            if let Some(value) = value.and_then(|value| axum::http::HeaderValue::from_str(&value).ok()) {
+                response.headers_mut().insert(name, value);
+            }
         }
         Ok(Some(response))
     }
 }
 
-/// `401` unless the request presents every credential of one of `requirement`'s alternatives.
-/// The mock lets in any credential of a kind the operation takes, as the generated `MockApi`.
-fn authenticate(requirement: &'static RequirementPlan, headers: &HeaderMap, uri: &Uri) -> Result<(), ApiError> {
+/// `401` unless the request presents every credential of one of `requirement`'s alternatives:
+/// any of a kind the operation takes, as the generated `MockApi`, or, given `expected`, that one.
+fn authenticate(
+    requirement: &'static RequirementPlan,
+    expected: Option<&str>,
+    headers: &HeaderMap,
+    uri: &Uri,
+) -> Result<(), ApiError> {
+    let fits = |given: &str| expected.is_none_or(|expected| given == expected);
     let present = |credential: &CredentialPlan| match credential {
-        CredentialPlan::Bearer => super::bearer(headers).is_some(),
-        CredentialPlan::Basic => super::basic(headers).is_some(),
-        CredentialPlan::Header(name) => super::header_text(headers, name).is_some(),
-        CredentialPlan::Query(name) => super::query_text(uri, name).is_some(),
-        CredentialPlan::Cookie(name) => super::cookie(headers, name).is_some(),
+        CredentialPlan::Bearer => super::bearer(headers).is_some_and(fits),
+        CredentialPlan::Basic => super::basic(headers).is_some_and(|(_, password)| fits(&password)),
+        CredentialPlan::Header(name) => super::header_text(headers, name).is_some_and(fits),
+        CredentialPlan::Query(name) => super::query_text(uri, name).is_some_and(|given| fits(&given)),
+        CredentialPlan::Cookie(name) => super::cookie(headers, name).is_some_and(fits),
     };
     if requirement.alternatives.iter().any(|together| together.iter().all(present)) {
         return Ok(());
@@ -396,6 +483,10 @@ struct Sent<'a> {
     texts: Vec<(&'a str, String)>,
     body: Option<Value>,
     query: Vec<(String, String)>,
+    /// Its idempotency key, where the operation takes one.
+    key: Option<String>,
+    /// Its URL less the query: a new item's is this and its id; a next page's, this and a query.
+    url: String,
 }
 
 /// A path parameter's value as text: a string as it is, anything else as its JSON.

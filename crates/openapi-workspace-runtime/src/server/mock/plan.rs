@@ -36,6 +36,9 @@ pub struct Plan {
 pub struct ResourcePlan {
     /// For messages: the collection's last segment (`pets`).
     pub name: String,
+    /// The collection's route (`/owners/{ownerId}/pets`), which a seed file's keys are matched
+    /// against.
+    pub collection: String,
     /// The collection path's parameters, whose values scope its items (an owner's pets).
     pub scope: Vec<String>,
     /// The item path's last parameter: the id.
@@ -53,6 +56,57 @@ pub struct ResourcePlan {
     /// `None`: any (a schema that lists none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fields: Option<Vec<String>>,
+    /// How its list is paged; `None`: whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paging: Option<PagingPlan>,
+}
+
+/// How a list is paged, by the list operation's own query parameters, and where its answer says
+/// what comes next: as the generated client's page streams follow it (the generator's
+/// `model/pagination.rs`), with the page's size read from a parameter named like one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PagingPlan {
+    /// The parameter saying how many items a page holds, and how many when it is not sent.
+    pub size: Option<String>,
+    pub default_size: Option<u64>,
+    /// The parameter saying where a page starts.
+    pub start: Option<StartPlan>,
+    /// The list object's property that says what the next page's request sends.
+    pub next: Option<NextPlan>,
+    /// Its answer documents a `Link` header: the next page's URL is sent there, `rel="next"`.
+    pub link: bool,
+}
+
+/// The list object's property given the next page: absent on the last page (`null` where it is
+/// required).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NextPlan {
+    /// Its path: a property of the list object, or of one of its objects (`meta.next_cursor`).
+    pub property: Vec<String>,
+    pub form: NextForm,
+    pub required: bool,
+}
+
+/// What a next-page property holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NextForm {
+    /// The next page's URL.
+    Url,
+    /// What the start parameter is sent next (a cursor, page or offset), as text.
+    Text,
+    /// The same, as a number (a page or an offset).
+    Number,
+}
+
+/// Where a page starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum StartPlan {
+    /// This many items in.
+    Offset(String),
+    /// At this page, counted from `first` (1, or 0 where the parameter's minimum is 0).
+    Page { name: String, first: u64 },
+    /// After the item of this id (the next page's cursor is the page's last item's id).
+    After(String),
 }
 
 /// How a new item's id is made: as its path parameter's schema says.
@@ -74,13 +128,27 @@ pub enum Role {
     Merge,
     Delete,
     List,
+    /// A `POST` to an item's sub-path (`/orders/{id}/cancel`): `StatePlan::set` says what it
+    /// changes.
+    Action,
 }
 
 /// An operation's part in a resource (`Plan::resources`, by index).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatePlan {
     pub resource: usize,
     pub role: Role,
+    /// An action's change: the item's property and the value it is given (`status`,
+    /// `"cancelled"`); `None` changes nothing but the item's update time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<(String, Value)>,
+    /// Where a create's idempotency key is: a repeat with the same key (and body) answers the
+    /// first answer again, and creates nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency: Option<KeyPlan>,
+    /// A create's answer documents a `Location` header: the new item's URL.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub location: bool,
 }
 
 /// An error object: JSON text with the error's parts in their places (the runtime's
@@ -142,6 +210,15 @@ pub struct OperationPlan {
     /// Its part in a resource, when the mock is stateful.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<StatePlan>,
+}
+
+/// Where an operation's idempotency key is (the generator's `model/idempotency.rs`, which the
+/// generated client's retries follow too).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KeyPlan {
+    Header(String),
+    /// A top-level property of the JSON body.
+    Body(String),
 }
 
 /// The statuses an operation's own error object is for.

@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
-use super::plan::{IdKind, ResourcePlan, Role};
+use super::OptionsError;
+use super::pages::{self, Listing};
+use super::plan::{IdKind, Plan, ResourcePlan, Role, StatePlan};
 
 /// A resource (its index in the plan) in a scope.
 type Scoped = (usize, Vec<String>);
@@ -18,55 +20,125 @@ type Scoped = (usize, Vec<String>);
 /// A collection's items, each with its id, oldest first.
 type Items = Vec<(String, Value)>;
 
+/// An item the state starts with (and starts again with at a reset): its resource, scope and
+/// value.
+pub(super) type Seed = (usize, Vec<String>, Value);
+
 /// Every resource's items, by resource and scope (the values of its collection path's
-/// parameters: a pet of owner 1 is not one of owner 2).
-#[derive(Default)]
+/// parameters: a pet of owner 1 is not one of owner 2), and the answers given to each
+/// idempotency key.
 pub(super) struct State {
-    collections: Mutex<HashMap<Scoped, Items>>,
+    held: Mutex<Held>,
     sequence: AtomicU64,
+    seeds: Vec<Seed>,
+}
+
+#[derive(Default)]
+struct Held {
+    collections: HashMap<Scoped, Items>,
+    /// By resource and key: the body sent with the key first, and what it was answered.
+    keys: HashMap<(usize, String), (Option<Value>, Value)>,
 }
 
 /// What an operation's role made of the request.
 pub(super) enum Done {
-    /// This value, answered in the operation's documented success.
-    Value(Value),
-    /// Its documented success as the document gives it (a `DELETE`'s).
+    /// This value, answered in the operation's documented success (with this `Link` header).
+    Value(Value, Option<String>),
+    /// Its documented success as the document gives it (a `DELETE`'s; an action's whose answer
+    /// is not the item).
     Documented,
     /// No item of that id (in that scope): `404`.
     NotFound(String),
     /// What the state would answer does not meet the documented schema (why): nothing changed,
     /// and the documented answer is sent.
     Unfit(String),
+    /// An idempotency key sent again with another body: `409`, nothing done.
+    KeyReused(String),
+    /// An id the client chose that another item has: `409`, nothing done.
+    Taken(String),
 }
 
 /// A request as the state reads it: its resource's scope and id (path parameters' texts), its
-/// JSON body, its query pairs, and the document's example of the operation's answer.
+/// JSON body, its query pairs, its idempotency key, its URL less the query, and the document's
+/// example of the operation's answer.
 pub(super) struct Request {
     pub scope: Vec<String>,
     pub id: Option<String>,
     pub body: Option<Value>,
     pub query: Vec<(String, String)>,
+    pub key: Option<String>,
+    pub url: String,
     pub example: Option<Value>,
 }
 
 impl State {
-    /// `request` done as `role` says to `resource` (the plan's `index`th), if what it answers
-    /// passes `check` (the documented schema): else nothing changes.
+    /// A state holding `seeds` (each with its resource's plan, which says where its id is).
+    pub(super) fn new(resources: &[ResourcePlan], seeds: Vec<Seed>) -> Self {
+        let state = State { held: Mutex::default(), sequence: AtomicU64::new(0), seeds };
+        state.reset(resources);
+        state
+    }
+
+    /// Everything forgotten but the seeds.
+    pub(super) fn reset(&self, resources: &[ResourcePlan]) {
+        let mut held = Held::default();
+        for (index, scope, item) in &self.seeds {
+            let resource = &resources[*index];
+            let id = match item.get(&resource.id_property) {
+                Some(Value::String(id)) => id.clone(),
+                Some(Value::Number(id)) => {
+                    // A sequence goes on after the largest id seeded.
+                    self.sequence.fetch_max(id.as_u64().unwrap_or(0), Ordering::Relaxed);
+                    id.to_string()
+                }
+                _ => self.next_id(resource.id_kind),
+            };
+            let mut item = item.clone();
+            if let Value::Object(fields) = &mut item {
+                fields.insert(resource.id_property.clone(), id_value(resource.id_kind, &id));
+            }
+            held.collections.entry((*index, scope.clone())).or_default().push((id, item));
+        }
+        *self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = held;
+    }
+
+    /// `request` done as `part` says to `resource`, if what it answers passes `check` (the
+    /// documented schema): else nothing changes.
     pub(super) fn apply(
         &self,
-        (index, resource): (usize, &ResourcePlan),
-        role: Role,
+        resource: &ResourcePlan,
+        part: &StatePlan,
         request: Request,
         check: impl Fn(&Value) -> Result<(), String>,
     ) -> Done {
-        let mut collections = self.collections.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let items = collections.entry((index, request.scope)).or_default();
+        let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Held { collections, keys } = &mut *held;
+        let key = request.key.map(|key| (part.resource, key));
+        if let Some((sent, answered)) = key.as_ref().and_then(|key| keys.get(key)) {
+            return match *sent == request.body {
+                true => Done::Value(answered.clone(), None),
+                false => Done::KeyReused(format!(
+                    "the idempotency key {} was sent before with another body",
+                    key.as_ref().map_or("", |(_, key)| key.as_str())
+                )),
+            };
+        }
+        let items = collections.entry((part.resource, request.scope)).or_default();
         let found = |id: &str| items.iter().position(|(key, _)| key == id);
-        match role {
+        match part.role {
             Role::Create => {
-                let id = self.next_id(resource.id_kind);
+                // A text id the client chose (a slug, a name) is the item's, if no other has it.
+                let chosen = match (resource.id_kind, request.body.as_ref().and_then(|b| b.get(&resource.id_property)))
+                {
+                    (IdKind::Text, Some(Value::String(id))) if !id.is_empty() => Some(id.clone()),
+                    _ => None,
+                };
+                if let Some(id) = chosen.as_deref().filter(|id| found(id).is_some()) {
+                    return Done::Taken(format!("{} {id} exists already", resource.name));
+                }
+                let id = chosen.unwrap_or_else(|| self.next_id(resource.id_kind));
                 let mut item = object(request.example);
-                item.extend(settable(resource, request.body));
+                item.extend(settable(resource, request.body.clone()));
                 item.insert(resource.id_property.clone(), id_value(resource.id_kind, &id));
                 let now = Value::String(now());
                 for stamp in resource.created.iter().chain(&resource.updated) {
@@ -77,16 +149,19 @@ impl State {
                     return Done::Unfit(why);
                 }
                 items.push((id, item.clone()));
-                Done::Value(item)
+                if let Some(key) = key {
+                    keys.insert(key, (request.body, item.clone()));
+                }
+                Done::Value(item, None)
             }
             Role::Read => match request.id.as_deref().and_then(found) {
                 Some(at) => checked(items[at].1.clone(), check),
                 None => not_found(resource, request.id),
             },
-            Role::Replace | Role::Merge => {
+            Role::Replace | Role::Merge | Role::Action => {
                 let Some(at) = request.id.as_deref().and_then(found) else { return not_found(resource, request.id) };
                 let stored = object(Some(items[at].1.clone()));
-                let mut item = match role {
+                let mut item = match part.role {
                     Role::Replace => {
                         // What the server owns stays: the id and when it was made.
                         let mut kept: Map<String, Value> = settable(resource, request.body);
@@ -97,10 +172,17 @@ impl State {
                         }
                         kept
                     }
-                    _ => {
+                    Role::Merge => {
                         let mut merged = Value::Object(stored);
                         merge_patch(&mut merged, Value::Object(settable(resource, request.body)));
                         object(Some(merged))
+                    }
+                    _ => {
+                        let mut changed = stored;
+                        if let Some((property, value)) = &part.set {
+                            changed.insert(property.clone(), value.clone());
+                        }
+                        changed
                     }
                 };
                 item.insert(resource.id_property.clone(), items[at].1[&resource.id_property].clone());
@@ -108,11 +190,18 @@ impl State {
                     item.insert(stamp.clone(), Value::String(now()));
                 }
                 let item = Value::Object(item);
-                if let Err(why) = check(&item) {
-                    return Done::Unfit(why);
+                match (check(&item), part.role) {
+                    (Ok(()), _) => {
+                        items[at].1 = item.clone();
+                        Done::Value(item, None)
+                    }
+                    // An action whose answer is not the item (a job, an empty `202`) still acts.
+                    (Err(_), Role::Action) => {
+                        items[at].1 = item;
+                        Done::Documented
+                    }
+                    (Err(why), _) => Done::Unfit(why),
                 }
-                items[at].1 = item.clone();
-                Done::Value(item)
             }
             Role::Delete => match request.id.as_deref().and_then(found) {
                 Some(at) => {
@@ -122,24 +211,13 @@ impl State {
                 None => not_found(resource, request.id),
             },
             Role::List => {
-                // A query parameter that names a property of the items keeps those whose
-                // property is that text; the others (paging, sorting) do not filter.
-                let kept: Vec<Value> = items
-                    .iter()
-                    .rev()
-                    .map(|(_, item)| item)
-                    .filter(|item| {
-                        request.query.iter().all(|(name, text)| match item.get(name) {
-                            Some(Value::String(value)) => value == text,
-                            Some(value @ (Value::Number(_) | Value::Bool(_))) => {
-                                serde_json::from_str::<Value>(text).is_ok_and(|given| given == *value)
-                            }
-                            _ => true,
-                        })
-                    })
-                    .cloned()
-                    .collect();
-                checked(listed(resource, kept, request.example), check)
+                let newest_first = items.iter().rev().map(|(id, item)| (id.as_str(), item)).collect();
+                let listing = Listing { query: &request.query, url: &request.url, example: request.example };
+                let page = pages::page(resource, newest_first, listing);
+                match check(&page.value) {
+                    Ok(()) => Done::Value(page.value, page.link),
+                    Err(why) => Done::Unfit(why),
+                }
             }
         }
     }
@@ -153,28 +231,72 @@ impl State {
     }
 }
 
-/// `items` as the list operation answers them: bare, or in the array property of its
-/// documented object (its other fields as the example has them, counts made true).
-fn listed(resource: &ResourcePlan, items: Vec<Value>, example: Option<Value>) -> Value {
-    let Some(property) = &resource.list_property else { return Value::Array(items) };
-    let mut page = object(example);
-    let count = items.len();
-    page.insert(property.clone(), Value::Array(items));
-    for (name, value) in page.iter_mut() {
-        let name = name.to_ascii_lowercase();
-        if name.starts_with("has_more") || name == "hasmore" || name == "has_next" || name == "hasnext" {
-            *value = Value::Bool(false);
-        } else if value.is_number() && matches!(name.as_str(), "total" | "total_count" | "totalcount" | "count") {
-            *value = Value::from(count);
+/// The items `seed` says a stateful mock of `plan` starts with.
+pub(super) fn seeds(plan: &Plan, seed: &super::Seed) -> Result<Vec<Seed>, OptionsError> {
+    match seed {
+        super::Seed::Nothing => Ok(Vec::new()),
+        // An example of a nested resource's item belongs to no scope the document names.
+        super::Seed::Examples => Ok((0..plan.resources.len())
+            .filter(|&index| plan.resources[index].scope.is_empty())
+            .filter_map(|index| {
+                let example = |wanted: Role| {
+                    plan.operations
+                        .iter()
+                        .filter(|operation| {
+                            operation.state.as_ref().is_some_and(|s| s.resource == index && s.role == wanted)
+                        })
+                        .find_map(|operation| operation.answer.as_ref()?.offered.first())
+                        .and_then(|(_, body)| serde_json::from_str::<Value>(body).ok())
+                        .filter(Value::is_object)
+                };
+                Some((index, Vec::new(), example(Role::Read).or_else(|| example(Role::Create))?))
+            })
+            .collect()),
+        super::Seed::Items(by_path) => {
+            let Some(by_path) = by_path.as_object() else {
+                return Err(OptionsError("a seed is an object of collection paths and their items".into()));
+            };
+            let mut seeds = Vec::new();
+            for (path, items) in by_path {
+                let found = plan
+                    .resources
+                    .iter()
+                    .enumerate()
+                    .find_map(|(index, resource)| Some((index, scope_of(&resource.collection, path)?)));
+                let Some((index, scope)) = found else {
+                    return Err(OptionsError(format!("the seed's {path} is no collection the mock keeps")));
+                };
+                let Some(items) = items.as_array().filter(|items| items.iter().all(Value::is_object)) else {
+                    return Err(OptionsError(format!("the seed's {path} is not an array of objects")));
+                };
+                seeds.extend(items.iter().map(|item| (index, scope.clone(), item.clone())));
+            }
+            Ok(seeds)
         }
     }
-    Value::Object(page)
+}
+
+/// The values of `route`'s parameters in `path`, if it is one of its paths.
+fn scope_of(route: &str, path: &str) -> Option<Vec<String>> {
+    let (route, path): (Vec<&str>, Vec<&str>) = (route.split('/').collect(), path.split('/').collect());
+    if route.len() != path.len() {
+        return None;
+    }
+    let mut scope = Vec::new();
+    for (template, given) in route.iter().zip(&path) {
+        match template.starts_with('{') && template.ends_with('}') {
+            true => scope.push((*given).to_owned()),
+            false if template != given => return None,
+            false => {}
+        }
+    }
+    Some(scope)
 }
 
 /// `value`, when it passes `check`.
 fn checked(value: Value, check: impl Fn(&Value) -> Result<(), String>) -> Done {
     match check(&value) {
-        Ok(()) => Done::Value(value),
+        Ok(()) => Done::Value(value, None),
         Err(why) => Done::Unfit(why),
     }
 }

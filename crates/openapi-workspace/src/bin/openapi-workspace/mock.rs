@@ -11,6 +11,7 @@ use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use clap::Args;
+use openapi_workspace_runtime::mock::{Options, Seed};
 
 use crate::messages::Messages;
 
@@ -26,6 +27,19 @@ pub(crate) struct Mock {
     /// (resources inferred from the paths: see the README).
     #[arg(long)]
     stateful: bool,
+    /// What a stateful mock starts with: `examples` (each top-level resource's documented
+    /// example), `none`, or a JSON file of items by collection path
+    /// (`{"/owners": [{"id": 1, "name": "Ada"}], "/owners/1/pets": []}`).
+    #[arg(long, value_name = "examples|none|FILE", default_value = "examples")]
+    seed: String,
+    /// Where a stateful mock's own operations are served: `POST PREFIX/reset` forgets every
+    /// change and seeds it again.
+    #[arg(long, value_name = "PREFIX", default_value = "/__mock")]
+    control_prefix: String,
+    /// Let in only this credential (a bearer token, an api key, a basic password), answering
+    /// `401` to any other; without it, any credential of a kind an operation takes is let in.
+    #[arg(long, value_name = "SECRET")]
+    credential: Option<String>,
 }
 
 pub(crate) fn mock(args: &Mock, messages: &Messages) -> ExitCode {
@@ -40,10 +54,35 @@ pub(crate) fn mock(args: &Mock, messages: &Messages) -> ExitCode {
     messages.notes(&args.spec, &notes);
     let (title, operations, resources) = (plan.title.clone(), plan.operations.len(), plan.resources.len());
     let kept = plan.operations.iter().filter(|operation| operation.state.is_some()).count();
-    let options = openapi_workspace_runtime::mock::Options { stateful: args.stateful };
-    let router = openapi_workspace_runtime::mock::router_with(plan, options)
-        .layer(axum::middleware::from_fn(log))
-        .layer(tower_http::cors::CorsLayer::very_permissive());
+    let seed = match args.seed.as_str() {
+        "examples" => Seed::Examples,
+        "none" => Seed::Nothing,
+        file => match std::fs::read_to_string(file)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}")))
+        {
+            Ok(items) => Seed::Items(items),
+            Err(error) => {
+                eprintln!("error: cannot read the seed {file}: {error}");
+                return ExitCode::from(crate::TROUBLE);
+            }
+        },
+    };
+    let options = Options {
+        stateful: args.stateful,
+        seed,
+        control: Some(args.control_prefix.clone()),
+        credential: args.credential.clone(),
+    };
+    let router = match openapi_workspace_runtime::mock::router_with(plan, options) {
+        Ok(router) => {
+            router.layer(axum::middleware::from_fn(log)).layer(tower_http::cors::CorsLayer::very_permissive())
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(crate::TROUBLE);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {

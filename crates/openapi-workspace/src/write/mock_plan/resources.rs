@@ -2,15 +2,20 @@
 //! its item path (`/pets` and `/pets/{petId}`; nested, `/owners/{ownerId}/pets` and
 //! `/owners/{ownerId}/pets/{petId}`, scoped by the owner), and each operation's part in them:
 //! `POST` to the collection creates, `GET` lists; on the item `GET` reads, `PUT` replaces,
-//! `PATCH` merges, `DELETE` removes. The root's `x-mock-resources: false` turns it off; an
-//! operation's `x-mock-role: none` (or `create`, `read`, `replace`, `merge`, `delete`, `list`)
-//! overrides its part.
+//! `PATCH` merges, `DELETE` removes; a `POST` to one of the item's own paths
+//! (`/orders/{id}/cancel`) is an action, which sets the item's status-like property to the
+//! value of its enum the action names (`cancelled`). The root's `x-mock-resources: false` turns
+//! it off; an operation's `x-mock-role: none` (or `create`, `read`, `replace`, `merge`,
+//! `delete`, `list`, `action`) overrides its part, and an action's `x-mock-set: {status:
+//! cancelled}` what it sets.
 
 use std::collections::BTreeMap;
 
-use openapi_workspace_runtime::mock::{IdKind, ResourcePlan, Role, StatePlan};
-use serde_json::Value;
+use openapi_workspace_runtime::mock::{IdKind, KeyPlan, ResourcePlan, Role, StatePlan};
+use serde_json::{Map, Value};
 
+use super::paging;
+use crate::model::idempotency::Key;
 use crate::model::operation::Op;
 use crate::read::document::resolve_schema;
 
@@ -18,6 +23,8 @@ use crate::read::document::resolve_schema;
 pub(crate) const ROLE: &str = "x-mock-role";
 /// The extension on the document's root that, `false`, keeps the mock stateless.
 pub(crate) const RESOURCES: &str = "x-mock-resources";
+/// The extension on an action that says which property it sets, to what.
+pub(crate) const SET: &str = "x-mock-set";
 
 /// The resources of `ops` (as served, each at its route) and each operation's part, by index.
 pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap<usize, StatePlan>) {
@@ -27,6 +34,10 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
         return (resources, roles);
     }
     let components = raw.get("components").unwrap_or(&Value::Null);
+    // How each list pages, as the client follows it (an `x-pagination` it refuses pages nothing).
+    let pagings = crate::model::pagination::of_document(raw).unwrap_or_default();
+    // Where each create's idempotency key is, as the client's retries send it.
+    let keys = crate::model::idempotency::keys(raw).unwrap_or_default();
     let operation = |op: &Op| raw.pointer(&op.raw).unwrap_or(&Value::Null);
     // Each item path, whose collection path (it less its last segment, a parameter) is served too.
     let mut items: Vec<(&str, &str)> = Vec::new();
@@ -42,10 +53,15 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
         }
     }
     for (item, collection) in items {
+        // An item's own path: `/orders/{id}/cancel`, its verb.
+        let verb = |op: &Op| {
+            let rest = op.path.strip_prefix(item)?.strip_prefix('/')?;
+            (!rest.contains('/') && !rest.contains('{')).then(|| rest.to_owned())
+        };
         let here: Vec<(usize, &Op, Role)> = ops
             .iter()
             .enumerate()
-            .filter(|(_, op)| op.path == collection || op.path == item)
+            .filter(|(_, op)| op.path == collection || op.path == item || verb(op).is_some())
             .filter_map(|(i, op)| {
                 let inferred = match (op.path == collection, op.path == item, op.method.as_str()) {
                     (true, _, "post") => Some(Role::Create),
@@ -54,6 +70,7 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
                     (_, true, "put") => Some(Role::Replace),
                     (_, true, "patch") => Some(Role::Merge),
                     (_, true, "delete") => Some(Role::Delete),
+                    (false, false, "post") => Some(Role::Action),
                     _ => None,
                 };
                 let role = match operation(op).get(ROLE).and_then(Value::as_str) {
@@ -108,7 +125,8 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
                 updated.push(name.clone());
             }
         }
-        let list_property = match answered(Role::List).and_then(|schema| resolve_schema(schema, components)) {
+        let list_schema = answered(Role::List).and_then(|schema| resolve_schema(schema, components));
+        let list_property = match list_schema {
             Some(schema) if schema.get("type").and_then(Value::as_str) == Some("array") => None,
             Some(schema) => schema
                 .get("properties")
@@ -133,9 +151,38 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
                 .map(|(name, _)| name.clone())
                 .collect()
         });
+        let paging = here.iter().find(|(_, _, role)| *role == Role::List).and_then(|(_, op, _)| {
+            let page = list_property.as_ref().and(list_schema);
+            let paged = pagings.iter().find(|(id, _)| *id == op.operation_id).map(|(_, paging)| paging);
+            paging::paging(op, paged, page, documented(op, operation(op), components), components)
+        });
         let index = resources.len();
+        let mut parts = Vec::new();
+        for (i, op, role) in here {
+            let raw = operation(op);
+            let set = match role {
+                Role::Action => match raw.get(SET).and_then(Value::as_object).and_then(|set| set.iter().next()) {
+                    Some((property, value)) => Some((property.clone(), value.clone())),
+                    None => verb(op).and_then(|verb| status_set(&verb, properties, components)),
+                },
+                _ => None,
+            };
+            let creates = role == Role::Create;
+            let idempotency = match keys.iter().find(|(id, _)| creates && *id == op.operation_id) {
+                Some((_, Key::Header(name))) => Some(KeyPlan::Header(name.clone())),
+                Some((_, Key::Body(name))) => Some(KeyPlan::Body(name.clone())),
+                None => None,
+            };
+            let location = creates
+                && documented(op, raw, components)
+                    .and_then(|response| response.get("headers"))
+                    .and_then(Value::as_object)
+                    .is_some_and(|headers| headers.keys().any(|name| name.eq_ignore_ascii_case("location")));
+            parts.push((i, StatePlan { resource: index, role, set, idempotency, location }));
+        }
         resources.push(ResourcePlan {
             name: collection.rsplit('/').next().unwrap_or(collection).to_owned(),
+            collection: collection.to_owned(),
             scope: crate::read::document::template_names(collection).map(str::to_owned).collect(),
             id_param,
             id_property,
@@ -144,12 +191,36 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
             created,
             updated,
             fields,
+            paging,
         });
-        for (i, _, role) in here {
-            roles.insert(i, StatePlan { resource: index, role });
-        }
+        roles.extend(parts);
     }
     (resources, roles)
+}
+
+/// What an action named `verb` sets: the item's status-like property (`status`, `state`,
+/// `…_status`) to the value of its enum that the verb names (`cancel`: `cancelled` or
+/// `canceled`; `approve`: `approved`; `archive`: `archived`).
+fn status_set(verb: &str, properties: Option<&Map<String, Value>>, components: &Value) -> Option<(String, Value)> {
+    let verb = verb.to_ascii_lowercase().replace(['-', '_'], "");
+    let stem = verb.trim_end_matches('e');
+    properties?.iter().find_map(|(name, schema)| {
+        let lower = name.to_ascii_lowercase();
+        if !(lower.ends_with("status") || lower.ends_with("state")) {
+            return None;
+        }
+        let values = resolve_schema(schema, components)?.get("enum")?.as_array()?;
+        values.iter().find_map(|value| {
+            let text = value.as_str()?.to_ascii_lowercase();
+            let named = text == verb || (text.starts_with(stem) && text.ends_with('d') && text.len() - stem.len() <= 3);
+            named.then(|| (name.clone(), value.clone()))
+        })
+    })
+}
+
+/// `op`'s documented success response (`operation` is `op` in the normalised document).
+fn documented<'a>(op: &Op, operation: &'a Value, components: &'a Value) -> Option<&'a Value> {
+    crate::model::mock::response(operation, components, op.mock.as_ref()?.status)
 }
 
 fn role_named(said: &str) -> Option<Role> {
@@ -160,6 +231,7 @@ fn role_named(said: &str) -> Option<Role> {
         "merge" => Some(Role::Merge),
         "delete" => Some(Role::Delete),
         "list" => Some(Role::List),
+        "action" => Some(Role::Action),
         _ => None,
     }
 }
@@ -167,7 +239,7 @@ fn role_named(said: &str) -> Option<Role> {
 /// The schema of the JSON body of `op`'s mock answer (its first success); `operation` is `op` in
 /// the normalised document.
 pub(crate) fn answer_schema<'a>(op: &Op, operation: &'a Value, components: &'a Value) -> Option<&'a Value> {
-    let response = crate::model::mock::response(operation, components, op.mock.as_ref()?.status)?;
+    let response = documented(op, operation, components)?;
     let content = response.get("content")?.as_object()?;
     let (_, media) = content.iter().find(|(media, _)| crate::read::document::is_json(media))?;
     media.get("schema")

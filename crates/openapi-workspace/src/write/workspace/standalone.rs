@@ -26,7 +26,7 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The runtime (`crates/openapi-workspace-runtime`), written into the workspace as a
 /// crate of its own: each file's name and text.
-const RUNTIME_FILES: [(&str, &str); 35] = [
+const RUNTIME_FILES: [(&str, &str); 36] = [
     ("lib.rs", include_str!("../../../../openapi-workspace-runtime/src/lib.rs")),
     ("wire.rs", include_str!("../../../../openapi-workspace-runtime/src/wire.rs")),
     ("forms.rs", include_str!("../../../../openapi-workspace-runtime/src/forms.rs")),
@@ -52,6 +52,7 @@ const RUNTIME_FILES: [(&str, &str); 35] = [
     ("server/items.rs", include_str!("../../../../openapi-workspace-runtime/src/server/items.rs")),
     ("server/json_tape.rs", include_str!("../../../../openapi-workspace-runtime/src/server/json_tape.rs")),
     ("server/mock/mod.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/mod.rs")),
+    ("server/mock/pages.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/pages.rs")),
     ("server/mock/plan.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/plan.rs")),
     ("server/mock/state.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/state.rs")),
     ("server/mod.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mod.rs")),
@@ -537,10 +538,10 @@ async fn main() -> std::io::Result<()> {
     let mut plan: mock::Plan = serde_json::from_str(include_str!("mock.json")).expect("the generated plan");
     plan.schemas = serde_json::from_str(include_str!("schemas.json")).expect("the generated schemas");
     let port = std::env::var("PORT").ok().and_then(|p| p.parse::<u16>().ok()).unwrap_or(8080);
-    let options = mock::Options { stateful: std::env::args().any(|arg| arg == "--stateful") };
+    let options = mock::Options { stateful: std::env::args().any(|arg| arg == "--stateful"), ..Default::default() };
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     println!("mock at http://{}", listener.local_addr()?);
-    axum::serve(listener, mock::router_with(plan, options)).await
+    axum::serve(listener, mock::router_with(plan, options).map_err(std::io::Error::other)?).await
 }
 "#;
 

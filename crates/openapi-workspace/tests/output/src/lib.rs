@@ -38,5 +38,6 @@ sample!(public_shapes);
 sample!(query_arrays);
 sample!(repairs);
 sample!(security);
+sample!(shop);
 sample!(untypable);
 sample!(webhooks);

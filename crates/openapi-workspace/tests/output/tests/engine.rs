@@ -165,6 +165,7 @@ alike!(
     query_arrays,
     repairs,
     security,
+    shop,
     untypable,
     webhooks,
 );

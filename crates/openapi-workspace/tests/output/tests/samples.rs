@@ -119,6 +119,7 @@ documents!(
     query_arrays,
     repairs,
     security,
+    shop,
     webhooks,
 );
 
