@@ -133,7 +133,7 @@ pub fn mock_answers(spec_text: &str) -> Result<Vec<MockAnswer>> {
                         .and_then(|r| r.pointer(&format!("/content/{}/schema", read::document::escape(media_type))))
                         .cloned()
                         .unwrap_or_else(|| serde_json::json!({}));
-                    let mut schema = model::json_schema::to_json_schema(&schema);
+                    let mut schema = model::json_schema::to_validated_schema(&schema);
                     if let Some(object) = schema.as_object_mut() {
                         object.insert("components".into(), schemas["components"].clone());
                     }

@@ -172,8 +172,13 @@ fn stateful_it_keeps_what_is_created_until_it_is_deleted() {
     assert!(rex_id.len() == 36 && rex_id.matches('-').count() == 4, "{rex}");
     assert_eq!(call(&mock, "GET", "/owners/1/pets", None), (200, json!([tom, rex])));
     assert_eq!(call(&mock, "GET", "/owners/1/pets?tag=dog", None), (200, json!([rex])));
-    assert_eq!(call(&mock, "GET", "/owners/2/pets", None), (200, json!([])));
+    let (_, bo) = call(&mock, "POST", "/owners", Some(json!({"name": "Bo"})));
+    assert_eq!(call(&mock, "GET", "/owners/2/pets", None), (200, json!([])), "{bo}");
     assert_eq!(call(&mock, "GET", &format!("/owners/2/pets/{rex_id}"), None).0, 404);
+    // No owner, no list: the parent is looked for first.
+    let (status, error) = call(&mock, "GET", "/owners/9/pets", None);
+    assert_eq!(status, 404, "{error}");
+    assert!(error["message"].as_str().is_some_and(|m| m.contains("no owners 9")), "{error}");
     // A replace keeps the id and when it was made, and nothing else of before.
     let (status, replaced) = call(&mock, "PUT", &format!("/owners/1/pets/{rex_id}"), Some(json!({"name": "Rex II"})));
     assert_eq!(status, 200, "{replaced}");
@@ -191,6 +196,12 @@ fn stateful_it_keeps_what_is_created_until_it_is_deleted() {
     // Still checked first: a body the document refuses changes nothing.
     assert_eq!(call(&mock, "POST", "/owners/1/pets", Some(json!({"name": ""}))).0, 400);
     assert_eq!(call(&mock, "GET", "/owners/1/pets", None), (200, json!([tom])));
+    // An owner deleted takes its pets with it: its list and theirs are 404 (schemathesis'
+    // use-after-free check), nothing can be made under it.
+    assert_eq!(call(&mock, "DELETE", "/owners/1", None).0, 204);
+    assert_eq!(call(&mock, "GET", "/owners/1/pets", None).0, 404);
+    assert_eq!(call(&mock, "GET", &format!("/owners/1/pets/{}", tom["id"].as_str().unwrap()), None).0, 404);
+    assert_eq!(call(&mock, "POST", "/owners/1/pets", Some(json!({"name": "Rex"}))).0, 404);
 }
 
 #[test]
@@ -331,4 +342,65 @@ fn stateful_it_starts_with_a_seed_file() {
     assert!(!out.status.success());
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("/nowhere is no collection the mock keeps"), "{said}");
+}
+
+#[test]
+fn stateful_with_a_database_it_keeps_what_was_answered_across_a_kill() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("shelter.db");
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mock/shelter.yaml");
+    let flags = ["--stateful", "--seed", "none", "--database", database.to_str().unwrap()];
+    let (mut mock, _) = Mock::start_with(&spec, &flags);
+    let (_, ada) = call(&mock, "POST", "/owners", Some(json!({"name": "Ada"})));
+    let (_, bo) = call(&mock, "POST", "/owners", Some(json!({"name": "Bo"})));
+    let (_, rex) = call(&mock, "POST", "/owners/2/pets", Some(json!({"name": "Rex"})));
+    let (status, renamed) = call(&mock, "PATCH", "/owners/1", Some(json!({"name": "Ada L"})));
+    assert_eq!(status, 200, "{renamed}");
+    // Killed, not stopped: what was answered was on disk before it was.
+    mock.child.kill().unwrap();
+    mock.child.wait().unwrap();
+
+    let (mock, _) = Mock::start_with(&spec, &flags);
+    assert_eq!(call(&mock, "GET", "/owners/1", None), (200, renamed));
+    let pets_of_bo = call(&mock, "GET", "/owners/2/pets", None);
+    assert_eq!(pets_of_bo, (200, json!([rex])), "{bo}");
+    // The sequence goes on after what was kept; what is deleted stays deleted, with what was under it.
+    let (_, cy) = call(&mock, "POST", "/owners", Some(json!({"name": "Cy"})));
+    assert_eq!(cy["id"], 3, "{cy} after {ada}");
+    assert_eq!(call(&mock, "DELETE", "/owners/2", None).0, 204);
+    drop(mock);
+    let (mock, _) = Mock::start_with(&spec, &flags);
+    let (_, page) = call(&mock, "GET", "/owners", None);
+    let names: Vec<&str> = page["data"].as_array().unwrap().iter().map(|o| o["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Cy", "Ada L"]);
+    assert_eq!(call(&mock, "GET", "/owners/2/pets", None).0, 404);
+    // A reset empties the file too (the seed is none).
+    assert_eq!(call(&mock, "POST", "/__mock/reset", None).0, 204);
+    drop(mock);
+    let (mock, _) = Mock::start_with(&spec, &flags);
+    assert_eq!(call(&mock, "GET", "/owners", None).1["data"], json!([]));
+}
+
+#[test]
+fn a_missing_authorization_header_parameter_is_401_and_an_integer_beyond_its_format_400() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("api.yaml");
+    std::fs::write(
+        &spec,
+        "openapi: 3.0.3\ninfo: {title: Keeper, version: '1'}\npaths:\n  /jobs/{n}:\n    get:\n      operationId: jobs\n      \
+         parameters:\n        - {name: Authorization, in: header, required: true, schema: {type: string}}\n        \
+         - {name: n, in: path, required: true, schema: {type: integer, format: int32}}\n      \
+         responses: {'200': {description: ok, content: {application/json: {schema: {type: object}}}}}\n",
+    )
+    .unwrap();
+    let mock = Mock::start(&spec);
+    // A credential taken as a parameter, not a scheme: still "not authenticated" (RFC 9110).
+    let (status, _, body) = mock.send("GET /jobs/1 HTTP/1.1", "");
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("header `authorization` is required"), "{body}");
+    // An int32 past its range is refused as the generated server's `i32` refuses it.
+    let (status, _, body) = mock.send("GET /jobs/2147483648 HTTP/1.1\r\nauthorization: x", "");
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(mock.send("GET /jobs/2147483647 HTTP/1.1\r\nauthorization: x", "").0, 200);
 }

@@ -105,6 +105,15 @@ fn is_json_essence(essence: &str) -> bool {
         && (subtype.eq_ignore_ascii_case("json") || suffix.is_some_and(|s| s.eq_ignore_ascii_case(b"+json")))
 }
 
+/// `400` for a required body that is not there: no bytes and no `Content-Type` (an empty body
+/// that names its type, a file of no bytes, is one).
+pub fn required_body(headers: &HeaderMap, bytes: &[u8]) -> Result<(), ApiError> {
+    match bytes.is_empty() && !headers.contains_key(header::CONTENT_TYPE) {
+        true => Err(ApiError::bad_request("a request body is required")),
+        false => Ok(()),
+    }
+}
+
 /// Which of the media types an operation accepts (as the document writes them) the request's
 /// `Content-Type` names: its index, or `415` listing them. A JSON type accepts `+json` types,
 /// `type/*` or `*/*` what they cover, and `application/octet-stream` a body without a type.

@@ -32,8 +32,16 @@ pub fn check_params(
     validator.check(&Value::Object(present), "parameter ")
 }
 
-/// `400` for a required header parameter the request lacks.
+/// `400` for a required header parameter the request lacks; `401` when it is `Authorization`:
+/// a document that takes its credential as a parameter (not a security scheme) still says the
+/// caller is not authenticated.
 pub fn missing_header(name: &str) -> ApiError {
+    if name.eq_ignore_ascii_case("authorization") {
+        return ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            format!("header `{name}` is required: it carries the credential"),
+        );
+    }
     ApiError::bad_request(format!("header `{name}` is required"))
 }
 

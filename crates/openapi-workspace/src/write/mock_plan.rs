@@ -96,7 +96,7 @@ fn operation(
             id: param.wire.place == crate::read::wire::Place::Path && param.kind == TypeKind::Uuid,
             required: param.required,
             default: param.default.clone(),
-            schema: param.schema.clone(),
+            schema: crate::model::json_schema::bounded(param.schema.clone()),
         })
         .collect();
     let body = op.body.as_ref().map(|body| BodyPlan {
@@ -111,7 +111,7 @@ fn operation(
         status: mock.status,
         offered: mock.body.iter().chain(&mock.others).map(|(media, body)| (media.clone(), body.text())).collect(),
         headers: mock.headers.clone(),
-        schema: resources::answer_schema(op, raw, components).map(crate::model::json_schema::to_json_schema),
+        schema: resources::answer_schema(op, raw, components).map(crate::model::json_schema::to_validated_schema),
     });
     OperationPlan {
         operation_id: op.operation_id.clone(),
@@ -147,7 +147,7 @@ fn media_kind(kind: &MediaKind) -> MediaKindPlan {
                     },
                 })
                 .collect(),
-            schema: crate::model::json_schema::to_json_schema(schema),
+            schema: crate::model::json_schema::to_validated_schema(schema),
         },
         MediaKind::Text => MediaKindPlan::Text,
         MediaKind::Bytes => MediaKindPlan::Bytes,

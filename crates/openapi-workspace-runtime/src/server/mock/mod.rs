@@ -14,6 +14,7 @@ mod plan;
 mod state;
 
 pub use plan::*;
+pub use state::{Change, Keep, KeepError, Kept, KeptItem};
 
 use std::sync::{Arc, OnceLock};
 
@@ -41,6 +42,8 @@ pub struct Options {
     /// The one credential let in (a bearer token, an api key, a basic password); `None`: any of
     /// a kind the operation takes.
     pub credential: Option<String>,
+    /// Where a stateful mock's items are kept beyond memory; `None`: in memory only.
+    pub keep: Option<Arc<dyn Keep>>,
 }
 
 /// What a stateful mock starts with.
@@ -88,7 +91,10 @@ pub fn router_with(plan: Plan, options: Options) -> Result<axum::Router, Options
     let schemas = SchemaSet::of(&plan.schemas);
     let operations = plan.operations.iter().map(Operation::of).collect();
     let state = match options.stateful {
-        true => Some(state::State::new(&plan.resources, state::seeds(plan, &options.seed)?)),
+        true => Some(
+            state::State::new(&plan.resources, state::seeds(plan, &options.seed)?, options.keep.clone())
+                .map_err(|error| OptionsError(format!("the state kept cannot be read: {error}")))?,
+        ),
         false => None,
     };
     let credential = options.credential.map(|credential| &*Box::leak(credential.into_boxed_str()));
@@ -130,10 +136,14 @@ pub fn router_with(plan: Plan, options: Options) -> Result<axum::Router, Options
         router = router.route(
             &reset,
             axum::routing::post(|State(engine): State<Arc<Engine>>| async move {
-                if let Some(state) = &engine.state {
-                    state.reset(&engine.plan.resources);
+                let reset = engine.state.as_ref().map(|state| state.reset(&engine.plan.resources));
+                match reset {
+                    Some(Err(error)) => Err(ApiError::new(
+                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                        format!("the state could not be reset: {error}"),
+                    )),
+                    _ => Ok(axum::http::StatusCode::NO_CONTENT),
                 }
-                axum::http::StatusCode::NO_CONTENT
             }),
         );
     }
@@ -375,7 +385,9 @@ impl Engine {
                 false => super::optional_json_body::<Value>(headers, bytes, validator),
             };
         }
-        if !plan.required && bytes.is_empty() && !headers.contains_key(header::CONTENT_TYPE) {
+        if plan.required {
+            super::required_body(headers, &bytes)?;
+        } else if bytes.is_empty() && !headers.contains_key(header::CONTENT_TYPE) {
             return Ok(None);
         }
         let accepted: Vec<&str> = plan.media.iter().map(|media| media.media_type.as_str()).collect();
@@ -421,7 +433,7 @@ impl Engine {
             }
             None => Ok(()),
         };
-        let (value, link) = match state.apply(resource, part, request, check) {
+        let (value, link) = match state.apply(&self.plan.resources, part, request, check) {
             // What the document answers without a JSON body (a `201` with none) it answers so.
             state::Done::Value(..) if answer.schema.is_none() => return Ok(None),
             state::Done::Value(value, link) => (value, link),
@@ -431,6 +443,12 @@ impl Engine {
                 return Err(ApiError::conflict(message));
             }
             state::Done::Taken(message) => return Err(ApiError::conflict(message)),
+            state::Done::NotKept(why) => {
+                return Err(ApiError::new(
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                    format!("the change could not be kept, so it was not made: {why}"),
+                ));
+            }
             state::Done::Unfit(why) => {
                 eprintln!(
                     "warning: {}: the state's answer does not meet the document's schema, so nothing changed and its \

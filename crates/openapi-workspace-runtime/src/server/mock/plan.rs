@@ -41,6 +41,10 @@ pub struct ResourcePlan {
     pub collection: String,
     /// The collection path's parameters, whose values scope its items (an owner's pets).
     pub scope: Vec<String>,
+    /// The resource whose item path its collection path is under (owners, of
+    /// `/owners/{ownerId}/pets`): the scope's last value is that item's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<usize>,
     /// The item path's last parameter: the id.
     pub id_param: String,
     /// The item's property that holds its id.

@@ -5,8 +5,7 @@
 //! over the document's example, held in memory for as long as the mock runs.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
@@ -29,15 +28,70 @@ pub(super) type Seed = (usize, Vec<String>, Value);
 /// idempotency key.
 pub(super) struct State {
     held: Mutex<Held>,
-    sequence: AtomicU64,
     seeds: Vec<Seed>,
+    /// Where each change is written before it is made, when kept beyond memory.
+    keep: Option<Arc<dyn Keep>>,
 }
+
+/// What a stateful mock's items are kept in beyond memory (`openapi-workspace mock --database`'s
+/// SQLite file). Each change is written before it is made in memory and answered, under the
+/// state's lock: one that cannot be written is not made (`503`).
+pub trait Keep: Send + Sync + std::fmt::Debug {
+    /// What was kept, oldest first; `None` when nothing ever was (the seeds are then).
+    fn load(&self) -> Result<Option<Kept>, KeepError>;
+    /// Everything forgotten, and `items` kept (the seeds, at a reset).
+    fn reset(&self, items: &[KeptItem]) -> Result<(), KeepError>;
+    /// One change, whole or not at all.
+    fn change(&self, change: Change<'_>) -> Result<(), KeepError>;
+}
+
+/// Everything a [`Keep`] held.
+#[derive(Debug, Default)]
+pub struct Kept {
+    pub items: Vec<KeptItem>,
+    /// By collection route and key: the body first sent with it, and what was answered.
+    pub keys: Vec<(String, String, Option<Value>, Value)>,
+}
+
+/// An item, by its collection's route, its scope and id.
+#[derive(Debug, Clone)]
+pub struct KeptItem {
+    pub collection: String,
+    pub scope: Vec<String>,
+    pub id: String,
+    pub value: Value,
+}
+
+/// A change to what is kept.
+#[derive(Debug)]
+pub enum Change<'a> {
+    /// An item made or changed, with the idempotency key (and the body sent with it) it was
+    /// made with.
+    Put { item: &'a KeptItem, key: Option<(&'a str, &'a Option<Value>)> },
+    /// An item removed, and with it every item of these collections whose scope begins with
+    /// `under` (its own scope and id: what was nested under it).
+    Remove { collection: &'a str, scope: &'a [String], id: &'a str, nested: Vec<&'a str>, under: &'a [String] },
+}
+
+/// Why a change could not be kept.
+#[derive(Debug)]
+pub struct KeepError(pub String);
+
+impl std::fmt::Display for KeepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for KeepError {}
 
 #[derive(Default)]
 struct Held {
     collections: HashMap<Scoped, Items>,
     /// By resource and key: the body sent with the key first, and what it was answered.
     keys: HashMap<(usize, String), (Option<Value>, Value)>,
+    /// By resource: the last id of its sequence.
+    sequences: HashMap<usize, u64>,
 }
 
 /// What an operation's role made of the request.
@@ -56,6 +110,8 @@ pub(super) enum Done {
     KeyReused(String),
     /// An id the client chose that another item has: `409`, nothing done.
     Taken(String),
+    /// The change could not be kept (why): `503`, nothing done.
+    NotKept(String),
 }
 
 /// A request as the state reads it: its resource's scope and id (path parameters' texts), its
@@ -72,15 +128,27 @@ pub(super) struct Request {
 }
 
 impl State {
-    /// A state holding `seeds` (each with its resource's plan, which says where its id is).
-    pub(super) fn new(resources: &[ResourcePlan], seeds: Vec<Seed>) -> Self {
-        let state = State { held: Mutex::default(), sequence: AtomicU64::new(0), seeds };
-        state.reset(resources);
-        state
+    /// A state holding what `keep` kept, else `seeds` (each with its resource's plan, which says
+    /// where its id is).
+    pub(super) fn new(
+        resources: &[ResourcePlan],
+        seeds: Vec<Seed>,
+        keep: Option<Arc<dyn Keep>>,
+    ) -> Result<Self, KeepError> {
+        let kept = match &keep {
+            Some(keep) => keep.load()?,
+            None => None,
+        };
+        let state = State { held: Mutex::default(), seeds, keep };
+        match kept {
+            Some(kept) => *state.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = held(resources, kept),
+            None => state.reset(resources)?,
+        }
+        Ok(state)
     }
 
     /// Everything forgotten but the seeds.
-    pub(super) fn reset(&self, resources: &[ResourcePlan]) {
+    pub(super) fn reset(&self, resources: &[ResourcePlan]) -> Result<(), KeepError> {
         let mut held = Held::default();
         for (index, scope, item) in &self.seeds {
             let resource = &resources[*index];
@@ -88,10 +156,11 @@ impl State {
                 Some(Value::String(id)) => id.clone(),
                 Some(Value::Number(id)) => {
                     // A sequence goes on after the largest id seeded.
-                    self.sequence.fetch_max(id.as_u64().unwrap_or(0), Ordering::Relaxed);
+                    let last = held.sequences.entry(*index).or_default();
+                    *last = (*last).max(id.as_u64().unwrap_or(0));
                     id.to_string()
                 }
-                _ => self.next_id(resource.id_kind),
+                _ => held.next_id(*index, resource.id_kind),
             };
             let mut item = item.clone();
             if let Value::Object(fields) = &mut item {
@@ -99,20 +168,45 @@ impl State {
             }
             held.collections.entry((*index, scope.clone())).or_default().push((id, item));
         }
-        *self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = held;
+        let mut kept = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(keep) = &self.keep {
+            let items: Vec<KeptItem> = held
+                .collections
+                .iter()
+                .flat_map(|((index, scope), items)| {
+                    items.iter().map(|(id, value)| KeptItem {
+                        collection: resources[*index].collection.clone(),
+                        scope: scope.clone(),
+                        id: id.clone(),
+                        value: value.clone(),
+                    })
+                })
+                .collect();
+            keep.reset(&items)?;
+        }
+        *kept = held;
+        Ok(())
+    }
+
+    /// `change` kept, where the state is kept beyond memory.
+    fn kept(&self, change: Change<'_>) -> Result<(), Done> {
+        match &self.keep {
+            Some(keep) => keep.change(change).map_err(|error| Done::NotKept(error.0)),
+            None => Ok(()),
+        }
     }
 
     /// `request` done as `part` says to `resource`, if what it answers passes `check` (the
     /// documented schema): else nothing changes.
     pub(super) fn apply(
         &self,
-        resource: &ResourcePlan,
+        resources: &[ResourcePlan],
         part: &StatePlan,
         request: Request,
         check: impl Fn(&Value) -> Result<(), String>,
     ) -> Done {
         let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Held { collections, keys } = &mut *held;
+        let Held { collections, keys, sequences } = &mut *held;
         let key = request.key.map(|key| (part.resource, key));
         if let Some((sent, answered)) = key.as_ref().and_then(|key| keys.get(key)) {
             return match *sent == request.body {
@@ -123,6 +217,16 @@ impl State {
                 )),
             };
         }
+        let resource = &resources[part.resource];
+        // A nested resource's list is its parent item's: none without it (`/owners/9/pets`
+        // after owner 9 is deleted is `404`, not an empty list).
+        if let (Some(parent), Some((id, scope))) = (resource.parent, request.scope.split_last()) {
+            let held = collections.get(&(parent, scope.to_vec()));
+            if !held.is_some_and(|items| items.iter().any(|(key, _)| key == id)) {
+                return Done::NotFound(format!("no {} {id}", resources[parent].name));
+            }
+        }
+        let scope = request.scope.clone();
         let items = collections.entry((part.resource, request.scope)).or_default();
         let found = |id: &str| items.iter().position(|(key, _)| key == id);
         match part.role {
@@ -136,7 +240,7 @@ impl State {
                 if let Some(id) = chosen.as_deref().filter(|id| found(id).is_some()) {
                     return Done::Taken(format!("{} {id} exists already", resource.name));
                 }
-                let id = chosen.unwrap_or_else(|| self.next_id(resource.id_kind));
+                let id = chosen.unwrap_or_else(|| next_id(sequences, part.resource, resource.id_kind));
                 let mut item = object(request.example);
                 item.extend(settable(resource, request.body.clone()));
                 item.insert(resource.id_property.clone(), id_value(resource.id_kind, &id));
@@ -148,11 +252,16 @@ impl State {
                 if let Err(why) = check(&item) {
                     return Done::Unfit(why);
                 }
-                items.push((id, item.clone()));
-                if let Some(key) = key {
-                    keys.insert(key, (request.body, item.clone()));
+                let kept = KeptItem { collection: resource.collection.clone(), scope, id, value: item };
+                let sent = key.as_ref().map(|(_, key)| (key.as_str(), &request.body));
+                if let Err(failed) = self.kept(Change::Put { item: &kept, key: sent }) {
+                    return failed;
                 }
-                Done::Value(item, None)
+                items.push((kept.id, kept.value.clone()));
+                if let Some(key) = key {
+                    keys.insert(key, (request.body, kept.value.clone()));
+                }
+                Done::Value(kept.value, None)
             }
             Role::Read => match request.id.as_deref().and_then(found) {
                 Some(at) => checked(items[at].1.clone(), check),
@@ -190,22 +299,38 @@ impl State {
                     item.insert(stamp.clone(), Value::String(now()));
                 }
                 let item = Value::Object(item);
-                match (check(&item), part.role) {
-                    (Ok(()), _) => {
-                        items[at].1 = item.clone();
-                        Done::Value(item, None)
-                    }
+                let answered = match (check(&item), part.role) {
+                    (Ok(()), _) => Done::Value(item.clone(), None),
                     // An action whose answer is not the item (a job, an empty `202`) still acts.
-                    (Err(_), Role::Action) => {
-                        items[at].1 = item;
-                        Done::Documented
-                    }
-                    (Err(why), _) => Done::Unfit(why),
+                    (Err(_), Role::Action) => Done::Documented,
+                    (Err(why), _) => return Done::Unfit(why),
+                };
+                let kept =
+                    KeptItem { collection: resource.collection.clone(), scope, id: items[at].0.clone(), value: item };
+                if let Err(failed) = self.kept(Change::Put { item: &kept, key: None }) {
+                    return failed;
                 }
+                items[at].1 = kept.value;
+                answered
             }
             Role::Delete => match request.id.as_deref().and_then(found) {
                 Some(at) => {
+                    // What was nested under it goes with it.
+                    let mut under = scope.clone();
+                    under.push(items[at].0.clone());
+                    let nested = (0..resources.len())
+                        .filter(|&index| descends(resources, index, part.resource))
+                        .map(|index| resources[index].collection.as_str())
+                        .collect();
+                    let (collection, id) = (resource.collection.as_str(), items[at].0.as_str());
+                    let removed = Change::Remove { collection, scope: &scope, id, nested, under: &under };
+                    if let Err(failed) = self.kept(removed) {
+                        return failed;
+                    }
                     items.remove(at);
+                    collections.retain(|(index, scope), _| {
+                        !(scope.starts_with(&under) && descends(resources, *index, part.resource))
+                    });
                     Done::Documented
                 }
                 None => not_found(resource, request.id),
@@ -221,12 +346,43 @@ impl State {
             }
         }
     }
+}
 
-    fn next_id(&self, kind: IdKind) -> String {
-        let n = self.sequence.fetch_add(1, Ordering::Relaxed) + 1;
-        match kind {
-            IdKind::Uuid => uuid::Uuid::new_v4().to_string(),
-            IdKind::Integer | IdKind::Text => n.to_string(),
+/// The state `kept` holds: each item under its resource (one the plan no longer has is
+/// dropped), each sequence going on after the largest id kept.
+fn held(resources: &[ResourcePlan], kept: Kept) -> Held {
+    let mut held = Held::default();
+    let index_of = |collection: &str| resources.iter().position(|resource| resource.collection == collection);
+    for item in kept.items {
+        let Some(index) = index_of(&item.collection) else { continue };
+        if let Ok(number) = item.id.parse::<u64>() {
+            let last = held.sequences.entry(index).or_default();
+            *last = (*last).max(number);
+        }
+        held.collections.entry((index, item.scope)).or_default().push((item.id, item.value));
+    }
+    for (collection, key, body, answer) in kept.keys {
+        if let Some(index) = index_of(&collection) {
+            held.keys.insert((index, key), (body, answer));
+        }
+    }
+    held
+}
+
+impl Held {
+    fn next_id(&mut self, index: usize, kind: IdKind) -> String {
+        next_id(&mut self.sequences, index, kind)
+    }
+}
+
+/// A new id for an item of resource `index`: a UUID, or the next of its sequence (1, 2, 3…).
+fn next_id(sequences: &mut HashMap<usize, u64>, index: usize, kind: IdKind) -> String {
+    match kind {
+        IdKind::Uuid => uuid::Uuid::new_v4().to_string(),
+        IdKind::Integer | IdKind::Text => {
+            let last = sequences.entry(index).or_default();
+            *last += 1;
+            last.to_string()
         }
     }
 }
@@ -291,6 +447,20 @@ fn scope_of(route: &str, path: &str) -> Option<Vec<String>> {
         }
     }
     Some(scope)
+}
+
+/// Whether resource `index` is nested, at any depth, under resource `ancestor`.
+fn descends(resources: &[ResourcePlan], index: usize, ancestor: usize) -> bool {
+    let mut parent = resources[index].parent;
+    // A plan's parents form no cycle; the bound keeps a hand-written one from looping.
+    for _ in 0..resources.len() {
+        match parent {
+            Some(found) if found == ancestor => return true,
+            Some(found) => parent = resources[found].parent,
+            None => return false,
+        }
+    }
+    false
 }
 
 /// `value`, when it passes `check`.

@@ -11,6 +11,7 @@
 
 mod messages;
 mod mock;
+mod mock_database;
 
 /// Generation allocates much and briefly (token and syntax trees): see Cargo.toml.
 #[global_allocator]

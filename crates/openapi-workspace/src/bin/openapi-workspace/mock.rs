@@ -5,13 +5,16 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use clap::Args;
-use openapi_workspace_runtime::mock::{Options, Seed};
+use openapi_workspace_runtime::mock::{Keep, Options, Seed};
+
+use crate::mock_database::Database;
 
 use crate::messages::Messages;
 
@@ -40,6 +43,10 @@ pub(crate) struct Mock {
     /// `401` to any other; without it, any credential of a kind an operation takes is let in.
     #[arg(long, value_name = "SECRET")]
     credential: Option<String>,
+    /// Keep a stateful mock's items in this SQLite file (made if absent), so they outlive the
+    /// process: each change is on disk before it is answered.
+    #[arg(long, value_name = "FILE", requires = "stateful")]
+    database: Option<PathBuf>,
 }
 
 pub(crate) fn mock(args: &Mock, messages: &Messages) -> ExitCode {
@@ -68,11 +75,22 @@ pub(crate) fn mock(args: &Mock, messages: &Messages) -> ExitCode {
             }
         },
     };
+    let keep: Option<Arc<dyn Keep>> = match &args.database {
+        Some(path) => match Database::open(path) {
+            Ok(database) => Some(Arc::new(database)),
+            Err(error) => {
+                eprintln!("error: cannot open the database {}: {error}", path.display());
+                return ExitCode::from(crate::TROUBLE);
+            }
+        },
+        None => None,
+    };
     let options = Options {
         stateful: args.stateful,
         seed,
         control: Some(args.control_prefix.clone()),
         credential: args.credential.clone(),
+        keep,
     };
     let router = match openapi_workspace_runtime::mock::router_with(plan, options) {
         Ok(router) => {

@@ -192,8 +192,15 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
             updated,
             fields,
             paging,
+            parent: None,
         });
         roles.extend(parts);
+    }
+    // Each resource's parent: the one whose item path its collection path is under.
+    let item_paths: Vec<String> = resources.iter().map(|r| format!("{}/{{{}}}", r.collection, r.id_param)).collect();
+    for resource in &mut resources {
+        let under = resource.collection.rsplit_once('/').map(|(under, _)| under);
+        resource.parent = item_paths.iter().position(|item| Some(item.as_str()) == under);
     }
     (resources, roles)
 }

@@ -465,7 +465,10 @@ pub(super) fn body_step(op: &Op, body: &model::Body, rt: &syn::Path) -> TokenStr
         }
     };
     if body.required {
-        quote! { let body: #ty = #read; }
+        quote! {
+            #rt::required_body(&headers, &bytes)?;
+            let body: #ty = #read;
+        }
     } else {
         quote! {
             let body: Option<#ty> = if bytes.is_empty() && !headers.contains_key(axum::http::header::CONTENT_TYPE) {

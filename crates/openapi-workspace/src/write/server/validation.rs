@@ -47,7 +47,7 @@ pub(super) fn validator_names(op: &Op) -> Vec<(Ident, Value)> {
                 out.push((body_validator(op, i), schema.clone()))
             }
             MediaKind::Multipart { schema, .. } => {
-                out.push((body_validator(op, i), crate::model::json_schema::to_json_schema(schema)))
+                out.push((body_validator(op, i), crate::model::json_schema::to_validated_schema(schema)))
             }
             _ => {}
         }
