@@ -404,3 +404,28 @@ fn a_missing_authorization_header_parameter_is_401_and_an_integer_beyond_its_for
     assert_eq!(status, 400, "{body}");
     assert_eq!(mock.send("GET /jobs/2147483647 HTTP/1.1\r\nauthorization: x", "").0, 200);
 }
+
+#[test]
+fn stateful_an_extension_names_the_id_the_paths_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("api.yaml");
+    let book = "{type: object, required: [isbn, title], properties: {isbn: {type: string}, title: {type: string}}}";
+    std::fs::write(
+        &spec,
+        format!(
+            "openapi: 3.0.3\ninfo: {{title: Books, version: '1'}}\npaths:\n  /books:\n    post:\n      operationId: addBook\n      \
+             x-mock-id: isbn\n      requestBody: {{required: true, content: {{application/json: {{schema: {book}}}}}}}\n      \
+             responses: {{'201': {{description: added, content: {{application/json: {{schema: {book}}}}}}}}}\n  \
+             /books/{{code}}:\n    get:\n      operationId: getBook\n      parameters: [{{name: code, in: path, required: true, \
+             schema: {{type: string}}}}]\n      responses: {{'200': {{description: the book, content: {{application/json: \
+             {{schema: {book}}}}}}}}}\n"
+        ),
+    )
+    .unwrap();
+    let (mock, _) = Mock::start_with(&spec, &["--stateful", "--seed", "none"]);
+    let (status, _, made) =
+        mock.send("POST /books HTTP/1.1\r\ncontent-type: application/json", r#"{"isbn": "978-0", "title": "Dune"}"#);
+    assert_eq!(status, 201, "{made}");
+    let (status, _, found) = mock.send("GET /books/978-0 HTTP/1.1", "");
+    assert_eq!((status, found), (200, made));
+}

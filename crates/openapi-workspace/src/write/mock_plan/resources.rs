@@ -6,8 +6,9 @@
 //! (`/orders/{id}/cancel`) is an action, which sets the item's status-like property to the
 //! value of its enum the action names (`cancelled`). The root's `x-mock-resources: false` turns
 //! it off; an operation's `x-mock-role: none` (or `create`, `read`, `replace`, `merge`,
-//! `delete`, `list`, `action`) overrides its part, and an action's `x-mock-set: {status:
-//! cancelled}` what it sets.
+//! `delete`, `list`, `action`) overrides its part, an action's `x-mock-set: {status:
+//! cancelled}` what it sets, and `x-mock-id: slug` on any of a resource's operations which
+//! property holds its id.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +26,8 @@ pub(crate) const ROLE: &str = "x-mock-role";
 pub(crate) const RESOURCES: &str = "x-mock-resources";
 /// The extension on an action that says which property it sets, to what.
 pub(crate) const SET: &str = "x-mock-set";
+/// The extension on a resource's operation that names the item's property holding its id.
+pub(crate) const ID: &str = "x-mock-id";
 
 /// The resources of `ops` (as served, each at its route) and each operation's part, by index.
 pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap<usize, StatePlan>) {
@@ -97,9 +100,12 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
             .and_then(|schema| schema.get("properties"))
             .and_then(Value::as_object);
         let property = |name: &str| properties.is_some_and(|p| p.contains_key(name));
-        let id_property = [id_param.as_str(), "id", "uuid", "key"]
+        // Said by any of its operations, else the property named like the parameter, or `id`.
+        let said = here.iter().find_map(|(_, op, _)| operation(op).get(ID).and_then(Value::as_str));
+        let id_property = said
             .into_iter()
-            .find(|name| property(name))
+            .chain([id_param.as_str(), "id", "uuid", "key"].into_iter().filter(|name| property(name)))
+            .next()
             .unwrap_or(id_param.as_str())
             .to_owned();
         let param_schema = here
