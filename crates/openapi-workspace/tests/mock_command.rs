@@ -429,3 +429,32 @@ fn stateful_an_extension_names_the_id_the_paths_do_not() {
     let (status, _, found) = mock.send("GET /books/978-0 HTTP/1.1", "");
     assert_eq!((status, found), (200, made));
 }
+
+#[test]
+fn stateful_a_collection_with_a_slash_at_its_end_is_one() {
+    // FastAPI's way: `/automations/` beside `/automations/{id}`.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("api.yaml");
+    let thing = "{type: object, properties: {id: {type: string, format: uuid}, name: {type: string}}}";
+    std::fs::write(
+        &spec,
+        format!(
+            "openapi: 3.0.3\ninfo: {{title: Fast, version: '1'}}\npaths:\n  /automations/:\n    post:\n      operationId: make\n      \
+             requestBody: {{required: true, content: {{application/json: {{schema: {thing}}}}}}}\n      \
+             responses: {{'201': {{description: made, headers: {{Location: {{schema: {{type: string}}}}}}, content: \
+             {{application/json: {{schema: {thing}}}}}}}}}\n  /automations/{{id}}:\n    get:\n      operationId: read\n      \
+             parameters: [{{name: id, in: path, required: true, schema: {{type: string, format: uuid}}}}]\n      \
+             responses: {{'200': {{description: it, content: {{application/json: {{schema: {thing}}}}}}}}}\n"
+        ),
+    )
+    .unwrap();
+    let (mock, _) = Mock::start_with(&spec, &["--stateful", "--seed", "none"]);
+    let (status, headers, made) =
+        mock.send("POST /automations/ HTTP/1.1\r\ncontent-type: application/json", r#"{"name": "nightly"}"#);
+    assert_eq!(status, 201, "{made}");
+    let made: serde_json::Value = serde_json::from_str(&made).unwrap();
+    let id = made["id"].as_str().unwrap();
+    assert!(headers.contains(&format!("location: http://{}/automations/{id}\r\n", mock.address)), "{headers}");
+    let (status, _, found) = mock.send(&format!("GET /automations/{id} HTTP/1.1"), "");
+    assert_eq!((status, serde_json::from_str::<serde_json::Value>(&found).unwrap()), (200, made));
+}

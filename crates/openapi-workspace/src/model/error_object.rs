@@ -76,7 +76,7 @@ pub(crate) fn find(raw: &Value) -> (ErrorObject, Option<Note>) {
         None => {
             let message = format!(
                 "the error object the error responses share has no text property for a message (message, \
-                 detail, error_description, title, or one nested in error): the server's own refusals are \
+                 detail, error_description, title, or one nested in error or in a list's object): the server's own refusals are \
                  RFC 9457 problem details; {EXTENSION} names another"
             );
             let pointer = chosen.key.strip_prefix('#').unwrap_or_default().to_owned();
@@ -281,6 +281,8 @@ enum Slot {
     Fixed(Value),
     Part(Part),
     Nested(Vec<(String, Slot)>),
+    /// An object as a list's one item.
+    Listed(Vec<(String, Slot)>),
     /// A value the schema allows, for a required property nothing else fills.
     Filler(Value),
 }
@@ -296,20 +298,33 @@ fn written(schema: &Value, components: &Value) -> Option<(Vec<Part>, bool)> {
         properties.iter().find_map(|(name, property)| {
             let (inner, inner_required) = object(property, components)?;
             let message = message_of(&inner, components)?;
-            Some(((name.clone(), None), Some((inner, inner_required, message))))
+            Some(((name.clone(), None), Some((inner, inner_required, message, false))))
         })
     };
-    let ((message, longest), inner) = top.or_else(nested)?;
+    // …or in the one object of a list: JSON:API's `errors: [{detail}]` (crates.io's).
+    let listed = || {
+        properties.iter().find_map(|(name, property)| {
+            let array = resolve_schema(property, components)?;
+            if array.get("type").and_then(Value::as_str) != Some("array") {
+                return None;
+            }
+            let (inner, inner_required) = object(array.get("items")?, components)?;
+            let message = message_of(&inner, components)?;
+            Some(((name.clone(), None), Some((inner, inner_required, message, true))))
+        })
+    };
+    let ((message, longest), inner) = top.or_else(nested).or_else(listed)?;
     let slots = match inner {
         None => slots(&properties, &required, (&message, longest), components, &mut complete),
-        Some((inner, inner_required, inner_message)) => {
+        Some((inner, inner_required, inner_message, listed)) => {
             complete = false;
             let mut outer = slots(&properties, &required, ("", None), components, &mut complete);
             outer.retain(|(name, _)| *name != message);
             let (inner_name, inner_longest) = inner_message;
             let nested = slots(&inner, &inner_required, (&inner_name, inner_longest), components, &mut complete);
             let at = outer.iter().position(|(_, slot)| matches!(slot, Slot::Filler(_))).unwrap_or(outer.len());
-            outer.insert(at, (message, Slot::Nested(nested)));
+            let slot = if listed { Slot::Listed(nested) } else { Slot::Nested(nested) };
+            outer.insert(at, (message, slot));
             outer
         }
     };
@@ -370,6 +385,11 @@ fn render(slots: &[(String, Slot)], parts: &mut Vec<Part>) {
             Slot::Fixed(value) | Slot::Filler(value) => parts.push(Part::Text(value.to_string())),
             Slot::Part(part) => parts.push(part.clone()),
             Slot::Nested(inner) => render(inner, parts),
+            Slot::Listed(inner) => {
+                parts.push(Part::Text("[".into()));
+                render(inner, parts);
+                parts.push(Part::Text("]".into()));
+            }
         }
     }
     parts.push(Part::Text("}".into()));
@@ -464,6 +484,13 @@ mod tests {
         }}});
         let (_, text, _) = written_for(&document(openai, "application/json"));
         assert_eq!(text, r#"{"error":{"code":"404","message":"gone","param":"string","type":"string"}}"#);
+        // crates.io's (JSON:API's): the message in the one object of a list.
+        let crates_io = json!({"ApiErrorResponse": {"type": "object", "required": ["errors"], "properties": {
+            "errors": {"type": "array", "items": {"type": "object", "required": ["detail"], "properties": {
+                "detail": {"type": "string"},
+            }}},
+        }}});
+        assert_eq!(written_for(&document(crates_io, "application/json")).1, r#"{"errors":[{"detail":"gone"}]}"#);
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub(crate) fn to_json_schema(schema: &Value) -> Value {
                 Value::Array(list) => Value::Array(list.iter().map(to_json_schema).collect()),
                 other => other.clone(),
             },
-            "nullable" | crate::read::marks::DEFAULT_MAPPING => continue,
+            "nullable" | crate::read::marks::DEFAULT_MAPPING | crate::read::marks::PREFIX_ITEMS => continue,
             _ => value.clone(),
         };
         out.insert(key.clone(), converted);

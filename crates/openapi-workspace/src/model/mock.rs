@@ -243,6 +243,10 @@ impl Builder<'_> {
     }
 
     fn array(&mut self, schema: &Value) -> Value {
+        // A tuple: one of each of its items, in their order.
+        if let Some(Value::Array(prefix)) = schema.get(crate::read::marks::PREFIX_ITEMS) {
+            return Value::Array(prefix.iter().map(|item| self.build(item)).collect());
+        }
         let Some(items) = schema.get("items") else { return json!([]) };
         let min = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0);
         let max = schema.get("maxItems").and_then(Value::as_u64).unwrap_or(u64::MAX);

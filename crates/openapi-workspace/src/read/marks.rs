@@ -33,6 +33,10 @@ pub(crate) fn streamed(media: &str) -> bool {
 /// style, so the parameter reads as `form`).
 pub(crate) const COOKIE_STYLE: &str = "x-openapi-style-cookie";
 
+/// The view's mark on a 3.1 tuple (`prefixItems`), read as an array of any of its item schemas:
+/// those schemas in their order, which the mock answers one each of.
+pub(crate) const PREFIX_ITEMS: &str = "x-codegen-prefix-items";
+
 /// The view's mark on a discriminated union: the arm (a `$ref`) that a value whose tag names no
 /// other arm is (OpenAPI 3.2's `defaultMapping`; `inheritance` writes it for a parent's base).
 pub(crate) const DEFAULT_MAPPING: &str = "x-codegen-default-mapping";

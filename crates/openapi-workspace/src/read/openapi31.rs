@@ -260,6 +260,7 @@ fn schema(value: &mut Value, pointer: &str, notes: &mut Vec<Note>) {
     if let Some(Value::Array(prefix)) = object.remove("prefixItems") {
         note("prefixItems", "read as an array of any of its item schemas, of their number: 3.0 has no tuples");
         let count = prefix.len();
+        object.insert(super::marks::PREFIX_ITEMS.into(), Value::Array(prefix.clone()));
         let mut any: Vec<Value> = prefix;
         match object.remove("items") {
             // No item past the prefix.
@@ -436,7 +437,8 @@ mod tests {
                     "b": {"type": "string", "format": "byte"},
                     "f": {"type": "string", "format": "binary"},
                     "t": {"type": "array", "minItems": 2, "maxItems": 2,
-                          "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}
+                          "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                          "x-codegen-prefix-items": [{"type": "string"}, {"type": "integer"}]}
                 },
                 "additionalProperties": false
             })

@@ -460,7 +460,7 @@ impl Engine {
         };
         let media = operation.offered.first().map_or("application/json", |(media, _)| *media);
         let location = match (part.location, value.get(&resource.id_property)) {
-            (true, Some(id)) => Some(format!("{url}/{}", text_of(id))),
+            (true, Some(id)) => Some(format!("{}/{}", url.trim_end_matches('/'), text_of(id))),
             _ => None,
         };
         let mut response = super::mock_response(answer.status, Some(media), value.to_string(), &operation.headers);

@@ -42,20 +42,25 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
     // Where each create's idempotency key is, as the client's retries send it.
     let keys = crate::model::idempotency::keys(raw).unwrap_or_default();
     let operation = |op: &Op| raw.pointer(&op.raw).unwrap_or(&Value::Null);
-    // Each item path, whose collection path (it less its last segment, a parameter) is served too.
-    let mut items: Vec<(&str, &str)> = Vec::new();
+    // Each item path, whose collection path (it less its last segment, a parameter) is served
+    // too — or that with a slash at its end, as FastAPI's `/automations/` beside `/automations/{id}`.
+    let mut items: Vec<(&str, String)> = Vec::new();
     for op in ops {
         let Some((collection, last)) = op.path.rsplit_once('/') else { continue };
         let whole_parameter = last.starts_with('{') && last.ends_with('}') && last.matches('{').count() == 1;
-        if whole_parameter
-            && !collection.is_empty()
-            && ops.iter().any(|other| other.path == collection)
-            && !items.iter().any(|(item, _)| *item == op.path)
-        {
+        let served = |path: &str| ops.iter().any(|other| other.path == path);
+        let slashed = format!("{collection}/");
+        let collection = match (collection.is_empty(), served(collection), served(&slashed)) {
+            (false, true, _) => collection.to_owned(),
+            (false, false, true) => slashed,
+            _ => continue,
+        };
+        if whole_parameter && !items.iter().any(|(item, _)| *item == op.path) {
             items.push((&op.path, collection));
         }
     }
-    for (item, collection) in items {
+    for (item, collection) in &items {
+        let (item, collection) = (*item, collection.as_str());
         // An item's own path: `/orders/{id}/cancel`, its verb.
         let verb = |op: &Op| {
             let rest = op.path.strip_prefix(item)?.strip_prefix('/')?;
@@ -187,7 +192,7 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
             parts.push((i, StatePlan { resource: index, role, set, idempotency, location }));
         }
         resources.push(ResourcePlan {
-            name: collection.rsplit('/').next().unwrap_or(collection).to_owned(),
+            name: collection.trim_end_matches('/').rsplit('/').next().unwrap_or(collection).to_owned(),
             collection: collection.to_owned(),
             scope: crate::read::document::template_names(collection).map(str::to_owned).collect(),
             id_param,
@@ -203,9 +208,10 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
         roles.extend(parts);
     }
     // Each resource's parent: the one whose item path its collection path is under.
-    let item_paths: Vec<String> = resources.iter().map(|r| format!("{}/{{{}}}", r.collection, r.id_param)).collect();
+    let item_paths: Vec<String> =
+        resources.iter().map(|r| format!("{}/{{{}}}", r.collection.trim_end_matches('/'), r.id_param)).collect();
     for resource in &mut resources {
-        let under = resource.collection.rsplit_once('/').map(|(under, _)| under);
+        let under = resource.collection.trim_end_matches('/').rsplit_once('/').map(|(under, _)| under);
         resource.parent = item_paths.iter().position(|item| Some(item.as_str()) == under);
     }
     (resources, roles)
