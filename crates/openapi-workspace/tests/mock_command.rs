@@ -458,3 +458,30 @@ fn stateful_a_collection_with_a_slash_at_its_end_is_one() {
     let (status, _, found) = mock.send(&format!("GET /automations/{id} HTTP/1.1"), "");
     assert_eq!((status, serde_json::from_str::<serde_json::Value>(&found).unwrap()), (200, made));
 }
+
+#[test]
+fn refusals_take_the_statuses_the_operation_documents() {
+    // FastAPI's way: every operation documents `422` for what breaks it, and no `400` nor `404`.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("api.yaml");
+    std::fs::write(
+        &spec,
+        "openapi: 3.0.3\ninfo: {title: Fast, version: '1'}\npaths:\n  /flows/{id}:\n    get:\n      operationId: readFlow\n      \
+         parameters:\n        - {name: id, in: path, required: true, schema: {type: string, format: uuid}}\n        \
+         - {name: limit, in: query, schema: {type: integer, minimum: 1}}\n      \
+         responses:\n        '200': {description: ok, content: {application/json: {schema: {type: object}}}}\n        \
+         '422': {description: invalid, content: {application/json: {schema: {$ref: '#/components/schemas/HTTPValidationError'}}}}\n\
+         components:\n  schemas:\n    HTTPValidationError:\n      type: object\n      properties:\n        \
+         detail: {type: string}\n",
+    )
+    .unwrap();
+    let mock = Mock::start(&spec);
+    let id = "00000000-0000-4000-8000-000000000000";
+    assert_eq!(mock.send(&format!("GET /flows/{id}?limit=2 HTTP/1.1"), "").0, 200);
+    for refused in [format!("GET /flows/{id}?limit=0 HTTP/1.1"), "GET /flows/not-a-uuid HTTP/1.1".to_owned()] {
+        let (status, _, body) = mock.send(&refused, "");
+        assert_eq!(status, 422, "{refused}: {body}");
+        let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert!(error["detail"].is_string(), "{body}");
+    }
+}

@@ -51,6 +51,16 @@ where
     answer.await.map_err(|error| error.written_in(objects))
 }
 
+/// An operation's answer, its refusals given the statuses the operation documents for them
+/// ([`ApiError::refused_as`]).
+pub async fn refused_as<F>(invalid: u16, ids_not_found: bool, answer: F) -> Result<Response, ApiError>
+where
+    F: Future<Output = Result<Response, ApiError>>,
+{
+    let invalid = axum::http::StatusCode::from_u16(invalid).unwrap_or(axum::http::StatusCode::BAD_REQUEST);
+    answer.await.map_err(|error| error.refused_as(invalid, ids_not_found))
+}
+
 /// The object of `objects` for `status`: its code's, else its class's, else `default`'s.
 pub(crate) fn object_for(objects: &'static [(ErrorStatus, ErrorObject)], status: u16) -> Option<&'static ErrorObject> {
     let find = |wanted: ErrorStatus| objects.iter().find(|(at, _)| *at == wanted).map(|(_, object)| object);

@@ -85,6 +85,21 @@ pub(crate) fn find(raw: &Value) -> (ErrorObject, Option<Note>) {
     }
 }
 
+/// The statuses an operation's refusals are answered with where it documents other ones than
+/// ours: a request that breaks the document (`400`) is `422` where the operation documents `422`
+/// and neither `400`, `4XX` nor `default` (FastAPI's validation errors); a path's text that is no
+/// id (`404`, as an unknown id) is that status too where the operation documents a refusal but
+/// no `404`. `None`: ours (`400`, and `404` for such text). `op` is `operation` in the model.
+pub(crate) fn refusals(op: &crate::model::operation::Op, operation: &Value) -> Option<(u16, bool)> {
+    let responses = operation.get("responses").and_then(Value::as_object)?;
+    let has = |code: &str| responses.contains_key(code);
+    let any_client_error = has("4XX") || has("4xx") || has("default");
+    let invalid = if has("422") && !has("400") && !any_client_error { 422 } else { 400 };
+    let takes_ids = op.path_params.iter().any(|param| param.kind == crate::model::names::TypeKind::Uuid);
+    let ids_not_found = !takes_ids || has("404") || any_client_error || !(has("400") || has("422"));
+    (invalid != 400 || !ids_not_found).then_some((invalid, ids_not_found))
+}
+
 /// The error objects of one operation's responses, where one differs from the document's
 /// (`document`): for each error status (a code, a class, `default`) whose JSON response has a
 /// schema the router can write, that schema's object. The router writes the operation's refusals in the
@@ -199,7 +214,7 @@ fn error_bodies<'a>(
 }
 
 /// The names a message is given by, in the order they are looked for.
-const MESSAGES: [&str; 6] = ["message", "detail", "error_description", "title", "description", "error"];
+const MESSAGES: [&str; 7] = ["message", "detail", "error_description", "title", "description", "error", "msg"];
 /// The names a status is given by.
 const STATUSES: [&str; 4] = ["code", "status", "status_code", "statusCode"];
 
@@ -491,6 +506,15 @@ mod tests {
             }}},
         }}});
         assert_eq!(written_for(&document(crates_io, "application/json")).1, r#"{"errors":[{"detail":"gone"}]}"#);
+        // FastAPI's `HTTPValidationError`: `detail`, a list of `{loc, msg, type}`.
+        let fastapi = json!({"HTTPValidationError": {"type": "object", "properties": {
+            "detail": {"type": "array", "items": {"$ref": "#/components/schemas/ValidationError"}},
+        }}, "ValidationError": {"type": "object", "required": ["loc", "msg", "type"], "properties": {
+            "loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+            "msg": {"type": "string"}, "type": {"type": "string"},
+        }}});
+        let (_, text, _) = written_for(&document(fastapi, "application/json"));
+        assert_eq!(text, r#"{"detail":[{"msg":"gone","loc":["string"],"type":"string"}]}"#);
     }
 
     #[test]

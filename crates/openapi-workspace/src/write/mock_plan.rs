@@ -57,7 +57,9 @@ pub(crate) fn plan(spec: &Spec) -> Result<(Plan, Vec<Note>)> {
                 .iter()
                 .map(|(status, object)| (status_plan(*status), error_object_plan(object)))
                 .collect();
-            operation(op, &schemes, own_errors, raw, components)
+            let mut plan = operation(op, &schemes, own_errors, raw, components);
+            plan.refused_as = crate::model::error_object::refusals(op, raw);
+            plan
         })
         .collect();
     // What a stateful mock keeps, from the operations served.
@@ -122,6 +124,7 @@ fn operation(
         body,
         answer,
         own_errors,
+        refused_as: None,
         state: None,
     }
 }

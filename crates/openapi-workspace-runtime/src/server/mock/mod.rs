@@ -272,9 +272,15 @@ impl Engine {
         request: Request,
     ) -> Result<Response, ApiError> {
         let operation = &self.operations[i];
-        match operation.own_errors {
-            [] => self.serve(operation, path, request).await,
-            objects => super::written_in(objects, self.serve(operation, path, request)).await,
+        let answer = async {
+            match operation.own_errors {
+                [] => self.serve(operation, path, request).await,
+                objects => super::written_in(objects, self.serve(operation, path, request)).await,
+            }
+        };
+        match operation.plan.refused_as {
+            Some((invalid, ids_not_found)) => super::refused_as(invalid, ids_not_found, answer).await,
+            None => answer.await,
         }
     }
 

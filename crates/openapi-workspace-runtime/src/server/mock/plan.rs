@@ -211,6 +211,11 @@ pub struct OperationPlan {
     /// The error objects of its own responses, which its refusals are written in rather than
     /// the document's (by status, class or `default`).
     pub own_errors: Vec<(StatusPlan, ErrorObjectPlan)>,
+    /// The statuses its refusals are answered with where it documents others than ours: the
+    /// `ApiError::refused_as` of a generated handler (`422` for `400`; whether a path's text that
+    /// is no id stays `404`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_as: Option<(u16, bool)>,
     /// Its part in a resource, when the mock is stateful.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<StatePlan>,

@@ -130,12 +130,14 @@ pub(super) fn authentication(requirement: &security::Requirement, schemes: &[sec
 }
 
 /// `errors`: the error objects of the operation's own responses (`error_object::of_operation`),
-/// which its refusals are written in rather than the document's.
+/// which its refusals are written in rather than the document's; `refusals` the statuses they
+/// are answered with where the operation documents others (`error_object::refusals`).
 pub(super) fn handler(
     op: &Op,
     schemes: &[security::Scheme],
     rt: &syn::Path,
     errors: &[(model::Status, crate::model::error_object::ErrorObject)],
+    refusals: Option<(u16, bool)>,
 ) -> TokenStream {
     let name = &op.fn_name;
     let doc = format!(" `{} {}`", op.http_method(), op.path);
@@ -355,6 +357,10 @@ pub(super) fn handler(
             });
             quote!(#rt::written_in(&[#(#objects),*], #answer))
         }
+    };
+    let answer = match refusals {
+        Some((invalid, ids_not_found)) => quote!(#rt::refused_as(#invalid, #ids_not_found, #answer)),
+        None => answer,
     };
     quote! {
         #[doc = #doc]

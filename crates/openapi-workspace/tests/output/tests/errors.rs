@@ -36,6 +36,7 @@ impl server::Api<()> for Service {
             },
             "secret" => return Err(ApiError::new(axum::http::StatusCode::FORBIDDEN, "not yours")),
             "invalid" => return Err(ApiError::new(axum::http::StatusCode::UNPROCESSABLE_ENTITY, "not a name")),
+            "refused" => return Err(ApiError::bad_request("refused")),
             _ => server::GetRepoResponse::Ok(types::Repo { name, stars: 7 }),
         })
     }
@@ -178,6 +179,11 @@ async fn an_operations_own_error_schema_is_written_for_its_status() {
     };
     let (status, body) = read(http.get(format!("{url}/repos/invalid"))).await;
     assert_eq!((status, &body["message"]), (422, &serde_json::json!("not a name")));
+    let _: types::ValidationError = serde_json::from_value(body).unwrap();
+    // A refusal (`400`) is the status `getRepo` documents for one, which is `422` and not `400`
+    // (as FastAPI's operations document theirs), in its object.
+    let (status, body) = read(http.get(format!("{url}/repos/refused"))).await;
+    assert_eq!((status, &body["message"]), (422, &serde_json::json!("Invalid request: refused")));
     let _: types::ValidationError = serde_json::from_value(body).unwrap();
     let (status, body) = read(http.put(format!("{url}/repos/starred/stars"))).await;
     assert_eq!(
