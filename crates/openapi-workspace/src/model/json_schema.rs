@@ -100,8 +100,8 @@ fn tagged_arms(schema: &mut Map<String, Value>, discriminator: &super::discrimin
     }
 }
 
-/// The range an integer's `format` implies, where the schema gives no bound of its own: what the
-/// model's type for it (`i32`, `u64`…) holds, so a validator refuses what the typed server cannot
+/// The range an integer's `format` implies (64 bits without one), where the schema gives no
+/// bound of its own: what the model's type for it (`i32`, `u64`…) holds, so a validator refuses what the typed server cannot
 /// read, and the mock engine, which reads values untyped, refuses it too.
 fn format_bounds(schema: &mut Map<String, Value>) {
     let (min, max): (Value, Value) = match schema.get("format").and_then(Value::as_str) {
@@ -113,6 +113,8 @@ fn format_bounds(schema: &mut Map<String, Value>) {
         Some("uint16") => (0.into(), u16::MAX.into()),
         Some("uint32") => (0.into(), u32::MAX.into()),
         Some("uint64" | "uint") => (0.into(), u64::MAX.into()),
+        // No format: the model's 64-bit integer (`i64`, or `u64` where it cannot be negative).
+        None => (i64::MIN.into(), u64::MAX.into()),
         _ => return,
     };
     let integer = match schema.get("type") {
