@@ -485,3 +485,32 @@ fn refusals_take_the_statuses_the_operation_documents() {
         assert!(error["detail"].is_string(), "{body}");
     }
 }
+
+#[test]
+fn stateful_a_link_pairs_what_the_paths_do_not() {
+    // The create's answer links to the read, naming the body's `uid` as its `userId`.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("api.yaml");
+    let user = "{type: object, properties: {uid: {type: string}, name: {type: string}}}";
+    std::fs::write(
+        &spec,
+        format!(
+            "openapi: 3.0.3\ninfo: {{title: Links, version: '1'}}\npaths:\n  /users:\n    post:\n      operationId: addUser\n      \
+             requestBody: {{required: true, content: {{application/json: {{schema: {user}}}}}}}\n      \
+             responses:\n        '201':\n          description: added\n          content: {{application/json: {{schema: {user}}}}}\n          \
+             links: {{GetUser: {{operationId: getUser, parameters: {{userId: '$response.body#/uid'}}}}}}\n  \
+             /user/{{userId}}:\n    get:\n      operationId: getUser\n      parameters: [{{name: userId, in: path, \
+             required: true, schema: {{type: string}}}}]\n      responses: {{'200': {{description: the user, content: \
+             {{application/json: {{schema: {user}}}}}}}, '404': {{description: none}}}}\n"
+        ),
+    )
+    .unwrap();
+    let (mock, _) = Mock::start_with(&spec, &["--stateful", "--seed", "none"]);
+    let (status, _, made) = mock.send("POST /users HTTP/1.1\r\ncontent-type: application/json", r#"{"name": "Ada"}"#);
+    assert_eq!(status, 201, "{made}");
+    let made: serde_json::Value = serde_json::from_str(&made).unwrap();
+    let uid = made["uid"].as_str().unwrap();
+    let (status, _, found) = mock.send(&format!("GET /user/{uid} HTTP/1.1"), "");
+    assert_eq!((status, serde_json::from_str::<serde_json::Value>(&found).unwrap()), (200, made));
+    assert_eq!(mock.send("GET /user/nobody HTTP/1.1", "").0, 404);
+}

@@ -12,6 +12,7 @@ use openapi_workspace_runtime::mock::{
 };
 use serde_json::Value;
 
+mod links;
 mod paging;
 mod resources;
 

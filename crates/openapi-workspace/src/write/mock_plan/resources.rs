@@ -1,6 +1,7 @@
 //! The resources a stateful mock keeps, inferred from the document's paths: a collection path and
 //! its item path (`/pets` and `/pets/{petId}`; nested, `/owners/{ownerId}/pets` and
-//! `/owners/{ownerId}/pets/{petId}`, scoped by the owner), and each operation's part in them:
+//! `/owners/{ownerId}/pets/{petId}`, scoped by the owner; or what a create's `links` pair,
+//! `links.rs`), and each operation's part in them:
 //! `POST` to the collection creates, `GET` lists; on the item `GET` reads, `PUT` replaces,
 //! `PATCH` merges, `DELETE` removes; a `POST` to one of the item's own paths
 //! (`/orders/{id}/cancel`) is an action, which sets the item's status-like property to the
@@ -59,6 +60,13 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
             items.push((&op.path, collection));
         }
     }
+    // And each a create's link names, with the id property it names.
+    let linked = super::links::linked(ops, raw);
+    for (item, collection, _) in &linked {
+        if !items.iter().any(|(known, _)| known == item) {
+            items.push((item, collection.clone()));
+        }
+    }
     for (item, collection) in &items {
         let (item, collection) = (*item, collection.as_str());
         // An item's own path: `/orders/{id}/cancel`, its verb.
@@ -106,7 +114,10 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
             .and_then(Value::as_object);
         let property = |name: &str| properties.is_some_and(|p| p.contains_key(name));
         // Said by any of its operations, else the property named like the parameter, or `id`.
-        let said = here.iter().find_map(|(_, op, _)| operation(op).get(ID).and_then(Value::as_str));
+        let said = here
+            .iter()
+            .find_map(|(_, op, _)| operation(op).get(ID).and_then(Value::as_str))
+            .or_else(|| linked.iter().find(|(linked, _, _)| *linked == item).map(|(_, _, id)| id.as_str()));
         let id_property = said
             .into_iter()
             .chain([id_param.as_str(), "id", "uuid", "key"].into_iter().filter(|name| property(name)))
