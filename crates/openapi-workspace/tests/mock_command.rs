@@ -187,6 +187,20 @@ fn stateful_it_keeps_what_is_created_until_it_is_deleted() {
         (&rex["id"], &rex["created_at"], &json!("Rex II"))
     );
     assert!(replaced.get("tag").is_none(), "{replaced}");
+    // A JSON Patch (`application/json-patch+json`): whole, or not at all (`409`).
+    let patch = |operations: serde_json::Value| {
+        let head = format!(
+            "PATCH /owners/1/pets/{rex_id} HTTP/1.1\r\nauthorization: Bearer any\r\ncontent-type: application/json-patch+json"
+        );
+        let (status, _, body) = mock.send(&head, &operations.to_string());
+        (status, serde_json::from_str::<serde_json::Value>(&body).unwrap())
+    };
+    let (status, patched) = patch(json!([{"op": "add", "path": "/tag", "value": "good"}]));
+    assert_eq!((status, &patched["tag"], &patched["name"]), (200, &json!("good"), &json!("Rex II")), "{patched}");
+    let (status, refused) =
+        patch(json!([{"op": "remove", "path": "/tag"}, {"op": "test", "path": "/tag", "value": 1}]));
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(call(&mock, "GET", &format!("/owners/1/pets/{rex_id}"), None).1["tag"], "good");
     // Deleted, it is gone: the document's 404, in its error object.
     assert_eq!(call(&mock, "DELETE", &format!("/owners/1/pets/{rex_id}"), None), (204, serde_json::Value::Null));
     let (status, error) = call(&mock, "GET", &format!("/owners/1/pets/{rex_id}"), None);

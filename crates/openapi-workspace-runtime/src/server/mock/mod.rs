@@ -10,6 +10,7 @@
 //! process.
 
 mod pages;
+mod patch;
 mod plan;
 mod state;
 
@@ -448,7 +449,7 @@ impl Engine {
             state::Done::KeyReused(message) => {
                 return Err(ApiError::conflict(message));
             }
-            state::Done::Taken(message) => return Err(ApiError::conflict(message)),
+            state::Done::Taken(message) | state::Done::Unpatchable(message) => return Err(ApiError::conflict(message)),
             state::Done::NotKept(why) => {
                 return Err(ApiError::new(
                     axum::http::StatusCode::SERVICE_UNAVAILABLE,

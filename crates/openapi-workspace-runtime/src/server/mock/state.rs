@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use super::OptionsError;
 use super::pages::{self, Listing};
+use super::patch;
 use super::plan::{IdKind, Plan, ResourcePlan, Role, StatePlan};
 
 /// A resource (its index in the plan) in a scope.
@@ -112,6 +113,8 @@ pub(super) enum Done {
     Taken(String),
     /// The change could not be kept (why): `503`, nothing done.
     NotKept(String),
+    /// A JSON Patch that does not apply to the item (why): `409`, nothing done.
+    Unpatchable(String),
 }
 
 /// A request as the state reads it: its resource's scope and id (path parameters' texts), its
@@ -281,9 +284,22 @@ impl State {
                         }
                         kept
                     }
+                    // A JSON Patch (an array of operations), else a merge patch.
+                    Role::Merge if request.body.as_ref().is_some_and(Value::is_array) => {
+                        let mut patched = Value::Object(stored);
+                        let operations = request.body.as_ref().and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+                        if let Err(why) = patch::json_patch(&mut patched, operations) {
+                            return Done::Unpatchable(why);
+                        }
+                        let mut patched = object(Some(patched));
+                        if let Some(settable) = &resource.fields {
+                            patched.retain(|name, _| settable.contains(name) || name == &resource.id_property);
+                        }
+                        patched
+                    }
                     Role::Merge => {
                         let mut merged = Value::Object(stored);
-                        merge_patch(&mut merged, Value::Object(settable(resource, request.body)));
+                        patch::merge_patch(&mut merged, Value::Object(settable(resource, request.body)));
                         object(Some(merged))
                     }
                     _ => {
@@ -499,25 +515,6 @@ fn id_value(kind: IdKind, id: &str) -> Value {
     }
 }
 
-/// RFC 7386 JSON merge patch: `patch`'s members set, `null`s remove, objects merge.
-fn merge_patch(target: &mut Value, patch: Value) {
-    let Value::Object(patch) = patch else {
-        *target = patch;
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(Map::new());
-    }
-    let fields = target.as_object_mut().expect("made an object above");
-    for (key, value) in patch {
-        if value.is_null() {
-            fields.remove(&key);
-        } else {
-            merge_patch(fields.entry(key).or_insert(Value::Null), value);
-        }
-    }
-}
-
 /// Now, as an RFC 3339 date-time in UTC to the second.
 fn now() -> String {
     let seconds = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
@@ -537,15 +534,6 @@ fn now() -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
-    #[test]
-    fn a_merge_patch_sets_removes_and_merges() {
-        let mut target = json!({"a": 1, "b": {"c": 2, "d": 3}, "e": 4});
-        super::merge_patch(&mut target, json!({"a": 5, "b": {"c": null, "f": 6}, "e": null}));
-        assert_eq!(target, json!({"a": 5, "b": {"d": 3, "f": 6}}));
-    }
-
     #[test]
     fn now_is_a_date_time() {
         let now = super::now();

@@ -26,7 +26,7 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The runtime (`crates/openapi-workspace-runtime`), written into the workspace as a
 /// crate of its own: each file's name and text.
-const RUNTIME_FILES: [(&str, &str); 36] = [
+const RUNTIME_FILES: [(&str, &str); 37] = [
     ("lib.rs", include_str!("../../../../openapi-workspace-runtime/src/lib.rs")),
     ("wire.rs", include_str!("../../../../openapi-workspace-runtime/src/wire.rs")),
     ("forms.rs", include_str!("../../../../openapi-workspace-runtime/src/forms.rs")),
@@ -53,6 +53,7 @@ const RUNTIME_FILES: [(&str, &str); 36] = [
     ("server/json_tape.rs", include_str!("../../../../openapi-workspace-runtime/src/server/json_tape.rs")),
     ("server/mock/mod.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/mod.rs")),
     ("server/mock/pages.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/pages.rs")),
+    ("server/mock/patch.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/patch.rs")),
     ("server/mock/plan.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/plan.rs")),
     ("server/mock/state.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/state.rs")),
     ("server/mod.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mod.rs")),
