@@ -446,10 +446,9 @@ impl Engine {
             state::Done::Value(value, link) => (value, link),
             state::Done::Documented => return Ok(None),
             state::Done::NotFound(message) => return Err(ApiError::not_found(message)),
-            state::Done::KeyReused(message) => {
+            state::Done::KeyReused(message) | state::Done::Taken(message) | state::Done::Unpatchable(message) => {
                 return Err(ApiError::conflict(message));
             }
-            state::Done::Taken(message) | state::Done::Unpatchable(message) => return Err(ApiError::conflict(message)),
             state::Done::NotKept(why) => {
                 return Err(ApiError::new(
                     axum::http::StatusCode::SERVICE_UNAVAILABLE,
