@@ -528,3 +528,31 @@ fn stateful_a_link_pairs_what_the_paths_do_not() {
     assert_eq!((status, serde_json::from_str::<serde_json::Value>(&found).unwrap()), (200, made));
     assert_eq!(mock.send("GET /user/nobody HTTP/1.1", "").0, 404);
 }
+
+#[test]
+fn stateful_a_conflict_takes_the_refusal_the_operation_documents() {
+    // No `409` documented, but `422`: a key sent again with another body is refused so.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("api.yaml");
+    let thing = "{type: object, properties: {id: {type: string, format: uuid}, name: {type: string}}}";
+    std::fs::write(
+        &spec,
+        format!(
+            "openapi: 3.0.3\ninfo: {{title: Keys, version: '1'}}\npaths:\n  /things:\n    post:\n      operationId: make\n      \
+             parameters: [{{name: Idempotency-Key, in: header, schema: {{type: string}}}}]\n      \
+             requestBody: {{required: true, content: {{application/json: {{schema: {thing}}}}}}}\n      \
+             responses: {{'201': {{description: made, content: {{application/json: {{schema: {thing}}}}}}}, \
+             '422': {{description: refused}}}}\n  /things/{{id}}:\n    get:\n      operationId: read\n      \
+             parameters: [{{name: id, in: path, required: true, schema: {{type: string, format: uuid}}}}]\n      \
+             responses: {{'200': {{description: it, content: {{application/json: {{schema: {thing}}}}}}}}}\n"
+        ),
+    )
+    .unwrap();
+    let (mock, _) = Mock::start_with(&spec, &["--stateful", "--seed", "none"]);
+    let head = "POST /things HTTP/1.1\r\ncontent-type: application/json\r\nidempotency-key: k";
+    assert_eq!(mock.send(head, r#"{"name": "a"}"#).0, 201);
+    assert_eq!(mock.send(head, r#"{"name": "a"}"#).0, 201);
+    let (status, _, body) = mock.send(head, r#"{"name": "b"}"#);
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("sent before with another body"), "{body}");
+}

@@ -447,7 +447,11 @@ impl Engine {
             state::Done::Documented => return Ok(None),
             state::Done::NotFound(message) => return Err(ApiError::not_found(message)),
             state::Done::KeyReused(message) | state::Done::Taken(message) | state::Done::Unpatchable(message) => {
-                return Err(ApiError::conflict(message));
+                let status = operation.plan.conflict.and_then(|code| axum::http::StatusCode::from_u16(code).ok());
+                return Err(match status {
+                    Some(status) => ApiError::new(status, format!("Conflict: {message}")),
+                    None => ApiError::conflict(message),
+                });
             }
             state::Done::NotKept(why) => {
                 return Err(ApiError::new(

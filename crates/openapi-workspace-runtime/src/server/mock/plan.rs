@@ -216,6 +216,11 @@ pub struct OperationPlan {
     /// is no id stays `404`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused_as: Option<(u16, bool)>,
+    /// The status a stateful conflict (an idempotency key sent again with another body, an id
+    /// taken, a patch that does not apply) is answered with where the operation documents no
+    /// `409` but another refusal (`422`, else `400`); `None`: `409`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<u16>,
     /// Its part in a resource, when the mock is stateful.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<StatePlan>,
