@@ -68,6 +68,14 @@ impl Drop for Mock {
     }
 }
 
+/// `text` written as a document, in a directory of its own (removed when the `TempDir` drops).
+fn document(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("api.yaml");
+    std::fs::write(&spec, text).unwrap();
+    (dir, spec)
+}
+
 fn sample(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/samples").join(name)
 }
@@ -112,17 +120,13 @@ fn serves_a_document_at_once_checking_each_request() {
 
 #[test]
 fn an_operation_it_cannot_serve_is_left_out_with_a_warning_and_the_rest_served() {
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("api.yaml");
-    std::fs::write(
-        &spec,
+    let (_dir, spec) = document(
         "openapi: 3.0.3\ninfo: {title: Two, version: '1'}\npaths:\n  /ok:\n    get:\n      operationId: ok\n      \
          responses: {'200': {description: ok, content: {application/json: {schema: {type: object, properties: \
          {fine: {type: boolean}}}, example: {fine: true}}}}}\n  /mixed:\n    post:\n      operationId: mixed\n      \
          requestBody:\n        content: {multipart/mixed: {schema: {type: object}}}\n      responses: {'204': \
          {description: done}}\n",
-    )
-    .unwrap();
+    );
     // As cargo's `--message-format json`, the warnings are JSON lines on stdout, before the address.
     let (mock, printed) = Mock::start_with(&spec, &["--message-format", "json"]);
     let warnings: Vec<serde_json::Value> = printed.iter().map(|line| serde_json::from_str(line).unwrap()).collect();
@@ -398,16 +402,12 @@ fn stateful_with_a_database_it_keeps_what_was_answered_across_a_kill() {
 
 #[test]
 fn a_missing_authorization_header_parameter_is_401_and_an_integer_beyond_its_format_400() {
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("api.yaml");
-    std::fs::write(
-        &spec,
+    let (_dir, spec) = document(
         "openapi: 3.0.3\ninfo: {title: Keeper, version: '1'}\npaths:\n  /jobs/{n}:\n    get:\n      operationId: jobs\n      \
          parameters:\n        - {name: Authorization, in: header, required: true, schema: {type: string}}\n        \
          - {name: n, in: path, required: true, schema: {type: integer, format: int32}}\n      \
          responses: {'200': {description: ok, content: {application/json: {schema: {type: object}}}}}\n",
-    )
-    .unwrap();
+    );
     let mock = Mock::start(&spec);
     // A credential taken as a parameter, not a scheme: still "not authenticated" (RFC 9110).
     let (status, _, body) = mock.send("GET /jobs/1 HTTP/1.1", "");
@@ -421,21 +421,15 @@ fn a_missing_authorization_header_parameter_is_401_and_an_integer_beyond_its_for
 
 #[test]
 fn stateful_an_extension_names_the_id_the_paths_do_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("api.yaml");
     let book = "{type: object, required: [isbn, title], properties: {isbn: {type: string}, title: {type: string}}}";
-    std::fs::write(
-        &spec,
-        format!(
-            "openapi: 3.0.3\ninfo: {{title: Books, version: '1'}}\npaths:\n  /books:\n    post:\n      operationId: addBook\n      \
+    let (_dir, spec) = document(&format!(
+        "openapi: 3.0.3\ninfo: {{title: Books, version: '1'}}\npaths:\n  /books:\n    post:\n      operationId: addBook\n      \
              x-mock-id: isbn\n      requestBody: {{required: true, content: {{application/json: {{schema: {book}}}}}}}\n      \
              responses: {{'201': {{description: added, content: {{application/json: {{schema: {book}}}}}}}}}\n  \
              /books/{{code}}:\n    get:\n      operationId: getBook\n      parameters: [{{name: code, in: path, required: true, \
              schema: {{type: string}}}}]\n      responses: {{'200': {{description: the book, content: {{application/json: \
              {{schema: {book}}}}}}}}}\n"
-        ),
-    )
-    .unwrap();
+    ));
     let (mock, _) = Mock::start_with(&spec, &["--stateful", "--seed", "none"]);
     let (status, _, made) =
         mock.send("POST /books HTTP/1.1\r\ncontent-type: application/json", r#"{"isbn": "978-0", "title": "Dune"}"#);
@@ -447,21 +441,15 @@ fn stateful_an_extension_names_the_id_the_paths_do_not() {
 #[test]
 fn stateful_a_collection_with_a_slash_at_its_end_is_one() {
     // FastAPI's way: `/automations/` beside `/automations/{id}`.
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("api.yaml");
     let thing = "{type: object, properties: {id: {type: string, format: uuid}, name: {type: string}}}";
-    std::fs::write(
-        &spec,
-        format!(
-            "openapi: 3.0.3\ninfo: {{title: Fast, version: '1'}}\npaths:\n  /automations/:\n    post:\n      operationId: make\n      \
+    let (_dir, spec) = document(&format!(
+        "openapi: 3.0.3\ninfo: {{title: Fast, version: '1'}}\npaths:\n  /automations/:\n    post:\n      operationId: make\n      \
              requestBody: {{required: true, content: {{application/json: {{schema: {thing}}}}}}}\n      \
              responses: {{'201': {{description: made, headers: {{Location: {{schema: {{type: string}}}}}}, content: \
              {{application/json: {{schema: {thing}}}}}}}}}\n  /automations/{{id}}:\n    get:\n      operationId: read\n      \
              parameters: [{{name: id, in: path, required: true, schema: {{type: string, format: uuid}}}}]\n      \
              responses: {{'200': {{description: it, content: {{application/json: {{schema: {thing}}}}}}}}}\n"
-        ),
-    )
-    .unwrap();
+    ));
     let (mock, _) = Mock::start_with(&spec, &["--stateful", "--seed", "none"]);
     let (status, headers, made) =
         mock.send("POST /automations/ HTTP/1.1\r\ncontent-type: application/json", r#"{"name": "nightly"}"#);
@@ -476,10 +464,7 @@ fn stateful_a_collection_with_a_slash_at_its_end_is_one() {
 #[test]
 fn refusals_take_the_statuses_the_operation_documents() {
     // FastAPI's way: every operation documents `422` for what breaks it, and no `400` nor `404`.
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("api.yaml");
-    std::fs::write(
-        &spec,
+    let (_dir, spec) = document(
         "openapi: 3.0.3\ninfo: {title: Fast, version: '1'}\npaths:\n  /flows/{id}:\n    get:\n      operationId: readFlow\n      \
          parameters:\n        - {name: id, in: path, required: true, schema: {type: string, format: uuid}}\n        \
          - {name: limit, in: query, schema: {type: integer, minimum: 1}}\n      \
@@ -487,8 +472,7 @@ fn refusals_take_the_statuses_the_operation_documents() {
          '422': {description: invalid, content: {application/json: {schema: {$ref: '#/components/schemas/HTTPValidationError'}}}}\n\
          components:\n  schemas:\n    HTTPValidationError:\n      type: object\n      properties:\n        \
          detail: {type: string}\n",
-    )
-    .unwrap();
+    );
     let mock = Mock::start(&spec);
     let id = "00000000-0000-4000-8000-000000000000";
     assert_eq!(mock.send(&format!("GET /flows/{id}?limit=2 HTTP/1.1"), "").0, 200);
@@ -503,22 +487,16 @@ fn refusals_take_the_statuses_the_operation_documents() {
 #[test]
 fn stateful_a_link_pairs_what_the_paths_do_not() {
     // The create's answer links to the read, naming the body's `uid` as its `userId`.
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("api.yaml");
     let user = "{type: object, properties: {uid: {type: string}, name: {type: string}}}";
-    std::fs::write(
-        &spec,
-        format!(
-            "openapi: 3.0.3\ninfo: {{title: Links, version: '1'}}\npaths:\n  /users:\n    post:\n      operationId: addUser\n      \
+    let (_dir, spec) = document(&format!(
+        "openapi: 3.0.3\ninfo: {{title: Links, version: '1'}}\npaths:\n  /users:\n    post:\n      operationId: addUser\n      \
              requestBody: {{required: true, content: {{application/json: {{schema: {user}}}}}}}\n      \
              responses:\n        '201':\n          description: added\n          content: {{application/json: {{schema: {user}}}}}\n          \
              links: {{GetUser: {{operationId: getUser, parameters: {{userId: '$response.body#/uid'}}}}}}\n  \
              /user/{{userId}}:\n    get:\n      operationId: getUser\n      parameters: [{{name: userId, in: path, \
              required: true, schema: {{type: string}}}}]\n      responses: {{'200': {{description: the user, content: \
              {{application/json: {{schema: {user}}}}}}}, '404': {{description: none}}}}\n"
-        ),
-    )
-    .unwrap();
+    ));
     let (mock, _) = Mock::start_with(&spec, &["--stateful", "--seed", "none"]);
     let (status, _, made) = mock.send("POST /users HTTP/1.1\r\ncontent-type: application/json", r#"{"name": "Ada"}"#);
     assert_eq!(status, 201, "{made}");
@@ -532,22 +510,16 @@ fn stateful_a_link_pairs_what_the_paths_do_not() {
 #[test]
 fn stateful_a_conflict_takes_the_refusal_the_operation_documents() {
     // No `409` documented, but `422`: a key sent again with another body is refused so.
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("api.yaml");
     let thing = "{type: object, properties: {id: {type: string, format: uuid}, name: {type: string}}}";
-    std::fs::write(
-        &spec,
-        format!(
-            "openapi: 3.0.3\ninfo: {{title: Keys, version: '1'}}\npaths:\n  /things:\n    post:\n      operationId: make\n      \
+    let (_dir, spec) = document(&format!(
+        "openapi: 3.0.3\ninfo: {{title: Keys, version: '1'}}\npaths:\n  /things:\n    post:\n      operationId: make\n      \
              parameters: [{{name: Idempotency-Key, in: header, schema: {{type: string}}}}]\n      \
              requestBody: {{required: true, content: {{application/json: {{schema: {thing}}}}}}}\n      \
              responses: {{'201': {{description: made, content: {{application/json: {{schema: {thing}}}}}}}, \
              '422': {{description: refused}}}}\n  /things/{{id}}:\n    get:\n      operationId: read\n      \
              parameters: [{{name: id, in: path, required: true, schema: {{type: string, format: uuid}}}}]\n      \
              responses: {{'200': {{description: it, content: {{application/json: {{schema: {thing}}}}}}}}}\n"
-        ),
-    )
-    .unwrap();
+    ));
     let (mock, _) = Mock::start_with(&spec, &["--stateful", "--seed", "none"]);
     let head = "POST /things HTTP/1.1\r\ncontent-type: application/json\r\nidempotency-key: k";
     assert_eq!(mock.send(head, r#"{"name": "a"}"#).0, 201);

@@ -91,13 +91,30 @@ pub(crate) fn find(raw: &Value) -> (ErrorObject, Option<Note>) {
 /// id (`404`, as an unknown id) is that status too where the operation documents a refusal but
 /// no `404`. `None`: ours (`400`, and `404` for such text). `op` is `operation` in the model.
 pub(crate) fn refusals(op: &crate::model::operation::Op, operation: &Value) -> Option<(u16, bool)> {
-    let responses = operation.get("responses").and_then(Value::as_object)?;
-    let has = |code: &str| responses.contains_key(code);
-    let any_client_error = has("4XX") || has("4xx") || has("default");
+    let (has, any_client_error) = documented(operation)?;
     let invalid = if has("422") && !has("400") && !any_client_error { 422 } else { 400 };
     let takes_ids = op.path_params.iter().any(|param| param.kind == crate::model::names::TypeKind::Uuid);
     let ids_not_found = !takes_ids || has("404") || any_client_error || !(has("400") || has("422"));
     (invalid != 400 || !ids_not_found).then_some((invalid, ids_not_found))
+}
+
+/// The status a stateful mock's conflict is answered with where `operation` documents no `409`
+/// (nor a class or `default` that holds it) but another refusal: `422`, else `400`.
+pub(crate) fn conflict(operation: &Value) -> Option<u16> {
+    let (has, any_client_error) = documented(operation)?;
+    if has("409") || any_client_error {
+        return None;
+    }
+    [422, 400].into_iter().find(|code| has(&code.to_string()))
+}
+
+/// Whether `operation` documents a status (as its responses key it), and whether it documents
+/// every client error at once (`4XX`, `default`).
+fn documented(operation: &Value) -> Option<(impl Fn(&str) -> bool + '_, bool)> {
+    let responses = operation.get("responses").and_then(Value::as_object)?;
+    let has = |code: &str| responses.contains_key(code);
+    let any_client_error = has("4XX") || has("4xx") || has("default");
+    Some((has, any_client_error))
 }
 
 /// The error objects of one operation's responses, where one differs from the document's

@@ -101,8 +101,9 @@ fn tagged_arms(schema: &mut Map<String, Value>, discriminator: &super::discrimin
 }
 
 /// The range an integer's `format` implies (64 bits without one), where the schema gives no
-/// bound of its own: what the model's type for it (`i32`, `u64`…) holds, so a validator refuses what the typed server cannot
-/// read, and the mock engine, which reads values untyped, refuses it too.
+/// bound of its own: what the model's type for it (`i32`, `u64`…) holds. A validator then
+/// refuses what the typed server cannot read, and so does the mock engine, which reads values
+/// untyped.
 fn format_bounds(schema: &mut Map<String, Value>) {
     let (min, max): (Value, Value) = match schema.get("format").and_then(Value::as_str) {
         Some("int8") => (i8::MIN.into(), i8::MAX.into()),
@@ -117,12 +118,7 @@ fn format_bounds(schema: &mut Map<String, Value>) {
         None => (i64::MIN.into(), u64::MAX.into()),
         _ => return,
     };
-    let integer = match schema.get("type") {
-        Some(Value::String(ty)) => ty == "integer",
-        Some(Value::Array(types)) => types.iter().any(|ty| ty == "integer"),
-        _ => false,
-    };
-    if !integer {
+    if !crate::read::document::type_is(schema.get("type"), "integer") {
         return;
     }
     if !schema.contains_key("minimum") && !schema.contains_key("exclusiveMinimum") {

@@ -159,10 +159,7 @@ fn inferred(operation: &Value, params: &Map<String, Value>, components: &Value) 
     let properties = body.get("properties").and_then(Value::as_object);
     let property = |name: &str| properties.and_then(|p| p.get(name)).and_then(|s| resolve_schema(s, components));
     let has = |name: &str| params.contains_key(name);
-    let link = response
-        .get("headers")
-        .and_then(Value::as_object)
-        .is_some_and(|headers| headers.keys().any(|h| h.eq_ignore_ascii_case("link")));
+    let link = crate::read::document::documents_header(response, "link");
     let paging = |param: &str, next| Some(Paging { param: param.to_owned(), items: items.clone(), next });
     if link && let Some(param) = ["page", "cursor", "after", "page_token", "since"].into_iter().find(|p| has(p)) {
         return paging(param, Next::Link);

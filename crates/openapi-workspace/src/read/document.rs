@@ -129,6 +129,21 @@ pub(crate) fn resolve_schema<'a>(schema: &'a Value, components: &'a Value) -> Op
     None
 }
 
+/// Whether a schema's `type` (`ty`) is `wanted`, or a list of types (3.1's) holding it.
+pub(crate) fn type_is(ty: Option<&Value>, wanted: &str) -> bool {
+    match ty {
+        Some(Value::String(ty)) => ty == wanted,
+        Some(Value::Array(types)) => types.iter().any(|ty| ty == wanted),
+        _ => false,
+    }
+}
+
+/// Whether `response` (a response object) documents the header `name`, in any case.
+pub(crate) fn documents_header(response: &Value, name: &str) -> bool {
+    let headers = response.get("headers").and_then(Value::as_object);
+    headers.is_some_and(|headers| headers.keys().any(|header| header.eq_ignore_ascii_case(name)))
+}
+
 /// `item`, or the component its `#/components/<kind>/<name>` reference names.
 pub(crate) fn resolve<'a>(item: &'a Value, components: &'a Value, kind: &str) -> Option<&'a Value> {
     match item.get("$ref").and_then(Value::as_str) {

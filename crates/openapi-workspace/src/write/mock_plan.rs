@@ -60,7 +60,7 @@ pub(crate) fn plan(spec: &Spec) -> Result<(Plan, Vec<Note>)> {
                 .collect();
             let mut plan = operation(op, &schemes, own_errors, raw, components);
             plan.refused_as = crate::model::error_object::refusals(op, raw);
-            plan.conflict = conflict(raw);
+            plan.conflict = crate::model::error_object::conflict(raw);
             plan
         })
         .collect();
@@ -130,17 +130,6 @@ fn operation(
         conflict: None,
         state: None,
     }
-}
-
-/// The status a stateful conflict is answered with where `operation` documents no `409` (nor a
-/// class or `default` that holds it) but another refusal: `422`, else `400`.
-fn conflict(operation: &Value) -> Option<u16> {
-    let responses = operation.get("responses").and_then(Value::as_object)?;
-    let has = |code: &str| responses.contains_key(code);
-    if has("409") || has("4XX") || has("4xx") || has("default") {
-        return None;
-    }
-    ["422", "400"].into_iter().find(|code| has(code)).and_then(|code| code.parse().ok())
 }
 
 /// A body's media kind as the engine reads it: the schemas a generated server's validators are

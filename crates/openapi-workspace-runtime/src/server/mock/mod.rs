@@ -446,7 +446,7 @@ impl Engine {
             state::Done::Value(value, link) => (value, link),
             state::Done::Documented => return Ok(None),
             state::Done::NotFound(message) => return Err(ApiError::not_found(message)),
-            state::Done::KeyReused(message) | state::Done::Taken(message) | state::Done::Unpatchable(message) => {
+            state::Done::Conflict(message) => {
                 let status = operation.plan.conflict.and_then(|code| axum::http::StatusCode::from_u16(code).ok());
                 return Err(match status {
                     Some(status) => ApiError::new(status, format!("Conflict: {message}")),

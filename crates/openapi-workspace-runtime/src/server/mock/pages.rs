@@ -40,10 +40,15 @@ pub(super) fn page(resource: &ResourcePlan, items: Vec<(&str, &Value)>, listing:
         .collect();
     let total = kept.len();
     let size = paging.and_then(|p| p.size.as_deref().and_then(text).and_then(|t| t.parse().ok()).or(p.default_size));
-    let start = match paging.and_then(|p| p.start.as_ref()) {
+    let starts = paging.and_then(|p| p.start.as_ref());
+    // The page asked for (its first where none is).
+    let page = match starts {
+        Some(StartPlan::Page { name, first }) => text(name).and_then(|t| t.parse::<u64>().ok()).unwrap_or(*first),
+        _ => 0,
+    };
+    let start = match starts {
         Some(StartPlan::Offset(name)) => text(name).and_then(|t| t.parse::<usize>().ok()).unwrap_or(0),
-        Some(StartPlan::Page { name, first }) => {
-            let page = text(name).and_then(|t| t.parse::<u64>().ok()).unwrap_or(*first);
+        Some(StartPlan::Page { first, .. }) => {
             usize::try_from(page.saturating_sub(*first).saturating_mul(size.unwrap_or(u64::MAX))).unwrap_or(usize::MAX)
         }
         // An id not listed starts nowhere: an empty page.
@@ -61,12 +66,9 @@ pub(super) fn page(resource: &ResourcePlan, items: Vec<(&str, &Value)>, listing:
     let from = start.min(total);
     let shown: Vec<Value> = kept[from..end.max(from)].iter().map(|(_, item)| (*item).clone()).collect();
     // What the next page's request sends as its start parameter.
-    let next_start = match (more, paging.and_then(|p| p.start.as_ref())) {
+    let next_start = match (more, starts) {
         (true, Some(StartPlan::Offset(name))) => Some((name, end.to_string())),
-        (true, Some(StartPlan::Page { name, first })) => {
-            let page = text(name).and_then(|t| t.parse::<u64>().ok()).unwrap_or(*first);
-            Some((name, (page + 1).to_string()))
-        }
+        (true, Some(StartPlan::Page { name, .. })) => Some((name, (page + 1).to_string())),
         (true, Some(StartPlan::After(name))) => kept.get(end.wrapping_sub(1)).map(|(id, _)| (name, (*id).to_owned())),
         _ => None,
     };

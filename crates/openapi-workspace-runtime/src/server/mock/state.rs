@@ -107,14 +107,12 @@ pub(super) enum Done {
     /// What the state would answer does not meet the documented schema (why): nothing changed,
     /// and the documented answer is sent.
     Unfit(String),
-    /// An idempotency key sent again with another body: `409`, nothing done.
-    KeyReused(String),
-    /// An id the client chose that another item has: `409`, nothing done.
-    Taken(String),
+    /// The request conflicts with the state (why): an idempotency key sent again with another
+    /// body, an id the client chose that another item has, a JSON Patch that does not apply.
+    /// `409`, nothing done.
+    Conflict(String),
     /// The change could not be kept (why): `503`, nothing done.
     NotKept(String),
-    /// A JSON Patch that does not apply to the item (why): `409`, nothing done.
-    Unpatchable(String),
 }
 
 /// A request as the state reads it: its resource's scope and id (path parameters' texts), its
@@ -158,9 +156,7 @@ impl State {
             let id = match item.get(&resource.id_property) {
                 Some(Value::String(id)) => id.clone(),
                 Some(Value::Number(id)) => {
-                    // A sequence goes on after the largest id seeded.
-                    let last = held.sequences.entry(*index).or_default();
-                    *last = (*last).max(id.as_u64().unwrap_or(0));
+                    held.goes_on_after(*index, id.as_u64().unwrap_or(0));
                     id.to_string()
                 }
                 _ => held.next_id(*index, resource.id_kind),
@@ -214,7 +210,7 @@ impl State {
         if let Some((sent, answered)) = key.as_ref().and_then(|key| keys.get(key)) {
             return match *sent == request.body {
                 true => Done::Value(answered.clone(), None),
-                false => Done::KeyReused(format!(
+                false => Done::Conflict(format!(
                     "the idempotency key {} was sent before with another body",
                     key.as_ref().map_or("", |(_, key)| key.as_str())
                 )),
@@ -241,7 +237,7 @@ impl State {
                     _ => None,
                 };
                 if let Some(id) = chosen.as_deref().filter(|id| found(id).is_some()) {
-                    return Done::Taken(format!("{} {id} exists already", resource.name));
+                    return Done::Conflict(format!("{} {id} exists already", resource.name));
                 }
                 let id = chosen.unwrap_or_else(|| next_id(sequences, part.resource, resource.id_kind));
                 let mut item = object(request.example);
@@ -289,7 +285,7 @@ impl State {
                         let mut patched = Value::Object(stored);
                         let operations = request.body.as_ref().and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
                         if let Err(why) = patch::json_patch(&mut patched, operations) {
-                            return Done::Unpatchable(why);
+                            return Done::Conflict(why);
                         }
                         let mut patched = object(Some(patched));
                         if let Some(settable) = &resource.fields {
@@ -372,8 +368,7 @@ fn held(resources: &[ResourcePlan], kept: Kept) -> Held {
     for item in kept.items {
         let Some(index) = index_of(&item.collection) else { continue };
         if let Ok(number) = item.id.parse::<u64>() {
-            let last = held.sequences.entry(index).or_default();
-            *last = (*last).max(number);
+            held.goes_on_after(index, number);
         }
         held.collections.entry((index, item.scope)).or_default().push((item.id, item.value));
     }
@@ -388,6 +383,12 @@ fn held(resources: &[ResourcePlan], kept: Kept) -> Held {
 impl Held {
     fn next_id(&mut self, index: usize, kind: IdKind) -> String {
         next_id(&mut self.sequences, index, kind)
+    }
+
+    /// Resource `index`'s sequence going on after `id` (one seeded or kept), if it is not past it.
+    fn goes_on_after(&mut self, index: usize, id: u64) {
+        let last = self.sequences.entry(index).or_default();
+        *last = (*last).max(id);
     }
 }
 

@@ -2,9 +2,9 @@
 //! they outlive the process. Each change is written, and synced, before the mock makes it and
 //! answers (the runtime's `Keep`), so an answered change survives a crash; a restart serves what
 //! was kept, its sequences going on. `items` holds each item's JSON by collection route, scope
-//! and id, in the order made; `keys` each idempotency key's first body and answer; `seeded` says
-//! the file was seeded once (an empty file is seeded at start, a kept one never again but by a
-//! reset).
+//! and id, in the order made (their rowids: an update keeps its own); `keys` each idempotency
+//! key's first body and answer; `seeded` says the file was seeded once (an empty file is seeded
+//! at start, a kept one never again but by a reset).
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -16,7 +16,7 @@ use serde_json::Value;
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS items (
         collection TEXT NOT NULL, scope TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL,
-        made INTEGER NOT NULL, PRIMARY KEY (collection, scope, id));
+        PRIMARY KEY (collection, scope, id));
     CREATE TABLE IF NOT EXISTS keys (
         collection TEXT NOT NULL, key TEXT NOT NULL, body TEXT, answer TEXT NOT NULL,
         PRIMARY KEY (collection, key));
@@ -58,8 +58,7 @@ fn failed(error: impl std::fmt::Display) -> KeepError {
 
 fn put(connection: &Connection, item: &KeptItem) -> rusqlite::Result<usize> {
     connection.execute(
-        "INSERT INTO items (collection, scope, id, value, made)
-         VALUES (?1, ?2, ?3, ?4, (SELECT coalesce(max(made), 0) + 1 FROM items))
+        "INSERT INTO items (collection, scope, id, value) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (collection, scope, id) DO UPDATE SET value = excluded.value",
         params![item.collection, scope_text(&item.scope), item.id, item.value.to_string()],
     )
@@ -76,7 +75,7 @@ impl Keep for Database {
         let json = |text: String| serde_json::from_str::<Value>(&text).map_err(failed);
         let mut kept = Kept::default();
         let mut statement =
-            connection.prepare("SELECT collection, scope, id, value FROM items ORDER BY made").map_err(failed)?;
+            connection.prepare("SELECT collection, scope, id, value FROM items ORDER BY rowid").map_err(failed)?;
         let rows = statement
             .query_map([], |row| Ok((row.get(0)?, row.get::<_, String>(1)?, row.get(2)?, row.get::<_, String>(3)?)))
             .map_err(failed)?;

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::model::operation::Op;
 use crate::model::pagination::{Next, Paging};
-use crate::read::document::resolve_schema;
+use crate::read::document::{documents_header, resolve_schema, type_is};
 
 /// Names of a page's size, lower case without `_` or `-`.
 const SIZE: &[&str] = &["limit", "perpage", "pagesize", "size", "maxresults", "top", "take", "maxitems", "pagelimit"];
@@ -27,9 +27,8 @@ pub(super) fn paging(
     if size.is_none() && paging.is_none() {
         return None;
     }
-    let integer = |name: &str| {
-        list.query_params.iter().any(|p| p.wire.name == name && p.schema.get("type") == Some(&Value::from("integer")))
-    };
+    let integer =
+        |name: &str| list.query_params.iter().any(|p| p.wire.name == name && type_is(p.schema.get("type"), "integer"));
     let start = paging.map(|Paging { param, next, .. }| match next {
         Next::Offset { .. } => StartPlan::Offset(param.clone()),
         Next::Page { start } => StartPlan::Page { name: param.clone(), first: u64::try_from(*start).unwrap_or(1) },
@@ -40,10 +39,7 @@ pub(super) fn paging(
         Some(Next::Cursor { field }) => page.and_then(|page| next_plan(page, field, components)),
         _ => None,
     };
-    let documented_link = response
-        .and_then(|response| response.get("headers"))
-        .and_then(Value::as_object)
-        .is_some_and(|headers| headers.keys().any(|name| name.eq_ignore_ascii_case("link")));
+    let documented_link = response.is_some_and(|response| documents_header(response, "link"));
     Some(PagingPlan {
         size: size.map(|p| p.wire.name.clone()),
         default_size: size.and_then(|p| p.default.as_ref()).and_then(Value::as_u64),
@@ -62,11 +58,7 @@ fn next_plan(page: &Value, field: &[String], components: &Value) -> Option<NextP
         holder = resolve_schema(holder.get("properties")?.get(name)?, components)?;
     }
     let schema = resolve_schema(holder.get("properties")?.get(last)?, components)?;
-    let types = |wanted: &str| match schema.get("type") {
-        Some(Value::String(ty)) => ty == wanted,
-        Some(Value::Array(types)) => types.iter().any(|ty| ty == wanted),
-        _ => false,
-    };
+    let types = |wanted: &str| type_is(schema.get("type"), wanted);
     let form = match schema.get("format").and_then(Value::as_str) {
         _ if types("integer") || types("number") => NextForm::Number,
         Some("uri" | "url" | "uri-reference") => NextForm::Url,

@@ -197,9 +197,7 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
             };
             let location = creates
                 && documented(op, raw, components)
-                    .and_then(|response| response.get("headers"))
-                    .and_then(Value::as_object)
-                    .is_some_and(|headers| headers.keys().any(|name| name.eq_ignore_ascii_case("location")));
+                    .is_some_and(|response| crate::read::document::documents_header(response, "location"));
             parts.push((i, StatePlan { resource: index, role, set, idempotency, location }));
         }
         resources.push(ResourcePlan {
