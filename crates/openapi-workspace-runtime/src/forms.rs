@@ -44,23 +44,45 @@ fn flatten(key: String, value: &Value, out: &mut Vec<(String, String)>) {
 /// the schema's to say: [`typed`]); `a[]=x` appends to `a`. Refuses a key whose brackets do not
 /// close, and a name given a value and properties both.
 pub fn tree<K: AsRef<str>, V: AsRef<str>>(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Value, BadKey> {
+    grow(pairs, |key, why| Err(BadKey { key: key.to_owned(), why }))
+}
+
+/// [`tree`] for a whole form body, where a key whose brackets are not that shape (`a[b`,
+/// `a[b]c`) is one name as written: a free-form object's properties may be named so, and the
+/// validator judges them as names.
+pub fn body_tree<K: AsRef<str>, V: AsRef<str>>(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Value, BadKey> {
+    grow(pairs, |key, _| Ok(vec![key.to_owned()]))
+}
+
+fn grow<K: AsRef<str>, V: AsRef<str>>(
+    pairs: impl IntoIterator<Item = (K, V)>,
+    malformed: impl Fn(&str, &'static str) -> Result<Vec<String>, BadKey>,
+) -> Result<Value, BadKey> {
     let mut root = Map::new();
     for (key, value) in pairs {
         let key = key.as_ref();
-        let (name, mut rest) = key.split_once('[').map_or((key, ""), |(name, rest)| (name, rest));
-        let mut path = vec![name.to_owned()];
-        while !rest.is_empty() {
-            let bad = |why| BadKey { key: key.to_owned(), why };
-            let (segment, after) = rest.split_once(']').ok_or_else(|| bad("a `[` without its `]`"))?;
-            path.push(segment.to_owned());
-            rest = match after {
-                "" => "",
-                after => after.strip_prefix('[').ok_or_else(|| bad("text after `]` not in `[…]`"))?,
-            };
-        }
+        let path = match path(key) {
+            Ok(path) => path,
+            Err(why) => malformed(key, why)?,
+        };
         insert(&mut root, &path, value.as_ref().to_owned()).map_err(|why| BadKey { key: key.to_owned(), why })?;
     }
     Ok(Value::Object(root))
+}
+
+/// `a[b][0]` as `[a, b, 0]`, or why its brackets are not that shape.
+fn path(key: &str) -> Result<Vec<String>, &'static str> {
+    let (name, mut rest) = key.split_once('[').map_or((key, ""), |(name, rest)| (name, rest));
+    let mut path = vec![name.to_owned()];
+    while !rest.is_empty() {
+        let (segment, after) = rest.split_once(']').ok_or("a `[` without its `]`")?;
+        path.push(segment.to_owned());
+        rest = match after {
+            "" => "",
+            after => after.strip_prefix('[').ok_or("text after `]` not in `[…]`")?,
+        };
+    }
+    Ok(path)
 }
 
 /// A form key [`tree`] cannot place, and why.
@@ -228,7 +250,7 @@ fn fits(value: &Value, arm: &Value, components: &Value) -> bool {
 mod tests {
     use serde_json::json;
 
-    use super::{pairs, tree, typed};
+    use super::{body_tree, pairs, tree, typed};
 
     #[test]
     fn nested_values_go_as_bracketed_pairs_and_come_back_typed_by_their_schema() {
@@ -275,5 +297,7 @@ mod tests {
             assert!(error.key == bad && error.to_string().contains('`'), "{bad}: {error}");
         }
         assert_eq!(tree([("a", "x"), ("a[b]", "y")]).unwrap_err().why, "given a value and properties both");
+        // A body's free-form property may be named so.
+        assert_eq!(body_tree([("a[b", "x"), ("c[d]e", "y")]).unwrap(), json!({"a[b": "x", "c[d]e": "y"}));
     }
 }

@@ -528,3 +528,32 @@ fn stateful_a_conflict_takes_the_refusal_the_operation_documents() {
     assert_eq!(status, 422, "{body}");
     assert!(body.contains("sent before with another body"), "{body}");
 }
+
+#[test]
+fn stateful_an_item_is_found_by_the_property_its_parameter_names() {
+    // dropshot's way: `{pool_name}` names a pool by its `name`, not its `id` (a UUID, made so
+    // though the parameter is text), and `time_created` is set. No `404` is documented, only
+    // `422`: an unknown name is refused with it.
+    let pool = "{type: object, properties: {id: {type: string, format: uuid, readOnly: true}, name: {type: string}, \
+                time_created: {type: string, format: date-time, readOnly: true, example: '2001-01-01T00:00:00Z'}}}";
+    let (_dir, spec) = document(&format!(
+        "openapi: 3.0.3\ninfo: {{title: Pools, version: '1'}}\npaths:\n  /pools:\n    post:\n      operationId: addPool\n      \
+             requestBody: {{required: true, content: {{application/json: {{schema: {pool}}}}}}}\n      \
+             responses: {{'201': {{description: added, content: {{application/json: {{schema: {pool}}}}}}}}}\n  \
+             /pools/{{pool_name}}:\n    get:\n      operationId: getPool\n      parameters: [{{name: pool_name, in: path, \
+             required: true, schema: {{type: string}}}}]\n      responses: {{'200': {{description: the pool, content: \
+             {{application/json: {{schema: {pool}}}}}}}, '422': {{description: refused}}}}\n"
+    ));
+    let (mock, _) = Mock::start_with(&spec, &["--stateful", "--seed", "none"]);
+    let (status, _, made) = mock.send("POST /pools HTTP/1.1\r\ncontent-type: application/json", r#"{"name": "blue"}"#);
+    assert_eq!(status, 201, "{made}");
+    let pool: serde_json::Value = serde_json::from_str(&made).unwrap();
+    let id = pool["id"].as_str().unwrap();
+    assert!(id.len() == 36 && id.split('-').map(str::len).eq([8, 4, 4, 4, 12]), "{pool}");
+    assert!(pool["time_created"].as_str().is_some_and(|at| at.len() == 20 && !at.starts_with("2001")), "{pool}");
+    let (status, _, found) = mock.send("GET /pools/blue HTTP/1.1", "");
+    assert_eq!((status, found), (200, made));
+    let (status, _, body) = mock.send("GET /pools/green HTTP/1.1", "");
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("no pools green"), "{body}");
+}

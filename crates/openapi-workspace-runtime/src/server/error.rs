@@ -17,26 +17,33 @@ pub struct ApiError {
     challenge: Option<&'static str>,
     /// The error objects of the operation's own responses (`written_in`).
     objects: Option<&'static [(ErrorStatus, ErrorObject)]>,
-    /// A path's text that is not an id (`path::Id`): `404`, unless the operation documents no
-    /// such status (`refused_as`).
-    not_an_id: bool,
+    /// A path's text that names nothing (not an id at all, `path::Id`, or no item the mock
+    /// keeps): `404`, unless the operation documents no such status (`refused_as`).
+    names_nothing: bool,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self { status, message: message.into(), retry_after: None, challenge: None, objects: None, not_an_id: false }
+        Self {
+            status,
+            message: message.into(),
+            retry_after: None,
+            challenge: None,
+            objects: None,
+            names_nothing: false,
+        }
     }
 
-    /// `404` for a path's text that is not an id at all: it names nothing, as an unknown id.
-    pub fn not_an_id(message: impl std::fmt::Display) -> Self {
-        Self { not_an_id: true, ..Self::not_found(message) }
+    /// `404` for a path's text that names nothing: not an id at all, or an id of no item.
+    pub fn names_nothing(message: impl std::fmt::Display) -> Self {
+        Self { names_nothing: true, ..Self::not_found(message) }
     }
 
     /// The same error with the status its operation documents for it: a refusal (`400`) as
     /// `invalid` (`422` where the operation documents that and not `400`: FastAPI's validation
-    /// errors), and a text that is not an id as `invalid` too where it documents no `404`.
+    /// errors), and a path's text that names nothing as `invalid` too where it documents no `404`.
     pub fn refused_as(self, invalid: StatusCode, ids_not_found: bool) -> Self {
-        let moved = self.status == StatusCode::BAD_REQUEST || (self.not_an_id && !ids_not_found);
+        let moved = self.status == StatusCode::BAD_REQUEST || (self.names_nothing && !ids_not_found);
         match moved {
             true => Self { status: invalid, ..self },
             false => self,

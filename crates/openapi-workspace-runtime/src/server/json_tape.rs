@@ -180,6 +180,14 @@ impl<'de> Visitor<'de> for Builder<'_, 'de> {
     }
 
     fn visit_f64<E: serde::de::Error>(self, number: f64) -> Result<(), E> {
+        // serde_json gives an f64 only for a literal that is no i64 or u64. One that rounds to
+        // exactly -2^63 is (short of a fraction or exponent) below i64::MIN, yet would meet an
+        // int64's `minimum` as i64::MIN itself: one step down keeps it out, as a typed server
+        // refuses any such literal for an i64.
+        let number = match number == i64::MIN as f64 {
+            true => f64::from_bits(number.to_bits() + 1),
+            false => number,
+        };
         // As `Value` reads it: serde_json gives only finite numbers.
         let number = Number::from_f64(number).ok_or_else(|| E::custom("a number out of range"))?;
         self.0.entries.push(Entry::Number(number));

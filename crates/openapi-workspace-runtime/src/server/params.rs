@@ -128,7 +128,7 @@ pub fn query_arrays<T: DeserializeOwned + Serialize>(
 /// range and a number).
 pub fn form<T: DeserializeOwned + Serialize>(bytes: &[u8], validator: &Validator) -> Result<T, ApiError> {
     let (whole, field) = ("form", "form field ");
-    let tree = crate::forms::tree(form_urlencoded::parse(bytes))
+    let tree = crate::forms::body_tree(form_urlencoded::parse(bytes))
         .map_err(|why| ApiError::bad_request(format!("{whole}: {why}")))?;
     let value = crate::forms::typed(tree, &validator.schema, &validator.components);
     checked(|| &value, bytes, validator, whole, field)

@@ -61,7 +61,7 @@ impl Id {
         match self.0 {
             Reading::Read(id) => Ok(id),
             Reading::Unread(raw) => {
-                Err(ApiError::not_an_id(format!("{raw:?} is not an id here (ids are lower-case hyphenated UUIDs)")))
+                Err(ApiError::names_nothing(format!("{raw:?} is not an id here (ids are lower-case hyphenated UUIDs)")))
             }
         }
     }

@@ -87,14 +87,14 @@ pub(crate) fn find(raw: &Value) -> (ErrorObject, Option<Note>) {
 
 /// The statuses an operation's refusals are answered with where it documents other ones than
 /// ours: a request that breaks the document (`400`) is `422` where the operation documents `422`
-/// and neither `400`, `4XX` nor `default` (FastAPI's validation errors); a path's text that is no
-/// id (`404`, as an unknown id) is that status too where the operation documents a refusal but
-/// no `404`. `None`: ours (`400`, and `404` for such text). `op` is `operation` in the model.
-pub(crate) fn refusals(op: &crate::model::operation::Op, operation: &Value) -> Option<(u16, bool)> {
+/// and neither `400`, `4XX` nor `default` (FastAPI's validation errors); a path's text that names
+/// nothing (`404`) is that status too where the operation documents a refusal but no `404`.
+/// `names`: whether its path names something (a UUID that is no id, `path::Id`, or an item a
+/// stateful mock does not keep). `None`: ours (`400`, and `404` for such text).
+pub(crate) fn refusals(operation: &Value, names: bool) -> Option<(u16, bool)> {
     let (has, any_client_error) = documented(operation)?;
     let invalid = if has("422") && !has("400") && !any_client_error { 422 } else { 400 };
-    let takes_ids = op.path_params.iter().any(|param| param.kind == crate::model::names::TypeKind::Uuid);
-    let ids_not_found = !takes_ids || has("404") || any_client_error || !(has("400") || has("422"));
+    let ids_not_found = !names || has("404") || any_client_error || !(has("400") || has("422"));
     (invalid != 400 || !ids_not_found).then_some((invalid, ids_not_found))
 }
 

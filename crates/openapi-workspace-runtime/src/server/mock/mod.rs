@@ -445,7 +445,7 @@ impl Engine {
             state::Done::Value(..) if answer.schema.is_none() => return Ok(None),
             state::Done::Value(value, link) => (value, link),
             state::Done::Documented => return Ok(None),
-            state::Done::NotFound(message) => return Err(ApiError::not_found(message)),
+            state::Done::NotFound(message) => return Err(ApiError::names_nothing(message)),
             state::Done::Conflict(message) => {
                 let status = operation.plan.conflict.and_then(|code| axum::http::StatusCode::from_u16(code).ok());
                 return Err(match status {

@@ -118,9 +118,11 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
             .iter()
             .find_map(|(_, op, _)| operation(op).get(ID).and_then(Value::as_str))
             .or_else(|| linked.iter().find(|(linked, _, _)| *linked == item).map(|(_, _, id)| id.as_str()));
+        // `{pool_name}` finds a pool by its `name`, before its `id`.
+        let tail = last_word(&id_param);
         let id_property = said
             .into_iter()
-            .chain([id_param.as_str(), "id", "uuid", "key"].into_iter().filter(|name| property(name)))
+            .chain([id_param.as_str(), tail.as_str(), "id", "uuid", "key"].into_iter().filter(|name| property(name)))
             .next()
             .unwrap_or(id_param.as_str())
             .to_owned();
@@ -129,9 +131,15 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
             .find(|(_, op, _)| op.path == item)
             .and_then(|(_, op, _)| op.path_params.iter().find(|p| p.wire.name == id_param))
             .map(|param| &param.schema);
-        let id_kind = match param_schema.and_then(|schema| schema.get("type")).and_then(Value::as_str) {
+        // Made to the id property's schema where the item has one (nexus' `{certificate}` takes
+        // a name or an id, the id a UUID), else to the parameter's.
+        let id_schema = properties
+            .and_then(|p| p.get(&id_property))
+            .map(|schema| resolve_schema(schema, components).unwrap_or(schema))
+            .or(param_schema);
+        let id_kind = match id_schema.and_then(|schema| schema.get("type")).and_then(Value::as_str) {
             Some("integer") => IdKind::Integer,
-            _ if param_schema.and_then(|s| s.get("format")).and_then(Value::as_str) == Some("uuid") => IdKind::Uuid,
+            _ if id_schema.and_then(|s| s.get("format")).and_then(Value::as_str) == Some("uuid") => IdKind::Uuid,
             _ => IdKind::Text,
         };
         let (mut created, mut updated) = (Vec::new(), Vec::new());
@@ -140,10 +148,11 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
             if schema.get("format").and_then(Value::as_str) != Some("date-time") {
                 continue;
             }
+            // `created_at`, `createdAt`, `time_created`, `date_modified`, `updatedOn`…
             let lower = name.to_ascii_lowercase();
-            if lower.starts_with("created") || lower == "created" {
+            if lower.contains("created") {
                 created.push(name.clone());
-            } else if lower.starts_with("updated") || lower.starts_with("modified") {
+            } else if lower.contains("updated") || lower.contains("modified") {
                 updated.push(name.clone());
             }
         }
@@ -224,6 +233,19 @@ pub(crate) fn resources(ops: &[Op], raw: &Value) -> (Vec<ResourcePlan>, BTreeMap
         resource.parent = item_paths.iter().position(|item| Some(item.as_str()) == under);
     }
     (resources, roles)
+}
+
+/// The last word of a parameter's name, lower-cased: `pool_name` and `poolName` give `name`.
+fn last_word(name: &str) -> String {
+    let bytes = name.as_bytes();
+    let start = (1..bytes.len())
+        .rev()
+        .find(|&i| {
+            matches!(bytes[i - 1], b'_' | b'-' | b'.')
+                || (bytes[i].is_ascii_uppercase() && bytes[i - 1].is_ascii_lowercase())
+        })
+        .unwrap_or(0);
+    name[start..].to_ascii_lowercase()
 }
 
 /// What an action named `verb` sets: the item's status-like property (`status`, `state`,

@@ -64,11 +64,14 @@ async fn nested_form_bodies_go_in_brackets_and_come_back_typed() {
         assert_eq!(response.json::<Value>().await.unwrap(), expected, "{body}");
     }
 
+    // A key whose brackets do not close is a name as written, which this schema's free-form
+    // object allows (schemathesis sends such names).
+    assert_eq!(post("name=Di&address[city=x").send().await.unwrap().status(), 200);
+
     // What does not fit the schema is refused, saying where.
     for (body, said) in [
         ("name=Di&items[0][price]=cheap", "items"),
         ("name=Di&items[0][price]=-1", "items"),
-        ("name=Di&address[city", "`address[city`"),
         ("name=Di&address=Paris&address[city]=Paris", "a value and properties both"),
     ] {
         let response = post(body).send().await.unwrap();
