@@ -98,13 +98,15 @@ fn shown(record: &BalanceRecord, tenant: &Tenant) -> Result<types::Balance> {
 /// A GBP balance's own UK account, derived from its id so it never changes.
 fn local_address(id: Uuid, name: &str) -> types::BalanceAddress {
     let number = reference::fnv1a(id.as_bytes()) % 100_000_000;
+    // Eight digits, zeros first; by itoa rather than `format!`, on every balance read.
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(number);
+    let mut account_number = String::with_capacity(8);
+    account_number.extend(std::iter::repeat_n('0', 8 - digits.len()));
+    account_number.push_str(digits);
     types::BalanceAddress {
         active: true,
-        details: types::AddressDetails {
-            account_name: name.into(),
-            account_number: format!("{number:08}"),
-            sort_code: "040004".into(),
-        },
+        details: types::AddressDetails { account_name: name.into(), account_number, sort_code: "040004".into() },
         supported_channels: vec!["FP".into(), "BACS".into(), "CHAPS".into()],
         type_: types::AddressType::Local,
     }

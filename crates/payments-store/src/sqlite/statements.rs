@@ -1,6 +1,10 @@
 //! Running a [`Query`] on a rusqlite connection, on the calling thread: the reads' rows, and the
 //! writer's statements.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ToSql};
 
@@ -13,6 +17,32 @@ use crate::reads::{Query, Sqlite, Value, cells};
 pub struct Row<'r> {
     row: &'r rusqlite::Row<'r>,
     names: &'r [String],
+}
+
+/// Names past this many statements' are dropped together: a list's SQL varies with its filters.
+const NAMED_STATEMENTS: usize = 512;
+
+thread_local! {
+    /// Each statement's column names, by its SQL: `Statement::column_names` copies every name
+    /// out of SQLite on each query (BENCHMARKS.md, "Instructions per request"). The schema is
+    /// whole before the first read, so a text's names do not change; a count that differs
+    /// (a schema read before its migration) reads them again.
+    static NAMES: RefCell<HashMap<String, Rc<[String]>>> = RefCell::new(HashMap::new());
+}
+
+fn names(sql: &str, statement: &rusqlite::Statement<'_>) -> Rc<[String]> {
+    NAMES.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(names) = cache.get(sql).filter(|names| names.len() == statement.column_count()) {
+            return Rc::clone(names);
+        }
+        let names: Rc<[String]> = statement.column_names().into_iter().map(str::to_owned).collect();
+        if cache.len() >= NAMED_STATEMENTS {
+            cache.clear();
+        }
+        cache.insert(sql.to_owned(), Rc::clone(&names));
+        names
+    })
 }
 
 impl Row<'_> {
@@ -42,7 +72,7 @@ pub(super) fn rows<T>(
 ) -> Result<Vec<T>> {
     let (sql, values) = query.positional();
     let mut statement = connection.prepare_cached(&sql)?;
-    let names: Vec<String> = statement.column_names().into_iter().map(str::to_owned).collect();
+    let names = names(&sql, &statement);
     let mut rows = statement.query(rusqlite::params_from_iter(values.iter()))?;
     let mut found = Vec::new();
     while let Some(row) = rows.next()? {
