@@ -9,11 +9,13 @@
 //! `&'static` (what a generated server holds as constants), and a mock lives as long as its
 //! process.
 
+mod options;
 mod pages;
 mod patch;
 mod plan;
 mod state;
 
+pub use options::{Options, OptionsError, Seed};
 pub use plan::*;
 pub use state::{Change, Keep, KeepError, Kept, KeptItem};
 
@@ -29,47 +31,6 @@ use crate::wire::{Leaf, Place, Shape, Wire};
 
 /// A parameter's wire form as the runtime's readers take it.
 type StaticWire = Wire<&'static str, &'static [(&'static str, Leaf)]>;
-
-/// How the engine serves a plan.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// Keep the plan's resources: what a `POST` creates a `GET` finds (`state.rs`).
-    pub stateful: bool,
-    /// What a stateful mock starts with, and starts again with when reset.
-    pub seed: Seed,
-    /// Where a stateful mock's own operations are (`POST {control}/reset`); `None`: `/__mock`,
-    /// which no document's path is likely to have.
-    pub control: Option<String>,
-    /// The one credential let in (a bearer token, an api key, a basic password); `None`: any of
-    /// a kind the operation takes.
-    pub credential: Option<String>,
-    /// Where a stateful mock's items are kept beyond memory; `None`: in memory only.
-    pub keep: Option<Arc<dyn Keep>>,
-}
-
-/// What a stateful mock starts with.
-#[derive(Debug, Clone, Default)]
-pub enum Seed {
-    /// Each resource that is not nested under another, its read (or create) answer's example.
-    #[default]
-    Examples,
-    Nothing,
-    /// Items by collection path: `{"/owners": [{…}], "/owners/1/pets": [{…}]}`.
-    Items(Value),
-}
-
-/// Why the options were refused: a seed file that names a collection the plan lacks, a
-/// control prefix that is no path or one the document has.
-#[derive(Debug)]
-pub struct OptionsError(pub String);
-
-impl std::fmt::Display for OptionsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for OptionsError {}
 
 /// The router serving `plan`: each operation at its path and method, every refusal in the
 /// document's error object (the generated router's last layer, `finish_router`); every answer the

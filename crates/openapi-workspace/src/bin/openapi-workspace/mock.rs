@@ -61,19 +61,12 @@ pub(crate) fn mock(args: &Mock, messages: &Messages) -> ExitCode {
     messages.notes(&args.spec, &notes);
     let (title, operations, resources) = (plan.title.clone(), plan.operations.len(), plan.resources.len());
     let kept = plan.operations.iter().filter(|operation| operation.state.is_some()).count();
-    let seed = match args.seed.as_str() {
-        "examples" => Seed::Examples,
-        "none" => Seed::Nothing,
-        file => match std::fs::read_to_string(file)
-            .map_err(|e| e.to_string())
-            .and_then(|text| serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}")))
-        {
-            Ok(items) => Seed::Items(items),
-            Err(error) => {
-                eprintln!("error: cannot read the seed {file}: {error}");
-                return ExitCode::from(crate::TROUBLE);
-            }
-        },
+    let seed = match Seed::read(&args.seed) {
+        Ok(seed) => seed,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(crate::TROUBLE);
+        }
     };
     let keep: Option<Arc<dyn Keep>> = match &args.database {
         Some(path) => match Database::open(path) {

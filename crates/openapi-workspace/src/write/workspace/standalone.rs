@@ -26,7 +26,7 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The runtime (`crates/openapi-workspace-runtime`), written into the workspace as a
 /// crate of its own: each file's name and text.
-const RUNTIME_FILES: [(&str, &str); 37] = [
+const RUNTIME_FILES: [(&str, &str); 38] = [
     ("lib.rs", include_str!("../../../../openapi-workspace-runtime/src/lib.rs")),
     ("wire.rs", include_str!("../../../../openapi-workspace-runtime/src/wire.rs")),
     ("forms.rs", include_str!("../../../../openapi-workspace-runtime/src/forms.rs")),
@@ -52,6 +52,7 @@ const RUNTIME_FILES: [(&str, &str); 37] = [
     ("server/items.rs", include_str!("../../../../openapi-workspace-runtime/src/server/items.rs")),
     ("server/json_tape.rs", include_str!("../../../../openapi-workspace-runtime/src/server/json_tape.rs")),
     ("server/mock/mod.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/mod.rs")),
+    ("server/mock/options.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/options.rs")),
     ("server/mock/pages.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/pages.rs")),
     ("server/mock/patch.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/patch.rs")),
     ("server/mock/plan.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/plan.rs")),
@@ -236,7 +237,8 @@ fn readme(
          success with the document's example, after checking the request as the real router does; \
          `cargo run -p {name}-server -- --stateful` keeps what a `POST` to a collection creates, for its \
          item's `GET`, `PUT`, `PATCH`, `DELETE` and its collection's list, `openapi-workspace mock`'s \
-         engine); the samples below call it once the shell knows where it is and what credential to send \
+         engine, with its `--seed examples|none|FILE`, `--control-prefix PREFIX` and `--credential SECRET`; \
+         the state is in memory, and `openapi-workspace mock --database FILE` keeps one in a file); the samples below call it once the shell knows where it is and what credential to send \
          (any, to the mock):\n\n\
          ```sh\nexport {variables}_BASE_URL=http://127.0.0.1:8080 {variables}_TOKEN=any\n```\n\n\
          The Rust samples are statements of an `async fn` returning `Result<(), Box<dyn std::error::Error>>`, \
@@ -529,8 +531,9 @@ const SERVER_MAIN: &str = r#"//! `cargo run`: the API as a mock, at http://127.0
 //! from its schema), after authenticating (any credential of a kind it takes) and validating the
 //! request as the real router does. It is the mock engine `openapi-workspace mock` serves, here
 //! with the plan generated beside this file (`mock.json`); `cargo run -- --stateful` keeps what is
-//! created (see the workspace's README). Serve your implementation with `{crate}_server::router`,
-//! or with `mock_router` while some operations are still to be written.
+//! created (see the workspace's README), with the command's `--seed`, `--control-prefix` and
+//! `--credential` too. Serve your implementation with `{crate}_server::router`, or with
+//! `mock_router` while some operations are still to be written.
 
 use openapi_workspace_runtime::mock;
 
@@ -539,7 +542,13 @@ async fn main() -> std::io::Result<()> {
     let mut plan: mock::Plan = serde_json::from_str(include_str!("mock.json")).expect("the generated plan");
     plan.schemas = serde_json::from_str(include_str!("schemas.json")).expect("the generated schemas");
     let port = std::env::var("PORT").ok().and_then(|p| p.parse::<u16>().ok()).unwrap_or(8080);
-    let options = mock::Options { stateful: std::env::args().any(|arg| arg == "--stateful"), ..Default::default() };
+    let options = match mock::Options::from_args(std::env::args().skip(1)) {
+        Ok(options) => options,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::exit(2);
+        }
+    };
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     println!("mock at http://{}", listener.local_addr()?);
     axum::serve(listener, mock::router_with(plan, options).map_err(std::io::Error::other)?).await
