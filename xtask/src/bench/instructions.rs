@@ -6,7 +6,8 @@
 //! One sandbox (a SQLite file) and one bare axum reference (`crates/bench-reference`: the same
 //! bytes behind the same bearer check) run under callgrind with instrumentation off. For each
 //! request kind: a warm-up on one keep-alive connection, then instrumentation on, counters zeroed,
-//! `N` requests on that connection, everything they caused done (a webhook's delivery), and the
+//! `N` requests on that connection (pipelined, a few ahead of their answers), everything they
+//! caused done (a webhook's delivery), and the
 //! counters dumped. Instructions per request is the dump's total over `N`; where they go is
 //! callgrind_annotate's top functions by inclusive count (a build with line tables, in a target
 //! directory of its own so the usual release build stays as it is). `--smoke` runs the same on a
@@ -25,15 +26,19 @@ use super::sandbox::{Sandbox, Setup, answering, created, raw_body};
 use super::{TOKEN, ensure_debian};
 use crate::wrk::free_port;
 
-/// Requests before counting, and counted, per kind; the count kept is the least of `rounds`.
-/// Whether a server finds the next request already there or parks and is woken for it depends
-/// on timing, and moves a count by a few thousand instructions (a tenth of a bare axum
-/// request) from run to run; the least is the request's own work.
+/// Requests before counting, and counted, per kind; the count kept is the least of `rounds`
+/// (a payment's vary with when SQLite checkpoints and FTS5 merges fall among them).
 struct Counts {
     warm_up: usize,
     counted: usize,
     rounds: usize,
 }
+
+/// Requests written ahead of the answers read (`Traced::count`).
+const WINDOW: usize = 4;
+
+/// Each server's tokio workers, as on CI's 2 cores.
+const WORKERS: usize = 2;
 
 const FULL: Counts = Counts { warm_up: 200, counted: 1_000, rounds: 3 };
 const SMOKE: Counts = Counts { warm_up: 3, counted: 5, rounds: 1 };
@@ -215,6 +220,9 @@ impl Traced {
             .args(["--listen", &address])
             .args(arguments)
             .env("PAYMENTS_SANDBOX_TOKENS", TOKEN)
+            // Both runtimes as many workers whatever the machine's cores: an idle worker's
+            // searching and parking are counted too, and their share grows with the workers.
+            .env("TOKIO_WORKER_THREADS", WORKERS.to_string())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
@@ -237,17 +245,27 @@ impl Traced {
     ) -> anyhow::Result<Counted> {
         eprintln!("== {kind}");
         let mut connection = Connection::open(&self.server.address)?;
-        let mut send = |i: usize| -> anyhow::Result<()> {
-            let (method, path, body) = request(i);
-            let status = connection.send(method, &path, body.as_deref())?;
-            if !(200..300).contains(&status) {
-                bail!("{method} {path}: {status}");
+        // Requests `from..to`, pipelined: each is written `WINDOW` ahead of the answer read, so
+        // the server finds its next request already there. Sent one by one, a server parks
+        // between requests and is woken for the next, and how much of that it does moves with
+        // timing: bare axum's count moved by a twelfth from run to run.
+        let mut send = |from: usize, to: usize| -> anyhow::Result<()> {
+            let mut pending = std::collections::VecDeque::new();
+            for i in from..to {
+                while pending.len() < WINDOW && i + pending.len() < to {
+                    let (method, path, body) = request(i + pending.len());
+                    connection.write(method, &path, body.as_deref())?;
+                    pending.push_back(format!("{method} {path}"));
+                }
+                let status = connection.answer()?;
+                let sent = pending.pop_front().context("an answer to no request")?;
+                if !(200..300).contains(&status) {
+                    bail!("{sent}: {status}");
+                }
             }
             Ok(())
         };
-        for i in 0..counts.warm_up {
-            send(i)?;
-        }
+        send(0, counts.warm_up)?;
         let settle = |sent: usize| -> anyhow::Result<()> {
             let Some(settled) = settled else { return Ok(()) };
             let deadline = Instant::now() + Duration::from_secs(300);
@@ -266,9 +284,7 @@ impl Traced {
             let before = self.dumped()?;
             self.control(&["--instr=on"])?;
             self.control(&["--zero"])?;
-            for i in sent..sent + counts.counted {
-                send(i)?;
-            }
+            send(sent, sent + counts.counted)?;
             sent += counts.counted;
             settle(sent)?;
             self.control(&["--dump"])?;
@@ -405,8 +421,8 @@ impl Connection {
         Ok(Self { reader: BufReader::new(stream), address: address.to_owned() })
     }
 
-    /// Sends a request and reads its answer whole; its status.
-    fn send(&mut self, method: &str, path: &str, body: Option<&str>) -> anyhow::Result<u16> {
+    /// Sends a request; its answer is read by [`Connection::answer`], in turn.
+    fn write(&mut self, method: &str, path: &str, body: Option<&str>) -> anyhow::Result<()> {
         let body = body.unwrap_or_default();
         let content = if body.is_empty() { "" } else { "Content-Type: application/json\r\n" };
         write!(
@@ -415,6 +431,11 @@ impl Connection {
             self.address,
             body.len()
         )?;
+        Ok(())
+    }
+
+    /// Reads the next answer whole; its status.
+    fn answer(&mut self) -> anyhow::Result<u16> {
         let mut line = String::new();
         self.reader.read_line(&mut line)?;
         let status = line.get(9..12).and_then(|s| s.parse().ok()).with_context(|| format!("no status in {line:?}"))?;
@@ -432,11 +453,23 @@ impl Connection {
                 length = value.trim().parse::<usize>().ok();
             }
         }
-        let length = length.with_context(|| format!("{method} {path}: an answer without Content-Length"))?;
+        let length = length.context("an answer without Content-Length")?;
         let mut answer = vec![0; length];
         self.reader.read_exact(&mut answer)?;
         Ok(status)
     }
+}
+
+/// The machine a run counted on: its CPU's model and its cores.
+fn machine() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines().find_map(|line| Some(line.strip_prefix("model name")?.split_once(':')?.1.trim().to_owned()))
+        })
+        .unwrap_or_else(|| "an unknown CPU".to_owned());
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    format!("{model}, {cores} cores")
 }
 
 /// BENCHMARKS.md's section.
@@ -445,16 +478,20 @@ pub(crate) fn render(measured: &Measured) -> String {
     let mut out = String::from("# Instructions per request\n\n");
     out.push_str(&format!(
         "Counted by valgrind's callgrind over all the server's threads (`cargo xtask bench --instructions`, see \
-         `xtask/src/bench/instructions.rs`): {} requests of each kind on one keep-alive connection, after a warm-up, \
-         the least of {} such counts, on {}; the sandbox on a SQLite file. Against bare axum: the reference server \
-         (`crates/bench-reference`) answering the same bytes behind the same bearer check.\n\n",
+         `xtask/src/bench/instructions.rs`): {} requests of each kind on one keep-alive connection, pipelined \
+         {WINDOW} ahead of their answers (the server finds each next request there, as a busy one does), after a warm-up, \
+         the least of {} such counts, on {}, each server with {WORKERS} tokio workers; the sandbox on a SQLite file. \
+         Against bare axum: the reference server (`crates/bench-reference`) answering the same bytes behind the same \
+         bearer check. Counted on {}: compare counts within a run, as its CPU decides which of glibc's and the \
+         crates' routines run.\n\n",
         measured.counted,
         measured.rounds,
         if measured.release {
             "a release build with line tables"
         } else {
             "a debug build (the smoke run: judge nothing)"
-        }
+        },
+        machine(),
     ));
     out.push_str("| request | instructions per request | against bare axum |\n|---|---:|---:|\n");
     for counted in &measured.reference {
