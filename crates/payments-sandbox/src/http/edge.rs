@@ -63,9 +63,9 @@ impl Edge {
     }
 
     /// Answers `request`, which came from `peer`.
-    pub async fn handle(&self, peer: SocketAddr, mut request: Request) -> Response {
+    pub async fn handle(&self, peer: SocketAddr, request: Request) -> Response {
         let started = Instant::now();
-        let id = request_id(&mut request);
+        let id = request_id(&request);
         let client = self.shared.proxies.client(peer.ip(), request.headers());
         let method = request.method().clone();
         let uri = request.uri().clone();
@@ -157,15 +157,16 @@ pub fn request_id_answered() -> String {
     ANSWERING.try_with(|id| id.to_str().unwrap_or("-").to_owned()).unwrap_or_else(|_| "-".to_owned())
 }
 
-/// The request's id: the `x-request-id` it came with, or a new one set on it (also in place of
-/// one that is not visible ASCII, which could not be shown in a log line as it came).
-fn request_id(request: &mut Request) -> HeaderValue {
-    if let Some(given) = request.headers().get(&REQUEST_ID).filter(|given| given.to_str().is_ok()) {
-        return given.clone();
+/// The request's id: the `x-request-id` it came with, or a new one (also in place of one that is
+/// not visible ASCII, which could not be shown in a log line as it came). A new one is not set on
+/// the request: the sandbox reads the id it answers with from `ANSWERING`
+/// ([`request_id_answered`]), no operation asks its context for it, and the insert grew the
+/// request's header map on every request (instructions per request, BENCHMARKS.md).
+fn request_id(request: &Request) -> HeaderValue {
+    match request.headers().get(&REQUEST_ID).filter(|given| given.to_str().is_ok()) {
+        Some(given) => given.clone(),
+        None => new_request_id(),
     }
-    let id = new_request_id();
-    request.headers_mut().insert(REQUEST_ID, id.clone());
-    id
 }
 
 /// A version-4 UUID: a random 128-bit number per thread, counted up by one for each id. An id
