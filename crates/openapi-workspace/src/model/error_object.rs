@@ -89,11 +89,13 @@ pub(crate) fn find(raw: &Value) -> (ErrorObject, Option<Note>) {
 /// ours: a request that breaks the document (`400`) is `422` where the operation documents `422`
 /// and neither `400`, `4XX` nor `default` (FastAPI's validation errors); a path's text that names
 /// nothing (`404`) is that status too where the operation documents a refusal but no `404`.
-/// `names`: whether its path names something (a UUID that is no id, `path::Id`, or an item a
-/// stateful mock does not keep). `None`: ours (`400`, and `404` for such text).
-pub(crate) fn refusals(operation: &Value, names: bool) -> Option<(u16, bool)> {
+/// Such text is any path parameter's (a UUID that is no id, `path::Id`, or an item a stateful
+/// mock does not keep). `None`: ours (`400`, and `404` for such text). `op` is `operation` in the
+/// model.
+pub(crate) fn refusals(op: &crate::model::operation::Op, operation: &Value) -> Option<(u16, bool)> {
     let (has, any_client_error) = documented(operation)?;
     let invalid = if has("422") && !has("400") && !any_client_error { 422 } else { 400 };
+    let names = !op.path_params.is_empty();
     let ids_not_found = !names || has("404") || any_client_error || !(has("400") || has("422"));
     (invalid != 400 || !ids_not_found).then_some((invalid, ids_not_found))
 }

@@ -59,7 +59,7 @@ pub(crate) fn plan(spec: &Spec) -> Result<(Plan, Vec<Note>)> {
                 .map(|(status, object)| (status_plan(*status), error_object_plan(object)))
                 .collect();
             let mut plan = operation(op, &schemes, own_errors, raw, components);
-            plan.refused_as = crate::model::error_object::refusals(raw, !op.path_params.is_empty());
+            plan.refused_as = crate::model::error_object::refusals(op, raw);
             plan.conflict = crate::model::error_object::conflict(raw);
             plan
         })

@@ -72,7 +72,7 @@ pub(crate) fn generate(
     let handlers = ops.iter().map(|op| {
         let raw = spec.raw.pointer(&op.raw).unwrap_or(&Value::Null);
         let own = crate::model::error_object::of_operation(raw, components, error_object);
-        handler(op, &schemes, &rt, &own, crate::model::error_object::refusals(raw, !op.path_params.is_empty()))
+        handler(op, &schemes, &rt, &own, crate::model::error_object::refusals(op, raw))
     });
     let validators: Vec<(Ident, Value)> = ops.iter().flat_map(validator_names).collect();
     let validator_fields = validators.iter().map(|(name, _)| {
