@@ -137,6 +137,7 @@ pub fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    crate::logs::write_access_lines(cli.log_format, stderr.clone());
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(stderr)

@@ -12,10 +12,14 @@
 //! Lines still waiting when the process ends are written by [`Flush`]'s drop; a process killed
 //! outright loses at most the last [`INTERVAL`] of lines.
 
+use std::cell::RefCell;
 use std::io::Write;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+pub use crate::log_format::AccessLine;
+use crate::log_format::{ACCESS_TARGET, LogFormat};
 
 /// How long lines wait at most before they are written.
 const INTERVAL: Duration = Duration::from_millis(10);
@@ -99,8 +103,9 @@ impl Drop for Flush {
     }
 }
 
-impl Write for Logs {
-    fn write(&mut self, line: &[u8]) -> std::io::Result<usize> {
+impl Logs {
+    /// Adds `line` to what the writer writes next.
+    fn append(&self, line: &[u8]) {
         let mut state = self.shared.lock();
         while state.waiting.len() >= FULL && !state.closed {
             state = self.shared.changed.wait(state).unwrap_or_else(|p| p.into_inner());
@@ -110,6 +115,12 @@ impl Write for Logs {
             drop(state);
             self.shared.changed.notify_all();
         }
+    }
+}
+
+impl Write for Logs {
+    fn write(&mut self, line: &[u8]) -> std::io::Result<usize> {
+        self.append(line);
         Ok(line.len())
     }
 
@@ -123,6 +134,34 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
 
     fn make_writer(&'a self) -> Self::Writer {
         self.clone()
+    }
+}
+
+/// Where the access log's lines go without passing through `tracing` (see
+/// [`LogFormat::access_line`]): the subscriber's own writer and layout, set by the binary once
+/// it has made the global subscriber. Unset (a sandbox run inside another program, the tests),
+/// the edge logs through `tracing` as any other line.
+static ACCESS: OnceLock<(LogFormat, Logs)> = OnceLock::new();
+
+/// The access log's lines go to `logs` in `format` from now on (the binary's `main`).
+pub fn write_access_lines(format: LogFormat, logs: Logs) {
+    let _ = ACCESS.set((format, logs));
+}
+
+/// Writes a request's `line` in the access log: directly where the binary has said where
+/// ([`write_access_lines`]) and `RUST_LOG` lets it through, else as a `tracing` event.
+pub(crate) fn access(line: &AccessLine<'_>) {
+    thread_local! {
+        static LINE: RefCell<String> = const { RefCell::new(String::new()) };
+    }
+    let Some((format, logs)) = ACCESS.get() else { return line.event() };
+    if tracing::enabled!(target: ACCESS_TARGET, tracing::Level::INFO) {
+        LINE.with_borrow_mut(|text| {
+            text.clear();
+            if format.access_line(line, text).is_ok() {
+                logs.append(text.as_bytes());
+            }
+        });
     }
 }
 

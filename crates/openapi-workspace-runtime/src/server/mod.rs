@@ -25,6 +25,7 @@ pub use schemas::*;
 pub mod events;
 pub mod items;
 pub mod json_tape;
+pub mod json_writer;
 pub mod mock;
 pub mod multipart;
 pub mod path;

@@ -26,6 +26,7 @@ use super::auth_failures::AuthFailures;
 use super::client_address::{self, TrustedProxies};
 use super::request_limits;
 use super::shares::Shares;
+use crate::logs::{self, AccessLine};
 
 /// The HTTP surface behind the edge, and what the edge holds requests to.
 #[derive(Clone)]
@@ -85,16 +86,15 @@ impl Edge {
         let status = response.status().as_u16();
         let mut buffer = [0; 15];
         let client = client_address::text(client, &mut buffer);
-        tracing::info!(
-            target: "payments_sandbox::access",
-            id = id.to_str().unwrap_or("-"),
-            client = %client,
-            method = method.as_str(),
-            path = uri.path(),
+        let line = AccessLine {
+            id: id.to_str().unwrap_or("-"),
+            client: &client,
+            method: method.as_str(),
+            path: uri.path(),
             status,
-            latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
-            "request"
-        );
+            latency_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        };
+        logs::access(&line);
         response.headers_mut().entry(REQUEST_ID).or_insert(id);
         response
     }

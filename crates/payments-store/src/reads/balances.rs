@@ -18,14 +18,16 @@ pub(crate) fn record(row: &impl Cells) -> Result<BalanceRecord> {
 }
 
 pub(crate) fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
-    let mut query = Query::new(format!("SELECT {COLUMNS} FROM balances WHERE id = "));
+    let mut query = Query::new("SELECT ");
+    query.push(COLUMNS).push(" FROM balances WHERE id = ");
     query.bind(id).push(" AND tenant_id = ").bind(tenant.0);
     query
 }
 
 /// The tenant's first balance in `currency`.
 pub(crate) fn oldest<D: Dialect>(tenant: TenantId, currency: &str) -> Query<D> {
-    let mut query = Query::new(format!("SELECT {COLUMNS} FROM balances WHERE tenant_id = "));
+    let mut query = Query::new("SELECT ");
+    query.push(COLUMNS).push(" FROM balances WHERE tenant_id = ");
     query.bind(tenant.0).push(" AND currency = ").bind(currency).push(" ORDER BY seq LIMIT 1");
     query
 }
@@ -36,7 +38,8 @@ pub(crate) const TABLE: (&str, &str) = ("balances", "TRUE");
 pub(crate) fn list<D: Dialect>(tenant: TenantId, filter: &BalanceFilter, start: Option<i64>, page: Page) -> Query<D> {
     let mut selection = Selection::new(tenant, start);
     selection.equal("currency", filter.currency.clone());
-    let mut query = Query::new(format!("SELECT {COLUMNS} FROM balances WHERE "));
+    let mut query = Query::new("SELECT ");
+    query.push(COLUMNS).push(" FROM balances WHERE ");
     D::select(&mut query, &selection, "balances", "balances.seq", page.limit);
     query
 }

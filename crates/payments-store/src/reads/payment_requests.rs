@@ -27,21 +27,24 @@ pub(crate) fn record(row: &impl Cells) -> Result<types::PaymentRequest> {
 }
 
 pub(crate) fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
-    let mut query = Query::new(format!("SELECT {COLUMNS} FROM payment_requests WHERE id = "));
+    let mut query = Query::new("SELECT ");
+    query.push(COLUMNS).push(" FROM payment_requests WHERE id = ");
     query.bind(id).push(" AND tenant_id = ").bind(tenant.0);
     query
 }
 
 /// The payment request with this id whoever owns it, with its `tenant_id`.
 pub(crate) fn for_payer<D: Dialect>(id: Uuid) -> Query<D> {
-    let mut query = Query::new(format!("SELECT tenant_id, {COLUMNS} FROM payment_requests WHERE id = "));
+    let mut query = Query::new("SELECT tenant_id, ");
+    query.push(COLUMNS).push(" FROM payment_requests WHERE id = ");
     query.bind(id);
     query
 }
 
 /// The payment request keyed `reference_id`, with the `request` that made it.
 pub(crate) fn by_reference_id<D: Dialect>(tenant: TenantId, reference_id: &str) -> Query<D> {
-    let mut query = Query::new(format!("SELECT request, {COLUMNS} FROM payment_requests WHERE tenant_id = "));
+    let mut query = Query::new("SELECT request, ");
+    query.push(COLUMNS).push(" FROM payment_requests WHERE tenant_id = ");
     query.bind(tenant.0).push(" AND reference_id = ").bind(reference_id);
     query
 }
@@ -61,7 +64,8 @@ pub(crate) fn list<D: Dialect>(
         .equal("settlement_balance_id", filter.settlement_balance_id)
         .equal("status", filter.status.map(|s| s.to_string()))
         .equal("currency", filter.currency.clone());
-    let mut query = Query::new(format!("SELECT {COLUMNS} FROM payment_requests WHERE "));
+    let mut query = Query::new("SELECT ");
+    query.push(COLUMNS).push(" FROM payment_requests WHERE ");
     D::select(&mut query, &selection, "payment_requests", "payment_requests.seq", page.limit);
     query
 }

@@ -85,6 +85,9 @@ impl<D> Separated<'_, D> {
     }
 }
 
+/// The parts a query starts with room for.
+const PARTS: usize = 8;
+
 /// Text as written: most of it is `&'static str`, copied only into the statement's text
 /// (BENCHMARKS.md, *Why, measured: Statements' text without a `String` per fragment*).
 enum Part {
@@ -94,7 +97,10 @@ enum Part {
 
 impl<D> Query<D> {
     pub fn new(text: impl Into<Cow<'static, str>>) -> Self {
-        Self { parts: vec![Part::Text(text.into())], dialect: PhantomData }
+        // Room for a lookup's parts (text, value, text, value) without growing.
+        let mut parts = Vec::with_capacity(PARTS);
+        parts.push(Part::Text(text.into()));
+        Self { parts, dialect: PhantomData }
     }
 
     pub fn push(&mut self, text: impl Into<Cow<'static, str>>) -> &mut Self {

@@ -21,7 +21,8 @@ pub(crate) fn record(row: &impl Cells) -> Result<types::Recipient> {
 }
 
 pub(crate) fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
-    let mut query = Query::new(format!("SELECT {COLUMNS} FROM recipients WHERE id = "));
+    let mut query = Query::new("SELECT ");
+    query.push(COLUMNS).push(" FROM recipients WHERE id = ");
     query.bind(id).push(" AND tenant_id = ").bind(tenant.0).push(" AND deleted = FALSE");
     query
 }
@@ -29,7 +30,8 @@ pub(crate) fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
 pub(crate) const TABLE: (&str, &str) = ("recipients", "deleted = FALSE");
 
 pub(crate) fn list<D: Dialect>(tenant: TenantId, start: Option<i64>, page: Page) -> Query<D> {
-    let mut query = Query::new(format!("SELECT {COLUMNS} FROM recipients WHERE recipients.deleted = FALSE AND "));
+    let mut query = Query::new("SELECT ");
+    query.push(COLUMNS).push(" FROM recipients WHERE recipients.deleted = FALSE AND ");
     D::select(&mut query, &Selection::new(tenant, start), "recipients", "recipients.seq", page.limit);
     query
 }

@@ -67,14 +67,16 @@ fn rate_value(value: i64) -> Result<std::num::NonZeroU64> {
 }
 
 pub(crate) fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
-    let mut query = Query::new(format!("SELECT {COLUMNS} FROM transactions WHERE id = "));
+    let mut query = Query::new("SELECT ");
+    query.push(COLUMNS).push(" FROM transactions WHERE id = ");
     query.bind(id).push(" AND tenant_id = ").bind(tenant.0);
     query
 }
 
 /// The transaction keyed `order_id`, with the `request` that made it.
 pub(crate) fn by_order_id<D: Dialect>(tenant: TenantId, order_id: &str) -> Query<D> {
-    let mut query = Query::new(format!("SELECT request, {COLUMNS} FROM transactions WHERE tenant_id = "));
+    let mut query = Query::new("SELECT request, ");
+    query.push(COLUMNS).push(" FROM transactions WHERE tenant_id = ");
     query.bind(tenant.0).push(" AND order_id = ").bind(order_id);
     query
 }

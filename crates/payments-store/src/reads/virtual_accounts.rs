@@ -31,14 +31,16 @@ pub(crate) fn record(row: &impl Cells) -> Result<types::VirtualAccount> {
 }
 
 pub(crate) fn get<D: Dialect>(tenant: TenantId, id: Uuid) -> Query<D> {
-    let mut query = Query::new(format!("SELECT {COLUMNS} FROM virtual_accounts WHERE id = "));
+    let mut query = Query::new("SELECT ");
+    query.push(COLUMNS).push(" FROM virtual_accounts WHERE id = ");
     query.bind(id).push(" AND tenant_id = ").bind(tenant.0);
     query
 }
 
 /// The account keyed `reference_id`, with the `request` that made it.
 pub(crate) fn by_reference_id<D: Dialect>(tenant: TenantId, reference_id: &str) -> Query<D> {
-    let mut query = Query::new(format!("SELECT request, {COLUMNS} FROM virtual_accounts WHERE tenant_id = "));
+    let mut query = Query::new("SELECT request, ");
+    query.push(COLUMNS).push(" FROM virtual_accounts WHERE tenant_id = ");
     query.bind(tenant.0).push(" AND reference_id = ").bind(reference_id);
     query
 }
@@ -70,7 +72,8 @@ pub(crate) fn list<D: Dialect>(
 /// Accounts waiting to be activated, with the `tenant_id` of each, oldest first: one tenant's
 /// (through its status index), or everyone's (through the small index of those to activate).
 pub(crate) fn initiated<D: Dialect>(tenant: Option<TenantId>) -> Query<D> {
-    let mut query = Query::new(format!("SELECT tenant_id, {COLUMNS} FROM virtual_accounts WHERE status = 'initiated'"));
+    let mut query = Query::new("SELECT tenant_id, ");
+    query.push(COLUMNS).push(" FROM virtual_accounts WHERE status = 'initiated'");
     if let Some(tenant) = tenant {
         query.push(" AND tenant_id = ").bind(tenant.0);
     }

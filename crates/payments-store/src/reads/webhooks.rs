@@ -87,7 +87,8 @@ pub(crate) fn notification_list<D: Dialect>(
 ) -> Query<D> {
     let mut selection = Selection::new(tenant, start);
     selection.equal("endpoint_id", filter.endpoint_id).created(filter.created_from, filter.created_before);
-    let mut query = Query::new(format!("SELECT {NOTIFICATION_COLUMNS} FROM (SELECT * FROM notifications WHERE "));
+    let mut query = Query::new("SELECT ");
+    query.push(NOTIFICATION_COLUMNS).push(" FROM (SELECT * FROM notifications WHERE ");
     D::select(&mut query, &selection, "notifications", "notifications.seq", page.limit);
     query.push(") n JOIN events e ON e.seq = n.event_seq ORDER BY n.seq DESC");
     query

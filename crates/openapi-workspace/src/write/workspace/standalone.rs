@@ -26,7 +26,7 @@ pub const STANDALONE_EDITION: &str = "2021";
 
 /// The runtime (`crates/openapi-workspace-runtime`), written into the workspace as a
 /// crate of its own: each file's name and text.
-const RUNTIME_FILES: [(&str, &str); 38] = [
+const RUNTIME_FILES: [(&str, &str); 39] = [
     ("lib.rs", include_str!("../../../../openapi-workspace-runtime/src/lib.rs")),
     ("wire.rs", include_str!("../../../../openapi-workspace-runtime/src/wire.rs")),
     ("forms.rs", include_str!("../../../../openapi-workspace-runtime/src/forms.rs")),
@@ -51,6 +51,7 @@ const RUNTIME_FILES: [(&str, &str); 38] = [
     ("server/finish.rs", include_str!("../../../../openapi-workspace-runtime/src/server/finish.rs")),
     ("server/items.rs", include_str!("../../../../openapi-workspace-runtime/src/server/items.rs")),
     ("server/json_tape.rs", include_str!("../../../../openapi-workspace-runtime/src/server/json_tape.rs")),
+    ("server/json_writer.rs", include_str!("../../../../openapi-workspace-runtime/src/server/json_writer.rs")),
     ("server/mock/mod.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/mod.rs")),
     ("server/mock/options.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/options.rs")),
     ("server/mock/pages.rs", include_str!("../../../../openapi-workspace-runtime/src/server/mock/pages.rs")),
@@ -486,6 +487,7 @@ httpdate = {{ version = "1", optional = true }}
 serde = {{ version = "1", features = ["derive"], optional = true }}
 serde_json = {{ version = "1", optional = true }}
 percent-encoding = {{ version = "2", optional = true }}
+itoa = {{ version = "1", optional = true }}
 
 [features]
 default = ["server"]
@@ -493,7 +495,7 @@ server = [
     "dep:axum", "dep:http-body-util", "dep:uuid", "dep:jsonschema", "dep:serde_path_to_error",
     "dep:serde_urlencoded", "dep:form_urlencoded", "dep:futures-util", "dep:multer", "dep:tempfile",
     "dep:tokio", "dep:serde_html_form", "dep:tower", "dep:base64", "dep:serde", "dep:serde_json",
-    "dep:percent-encoding", "forms",
+    "dep:percent-encoding", "dep:itoa", "forms",
 ]
 client = [
     "dep:progenitor-client", "dep:reqwest", "dep:futures", "dep:serde", "dep:serde_json", "dep:percent-encoding",
