@@ -2,11 +2,10 @@
 //! fewer instructions.
 //!
 //! serde_json looks each byte of every key and text value up in a table to find what needs
-//! escaping, and writes a key through a serializer of its own. A balance's 37 keys and texts
-//! cost 3,800 of its 6,000 instructions that way (BENCHMARKS.md, *A model's JSON written
-//! directly*). Here text is checked eight bytes at a time and copied whole when nothing in it
-//! needs escaping, nearly always; what is rare (text to escape, floats, bytes) is written by
-//! serde_json itself, so the bytes stay serde_json's.
+//! escaping, and writes a key through a serializer of its own: most of a model's instructions
+//! (BENCHMARKS.md, *A model's JSON written directly*). Here text is checked eight bytes at a time
+//! and copied whole when nothing in it needs escaping, nearly always; what is rare (text to
+//! escape, floats, bytes) is written by serde_json itself, so the bytes stay serde_json's.
 
 use std::fmt;
 
