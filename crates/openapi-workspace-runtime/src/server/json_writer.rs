@@ -150,12 +150,12 @@ impl<'a> Json<'a> {
         Compound { out: self.0, first: true, close, raw: false }
     }
 
-    /// `{"variant":` before a variant's content.
-    fn variant(self, variant: &str, open: u8, close: &'static [u8]) -> Result<Compound<'a>, Error> {
+    /// `{"variant":` and `open` before a variant's content; `close` after it.
+    fn variant(self, variant: &str, open: &[u8], close: &'static [u8]) -> Result<Compound<'a>, Error> {
         self.0.push(b'{');
         string(self.0, variant)?;
-        self.0.extend_from_slice(&[b':', open]);
-        Ok(Compound { out: self.0, first: true, close, raw: false })
+        self.0.push(b':');
+        Ok(self.open(open, close))
     }
 
     /// What serde_json writes for `value`, written by serde_json.
@@ -225,12 +225,9 @@ impl<'a> ser::Serializer for Json<'a> {
         variant: &'static str,
         value: &T,
     ) -> Result<(), Error> {
-        self.0.push(b'{');
-        string(self.0, variant)?;
-        self.0.push(b':');
-        value.serialize(Json(self.0))?;
-        self.0.push(b'}');
-        Ok(())
+        let mut content = self.variant(variant, b"", b"}")?;
+        content.element(value)?;
+        content.end()
     }
     fn serialize_seq(self, _len: Option<usize>) -> Result<Compound<'a>, Error> {
         Ok(self.open(b"[", b"]"))
@@ -248,7 +245,7 @@ impl<'a> ser::Serializer for Json<'a> {
         variant: &'static str,
         _len: usize,
     ) -> Result<Compound<'a>, Error> {
-        self.variant(variant, b'[', b"]}")
+        self.variant(variant, b"[", b"]}")
     }
     fn serialize_map(self, _len: Option<usize>) -> Result<Compound<'a>, Error> {
         Ok(self.open(b"{", b"}"))
@@ -266,7 +263,7 @@ impl<'a> ser::Serializer for Json<'a> {
         variant: &'static str,
         _len: usize,
     ) -> Result<Compound<'a>, Error> {
-        self.variant(variant, b'{', b"}}")
+        self.variant(variant, b"{", b"}}")
     }
 }
 

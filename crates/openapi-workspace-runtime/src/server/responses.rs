@@ -7,9 +7,10 @@ use serde::Serialize;
 use super::ApiError;
 
 /// A success response with a JSON body. Written into a plain vector (by `json_writer`, the
-/// bytes serde_json writes), which is filled faster than axum's `Json` fills its growable buffer. It starts under 1 KiB: glibc's malloc
-/// tidies all its small free blocks before every allocation of 1 KiB or more, which a buffer
-/// of 1 KiB for every answer made a cost of every request (`router-bench`, BENCHMARKS.md).
+/// bytes serde_json writes), which is filled faster than axum's `Json` fills its growable
+/// buffer. It starts under 1 KiB: glibc's malloc tidies all its small free blocks before every
+/// allocation of 1 KiB or more, which a buffer of 1 KiB for every answer made a cost of every
+/// request (`router-bench`, BENCHMARKS.md).
 pub fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
     let mut bytes = Vec::with_capacity(512);
     match super::json_writer::write(&mut bytes, body) {
