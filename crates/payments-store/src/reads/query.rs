@@ -139,20 +139,23 @@ impl<D> Query<D> {
         self.parts.iter().map(|part| if let Part::Text(text) = part { text.len() } else { 4 }).sum()
     }
 
-    /// The text with a `?` for each parameter, and the parameters in order.
-    pub fn positional(self) -> (String, Vec<Value>) {
-        let mut sql = String::with_capacity(self.text_len());
-        let mut values = Vec::new();
-        for part in self.parts {
+    /// Writes the text with a `?` for each parameter into `sql`.
+    pub fn write_positional(&self, sql: &mut String) {
+        sql.reserve(self.text_len());
+        for part in &self.parts {
             match part {
-                Part::Text(text) => sql.push_str(&text),
-                Part::Bind(value) => {
-                    sql.push('?');
-                    values.push(value);
-                }
+                Part::Text(text) => sql.push_str(text),
+                Part::Bind(_) => sql.push('?'),
             }
         }
-        (sql, values)
+    }
+
+    /// The parameters, in order.
+    pub fn values(&self) -> impl Iterator<Item = &Value> {
+        self.parts.iter().filter_map(|part| match part {
+            Part::Bind(value) => Some(value),
+            Part::Text(_) => None,
+        })
     }
 
     /// The text with `$1`, `$2`… for the parameters that have a value and `NULL` written in for

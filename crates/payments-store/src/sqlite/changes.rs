@@ -9,9 +9,9 @@
 //! A transaction's search row is written with it, into the rows waiting to be indexed
 //! (`search_batches.rs`).
 
+use super::prepared::PreparedConnection;
 use chrono::{DateTime, Utc};
 use payments_types as types;
-use rusqlite::Connection;
 use uuid::Uuid;
 
 use super::codec::{constraint_message, push_new_seq, unique_key};
@@ -63,7 +63,7 @@ impl From<StoreError> for Failure {
 /// page a savepoint's statements change into a journal of its own first, a tenth of a payment
 /// (BENCHMARKS.md, *Why, measured: A write alone in its transaction*) — since rolling back the
 /// whole transaction undoes it and nothing else.
-pub(super) fn apply(connection: &Connection, changes: &Changeset, alone: bool) -> Result<usize> {
+pub(super) fn apply(connection: &PreparedConnection, changes: &Changeset, alone: bool) -> Result<usize> {
     if !alone {
         execute(connection, Query::new("SAVEPOINT change"))?;
     }
@@ -95,7 +95,7 @@ pub(super) fn apply(connection: &Connection, changes: &Changeset, alone: bool) -
 }
 
 /// The first balance that this changeset's debits overdraw, with what it holds.
-fn uncovered(connection: &Connection, changes: &Changeset) -> Result<Option<(Uuid, i64)>> {
+fn uncovered(connection: &PreparedConnection, changes: &Changeset) -> Result<Option<(Uuid, i64)>> {
     for (balance, total) in posting_totals(&changes.changes) {
         let mut query = Query::new("SELECT amount FROM balances WHERE id = ");
         query.bind(balance).push(" AND tenant_id = ").bind(changes.tenant.0);
@@ -109,7 +109,7 @@ fn uncovered(connection: &Connection, changes: &Changeset) -> Result<Option<(Uui
     Ok(None)
 }
 
-fn write(connection: &Connection, changes: &Changeset, searchable: &mut usize) -> Result<(), Failure> {
+fn write(connection: &PreparedConnection, changes: &Changeset, searchable: &mut usize) -> Result<(), Failure> {
     let mut changed = 0;
     for statement in writes::statements::<Sqlite>(changes)? {
         if statement.after_a_change && changed == 0 {

@@ -7,6 +7,7 @@ mod changes;
 mod codec;
 mod lists;
 mod persist_wal;
+mod prepared;
 #[cfg(test)]
 mod query_plans;
 mod readers;
@@ -320,7 +321,7 @@ impl Store for SqliteStore {
     }
 
     async fn tenant_count(&self) -> Result<u64> {
-        self.readers.with(tenants::count)
+        self.readers.with(|c| tenants::count(c))
     }
 
     async fn ready(&self) -> Result<()> {
@@ -337,7 +338,7 @@ impl Store for SqliteStore {
     }
 
     async fn unreconciled_balances(&self) -> Result<Vec<Unreconciled>> {
-        self.readers.with(tenants::unreconciled)
+        self.readers.with(|c| tenants::unreconciled(c))
     }
 
     async fn apply(&self, changes: Changeset) -> Result<()> {

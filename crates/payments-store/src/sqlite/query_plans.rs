@@ -15,7 +15,9 @@ use crate::reads::Searched;
 /// SQLite's plan for `query`: one line per step. Parameters are left unbound; the plan does
 /// not depend on their values.
 fn plan(connection: &Connection, query: Query<Sqlite>) -> Vec<String> {
-    explain(connection, &query.positional().0)
+    let mut sql = String::new();
+    query.write_positional(&mut sql);
+    explain(connection, &sql)
 }
 
 /// SQLite's plan for the statement `sql`, its parameters unbound.

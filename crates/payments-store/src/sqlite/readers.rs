@@ -15,20 +15,23 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
+use super::prepared::PreparedConnection;
+
 use crate::Result;
 
 /// Idle connections kept: one per thread that reads at once (the runtime's workers, and a few
 /// more); a read that finds none opens one, and one put back beyond this is closed.
 const KEPT: usize = 8;
-/// Statements each connection keeps prepared: every read's text, and the lists' filter
-/// combinations.
-const PREPARED: usize = 256;
+/// Statements rusqlite's own cache keeps on each connection: those of the few reads written
+/// straight in rusqlite (`tenants.rs`); a [`Query`](crate::reads::Query)'s are kept by
+/// `prepared.rs`.
+const PREPARED: usize = 16;
 
 pub(super) struct Readers {
     path: PathBuf,
     busy_timeout: Duration,
     pragmas: &'static [(&'static str, &'static str)],
-    idle: Mutex<Vec<Connection>>,
+    idle: Mutex<Vec<PreparedConnection>>,
 }
 
 impl Readers {
@@ -45,7 +48,7 @@ impl Readers {
         Ok(readers)
     }
 
-    fn connect(&self) -> Result<Connection> {
+    fn connect(&self) -> Result<PreparedConnection> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let connection = Connection::open_with_flags(&self.path, flags)?;
         connection.busy_timeout(self.busy_timeout)?;
@@ -53,11 +56,11 @@ impl Readers {
             connection.pragma_update(None, name, value)?;
         }
         connection.set_prepared_statement_cache_capacity(PREPARED);
-        Ok(connection)
+        Ok(PreparedConnection::new(connection))
     }
 
     /// Runs `read` on an idle connection (or a new one), on this thread.
-    pub(super) fn with<T>(&self, read: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    pub(super) fn with<T>(&self, read: impl FnOnce(&PreparedConnection) -> Result<T>) -> Result<T> {
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let connection = match idle {
             Some(connection) => connection,

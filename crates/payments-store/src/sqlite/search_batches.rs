@@ -14,8 +14,8 @@
 
 use std::sync::LazyLock;
 
+use super::prepared::PreparedConnection;
 use payments_types as types;
-use rusqlite::Connection;
 
 use super::statements::{execute, rows};
 use crate::Result;
@@ -42,7 +42,7 @@ static MOVE: LazyLock<String> = LazyLock::new(|| {
 const SEPARATOR: &str = "\u{1f}";
 
 /// Writes the search row of `transaction`, just inserted with `seq`, into the pending table.
-pub(super) fn write_pending(connection: &Connection, seq: i64, transaction: &types::Transaction) -> Result<()> {
+pub(super) fn write_pending(connection: &PreparedConnection, seq: i64, transaction: &types::Transaction) -> Result<()> {
     let recipient = transaction.recipient.as_ref();
     let reference = text(transaction.reference.as_ref());
     // A payment reference that repeats the reference (the usual case) is found through it.
@@ -65,7 +65,7 @@ pub(super) fn write_pending(connection: &Connection, seq: i64, transaction: &typ
 
 /// At the end of a batch of writes: once [`BATCH`] rows wait, moves them into the index.
 /// `waiting`: how many wait, when known (the writer's count; `None` after a rolled-back batch).
-pub(super) fn settle(connection: &Connection, waiting: &mut Option<usize>) -> Result<()> {
+pub(super) fn settle(connection: &PreparedConnection, waiting: &mut Option<usize>) -> Result<()> {
     let count = match *waiting {
         Some(count) => count,
         None => {

@@ -1,48 +1,20 @@
 //! Running a [`Query`] on a rusqlite connection, on the calling thread: the reads' rows, and the
 //! writer's statements.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::rc::Rc;
-
+use rusqlite::ToSql;
 use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::{Connection, ToSql};
+
+use super::prepared::PreparedConnection;
 
 use crate::Result;
 use crate::reads::{Query, Sqlite, Value, cells};
 
-/// A row a query found, whose columns are read by name through the statement's names, read
-/// once: rusqlite's `Row::get(name)` asks SQLite for every column's name on each read
+/// A row a query found, whose columns are read by name through the names its statement was
+/// prepared with: rusqlite's `Row::get(name)` asks SQLite for every column's name on each read
 /// (BENCHMARKS.md, "SQLite columns read by name").
 pub struct Row<'r> {
     row: &'r rusqlite::Row<'r>,
     names: &'r [String],
-}
-
-/// Names past this many statements' are dropped together: a list's SQL varies with its filters.
-const NAMED_STATEMENTS: usize = 512;
-
-thread_local! {
-    /// Each statement's column names, by its SQL: `Statement::column_names` copies every name
-    /// out of SQLite on each query (BENCHMARKS.md, "Instructions per request"). The schema is
-    /// whole before the first read, so a text's names do not change; a count that differs
-    /// (a schema read before its migration) reads them again.
-    static NAMES: RefCell<HashMap<String, Rc<[String]>>> = RefCell::new(HashMap::new());
-}
-
-fn names(sql: &str, statement: &rusqlite::Statement<'_>) -> Rc<[String]> {
-    NAMES.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        if let Some(names) = cache.get(sql).filter(|names| names.len() == statement.column_count()) {
-            return Rc::clone(names);
-        }
-        let names: Rc<[String]> = statement.column_names().into_iter().map(str::to_owned).collect();
-        if cache.len() >= NAMED_STATEMENTS {
-            cache.clear();
-        }
-        cache.insert(sql.to_owned(), Rc::clone(&names));
-        names
-    })
 }
 
 impl Row<'_> {
@@ -65,30 +37,52 @@ impl Row<'_> {
 /// The rows `query` finds on `connection` (the first `limit` of them, when given), each as
 /// `decode` reads it.
 pub(super) fn rows<T>(
-    connection: &Connection,
+    connection: &PreparedConnection,
     query: Query<Sqlite>,
     mut decode: impl FnMut(&Row<'_>) -> Result<T>,
     limit: Option<usize>,
 ) -> Result<Vec<T>> {
-    let (sql, values) = query.positional();
-    let mut statement = connection.prepare_cached(&sql)?;
-    let names = names(&sql, &statement);
-    let mut rows = statement.query(rusqlite::params_from_iter(values.iter()))?;
-    let mut found = Vec::new();
-    while let Some(row) = rows.next()? {
-        found.push(decode(&Row { row, names: &names })?);
-        if limit.is_some_and(|limit| found.len() >= limit) {
-            break;
-        }
-    }
-    Ok(found)
+    connection.with(
+        |text| query.write_positional(text),
+        |prepared| {
+            bind(&mut prepared.statement, &query)?;
+            let mut rows = prepared.statement.raw_query();
+            let mut found = Vec::new();
+            while let Some(row) = rows.next()? {
+                found.push(decode(&Row { row, names: &prepared.names })?);
+                if limit.is_some_and(|limit| found.len() >= limit) {
+                    break;
+                }
+            }
+            Ok(found)
+        },
+    )
 }
 
 /// Runs `query`, which returns no rows, and answers how many rows it changed. The error is
 /// SQLite's own, for the writer to read (a constraint's name, a unique key).
-pub(super) fn execute(connection: &Connection, query: Query<Sqlite>) -> rusqlite::Result<usize> {
-    let (sql, values) = query.positional();
-    connection.prepare_cached(&sql)?.execute(rusqlite::params_from_iter(values.iter()))
+pub(super) fn execute(connection: &PreparedConnection, query: Query<Sqlite>) -> rusqlite::Result<usize> {
+    connection.with(
+        |text| query.write_positional(text),
+        |prepared| {
+            bind(&mut prepared.statement, &query)?;
+            prepared.statement.raw_execute()
+        },
+    )
+}
+
+/// Binds `query`'s values into its statement, every parameter (a kept statement still holds
+/// the last run's).
+fn bind(statement: &mut rusqlite::Statement<'_>, query: &Query<Sqlite>) -> rusqlite::Result<()> {
+    let mut bound = 0;
+    for value in query.values() {
+        bound += 1;
+        statement.raw_bind_parameter(bound, value)?;
+    }
+    match statement.parameter_count() {
+        expected if expected == bound => Ok(()),
+        expected => Err(rusqlite::Error::InvalidParameterCount(bound, expected)),
+    }
 }
 
 impl ToSql for Value {

@@ -1,8 +1,8 @@
 //! The delivery worker's writes to the outbox: claiming what is due under a lease, and (at
 //! start-up, this process being the file's only deliverer) ending claims a crash left behind.
 
+use super::prepared::PreparedConnection;
 use chrono::{DateTime, Utc};
-use rusqlite::Connection;
 use uuid::Uuid;
 
 use super::statements::{execute, rows};
@@ -13,7 +13,7 @@ use crate::{Attempt, AttemptOutcome, NextClaim, Result};
 /// Claims up to `limit` due notifications of one endpoint in one statement, leaving out
 /// `except`: the lease and what to post come back together.
 pub(super) fn claim(
-    connection: &Connection,
+    connection: &PreparedConnection,
     endpoint: Uuid,
     now: DateTime<Utc>,
     limit: usize,
@@ -30,7 +30,7 @@ pub(super) fn claim(
 /// Records an attempt, then claims the endpoint's next due notification when `next` says so:
 /// one write, so one commit.
 pub(super) fn record_attempt(
-    connection: &Connection,
+    connection: &PreparedConnection,
     notification: Uuid,
     outcome: AttemptOutcome,
     next: Option<NextClaim>,
@@ -40,7 +40,7 @@ pub(super) fn record_attempt(
     Ok(claim(connection, next.endpoint, next.now, 1, next.lease_until, Some(notification))?.pop())
 }
 
-pub(super) fn release_claims(connection: &Connection) -> Result<u64> {
+pub(super) fn release_claims(connection: &PreparedConnection) -> Result<u64> {
     let released =
         connection.execute("UPDATE notifications SET lease_until = NULL WHERE lease_until IS NOT NULL", [])?;
     Ok(released as u64)

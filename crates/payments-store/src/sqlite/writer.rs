@@ -24,7 +24,9 @@ use std::panic::AssertUnwindSafe;
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
-use super::search_batches;
+use super::prepared::PreparedConnection;
+use super::{search_batches, statements};
+use crate::reads::Query;
 use crate::{Result, StoreError};
 
 /// Writes taken into one commit at most.
@@ -41,7 +43,7 @@ type Job = Box<dyn FnOnce(Result<&mut Session, &StoreError>) -> (Option<StoreErr
 
 /// The writer's connection, and what the writes of the open transaction leave for its end.
 pub(super) struct Session {
-    pub connection: Connection,
+    pub connection: PreparedConnection,
     /// The search rows waiting to be indexed, as far as the writer knows (`None` once a batch
     /// was rolled back: counted again).
     pub search_waiting: Option<usize>,
@@ -107,7 +109,7 @@ fn not_made() -> StoreError {
 /// The writer thread: takes what is queued (up to a batch) and commits it, until every sender
 /// is gone; the connection closes with it.
 fn run(connection: Connection, mut queue: mpsc::Receiver<Job>) {
-    let mut session = Session { connection, search_waiting: None, alone: false };
+    let mut session = Session { connection: PreparedConnection::new(connection), search_waiting: None, alone: false };
     let mut batch = Vec::with_capacity(BATCH);
     while let Some(job) = queue.blocking_recv() {
         batch.push(job);
@@ -119,8 +121,8 @@ fn run(connection: Connection, mut queue: mpsc::Receiver<Job>) {
     }
 }
 
-fn execute(connection: &Connection, sql: &str) -> Result<()> {
-    connection.prepare_cached(sql)?.execute([])?;
+fn execute(connection: &PreparedConnection, sql: &'static str) -> Result<()> {
+    statements::execute(connection, Query::new(sql))?;
     Ok(())
 }
 
