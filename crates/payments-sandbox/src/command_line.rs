@@ -137,10 +137,9 @@ pub fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    crate::logs::write_access_lines(cli.log_format, stderr.clone());
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(stderr)
+        .with_writer(stderr.clone())
         .with_ansi(false)
         .event_format(cli.log_format);
     match cli.log_format {
@@ -148,6 +147,7 @@ pub fn main() -> std::process::ExitCode {
         // Spans' fields are kept as JSON, for the `span` member of each line.
         LogFormat::Json => logs.fmt_fields(tracing_subscriber::fmt::format::JsonFields::new()).init(),
     }
+    crate::logs::write_access_lines(cli.log_format, stderr);
     match start(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {

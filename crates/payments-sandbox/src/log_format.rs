@@ -195,17 +195,19 @@ fn timestamp(out: &mut impl Write) -> fmt::Result {
     thread_local! {
         static SECOND: RefCell<(i64, String)> = const { RefCell::new((i64::MIN, String::new())) };
     }
-    let now = chrono::Utc::now();
-    let second = now.timestamp();
+    // The clock's seconds and microseconds as they are; a date is made of them once a second.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let second = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
     SECOND.with_borrow_mut(|(cached, text)| {
         if *cached != second {
+            let date = chrono::DateTime::from_timestamp(second, 0).unwrap_or_default();
             text.clear();
-            write!(text, "{}", now.format("%Y-%m-%dT%H:%M:%S"))?;
+            write!(text, "{}", date.format("%Y-%m-%dT%H:%M:%S"))?;
             *cached = second;
         }
         out.write_str(text)
     })?;
-    let mut micros = now.timestamp_subsec_micros().min(999_999);
+    let mut micros = now.subsec_micros();
     let mut digits = [b'0'; 6];
     for digit in digits.iter_mut().rev() {
         *digit = b'0' + (micros % 10) as u8;

@@ -141,27 +141,31 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
 /// [`LogFormat::access_line`]): the subscriber's own writer and layout, set by the binary once
 /// it has made the global subscriber. Unset (a sandbox run inside another program, the tests),
 /// the edge logs through `tracing` as any other line.
-static ACCESS: OnceLock<(LogFormat, Logs)> = OnceLock::new();
+static ACCESS: OnceLock<Option<(LogFormat, Logs)>> = OnceLock::new();
 
-/// The access log's lines go to `logs` in `format` from now on (the binary's `main`).
+/// The access log's lines go to `logs` in `format` from now on, if `RUST_LOG` lets them through
+/// (the binary's `main`, once its subscriber is set: the filter does not change after, so it is
+/// asked once here rather than on every request).
 pub fn write_access_lines(format: LogFormat, logs: Logs) {
-    let _ = ACCESS.set((format, logs));
+    let wanted = tracing::enabled!(target: ACCESS_TARGET, tracing::Level::INFO);
+    let _ = ACCESS.set(wanted.then_some((format, logs)));
 }
 
 /// Writes a request's `line` in the access log: directly where the binary has said where
-/// ([`write_access_lines`]) and `RUST_LOG` lets it through, else as a `tracing` event.
+/// ([`write_access_lines`]), else as a `tracing` event.
 pub(crate) fn access(line: &AccessLine<'_>) {
     thread_local! {
         static LINE: RefCell<String> = const { RefCell::new(String::new()) };
     }
-    let Some((format, logs)) = ACCESS.get() else { return line.event() };
-    if tracing::enabled!(target: ACCESS_TARGET, tracing::Level::INFO) {
-        LINE.with_borrow_mut(|text| {
+    match ACCESS.get() {
+        None => line.event(),
+        Some(None) => {}
+        Some(Some((format, logs))) => LINE.with_borrow_mut(|text| {
             text.clear();
             if format.access_line(line, text).is_ok() {
                 logs.append(text.as_bytes());
             }
-        });
+        }),
     }
 }
 

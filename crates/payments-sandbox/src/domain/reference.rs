@@ -27,14 +27,15 @@ impl CurrencyInfo {
     pub fn typed_code(&self) -> types::CurrencyCode {
         static CODES: std::sync::LazyLock<Vec<types::CurrencyCode>> =
             std::sync::LazyLock::new(|| CURRENCIES.iter().map(|c| code(c.code)).collect());
-        match CURRENCIES.iter().position(|c| c.code == self.code) {
+        // Found by address (a static's entries have one each): cheaper than comparing codes.
+        match CURRENCIES.iter().position(|c| std::ptr::eq(c, self)) {
             Some(at) => CODES[at].clone(),
             None => code(self.code),
         }
     }
 }
 
-pub const CURRENCIES: &[CurrencyInfo] = &[
+pub static CURRENCIES: &[CurrencyInfo] = &[
     CurrencyInfo {
         code: "EUR",
         name: "Euro",
