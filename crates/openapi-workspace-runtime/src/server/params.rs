@@ -217,11 +217,15 @@ fn teach(said: &str, given: Option<&str>) -> String {
     ];
     if DATE_TIME.contains(&said) {
         let date_only = given.len() == 10 && given.as_bytes().get(4) == Some(&b'-');
+        // Read as bytes, not by slicing the text: its 19th byte may fall inside a character.
+        let no_offset = given.len() >= 19
+            && !given.ends_with(['Z', 'z'])
+            && !given.as_bytes()[19..].iter().any(|b| matches!(b, b'+' | b'-'));
         let what = if date_only {
             "a date without a time and UTC offset".to_owned()
         } else if given.contains(' ') && given.len() >= 19 {
             "a `+` in a query string reads as a space: send the offset's `+` as `%2B`".to_owned()
-        } else if given.len() >= 19 && !given.ends_with(['Z', 'z']) && !given[19..].contains(['+', '-']) {
+        } else if no_offset {
             "it has no UTC offset".to_owned()
         } else if said == "input is out of range" {
             "a part of it is out of range".to_owned()
