@@ -2,8 +2,8 @@
 //! columns' names. rusqlite's own cache (`prepare_cached`) hashes a statement's text twice with
 //! SipHash, copies it into a new `Arc<str>` and moves the statement out of and back into its LRU
 //! list on every run; the reads' column names were a second map beside it (BENCHMARKS.md,
-//! "Instructions per request"). Here a run is one lookup with a fast hash, and the text and
-//! values are written into buffers the connection keeps.
+//! "Statements kept prepared by the store"). Here a run is one lookup with a fast hash, the
+//! text is written into a buffer the connection keeps, and the values are bound from the query.
 //!
 //! A statement borrows its connection, so the two live in one `self_cell`; the statements make
 //! it `!Send`, though it moves between threads whole, which is why this module allows `unsafe`
