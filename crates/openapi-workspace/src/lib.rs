@@ -75,7 +75,7 @@ pub fn generate(spec_text: &str, config: &Config) -> Result<Generated> {
 pub fn cli(spec_text: &str, client_crate: &str, builders: &Builders, config: &Config) -> Result<String> {
     let spec = Spec::parse(spec_text)?;
     let cli = write::client::cli::cli(&spec, client_crate, builders).map_err(|error| spec.locate(error))?;
-    write::format_file(config, cli)
+    Ok(write::format_syntax(config, cli))
 }
 
 /// The Markdown reference (`docs/api.md`) of the document; `source` is its path from the

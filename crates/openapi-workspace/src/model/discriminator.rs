@@ -10,6 +10,8 @@
 //! children extend by `allOf`, which `read::inheritance` turns into such a union): a value whose
 //! tag names no other arm is that one.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use crate::read::document::mapped_schema;
@@ -44,23 +46,21 @@ pub(crate) fn of(schema: &Map<String, Value>) -> Option<Discriminator> {
     let property = discriminator.get("propertyName")?.as_str()?.to_owned();
     let union = if schema.contains_key("oneOf") { "oneOf" } else { "anyOf" };
     let arms = schema.get(union)?.as_array()?;
-    let mapping = discriminator.get("mapping").and_then(Value::as_object);
+    // The mapping's tags by the component they name, read once: unions of a thousand arms exist
+    // (Microsoft Graph's), and matching each arm against every entry was quadratic.
+    let mut named: HashMap<String, Vec<String>> = HashMap::new();
+    for (tag, target) in discriminator.get("mapping").and_then(Value::as_object).into_iter().flatten() {
+        let Some(target) = target.as_str() else { continue };
+        if let Some(component) = mapped_schema(target).strip_prefix("#/components/schemas/") {
+            named.entry(component.to_owned()).or_default().push(tag.clone());
+        }
+    }
     let arms: Vec<Arm> = arms
         .iter()
         .enumerate()
         .filter_map(|(index, arm)| {
             let component = arm.get("$ref")?.as_str()?.strip_prefix("#/components/schemas/")?.to_owned();
-            let named: Vec<String> = mapping
-                .into_iter()
-                .flatten()
-                .filter(|(_, target)| {
-                    target
-                        .as_str()
-                        .is_some_and(|target| mapped_schema(target) == format!("#/components/schemas/{component}"))
-                })
-                .map(|(tag, _)| tag.clone())
-                .collect();
-            let tags = if named.is_empty() { vec![component.clone()] } else { named };
+            let tags = named.get(&component).cloned().unwrap_or_else(|| vec![component.clone()]);
             Some(Arm { index, component, tags })
         })
         .collect();

@@ -151,9 +151,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
 pub(crate) fn parse_file(tokens: proc_macro2::TokenStream) -> syn::Result<syn::File> {
     use proc_macro2::TokenTree;
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
-    // Inner attributes (`#![…]`) belong to the file, not to an item: such a file is parsed whole.
-    if matches!(trees.get(..2), Some([TokenTree::Punct(hash), TokenTree::Punct(bang)]) if hash.as_char() == '#' && bang.as_char() == '!')
-    {
+    if inner_attributes(&trees) {
         return syn::parse2(trees.into_iter().collect());
     }
     let mut items = Vec::new();
@@ -161,6 +159,13 @@ pub(crate) fn parse_file(tokens: proc_macro2::TokenStream) -> syn::Result<syn::F
     let mut file: syn::File = syn::parse2(proc_macro2::TokenStream::new())?;
     file.items = items;
     Ok(file)
+}
+
+/// Whether `trees` start with an inner attribute (`#![…]`), which belongs to the file, not to an
+/// item: such a file is parsed whole.
+fn inner_attributes(trees: &[proc_macro2::TokenTree]) -> bool {
+    use proc_macro2::TokenTree;
+    matches!(trees.get(..2), Some([TokenTree::Punct(hash), TokenTree::Punct(bang)]) if hash.as_char() == '#' && bang.as_char() == '!')
 }
 
 /// Each item of `trees` (the body of a file or a module) parsed and handed to `each` in turn, as
@@ -210,8 +215,17 @@ pub fn header(config: &Config) -> String {
 }
 
 pub(crate) fn format_file(config: &Config, tokens: proc_macro2::TokenStream) -> Result<String> {
-    let file = parse_file(tokens).map_err(|e| Error::unparsable("generated code", e))?;
-    Ok(format_syntax(config, file))
+    let mut printed = header(config);
+    let trees: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+    if inner_attributes(&trees) {
+        let file = syn::parse2(trees.into_iter().collect()).map_err(|e| Error::unparsable("generated code", e))?;
+        printed.push_str(&print(file));
+        return Ok(printed);
+    }
+    // Parsed and printed an item at a time: neither the whole file's syntax tree nor a second
+    // copy of its tokens is ever held.
+    each_item(trees, |item| printed.push_str(&print_item(item))).map_err(|e| Error::unparsable("generated code", e))?;
+    Ok(printed)
 }
 
 /// Generated code already parsed, printed with its header.
@@ -219,8 +233,20 @@ pub(crate) fn format_syntax(config: &Config, file: syn::File) -> String {
     format!("{}{}", header(config), print(file))
 }
 
-/// Generated code printed, one `///` line per line of its doc comments.
+/// Generated code printed, one `///` line per line of its doc comments. prettyplease prints a
+/// file's items one after another, each ending its own line, so a file without inner attributes
+/// is printed an item at a time, each item's tree freed once printed.
 pub(crate) fn print(mut file: syn::File) -> String {
+    if file.shebang.is_some() || file.frontmatter.is_some() || !file.attrs.is_empty() {
+        doc_lines::split_doc_lines(&mut file);
+        return prettyplease::unparse(&file);
+    }
+    file.items.into_iter().map(print_item).collect()
+}
+
+fn print_item(item: syn::Item) -> String {
+    let mut file: syn::File = syn::parse_quote! {};
+    file.items.push(item);
     doc_lines::split_doc_lines(&mut file);
     prettyplease::unparse(&file)
 }

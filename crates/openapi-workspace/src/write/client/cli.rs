@@ -4,7 +4,6 @@
 
 use std::collections::BTreeSet;
 
-use proc_macro2::TokenStream;
 use progenitor::{Generator, TypeImpl};
 use syn::visit_mut::VisitMut;
 
@@ -19,14 +18,14 @@ use crate::write::samples::Builders;
 /// The view is the client's: what typify cannot type is retyped as the client's generation
 /// retypes it (`super::retyped`), so the CLI names the models the client has. `builders`: the
 /// client's, which say which operations take a body of bytes.
-pub(crate) fn cli(spec: &Spec, client_crate: &str, builders: &Builders) -> Result<TokenStream> {
-    let mut view = View::of(spec)?;
+pub(crate) fn cli(spec: &Spec, client_crate: &str, builders: &Builders) -> Result<syn::File> {
+    let mut view = crate::timings::timed("write/cli view", || View::of(spec))?;
     let run = |view: &View| {
         let mut generator = Generator::new(&settings(view));
         let cli = progenitor("a CLI", || generator.cli(&view.openapi, client_crate))?;
         Ok::<_, Error>((generator, cli))
     };
-    let (generator, cli) = match run(&view) {
+    let (generator, cli) = match crate::timings::timed("write/cli progenitor", || run(&view)) {
         Ok(done) => done,
         Err(error) => match super::retyped(&mut view)? {
             Some(notes) if !notes.is_empty() => run(&view)?,
@@ -40,16 +39,17 @@ pub(crate) fn cli(spec: &Spec, client_crate: &str, builders: &Builders) -> Resul
         .filter(|model| model.has_impl(TypeImpl::FromStr))
         .map(|model| model.name())
         .collect();
-    let mut file: syn::File = syn::parse2(cli).map_err(|e| Error::unparsable("progenitor's CLI", e))?;
+    let mut file = crate::timings::timed("write/cli parse", || crate::write::parse_file(cli))
+        .map_err(|e| Error::unparsable("progenitor's CLI", e))?;
     let bytes_in = bodies_of_bytes(&file, builders);
     let empty = &builders.empty_variants;
     let mut completed = Completed { parsed, bytes_in, empty, helpers: BTreeSet::new() };
-    completed.visit_file_mut(&mut file);
+    crate::timings::timed("write/cli complete", || completed.visit_file_mut(&mut file));
     for helper in &completed.helpers {
         let helper: syn::File = syn::parse_str(helper).map_err(|e| Error::unparsable("the CLI's helpers", e))?;
         file.items.extend(helper.items);
     }
-    Ok(quote::quote!(#file))
+    Ok(file)
 }
 
 /// The operations (`execute_{op}`'s `op`) whose request body is bytes: progenitor's CLI gives

@@ -115,7 +115,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     let cli = callable.then(|| {
         crate::timings::timed("write/cli", || {
             crate::write::client::cli::cli(&spec, &client_crate, &generated.builders)
-                .and_then(|cli| crate::write::format_file(&config, cli))
+                .map(|cli| crate::write::format_syntax(&config, cli))
                 .map_err(|error| spec.locate(error))
         })
     });
