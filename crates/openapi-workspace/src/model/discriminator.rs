@@ -46,8 +46,8 @@ pub(crate) fn of(schema: &Map<String, Value>) -> Option<Discriminator> {
     let property = discriminator.get("propertyName")?.as_str()?.to_owned();
     let union = if schema.contains_key("oneOf") { "oneOf" } else { "anyOf" };
     let arms = schema.get(union)?.as_array()?;
-    // The mapping's tags by the component they name, read once: unions of a thousand arms exist
-    // (Microsoft Graph's), and matching each arm against every entry was quadratic.
+    // The mapping's tags by the component they name, read once: matching each arm against every
+    // entry was quadratic, and Microsoft Graph's unions are large.
     let mut named: HashMap<String, Vec<String>> = HashMap::new();
     for (tag, target) in discriminator.get("mapping").and_then(Value::as_object).into_iter().flatten() {
         let Some(target) = target.as_str() else { continue };
