@@ -119,6 +119,7 @@ struct Compound<'a> {
 }
 
 impl Compound<'_> {
+    #[inline(always)]
     fn separate(&mut self) {
         if !std::mem::take(&mut self.first) {
             self.out.push(b',');
@@ -140,6 +141,16 @@ impl Compound<'_> {
 
     fn end(self) -> Result<(), Error> {
         self.out.extend_from_slice(self.close);
+        Ok(())
+    }
+
+    /// A `RawValue`'s one field: its JSON text, written as serde_json writes it.
+    #[cold]
+    fn raw_text<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        let serde_json::Value::String(raw) = serde_json::to_value(value)? else {
+            return Err(ser::Error::custom("a RawValue that is not text"));
+        };
+        self.out.extend_from_slice(raw.as_bytes());
         Ok(())
     }
 }
@@ -309,14 +320,11 @@ impl ser::SerializeMap for Compound<'_> {
 impl ser::SerializeStruct for Compound<'_> {
     type Ok = ();
     type Error = Error;
+    /// Inlined into the model's `Serialize`, where the key is a literal (see [`string`]).
+    #[inline(always)]
     fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {
         if self.raw {
-            // The JSON text, written as serde_json writes a `RawValue`'s.
-            let serde_json::Value::String(raw) = serde_json::to_value(value)? else {
-                return Err(ser::Error::custom("a RawValue that is not text"));
-            };
-            self.out.extend_from_slice(raw.as_bytes());
-            return Ok(());
+            return self.raw_text(value);
         }
         self.field(key, value)
     }

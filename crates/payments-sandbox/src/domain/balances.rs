@@ -6,7 +6,7 @@ use payments_types as types;
 use uuid::Uuid;
 
 use super::error::{Error, Result, listing};
-use super::{Now, Sandbox, Tenant, changeset, money, reference, typed};
+use super::{Now, Sandbox, Tenant, changeset, money, reference};
 
 impl Sandbox {
     pub async fn list_balances(
@@ -16,7 +16,7 @@ impl Sandbox {
         page: Page,
     ) -> Result<Vec<types::Balance>> {
         let records = self.store.balances(tenant.id, &filter, page).await.map_err(listing("balance"))?;
-        records.iter().map(|record| shown(record, &tenant)).collect()
+        records.into_iter().map(|record| shown(record, &tenant)).collect()
     }
 
     pub async fn create_balance(&self, tenant: Tenant, body: types::BalanceCreate) -> Result<types::Balance> {
@@ -26,11 +26,11 @@ impl Sandbox {
         let id = Uuid::new_v4();
         let open = Change::OpenBalance { id, currency: currency.code.to_owned(), name: name.clone() };
         self.apply(changeset(tenant.id, now).with(open)).await?;
-        shown(&BalanceRecord { id, name, currency: currency.code.to_owned(), amount: 0, created: now.0 }, &tenant)
+        shown(BalanceRecord { id, name, currency: currency.code.to_owned(), amount: 0, created: now.0 }, &tenant)
     }
 
     pub async fn get_balance(&self, tenant: Tenant, id: Uuid) -> Result<types::Balance> {
-        shown(&self.balance_record(tenant, id, "").await?, &tenant)
+        shown(self.balance_record(tenant, id, "").await?, &tenant)
     }
 
     pub async fn update_balance(&self, tenant: Tenant, id: Uuid, body: types::BalanceUpdate) -> Result<types::Balance> {
@@ -76,15 +76,16 @@ impl Sandbox {
     }
 }
 
-/// A balance as the API shows it to `tenant`.
-fn shown(record: &BalanceRecord, tenant: &Tenant) -> Result<types::Balance> {
+/// A balance as the API shows it to `tenant`; its name moves into it rather than being copied.
+fn shown(record: BalanceRecord, tenant: &Tenant) -> Result<types::Balance> {
     let currency = reference::currency(&record.currency)
         .ok_or_else(|| Error::internal(format!("balance {} holds {:?}", record.id, record.currency)))?;
     let held = u128::try_from(record.amount).map_err(Error::internal)?;
     let addresses = if currency.code == "GBP" { vec![local_address(record.id, &record.name)] } else { vec![] };
     Ok(types::Balance {
         id: record.id,
-        name: typed(&record.name)?,
+        name: types::BalanceName::try_from(record.name)
+            .map_err(|e| Error::internal(format!("balance {}'s name: {e}", record.id)))?,
         currency: currency.typed_code(),
         balance: record.amount,
         default_currency: tenant.default_currency.typed_code(),

@@ -21,7 +21,7 @@
 use std::hash::{BuildHasher, RandomState};
 use std::net::IpAddr;
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::extract::Request;
@@ -92,6 +92,9 @@ pub struct Sketch {
     /// What drains per tick, in failure units.
     drain: f64,
     started: Instant,
+    /// The tick from which every counter has drained to nothing: until an address fails again,
+    /// none owes anything, and a request is let through without hashing its address.
+    clear_at: AtomicU32,
 }
 
 impl Sketch {
@@ -103,6 +106,7 @@ impl Sketch {
             limit: limit * UNITS_PER_FAILURE,
             drain: limit * UNITS_PER_FAILURE / 60.0 / TICKS_PER_SECOND,
             started: Instant::now(),
+            clear_at: AtomicU32::new(0),
         }
     }
 
@@ -113,7 +117,11 @@ impl Sketch {
 
     /// How long `address` must still wait before another failure fits, if it must.
     pub fn blocked_for(&self, address: IpAddr, now: Instant) -> Option<Duration> {
-        let owed = self.owed(address, self.tick(now));
+        let tick = self.tick(now);
+        if tick >= self.clear_at.load(Ordering::Relaxed) {
+            return None;
+        }
+        let owed = self.owed(address, tick);
         let over = owed + UNITS_PER_FAILURE - self.limit;
         (over > 0.0).then(|| Duration::from_secs_f64(over / self.drain / TICKS_PER_SECOND))
     }
@@ -124,6 +132,10 @@ impl Sketch {
     pub fn failed(&self, address: IpAddr, now: Instant) {
         let tick = self.tick(now);
         let owed = (self.owed(address, tick) + UNITS_PER_FAILURE).min(u32::MAX as f64);
+        // Until this tick, a check reads the counters (a check racing this failure may miss it,
+        // as it may miss the counters it raises).
+        let drained = f64::from(tick) + (owed / self.drain).ceil() + 1.0;
+        self.clear_at.fetch_max(drained.min(f64::from(u32::MAX)) as u32, Ordering::Relaxed);
         for counter in self.counters(address) {
             let mut current = counter.load(Ordering::Relaxed);
             while self.decayed(current, tick) < owed {
