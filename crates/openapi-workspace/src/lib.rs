@@ -74,8 +74,7 @@ pub fn generate(spec_text: &str, config: &Config) -> Result<Generated> {
 /// generated (`Generated::builders`).
 pub fn cli(spec_text: &str, client_crate: &str, builders: &Builders, config: &Config) -> Result<String> {
     let spec = Spec::parse(spec_text)?;
-    let cli = write::client::cli::cli(&spec, client_crate, builders).map_err(|error| spec.locate(error))?;
-    Ok(write::format_syntax(config, cli))
+    write::client::cli::cli(&spec, client_crate, builders, config).map_err(|error| spec.locate(error))
 }
 
 /// The Markdown reference (`docs/api.md`) of the document; `source` is its path from the

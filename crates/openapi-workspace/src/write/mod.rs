@@ -170,7 +170,15 @@ fn inner_attributes(trees: &[proc_macro2::TokenTree]) -> bool {
 
 /// Each item of `trees` (the body of a file or a module) parsed and handed to `each` in turn, as
 /// [`parse_file`] cuts them: the tokens of one are freed once it is parsed.
-pub(crate) fn each_item(trees: Vec<proc_macro2::TokenTree>, mut each: impl FnMut(syn::Item)) -> syn::Result<()> {
+pub(crate) fn each_item(trees: Vec<proc_macro2::TokenTree>, each: impl FnMut(syn::Item)) -> syn::Result<()> {
+    each_parsed(trees, each)
+}
+
+/// [`each_item`] for any piece that ends as an item does: an item, or a member of an `impl`.
+pub(crate) fn each_parsed<T: syn::parse::Parse>(
+    trees: Vec<proc_macro2::TokenTree>,
+    mut each: impl FnMut(T),
+) -> syn::Result<()> {
     use proc_macro2::{Delimiter, TokenTree};
     let mut piece: Vec<TokenTree> = Vec::new();
     let mut trees = trees.into_iter().peekable();
@@ -188,7 +196,7 @@ pub(crate) fn each_item(trees: Vec<proc_macro2::TokenTree>, mut each: impl FnMut
             piece.extend(trees.next());
         }
         if ends || trees.peek().is_none() {
-            let parsed = syn::parse2::<syn::Item>(piece.iter().cloned().collect());
+            let parsed = syn::parse2::<T>(piece.iter().cloned().collect());
             match parsed {
                 Ok(item) => {
                     each(item);

@@ -114,8 +114,7 @@ pub fn standalone(spec_text: &str, name: &str, source: &str) -> Result<Standalon
     let callable = !generated.builders.fields.is_empty();
     let cli = callable.then(|| {
         crate::timings::timed("write/cli", || {
-            crate::write::client::cli::cli(&spec, &client_crate, &generated.builders)
-                .map(|cli| crate::write::format_syntax(&config, cli))
+            crate::write::client::cli::cli(&spec, &client_crate, &generated.builders, &config)
                 .map_err(|error| spec.locate(error))
         })
     });
