@@ -202,6 +202,28 @@ mod tests {
     }
 
     #[test]
+    fn once_everything_has_drained_nothing_is_read_until_the_next_failure() {
+        let sketch = Sketch::new(NonZeroU32::new(30).unwrap());
+        let start = Instant::now();
+        let guesser = address(1);
+        for _ in 0..30 {
+            sketch.failed(guesser, start);
+        }
+        // Thirty failures drain in a minute: a tick past that, every counter is empty and the
+        // counters are not read at all.
+        let drained = start + Duration::from_secs(61);
+        assert!(sketch.tick(drained) >= sketch.clear_at.load(Ordering::Relaxed));
+        assert_eq!(sketch.blocked_for(guesser, drained), None);
+        // Failing again reads them again: at the limit again, the guesser waits.
+        for _ in 0..30 {
+            sketch.failed(guesser, drained);
+        }
+        assert!(sketch.tick(drained) < sketch.clear_at.load(Ordering::Relaxed));
+        assert!(sketch.blocked_for(guesser, drained).is_some());
+        assert_eq!(sketch.blocked_for(address(2), drained), None);
+    }
+
+    #[test]
     fn a_million_addresses_leave_its_memory_as_it_was_and_the_quiet_ones_unrefused() {
         let sketch = Sketch::new(NonZeroU32::new(30).unwrap());
         let bytes = sketch.bytes();
