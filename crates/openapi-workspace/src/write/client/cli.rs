@@ -4,10 +4,10 @@
 
 use std::collections::BTreeSet;
 
-use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 use progenitor::{Generator, TypeImpl};
 use syn::visit_mut::VisitMut;
 
+use super::by_member;
 use super::view::View;
 use super::{progenitor, settings};
 use crate::error::{Error, Result};
@@ -43,20 +43,25 @@ pub(crate) fn cli(spec: &Spec, client_crate: &str, builders: &Builders, config: 
         .collect();
     drop(generator);
     // `Cli`'s impl (two functions per operation) is most of the CLI: it is read a member at a
-    // time, as the client's builder module is (`builder_module`), each member completed,
-    // printed and dropped before the next is parsed; the rest is parsed whole.
-    let (rest, members) = take_impl_body(cli);
+    // time (`by_member`), each member completed, printed and dropped before the next is parsed;
+    // the rest is parsed whole.
+    let (rest, members) = by_member::take_body(cli, &["impl", "<", "T", ":", "CliConfig", ">", "Cli", "<", "T", ">"]);
     let mut file = crate::timings::timed("write/cli parse", || crate::write::parse_file(rest))
         .map_err(|e| Error::unparsable("progenitor's CLI", e))?;
     let bytes_in = bodies_of_bytes(&file, builders);
     let empty = &builders.empty_variants;
     let mut completed = Completed { parsed, bytes_in, empty, helpers: BTreeSet::new() };
     completed.visit_file_mut(&mut file);
+    let shell: syn::ItemImpl = syn::parse_quote!(
+        impl<T: CliConfig> Cli<T> {}
+    );
     let mut printed = String::new();
     crate::timings::timed("write/cli members", || {
         crate::write::each_parsed(members, |mut member: syn::ImplItem| {
             completed.visit_impl_item_mut(&mut member);
-            printed.push_str(&print_member(member));
+            let mut container = shell.clone();
+            container.items.push(member);
+            printed.push_str(&by_member::printed_inside(syn::Item::Impl(container)));
         })
     })
     .map_err(|e| Error::unparsable("progenitor's CLI", e))?;
@@ -64,62 +69,8 @@ pub(crate) fn cli(spec: &Spec, client_crate: &str, builders: &Builders, config: 
         let helper: syn::File = syn::parse_str(helper).map_err(|e| Error::unparsable("the CLI's helpers", e))?;
         file.items.extend(helper.items);
     }
-    put_back(crate::write::format_syntax(config, file), &printed)
+    by_member::put_back(crate::write::format_syntax(config, file), "impl<T: CliConfig> Cli<T>", &printed)
         .ok_or_else(|| Error::Document("the printed CLI lost its `Cli` impl".into()))
-}
-
-/// How `impl<T: CliConfig> Cli<T>` prints with its body taken out.
-const EMPTY_IMPL: &str = "\nimpl<T: CliConfig> Cli<T> {}\n";
-
-/// The CLI's tokens with the body of `impl<T: CliConfig> Cli<T>` taken out (left empty), and
-/// that body's tokens; none when progenitor wrote no such impl.
-fn take_impl_body(cli: TokenStream) -> (TokenStream, Vec<TokenTree>) {
-    let mut trees: Vec<TokenTree> = cli.into_iter().collect();
-    // `impl < T : CliConfig > Cli < T > { … }`: the brace group eight trees after `impl`.
-    let at = trees.windows(10).position(|window| {
-        let words: Vec<String> = window[..9].iter().map(ToString::to_string).collect();
-        words == ["impl", "<", "T", ":", "CliConfig", ">", "Cli", "<", "T"]
-            && matches!(&window[9], TokenTree::Punct(close) if close.as_char() == '>')
-    });
-    let Some(at) = at else { return (trees.into_iter().collect(), Vec::new()) };
-    let Some(TokenTree::Group(body)) = trees.get(at + 10).cloned() else {
-        return (trees.into_iter().collect(), Vec::new());
-    };
-    if body.delimiter() != Delimiter::Brace {
-        return (trees.into_iter().collect(), Vec::new());
-    }
-    trees[at + 10] = Group::new(Delimiter::Brace, TokenStream::new()).into();
-    (trees.into_iter().collect(), body.stream().into_iter().collect())
-}
-
-/// `member` as prettyplease prints it among `Cli`'s items: the impl printed with it alone,
-/// without the impl's first and last lines.
-fn print_member(member: syn::ImplItem) -> String {
-    let mut shell: syn::ItemImpl = syn::parse_quote!(
-        impl<T: CliConfig> Cli<T> {}
-    );
-    shell.items.push(member);
-    let printed = crate::write::print(syn::parse_quote!(#shell));
-    let inside = printed.split_once('\n').map_or("", |(_, rest)| rest);
-    inside.strip_suffix("}\n").unwrap_or(inside).to_owned()
-}
-
-/// The CLI printed with `Cli`'s impl empty, and its `members` printed: the CLI as printed whole.
-/// `None` when members were printed but the empty impl is not in the text.
-fn put_back(cli: String, members: &str) -> Option<String> {
-    if members.is_empty() {
-        return Some(cli);
-    }
-    let at = cli.find(EMPTY_IMPL)?;
-    let mut whole = String::with_capacity(cli.len() + members.len() + 2);
-    whole.push_str(&cli[..at]);
-    // The empty impl's text but its closing `}\n`: the line that opens it.
-    whole.push_str(&EMPTY_IMPL[..EMPTY_IMPL.len() - 2]);
-    whole.push('\n');
-    whole.push_str(members);
-    whole.push_str("}\n");
-    whole.push_str(&cli[at + EMPTY_IMPL.len()..]);
-    Some(whole)
 }
 
 /// The operations (`execute_{op}`'s `op`) whose request body is bytes: progenitor's CLI gives

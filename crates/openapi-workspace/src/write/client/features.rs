@@ -28,7 +28,7 @@ const LISTED_GROUPS: usize = 3;
 pub(crate) type Shared = Vec<(String, BTreeSet<String>)>;
 
 /// The gating under way: `client`'s items gated first (its `builder` module's members are
-/// gated one at a time after it, as that module is read: `client::builder_module`), then the
+/// gated one at a time after it, as that module is read: `client::by_member`), then the
 /// models by what all of them name.
 pub(super) struct Gating {
     builders: BTreeMap<String, BTreeSet<String>>,

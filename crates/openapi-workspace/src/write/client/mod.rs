@@ -1,7 +1,7 @@
 //! Models and client, both from progenitor: its type space (typify 0.8) becomes the types
 //! crate, and its client refers to that crate instead of carrying a second copy.
 
-mod builder_module;
+mod by_member;
 pub(crate) mod cli;
 pub(crate) mod credentials;
 mod dates;
@@ -277,8 +277,8 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     // The models' token streams are gone, parsed: what they held goes back before the client's.
     crate::write::memory::release();
     // The client but its builder module, parsed whole; that module a member at a time
-    // (`builder_module`), each edited, gated and read as the rest is, and printed.
-    let (client, members) = builder_module::take_body(client);
+    // (`by_member`), each edited, gated and read as the rest is, and printed.
+    let (client, members) = by_member::take_body(client, &["mod", "builder"]);
     let mut client: syn::File = crate::timings::timed("write/client parse client", || crate::write::parse_file(client))
         .map_err(|e| Error::unparsable("the client", e))?;
     let mut gating = (config.features && groups.names.len() > 1).then(|| features::Gating::new(&mut client, &groups));
@@ -302,7 +302,16 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
             }
             builders.read_member(&member);
             pagination::read_member(&member, &mut sent);
-            printed.push_str(&builder_module::print_member(member));
+            let module = syn::ItemMod {
+                attrs: Vec::new(),
+                vis: syn::Visibility::Inherited,
+                unsafety: None,
+                mod_token: Default::default(),
+                ident: quote::format_ident!("builder"),
+                content: Some((Default::default(), vec![member])),
+                semi: None,
+            };
+            printed.push_str(&by_member::printed_inside(syn::Item::Mod(module)));
         })
     })
     .map_err(|e| Error::unparsable("the client's builders", e))?;
@@ -320,7 +329,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         Some(gating) => crate::timings::timed("write/client features", || gating.models(&mut types, &groups)),
         None => Default::default(),
     };
-    let client = builder_module::put_back(crate::write::print(client), &printed)
+    let client = by_member::put_back(crate::write::print(client), "pub mod builder", &printed)
         .ok_or_else(|| Error::Document("the printed client lost its builder module".into()))?;
     Ok(Models { types, client, builders, features, shared_features, type_names, uses, notes, ops, paginated })
 }

@@ -215,7 +215,7 @@ impl Builders {
     }
 
     /// Reads one member of the client's `builder` module (read a member at a time:
-    /// `client::builder_module`): a builder struct's fields.
+    /// `client::by_member`): a builder struct's fields.
     pub(crate) fn read_member(&mut self, member: &syn::Item) {
         let syn::Item::Struct(builder) = member else { return };
         let mut fields = BTreeMap::new();
