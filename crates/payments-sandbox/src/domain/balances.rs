@@ -1,7 +1,10 @@
 //! Balances: opening and naming them, and what the API shows of one — its amount, its worth in
 //! the tenant's default currency, and (GBP) the UK account that money can be sent to.
 
-use payments_store::{BalanceFilter, BalanceRecord, Change, Page};
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use payments_store::{BalanceFilter, BalanceRecord, Change, Page, TenantId};
 use payments_types as types;
 use uuid::Uuid;
 
@@ -43,6 +46,23 @@ impl Sandbox {
     /// The tenant's balance `id`, or `404` naming it (after `field`, when the id came in one).
     pub(super) async fn balance_record(&self, tenant: Tenant, id: Uuid, field: &str) -> Result<BalanceRecord> {
         self.store.balance(tenant.id, id).await?.ok_or_else(|| Error::not_found(format!("{field}balance {id}")))
+    }
+
+    /// The currency of the tenant's balance `id`, or `404` as [`Sandbox::balance_record`]: from
+    /// memory once the balance has been read (see [`BalanceCurrencies`]).
+    pub(super) async fn balance_currency(
+        &self,
+        tenant: Tenant,
+        id: Uuid,
+        field: &str,
+    ) -> Result<&'static reference::CurrencyInfo> {
+        if let Some(currency) = self.balance_currencies.get(tenant, id) {
+            return Ok(currency);
+        }
+        let record = self.balance_record(tenant, id, field).await?;
+        let currency = reference::supported_currency("balance", &record.currency)?;
+        self.balance_currencies.keep(tenant, id, currency);
+        Ok(currency)
     }
 
     /// The settlement balance of a payment request or virtual account: the one given, or the
@@ -110,5 +130,30 @@ fn local_address(id: Uuid, name: &str) -> types::BalanceAddress {
         details: types::AddressDetails { account_name: name.into(), account_number, sort_code: "040004".into() },
         supported_channels: vec!["FP".into(), "BACS".into(), "CHAPS".into()],
         type_: types::AddressType::Local,
+    }
+}
+
+/// The currency of each balance read so far, by tenant and id. A payment needs only that of the
+/// balance it is paid from, and reading the balance each time found none of its pages cached:
+/// every commit empties a read connection's page cache (BENCHMARKS.md, *Why, measured: A
+/// payment's JSON and pages*). What is kept is never stale, on any instance: a balance's
+/// currency never changes, and no balance is removed. Only balances found in the store are
+/// kept, and at most [`BalanceCurrencies::KEPT`]: when full, the map starts again empty.
+#[derive(Clone, Default)]
+pub(super) struct BalanceCurrencies(Arc<RwLock<HashMap<(TenantId, Uuid), &'static reference::CurrencyInfo>>>);
+
+impl BalanceCurrencies {
+    const KEPT: usize = 1 << 16;
+
+    fn get(&self, tenant: Tenant, id: Uuid) -> Option<&'static reference::CurrencyInfo> {
+        self.0.read().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&(tenant.id, id)).copied()
+    }
+
+    fn keep(&self, tenant: Tenant, id: Uuid, currency: &'static reference::CurrencyInfo) {
+        let mut kept = self.0.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if kept.len() >= Self::KEPT {
+            kept.clear();
+        }
+        kept.insert((tenant.id, id), currency);
     }
 }

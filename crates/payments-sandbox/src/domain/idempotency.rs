@@ -36,7 +36,7 @@ where
 
 /// The canonical JSON of a create request: what a retry must repeat exactly.
 pub fn canonical<T: serde::Serialize>(request: &T) -> Result<String> {
-    serde_json::to_string(request).map_err(Error::internal)
+    super::json(request)
 }
 
 #[cfg(test)]

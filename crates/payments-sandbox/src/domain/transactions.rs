@@ -191,13 +191,12 @@ impl Sandbox {
         key: Option<&str>,
         request: &str,
     ) -> Result<types::Transaction> {
-        let balance = self.balance_record(tenant, body.balance_id, "balance_id: ").await?;
+        let from = self.balance_currency(tenant, body.balance_id, "balance_id: ").await?;
         let recipient = self
             .store
             .recipient(tenant.id, body.recipient_id)
             .await?
             .ok_or_else(|| Error::not_found(format!("recipient_id: recipient {}", body.recipient_id)))?;
-        let from = reference::supported_currency("balance", &balance.currency)?;
         let to = reference::supported_currency("recipient", &recipient.bank_account.currency)?;
         let priced = money::price(from, to, body.amount.as_ref(), body.to_amount.as_ref())?;
         let reference = body.reference.as_ref().map(|r| r.to_string());
@@ -209,10 +208,10 @@ impl Sandbox {
             id: Uuid::new_v4(),
             amount: priced.amount.clone(),
             fees: priced.fees,
-            currency: typed(&balance.currency)?,
+            currency: typed(from.code)?,
             to_amount: priced.to_amount.clone(),
             to_currency: recipient.bank_account.currency.clone(),
-            balance_id: balance.id,
+            balance_id: body.balance_id,
             virtual_account_id: None,
             order_id: key.map(typed).transpose()?,
             payment_reference: payment_reference.as_deref().map(typed).transpose()?,
@@ -233,14 +232,14 @@ impl Sandbox {
             idempotency: key.map(|key| Idempotency { key: key.to_owned(), request: request.to_owned() }),
         });
         changes.push(Change::Post {
-            balance: balance.id,
+            balance: body.balance_id,
             transaction: payment.id,
             kind: LedgerEntryKind::Payment,
             delta: -amount,
         });
         if priced.fees > 0 {
             changes.push(Change::Post {
-                balance: balance.id,
+                balance: body.balance_id,
                 transaction: payment.id,
                 kind: LedgerEntryKind::Fee,
                 delta: -priced.fees,
