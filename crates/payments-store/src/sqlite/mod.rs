@@ -62,14 +62,10 @@ const PREPARED: usize = 256;
 /// that was every read, and `munmap` stops every core running the process to flush its TLB
 /// (BENCHMARKS.md, *Why, measured: SQLite readers without the file mapped*).
 const READER_PRAGMAS: &[(&str, &str)] = &[("mmap_size", "0"), ("cache_size", READER_CACHE)];
-/// A new file's page size, in bytes (a file keeps the size it was made with). A commit writes
-/// each page it changed whole into the WAL, checksummed, and a payment changes a page in each of
-/// the B-trees it inserts into (the transaction's table and its indexes, the ledger's, the
-/// balance): at SQLite's default, 4 KiB, copying and checksumming them was a large share of a
-/// payment's instructions. Half the size writes half the bytes; the deeper B-trees cost reads
-/// less than that saves (BENCHMARKS.md, *Why, measured: A payment's JSON and pages*).
-const PAGE_SIZE: &str = "2048";
-/// WAL pages after which the writer copies them into the database file (a checkpoint).
+/// WAL pages (SQLite's default size, 4 KiB: 2 KiB pages were measured and not kept, a payment's
+/// commit cheaper but the file larger and its backups slower; BENCHMARKS.md, *Why, measured: A
+/// payment's JSON and pages*) after which the writer copies them into the database file (a
+/// checkpoint).
 /// SQLite's default, 1,000, meant a checkpoint every few commits, each copying again the pages
 /// every commit rewrites (the last leaf of each index, the balances); this many more than halves
 /// the pages written per payment (BENCHMARKS.md, *Why, measured: SQLite's caches, checkpoints
@@ -170,9 +166,9 @@ fn file_of(location: &str) -> PathBuf {
     PathBuf::from(location.strip_prefix("sqlite://").or_else(|| location.strip_prefix("sqlite:")).unwrap_or(location))
 }
 
-/// The connection that migrates: it makes the file if there is none, with [`PAGE_SIZE`], and
-/// puts it in WAL mode (the file's, for every later connection); foreign keys are checked, as
-/// every migration was written to have them.
+/// The connection that migrates: it makes the file if there is none and puts it in WAL mode
+/// (the file's, for every later connection); foreign keys are checked, as every migration was
+/// written to have them.
 fn open_to_migrate(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
     let connection = rusqlite::Connection::open_with_flags(
         path,
@@ -181,7 +177,6 @@ fn open_to_migrate(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
             | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     connection.busy_timeout(BUSY_TIMEOUT)?;
-    connection.pragma_update(None, "page_size", PAGE_SIZE)?;
     connection.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
     connection.execute_batch("PRAGMA foreign_keys = ON")?;
     Ok(connection)
