@@ -62,14 +62,13 @@ const PREPARED: usize = 256;
 /// that was every read, and `munmap` stops every core running the process to flush its TLB
 /// (BENCHMARKS.md, *Why, measured: SQLite readers without the file mapped*).
 const READER_PRAGMAS: &[(&str, &str)] = &[("mmap_size", "0"), ("cache_size", READER_CACHE)];
-/// WAL pages (SQLite's default size, 4 KiB: 2 KiB pages were measured and not kept, a payment's
-/// commit cheaper but the file larger and its backups slower; BENCHMARKS.md, *Why, measured: A
-/// payment's JSON and pages*) after which the writer copies them into the database file (a
-/// checkpoint).
-/// SQLite's default, 1,000, meant a checkpoint every few commits, each copying again the pages
-/// every commit rewrites (the last leaf of each index, the balances); this many more than halves
-/// the pages written per payment (BENCHMARKS.md, *Why, measured: SQLite's caches, checkpoints
-/// and bound values*), and the WAL file stays small.
+/// WAL pages after which the writer copies them into the database file (a checkpoint). Pages are
+/// SQLite's default 4 KiB: 2 KiB pages were measured and not kept, a payment's commit cheaper but
+/// the file larger and its backups slower (BENCHMARKS.md, *Why, measured: A payment's JSON and
+/// pages*). SQLite's default checkpoint, 1,000 pages, meant a checkpoint every few commits, each
+/// copying again the pages every commit rewrites (the last leaf of each index, the balances); this
+/// many more than halves the pages written per payment (BENCHMARKS.md, *Why, measured: SQLite's
+/// caches, checkpoints and bound values*), and the WAL file stays small.
 const WAL_CHECKPOINT: &str = "10000";
 /// The database's `application_id`: "PAYS".
 const APPLICATION_ID: i64 = 0x5041_5953;
