@@ -41,7 +41,7 @@ payments_tests::on_both_backends! {
 
 /// More payments than SQLite's store indexes at once (`search_batches.rs`, 128): the newest wait
 /// to be indexed while the older are in the index. Every search finds exactly the payments whose
-/// reference holds the needle in any case (short needles too), newest first, and the pages
+/// reference or recipient holds the needle in any case (short needles too), newest first, and the pages
 /// follow one another across the two.
 async fn search_finds_every_transaction_indexed_or_not_newest_first_page_by_page() {
     let sandbox = start_sandbox().await;
@@ -57,12 +57,15 @@ async fn search_finds_every_transaction_indexed_or_not_newest_first_page_by_page
         let made = client.create_transaction().body(body).send().await.unwrap().into_inner();
         paid.push((made.id, reference));
     }
-    for needle in ["ÜBERWEISUNG", "überweisung 14", "batch-1", "BATCH-14", "13", "ng"] {
-        // What it must find: the payments whose reference holds it, newest first.
+    // The recipient's account name is searched too: "Isla Wilson" (`gb_recipient`).
+    let account_name = recipient.bank_account.account_name.as_deref().map(String::as_str).unwrap_or_default();
+    for needle in ["ÜBERWEISUNG", "überweisung 14", "batch-1", "BATCH-14", "13", "ng", "WILSON", "wI"] {
+        // What it must find: the payments whose reference or recipient holds it, newest first.
+        let holds = |field: &str| field.to_lowercase().contains(&needle.to_lowercase());
         let expected: Vec<Uuid> = paid
             .iter()
             .rev()
-            .filter(|(_, reference)| reference.to_lowercase().contains(&needle.to_lowercase()))
+            .filter(|(_, reference)| holds(reference) || holds(account_name))
             .map(|(id, _)| *id)
             .collect();
         let found: Vec<Uuid> =

@@ -237,7 +237,7 @@ mod tests {
     /// release is this one's, not one "migrated by a different build".
     #[test]
     fn checksums_are_those_earlier_releases_recorded() {
-        const SQLITE: [&str; 10] = [
+        const SQLITE: [&str; 11] = [
             "f737b035ea03280d308488be2b868c9062cc0882423c66496fc6affb3fc9fd12c955a0a9352f67beebaab6c7254d050c",
             "40a463a5804a65a5d6916fd214c1481598320897717674316f0042521952fa86e594040e699bc8b869b4b19b183e6ed4",
             "eeb3b298d34ba38975ae38de39ca73db3a35988dc5809c084d3fdac342dce957dd593d5ced7b13a24965681d1bcf3fd1",
@@ -248,6 +248,7 @@ mod tests {
             "e297e1a168ec28a7e5745c1d5206ddedc31f716b3d5234c8b998a1cea201234cdd181b9c92cc0e1c85d48f58a2b8b377",
             "d4a519381bb9d24d18021cd337a87f53d5832170e2b9cb1322b2902bb7002818d6783f7af5e4855634145e696ce54c4a",
             "bbd1d7f572894a0d25579477313f3aa2aeef5719bad78be669f498c96b5080ff934d91378fe67533443258f52326a624",
+            "f003552c94c6b4ce5d0371f409f845ee9cf37137c722e96c1f26a62ada443911e989f9d85a8dbc4febe699b997851d28",
         ];
         const POSTGRES: [&str; 6] = [
             "0302c5312ec8db5106fd47dbf4c7f90bd911c56880999c9e6fb46bc5b0fc84e678be03530ab065164c32be014f78b2d9",

@@ -28,10 +28,15 @@ impl Dialect for Sqlite {
     ///
     /// Transactions' search rows not yet indexed wait in a table of their own
     /// (`search_batches.rs`): their page is read beside the index's, and the two merged, newest
-    /// first, so what is sorted is two pages at most.
+    /// first, so what is sorted is two pages at most. Their index keeps no copy of the fields
+    /// (migration 0011), so shorter needles are looked for in the transactions themselves
+    /// ([`scanned_transactions`]).
     fn search_page(searched: Searched, columns: &str, needle: &str, selection: &Selection, limit: u32) -> Query<Self> {
         match searched {
             Searched::VirtualAccounts => indexed_page(searched, columns, needle, selection, limit, ""),
+            Searched::Transactions if needle.chars().count() < TRIGRAM => {
+                scanned_transactions(columns, needle, selection, limit)
+            }
             Searched::Transactions => {
                 let mut query = Query::new("SELECT * FROM (");
                 query.append(indexed_page(searched, columns, needle, selection, limit, ", s.rowid AS search_seq"));
@@ -64,7 +69,7 @@ fn indexed_page(
         "SELECT {}{extra} FROM {search_table} s CROSS JOIN {table} {alias} ON {alias}.seq = s.rowid WHERE ",
         qualified(columns, alias)
     ));
-    if needle.chars().count() >= 3 {
+    if needle.chars().count() >= TRIGRAM {
         query.push(format!("s.{search_table} MATCH ")).bind(phrase(needle));
     } else {
         query.push("(");
@@ -78,6 +83,41 @@ fn indexed_page(
     }
     query.push(" AND ");
     Sqlite::select(&mut query, selection, alias, "s.rowid", limit);
+    query
+}
+
+/// The shortest needle a trigram index can look up.
+const TRIGRAM: usize = 3;
+
+/// The page of a search for a needle shorter than a trigram among the transactions themselves,
+/// newest first through the selection's index, each field compared by `LIKE` (ASCII case
+/// folded); the recipient's fields are read out of its snapshot only where its JSON text holds
+/// the needle at all (a needle with a control character, which JSON escapes, always).
+fn scanned_transactions(columns: &str, needle: &str, selection: &Selection, limit: u32) -> Query<Sqlite> {
+    let alias = Searched::Transactions.alias();
+    let pattern = like_pattern(needle);
+    let mut query = Query::new(format!(
+        "SELECT {}, {alias}.seq AS search_seq FROM transactions {alias} WHERE (",
+        qualified(columns, alias)
+    ));
+    let like = |query: &mut Query<Sqlite>, field: &str| {
+        query.push(format!("{field} LIKE ")).bind(pattern.clone()).push(" ESCAPE '\\'");
+    };
+    for field in ["reference", "payment_reference", "order_id", "payer_name"] {
+        like(&mut query, &format!("{alias}.{field}"));
+        query.push(" OR ");
+    }
+    query.push("(");
+    if !needle.chars().any(char::is_control) {
+        like(&mut query, &format!("{alias}.recipient"));
+        query.push(" AND ");
+    }
+    query.push("(");
+    like(&mut query, &format!("json_extract({alias}.recipient, '$.bank_account.account_name')"));
+    query.push(" OR ");
+    like(&mut query, &format!("json_extract({alias}.recipient, '$.alias')"));
+    query.push("))) AND ");
+    Sqlite::select(&mut query, selection, alias, &format!("{alias}.seq"), limit);
     query
 }
 

@@ -86,6 +86,7 @@ pub(crate) const MIGRATIONS: migrations::Migrations = &[
     (8, "scheduled payment filter", include_str!("../../migrations/sqlite/0008_scheduled_payment_filter.sql")),
     (9, "search batches", include_str!("../../migrations/sqlite/0009_search_batches.sql")),
     (10, "checks without lists", include_str!("../../migrations/sqlite/0010_checks_without_lists.sql")),
+    (11, "search without copies", include_str!("../../migrations/sqlite/0011_search_without_copies.sql")),
 ];
 
 /// The tables of release 0.1 (and of an interrupted first migration): a file holding only these
