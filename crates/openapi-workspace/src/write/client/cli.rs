@@ -45,23 +45,21 @@ pub(crate) fn cli(spec: &Spec, client_crate: &str, builders: &Builders, config: 
     // `Cli`'s impl (two functions per operation) is most of the CLI: it is read a member at a
     // time (`by_member`), each member completed, printed and dropped before the next is parsed;
     // the rest is parsed whole.
-    let (rest, members) = by_member::take_body(cli, &["impl", "<", "T", ":", "CliConfig", ">", "Cli", "<", "T", ">"]);
+    let container = by_member::Container::<syn::ItemImpl>::new(syn::parse_quote!(
+        impl<T: CliConfig> Cli<T> {}
+    ));
+    let (rest, members) = container.take_body(cli);
     let mut file = crate::timings::timed("write/cli parse", || crate::write::parse_file(rest))
         .map_err(|e| Error::unparsable("progenitor's CLI", e))?;
     let bytes_in = bodies_of_bytes(&file, builders);
     let empty = &builders.empty_variants;
     let mut completed = Completed { parsed, bytes_in, empty, helpers: BTreeSet::new() };
     completed.visit_file_mut(&mut file);
-    let shell: syn::ItemImpl = syn::parse_quote!(
-        impl<T: CliConfig> Cli<T> {}
-    );
     let mut printed = String::new();
     crate::timings::timed("write/cli members", || {
         crate::write::each_parsed(members, |mut member: syn::ImplItem| {
             completed.visit_impl_item_mut(&mut member);
-            let mut container = shell.clone();
-            container.items.push(member);
-            printed.push_str(&by_member::printed_inside(syn::Item::Impl(container)));
+            printed.push_str(&container.printed(member));
         })
     })
     .map_err(|e| Error::unparsable("progenitor's CLI", e))?;
@@ -69,7 +67,8 @@ pub(crate) fn cli(spec: &Spec, client_crate: &str, builders: &Builders, config: 
         let helper: syn::File = syn::parse_str(helper).map_err(|e| Error::unparsable("the CLI's helpers", e))?;
         file.items.extend(helper.items);
     }
-    by_member::put_back(crate::write::format_syntax(config, file), "impl<T: CliConfig> Cli<T>", &printed)
+    container
+        .put_back(crate::write::format_syntax(config, file), &printed)
         .ok_or_else(|| Error::Document("the printed CLI lost its `Cli` impl".into()))
 }
 

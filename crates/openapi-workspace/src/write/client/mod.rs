@@ -278,7 +278,10 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     crate::write::memory::release();
     // The client but its builder module, parsed whole; that module a member at a time
     // (`by_member`), each edited, gated and read as the rest is, and printed.
-    let (client, members) = by_member::take_body(client, &["mod", "builder"]);
+    let builder = by_member::Container::<syn::ItemMod>::new(syn::parse_quote!(
+        pub mod builder {}
+    ));
+    let (client, members) = builder.take_body(client);
     let mut client: syn::File = crate::timings::timed("write/client parse client", || crate::write::parse_file(client))
         .map_err(|e| Error::unparsable("the client", e))?;
     let mut gating = (config.features && groups.names.len() > 1).then(|| features::Gating::new(&mut client, &groups));
@@ -302,16 +305,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
             }
             builders.read_member(&member);
             pagination::read_member(&member, &mut sent);
-            let module = syn::ItemMod {
-                attrs: Vec::new(),
-                vis: syn::Visibility::Inherited,
-                unsafety: None,
-                mod_token: Default::default(),
-                ident: quote::format_ident!("builder"),
-                content: Some((Default::default(), vec![member])),
-                semi: None,
-            };
-            printed.push_str(&by_member::printed_inside(syn::Item::Mod(module)));
+            printed.push_str(&builder.printed(member));
         })
     })
     .map_err(|e| Error::unparsable("the client's builders", e))?;
@@ -329,7 +323,8 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         Some(gating) => crate::timings::timed("write/client features", || gating.models(&mut types, &groups)),
         None => Default::default(),
     };
-    let client = by_member::put_back(crate::write::print(client), "pub mod builder", &printed)
+    let client = builder
+        .put_back(crate::write::print(client), &printed)
         .ok_or_else(|| Error::Document("the printed client lost its builder module".into()))?;
     Ok(Models { types, client, builders, features, shared_features, type_names, uses, notes, ops, paginated })
 }
