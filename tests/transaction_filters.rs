@@ -41,8 +41,8 @@ payments_tests::on_both_backends! {
 
 /// More payments than SQLite's store indexes at once (`search_batches.rs`, 128): the newest wait
 /// to be indexed while the older are in the index. Every search finds exactly the payments whose
-/// reference or recipient holds the needle in any case (short needles too), newest first, and the pages
-/// follow one another across the two.
+/// reference or recipient holds the needle in any case (short needles too), newest first, and
+/// the pages follow one another across the two.
 async fn search_finds_every_transaction_indexed_or_not_newest_first_page_by_page() {
     let sandbox = start_sandbox().await;
     let client = sandbox.client(ALICE);

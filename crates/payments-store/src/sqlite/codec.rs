@@ -103,7 +103,10 @@ fn scanned_transactions(columns: &str, needle: &str, selection: &Selection, limi
     let like = |query: &mut Query<Sqlite>, field: &str| {
         query.push(format!("{field} LIKE ")).bind(pattern.clone()).push(" ESCAPE '\\'");
     };
-    for field in ["reference", "payment_reference", "order_id", "payer_name"] {
+    // The searched fields `transactions` has a column for, then those of the recipient snapshot.
+    let (columns, in_recipient): (Vec<&str>, Vec<&str>) =
+        Searched::Transactions.fields().iter().partition(|field| recipient_path(field).is_none());
+    for field in columns {
         like(&mut query, &format!("{alias}.{field}"));
         query.push(" OR ");
     }
@@ -113,12 +116,26 @@ fn scanned_transactions(columns: &str, needle: &str, selection: &Selection, limi
         query.push(" AND ");
     }
     query.push("(");
-    like(&mut query, &format!("json_extract({alias}.recipient, '$.bank_account.account_name')"));
-    query.push(" OR ");
-    like(&mut query, &format!("json_extract({alias}.recipient, '$.alias')"));
+    for (i, field) in in_recipient.into_iter().enumerate() {
+        if i > 0 {
+            query.push(" OR ");
+        }
+        let path = recipient_path(field).expect("partitioned above");
+        like(&mut query, &format!("json_extract({alias}.recipient, '{path}')"));
+    }
     query.push("))) AND ");
     Sqlite::select(&mut query, selection, alias, &format!("{alias}.seq"), limit);
     query
+}
+
+/// Where in a transaction's recipient snapshot (JSON) a searched field is, for the fields
+/// `transactions` has no column for.
+fn recipient_path(field: &str) -> Option<&'static str> {
+    match field {
+        "account_name" => Some("$.bank_account.account_name"),
+        "alias" => Some("$.alias"),
+        _ => None,
+    }
 }
 
 /// The FTS5 trigram table holding what `search` looks in (rowid = the row's seq).
