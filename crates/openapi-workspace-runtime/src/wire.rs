@@ -71,6 +71,25 @@ pub struct Wire<N = &'static str, F = &'static [(&'static str, Leaf)]> {
     pub shape: Shape<F>,
 }
 
+/// A parameter as the generated server names it: one short line each.
+impl Wire {
+    pub const fn path(name: &'static str, style: Style, explode: bool, shape: Shape) -> Self {
+        Self { place: Place::Path, name, style, explode, shape }
+    }
+
+    pub const fn query(name: &'static str, style: Style, explode: bool, shape: Shape) -> Self {
+        Self { place: Place::Query, name, style, explode, shape }
+    }
+
+    pub const fn header(name: &'static str, style: Style, explode: bool, shape: Shape) -> Self {
+        Self { place: Place::Header, name, style, explode, shape }
+    }
+
+    pub const fn cookie(name: &'static str, style: Style, explode: bool, shape: Shape) -> Self {
+        Self { place: Place::Cookie, name, style, explode, shape }
+    }
+}
+
 impl<N, F> Wire<N, F> {
     /// Whether the defaults serve it (the serde paths of the server's runtime): a query
     /// parameter in `form`, exploded, a scalar or an array; a path or header parameter,

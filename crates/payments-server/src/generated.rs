@@ -9,6 +9,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use crate::runtime::ApiError;
+#[allow(unused_imports)]
+use crate::runtime::wire::{Leaf, Shape, Style, Wire};
 /// The operations of Payments API, one method per operation. Implement what you serve and serve it
 /// with [`router`], which authenticates every request of a secured operation with
 /// [`Api::authenticate`], parses and validates path, query and body against the document, and
@@ -2278,22 +2280,16 @@ fn list_balances<P: Send + 'static, A: Api<P>>(
             &shared.validators.list_balances_query,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::list_balances(&shared.api, context, query)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "[{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}]",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::list_balances(&shared.api, context, query).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}]",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /balances`
@@ -2312,22 +2308,16 @@ fn create_balance<P: Send + 'static, A: Api<P>>(
             &shared.validators.create_balance_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::create_balance(&shared.api, context, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        201u16,
-                        Some("application/json"),
-                        "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::create_balance(&shared.api, context, body).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /balances/{id}`
@@ -2346,20 +2336,16 @@ fn get_balance<P: Send + 'static, A: Api<P>>(
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::get_balance(&shared.api, context, id).await {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::get_balance(&shared.api, context, id).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `PATCH /balances/{id}`
@@ -2384,22 +2370,16 @@ fn update_balance<P: Send + 'static, A: Api<P>>(
             &shared.validators.update_balance_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::update_balance(&shared.api, context, id, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::update_balance(&shared.api, context, id, body).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"addresses\":[{\"active\":true,\"details\":{\"account_name\":\"Main GBP\",\"account_number\":\"40123456\",\"sort_code\":\"040004\"},\"supported_channels\":[\"FP\",\"BACS\",\"CHAPS\"],\"type\":\"local\"}],\"balance\":125000,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"default_currency\":\"GBP\",\"default_currency_balance\":125000,\"id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"name\":\"Main GBP\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /bankfields`
@@ -2417,22 +2397,16 @@ fn list_bank_fields<P: Send + 'static, A: Api<P>>(
             &shared.validators.list_bank_fields_query,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::list_bank_fields(&shared.api, context, query)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "[{\"label\":\"Sort code\",\"length\":6,\"name\":\"sort_code\",\"type\":\"number\"}]",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::list_bank_fields(&shared.api, context, query).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"label\":\"Sort code\",\"length\":6,\"name\":\"sort_code\",\"type\":\"number\"}]",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /countries`
@@ -2445,20 +2419,16 @@ fn list_countries<P: Send + 'static, A: Api<P>>(
     async move {
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::list_countries(&shared.api, context).await {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "[{\"alpha2\":\"GB\",\"country_name\":\"United Kingdom\",\"currencies\":[\"GBP\"]}]",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::list_countries(&shared.api, context).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"alpha2\":\"GB\",\"country_name\":\"United Kingdom\",\"currencies\":[\"GBP\"]}]",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /currencies`
@@ -2471,20 +2441,16 @@ fn list_currencies<P: Send + 'static, A: Api<P>>(
     async move {
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::list_currencies(&shared.api, context).await {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "[{\"currency_code\":\"NGN\",\"currency_name\":\"Nigerian Naira\",\"exchange_from\":true,\"minor_units\":2,\"supports_payment_requests\":true,\"supports_virtual_account\":true}]",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::list_currencies(&shared.api, context).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"currency_code\":\"NGN\",\"currency_name\":\"Nigerian Naira\",\"exchange_from\":true,\"minor_units\":2,\"supports_payment_requests\":true,\"supports_virtual_account\":true}]",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /paymentrequests`
@@ -2502,24 +2468,16 @@ fn list_payment_requests<P: Send + 'static, A: Api<P>>(
             &shared.validators.list_payment_requests_query,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::list_payment_requests(&shared.api, context, query)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "[{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}]",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::list_payment_requests(&shared.api, context, query).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}]",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /paymentrequests`
@@ -2538,24 +2496,16 @@ fn create_payment_request<P: Send + 'static, A: Api<P>>(
             &shared.validators.create_payment_request_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::create_payment_request(&shared.api, context, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        201u16,
-                        Some("application/json"),
-                        "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::create_payment_request(&shared.api, context, body).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /paymentrequests/{id}`
@@ -2574,22 +2524,16 @@ fn get_payment_request<P: Send + 'static, A: Api<P>>(
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::get_payment_request(&shared.api, context, id)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::get_payment_request(&shared.api, context, id).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `DELETE /paymentrequests/{id}`
@@ -2608,24 +2552,16 @@ fn cancel_payment_request<P: Send + 'static, A: Api<P>>(
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::cancel_payment_request(&shared.api, context, id)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"result\":\"ok\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::cancel_payment_request(&shared.api, context, id).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"result\":\"ok\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /recipients`
@@ -2643,22 +2579,16 @@ fn list_recipients<P: Send + 'static, A: Api<P>>(
             &shared.validators.list_recipients_query,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::list_recipients(&shared.api, context, query)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "[{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Isla Wilson\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}]",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::list_recipients(&shared.api, context, query).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Isla Wilson\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}]",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /recipients`
@@ -2677,22 +2607,16 @@ fn create_recipient<P: Send + 'static, A: Api<P>>(
             &shared.validators.create_recipient_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::create_recipient(&shared.api, context, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        201u16,
-                        Some("application/json"),
-                        "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Isla Wilson\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::create_recipient(&shared.api, context, body).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Isla Wilson\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /recipients/validate`
@@ -2711,22 +2635,16 @@ fn validate_recipient<P: Send + 'static, A: Api<P>>(
             &shared.validators.validate_recipient_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::validate_recipient(&shared.api, context, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_id\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\",\"name_check\":\"match\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::validate_recipient(&shared.api, context, body).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_id\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\",\"name_check\":\"match\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /recipients/{id}`
@@ -2745,20 +2663,16 @@ fn get_recipient<P: Send + 'static, A: Api<P>>(
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::get_recipient(&shared.api, context, id).await {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Isla Wilson\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::get_recipient(&shared.api, context, id).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Isla Wilson\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `DELETE /recipients/{id}`
@@ -2777,22 +2691,16 @@ fn delete_recipient<P: Send + 'static, A: Api<P>>(
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::delete_recipient(&shared.api, context, id)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"result\":\"ok\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::delete_recipient(&shared.api, context, id).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"result\":\"ok\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `PATCH /recipients/{id}`
@@ -2817,24 +2725,16 @@ fn update_recipient<P: Send + 'static, A: Api<P>>(
             &shared.validators.update_recipient_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::update_recipient(&shared.api, context, id, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Isla Wilson\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::update_recipient(&shared.api, context, id, body).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"Isla Wilson\",\"account_number\":\"12345678\",\"bank_name\":\"Sandbox Bank UK\",\"currency\":\"GBP\",\"sort_code\":\"040004\"},\"country\":\"GB\",\"created\":\"2026-11-21T10:15:30.123Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /sandbox/advance`
@@ -2847,20 +2747,16 @@ fn advance_sandbox<P: Send + 'static, A: Api<P>>(
     async move {
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::advance_sandbox(&shared.api, context).await {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"transactions_advanced\":2,\"virtual_accounts_activated\":1}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::advance_sandbox(&shared.api, context).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"transactions_advanced\":2,\"virtual_accounts_activated\":1}",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /sandbox/balances/{id}/transfers`
@@ -2885,24 +2781,17 @@ fn simulate_balance_transfer<P: Send + 'static, A: Api<P>>(
             &shared.validators.simulate_balance_transfer_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::simulate_balance_transfer(&shared.api, context, id, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        201u16,
-                        Some("application/json"),
-                        "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::simulate_balance_transfer(&shared.api, context, id, body)
+                .await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /sandbox/paymentrequests/{id}/pay`
@@ -2927,24 +2816,16 @@ fn simulate_payment<P: Send + 'static, A: Api<P>>(
             &shared.validators.simulate_payment_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::simulate_payment(&shared.api, context, id, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::simulate_payment(&shared.api, context, id, body).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"amount\":2500,\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"id\":\"3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"market\":\"GB\",\"payment_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a\",\"qr_code_url\":\"http://127.0.0.1:8080/pay/3b8e5c5e-3f43-4b8e-9a43-7d1b0f1f9c2a/qr.svg\",\"reference\":\"Invoice 42\",\"reference_id\":\"invoice-2026-0042\",\"return_url\":\"https://shop.example/thanks\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"initiated\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /sandbox/transactions/{id}/status`
@@ -2969,24 +2850,17 @@ fn simulate_transaction_status<P: Send + 'static, A: Api<P>>(
             &shared.validators.simulate_transaction_status_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::simulate_transaction_status(&shared.api, context, id, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::simulate_transaction_status(&shared.api, context, id, body)
+                .await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /sandbox/virtualaccounts/{id}/status`
@@ -3011,24 +2885,19 @@ fn simulate_virtual_account_status<P: Send + 'static, A: Api<P>>(
             &shared.validators.simulate_virtual_account_status_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::simulate_virtual_account_status(&shared.api, context, id, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<
+                P,
+            >>::simulate_virtual_account_status(&shared.api, context, id, body)
+                .await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /sandbox/virtualaccounts/{id}/transfers`
@@ -3053,24 +2922,17 @@ fn simulate_inbound_transfer<P: Send + 'static, A: Api<P>>(
             &shared.validators.simulate_inbound_transfer_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::simulate_inbound_transfer(&shared.api, context, id, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        201u16,
-                        Some("application/json"),
-                        "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::simulate_inbound_transfer(&shared.api, context, id, body)
+                .await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /transactions`
@@ -3088,22 +2950,16 @@ fn list_transactions<P: Send + 'static, A: Api<P>>(
             &shared.validators.list_transactions_query,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::list_transactions(&shared.api, context, query)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "[{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}]",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::list_transactions(&shared.api, context, query).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}]",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /transactions`
@@ -3122,22 +2978,16 @@ fn create_transaction<P: Send + 'static, A: Api<P>>(
             &shared.validators.create_transaction_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::create_transaction(&shared.api, context, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        201u16,
-                        Some("application/json"),
-                        "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::create_transaction(&shared.api, context, body).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /transactions/{id}`
@@ -3156,21 +3006,16 @@ fn get_transaction<P: Send + 'static, A: Api<P>>(
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::get_transaction(&shared.api, context, id).await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::get_transaction(&shared.api, context, id).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"amount\":10000,\"balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"GBP\",\"exchange_rate\":{\"rate\":1952215190,\"rate_decimal\":\"1952.21518987\",\"single_rate\":1962025316,\"single_rate_decimal\":\"1962.02531646\"},\"failure_reason\":null,\"fees\":20,\"id\":\"0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f\",\"order_id\":\"order-1001\",\"payer_name\":null,\"payment_method\":\"balance\",\"payment_reference\":\"Rent November\",\"recipient\":{\"alias\":\"Landlord\",\"bank_account\":{\"account_name\":\"ADAEZE NWOSU\",\"account_number\":\"0123456789\",\"bank_code\":\"058\",\"bank_name\":\"Sandbox Bank Nigeria\",\"currency\":\"NGN\"},\"country\":\"NG\",\"created\":\"2026-11-20T09:00:00Z\",\"default_reference\":\"Rent\",\"id\":\"1e2b7f0c-8a4e-4c4f-b5a1-0a3d5c9e7b21\",\"type\":\"personal\"},\"reference\":\"Rent November\",\"status\":\"processed\",\"to_amount\":19522151,\"to_currency\":\"NGN\",\"transaction_type\":\"payment\",\"virtual_account_id\":null}",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /virtualaccounts`
@@ -3188,24 +3033,16 @@ fn list_virtual_accounts<P: Send + 'static, A: Api<P>>(
             &shared.validators.list_virtual_accounts_query,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::list_virtual_accounts(&shared.api, context, query)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "[{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}]",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::list_virtual_accounts(&shared.api, context, query).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}]",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /virtualaccounts`
@@ -3224,24 +3061,16 @@ fn create_virtual_account<P: Send + 'static, A: Api<P>>(
             &shared.validators.create_virtual_account_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::create_virtual_account(&shared.api, context, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        201u16,
-                        Some("application/json"),
-                        "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::create_virtual_account(&shared.api, context, body).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /virtualaccounts/{id}`
@@ -3260,22 +3089,16 @@ fn get_virtual_account<P: Send + 'static, A: Api<P>>(
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::get_virtual_account(&shared.api, context, id)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::get_virtual_account(&shared.api, context, id).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `DELETE /virtualaccounts/{id}`
@@ -3294,22 +3117,16 @@ fn close_virtual_account<P: Send + 'static, A: Api<P>>(
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::close_virtual_account(&shared.api, context, id)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"result\":\"ok\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::close_virtual_account(&shared.api, context, id).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"result\":\"ok\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `PATCH /virtualaccounts/{id}`
@@ -3334,24 +3151,16 @@ fn update_virtual_account<P: Send + 'static, A: Api<P>>(
             &shared.validators.update_virtual_account_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::update_virtual_account(&shared.api, context, id, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::update_virtual_account(&shared.api, context, id, body).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"account_name\":\"Acme Ltd\",\"created\":\"2026-11-21T10:15:30.123Z\",\"currency\":\"NGN\",\"details\":{\"account_name\":\"Acme Ltd\",\"account_number\":\"9912345678\",\"bank_name\":\"Sandbox Bank Nigeria\"},\"id\":\"6a1f2e3d-4c5b-4a69-8877-665544332211\",\"reference_id\":\"customer-77\",\"settlement_balance_id\":\"5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11\",\"status\":\"active\",\"supported_channels\":[\"NIP\"],\"type\":\"local\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /webhook-endpoints`
@@ -3369,24 +3178,16 @@ fn list_webhook_endpoints<P: Send + 'static, A: Api<P>>(
             &shared.validators.list_webhook_endpoints_query,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::list_webhook_endpoints(&shared.api, context, query)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "[{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":[\"transaction.processed\",\"transaction.failed\"],\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"url\":\"https://hooks.example/payments\"}]",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::list_webhook_endpoints(&shared.api, context, query).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":[\"transaction.processed\",\"transaction.failed\"],\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"url\":\"https://hooks.example/payments\"}]",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /webhook-endpoints`
@@ -3405,24 +3206,16 @@ fn create_webhook_endpoint<P: Send + 'static, A: Api<P>>(
             &shared.validators.create_webhook_endpoint_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::create_webhook_endpoint(&shared.api, context, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        201u16,
-                        Some("application/json"),
-                        "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":null,\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"secret\":\"whsec_4f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a\",\"url\":\"https://hooks.example/payments\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::create_webhook_endpoint(&shared.api, context, body).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":null,\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"secret\":\"whsec_4f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a\",\"url\":\"https://hooks.example/payments\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /webhook-endpoints/{id}`
@@ -3441,22 +3234,16 @@ fn get_webhook_endpoint<P: Send + 'static, A: Api<P>>(
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::get_webhook_endpoint(&shared.api, context, id)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":[\"transaction.processed\",\"transaction.failed\"],\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"url\":\"https://hooks.example/payments\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::get_webhook_endpoint(&shared.api, context, id).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":[\"transaction.processed\",\"transaction.failed\"],\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"url\":\"https://hooks.example/payments\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `DELETE /webhook-endpoints/{id}`
@@ -3475,24 +3262,16 @@ fn delete_webhook_endpoint<P: Send + 'static, A: Api<P>>(
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::delete_webhook_endpoint(&shared.api, context, id)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"result\":\"ok\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::delete_webhook_endpoint(&shared.api, context, id).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"result\":\"ok\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /webhook-endpoints/{id}/rotate-secret`
@@ -3511,24 +3290,17 @@ fn rotate_webhook_endpoint_secret<P: Send + 'static, A: Api<P>>(
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<
-            P,
-        >>::rotate_webhook_endpoint_secret(&shared.api, context, id)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":null,\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"secret\":\"whsec_4f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a\",\"url\":\"https://hooks.example/payments\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::rotate_webhook_endpoint_secret(&shared.api, context, id)
+                .await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"events\":null,\"id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"secret\":\"whsec_4f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a\",\"url\":\"https://hooks.example/payments\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /webhooks`
@@ -3546,22 +3318,16 @@ fn list_webhooks<P: Send + 'static, A: Api<P>>(
             &shared.validators.list_webhooks_query,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::list_webhooks(&shared.api, context, query)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "[{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}]",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::list_webhooks(&shared.api, context, query).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "[{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}]",
+                &[],
+            ),
+        )
     }
 }
 /// `POST /webhooks`
@@ -3580,22 +3346,16 @@ fn send_test_webhook<P: Send + 'static, A: Api<P>>(
             &shared.validators.send_test_webhook_body,
         )?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::send_test_webhook(&shared.api, context, body)
-            .await
-        {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        201u16,
-                        Some("application/json"),
-                        "{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::send_test_webhook(&shared.api, context, body).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                201u16,
+                Some("application/json"),
+                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}",
+                &[],
+            ),
+        )
     }
 }
 /// `GET /webhooks/{id}`
@@ -3614,20 +3374,16 @@ fn get_webhook<P: Send + 'static, A: Api<P>>(
         let caller: P = authenticate_bearer_auth::<P, A>(&shared.api, &headers).await?;
         let id: ::uuid::Uuid = id.read()?;
         let context = crate::runtime::RequestContext::new(caller, headers);
-        let output = match <A as Api<P>>::get_webhook(&shared.api, context, id).await {
-            Err(error) if shared.mock && error.is_not_implemented() => {
-                return Ok(
-                    crate::runtime::mock_response(
-                        200u16,
-                        Some("application/json"),
-                        "{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}",
-                        &[],
-                    ),
-                );
-            }
-            output => output?,
-        };
-        Ok(axum::response::IntoResponse::into_response(output))
+        crate::runtime::or_mock(
+            <A as Api<P>>::get_webhook(&shared.api, context, id).await,
+            shared.mock,
+            || crate::runtime::mock_response(
+                200u16,
+                Some("application/json"),
+                "{\"created\":\"2026-11-21T10:15:30.123Z\",\"data\":{\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"message\":\"ping\"},\"endpoint_id\":\"2f1e0d9c-8b7a-4655-9433-2211a0b9c8d7\",\"event\":\"ping\",\"id\":\"7b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\",\"next_attempt\":null,\"response_code\":200,\"retry_count\":0,\"status\":\"delivered\"}",
+                &[],
+            ),
+        )
     }
 }
 /// The receiver of the document's webhooks: [`receiver::Api`] and [`receiver::router`].
@@ -3640,6 +3396,8 @@ pub mod receiver {
     use axum::http::StatusCode;
     use axum::response::Response;
     use crate::runtime::ApiError;
+    #[allow(unused_imports)]
+    use crate::runtime::wire::{Leaf, Shape, Style, Wire};
     /// The webhooks of Payments API, one method per webhook operation: the receiver. Implement what
     /// you receive and serve it with [`router`] at the URL the sender delivers to: a notification
     /// posted to `/` goes to the webhook whose body schema it meets (the one whose name a field of
@@ -4763,23 +4521,20 @@ pub mod receiver {
                 &shared.validators.webhook_paymentrequest_cancelled_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_paymentrequest_cancelled(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_paymentrequest_cancelled(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /paymentrequest.failed`
@@ -4819,23 +4574,20 @@ pub mod receiver {
                 &shared.validators.webhook_paymentrequest_failed_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_paymentrequest_failed(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_paymentrequest_failed(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /paymentrequest.initiated`
@@ -4875,23 +4627,20 @@ pub mod receiver {
                 &shared.validators.webhook_paymentrequest_initiated_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_paymentrequest_initiated(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_paymentrequest_initiated(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /paymentrequest.processed`
@@ -4931,23 +4680,20 @@ pub mod receiver {
                 &shared.validators.webhook_paymentrequest_processed_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_paymentrequest_processed(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_paymentrequest_processed(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /paymentrequest.settled`
@@ -4987,23 +4733,20 @@ pub mod receiver {
                 &shared.validators.webhook_paymentrequest_settled_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_paymentrequest_settled(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_paymentrequest_settled(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /ping`
@@ -5043,23 +4786,20 @@ pub mod receiver {
                 &shared.validators.webhook_ping_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_ping(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_ping(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /recipient.created`
@@ -5099,23 +4839,20 @@ pub mod receiver {
                 &shared.validators.webhook_recipient_created_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_recipient_created(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_recipient_created(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /recipient.deleted`
@@ -5155,23 +4892,20 @@ pub mod receiver {
                 &shared.validators.webhook_recipient_deleted_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_recipient_deleted(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_recipient_deleted(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /transaction.cancelled`
@@ -5211,23 +4945,20 @@ pub mod receiver {
                 &shared.validators.webhook_transaction_cancelled_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_transaction_cancelled(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_transaction_cancelled(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /transaction.failed`
@@ -5267,23 +4998,20 @@ pub mod receiver {
                 &shared.validators.webhook_transaction_failed_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_transaction_failed(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_transaction_failed(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /transaction.initiated`
@@ -5323,23 +5051,20 @@ pub mod receiver {
                 &shared.validators.webhook_transaction_initiated_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_transaction_initiated(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_transaction_initiated(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /transaction.pending`
@@ -5379,23 +5104,20 @@ pub mod receiver {
                 &shared.validators.webhook_transaction_pending_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_transaction_pending(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_transaction_pending(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /transaction.processed`
@@ -5435,23 +5157,20 @@ pub mod receiver {
                 &shared.validators.webhook_transaction_processed_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_transaction_processed(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_transaction_processed(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /transaction.processing`
@@ -5491,23 +5210,20 @@ pub mod receiver {
                 &shared.validators.webhook_transaction_processing_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_transaction_processing(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_transaction_processing(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /transaction.refunded`
@@ -5547,23 +5263,20 @@ pub mod receiver {
                 &shared.validators.webhook_transaction_refunded_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_transaction_refunded(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_transaction_refunded(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /virtualaccount.active`
@@ -5603,23 +5316,20 @@ pub mod receiver {
                 &shared.validators.webhook_virtualaccount_active_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_virtualaccount_active(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_virtualaccount_active(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /virtualaccount.blocked`
@@ -5659,23 +5369,20 @@ pub mod receiver {
                 &shared.validators.webhook_virtualaccount_blocked_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_virtualaccount_blocked(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_virtualaccount_blocked(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /virtualaccount.closed`
@@ -5715,23 +5422,20 @@ pub mod receiver {
                 &shared.validators.webhook_virtualaccount_closed_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_virtualaccount_closed(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_virtualaccount_closed(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /virtualaccount.initiated`
@@ -5771,23 +5475,20 @@ pub mod receiver {
                 &shared.validators.webhook_virtualaccount_initiated_body,
             )?;
             let context = crate::runtime::RequestContext::new(caller, headers);
-            let output = match <A as Api<
-                P,
-            >>::webhook_virtualaccount_initiated(
-                    &shared.api,
-                    context,
-                    x_service_signature,
-                    x_service_retry_count,
-                    body,
-                )
-                .await
-            {
-                Err(error) if shared.mock && error.is_not_implemented() => {
-                    return Ok(crate::runtime::mock_response(200u16, None, "", &[]));
-                }
-                output => output?,
-            };
-            Ok(axum::response::IntoResponse::into_response(output))
+            crate::runtime::or_mock(
+                <A as Api<
+                    P,
+                >>::webhook_virtualaccount_initiated(
+                        &shared.api,
+                        context,
+                        x_service_signature,
+                        x_service_retry_count,
+                        body,
+                    )
+                    .await,
+                shared.mock,
+                || crate::runtime::mock_response(200u16, None, "", &[]),
+            )
         }
     }
     /// `POST /`: a notification posted to the receiver's own URL, handed to the webhook whose

@@ -52,6 +52,21 @@ pub fn not_implemented(operation_id: &str) -> ApiError {
     ApiError::new(StatusCode::NOT_IMPLEMENTED, format!("Not implemented: {operation_id}"))
 }
 
+/// What a handler answers: the implementation's answer; the mock's (`mock_answer`) when the
+/// server mocks and the operation is not implemented; the error object for any other error.
+#[inline]
+pub fn or_mock<T: IntoResponse>(
+    output: Result<T, ApiError>,
+    mock: bool,
+    mock_answer: impl FnOnce() -> Response,
+) -> Result<Response, ApiError> {
+    match output {
+        Ok(output) => Ok(output.into_response()),
+        Err(error) if mock && error.is_not_implemented() => Ok(mock_answer()),
+        Err(error) => Err(error),
+    }
+}
+
 /// A mock answer (the generated `mock_router`'s, for an operation not implemented): `status`,
 /// `body` of `content_type` when there is one, and the response's required `headers`.
 pub fn mock_response(

@@ -149,7 +149,6 @@ pub(super) fn handler(
 
     let needs_uri = needs_uri(op, schemes);
     let styles = quote!(#rt::styles);
-    let wire_module = quote!(#rt::wire);
     let is_uuid = |p: &model::Param| p.kind == TypeKind::Uuid;
     // Read in place unless a parameter has a style.
     let in_place = !op.path_params.is_empty() && op.path_params.iter().all(|p| p.wire.plain());
@@ -185,7 +184,7 @@ pub(super) fn handler(
             let (ident, ty, pname) = (&p.ident, &p.ty, &p.name);
             // With one styled parameter the route's are read as `RawPathParams`, each by its style.
             let parse = if !p.wire.plain() {
-                let wire = crate::write::wire::tokens(&p.wire, &wire_module);
+                let wire = crate::write::wire::constructed(&p.wire);
                 quote!(#styles::path(&path, &#wire)?)
             } else if is_uuid(p) {
                 quote!(#rt::path::Id::of(&path, #pname)?.read()?)
@@ -198,7 +197,7 @@ pub(super) fn handler(
     }
     for p in op.header_params.iter().chain(&op.cookie_params) {
         let (ident, ty, pname) = (&p.ident, &p.ty, &p.name);
-        let wire = crate::write::wire::tokens(&p.wire, &wire_module);
+        let wire = crate::write::wire::constructed(&p.wire);
         let parse = match p.wire.place {
             Place::Cookie => quote!(#styles::cookie_param::<#ty>(&headers, &#wire)?),
             _ if !p.wire.plain() => quote!(#styles::header_param::<#ty>(&headers, &#wire)?),
@@ -255,7 +254,7 @@ pub(super) fn handler(
             .collect();
         steps.push(if op.query_params.iter().any(|p| !p.wire.plain()) {
             // A parameter in a style the serde paths do not read: every parameter by its wire.
-            let wires = op.query_params.iter().map(|p| crate::write::wire::tokens(&p.wire, &wire_module));
+            let wires = op.query_params.iter().map(|p| crate::write::wire::constructed(&p.wire));
             quote! {
                 let query: #ty = #styles::query(&uri, &shared.validators.#validator, &[#(#wires),*], &[#(#credentials),*])?;
             }
@@ -324,23 +323,18 @@ pub(super) fn handler(
                 }
                 _ => quote!(#rt::mock_response(#status, #content_type, #body, &[#(#headers),*])),
             };
-            quote! {
-                let output = match #call {
-                    Err(error) if shared.mock && error.is_not_implemented() => {
-                        return Ok(#answer);
-                    }
-                    output => output?,
-                };
-            }
+            quote!(#rt::or_mock(#call, shared.mock, || #answer))
         }
-        None => quote!(let output = #call?;),
+        None => quote! {
+            let output = #call?;
+            Ok(axum::response::IntoResponse::into_response(output))
+        },
     };
     let answer = quote! {
         async move {
             #(#steps)*
             #context
             #output
-            Ok(axum::response::IntoResponse::into_response(output))
         }
     };
     let answer = match errors {

@@ -181,6 +181,9 @@ pub(crate) fn generate(
         use axum::http::StatusCode;
         use axum::response::Response;
         use #rt::ApiError;
+        // How parameters are written, for those read by their style: unused by most documents.
+        #[allow(unused_imports)]
+        use #rt::wire::{Leaf, Shape, Style, Wire};
 
         #(#trait_doc)*
         pub trait Api<P: Send + 'static = ()>: Send + Sync + 'static {

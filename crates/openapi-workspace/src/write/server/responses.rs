@@ -83,14 +83,11 @@ pub(crate) fn response_enum(op: &Op, rt: &syn::Path) -> TokenStream {
     let arms = op.replies.iter().map(|reply| {
         let variant = &reply.variant;
         let fixed = matches!(reply.status, Status::Code(_));
-        // A class or `default` carries the status; one outside the class is the server's fault.
+        // A class or `default` carries the status; one outside the class is the server's fault
+        // (`in_class` below).
         let status = match reply.status {
             Status::Code(code) => status_tokens(code),
-            Status::Range(class) => quote!(match #rt::status_in_class(status, #class) {
-                Some(status) => status,
-                None => return axum::response::IntoResponse::into_response(ApiError::internal()),
-            }),
-            Status::Default => quote!(status),
+            Status::Range(_) | Status::Default => quote!(status),
         };
         let respond = match &reply.body {
             Some(ReplyBody::Json(_)) => quote!(#rt::json_response(#status, &body)),
@@ -109,7 +106,12 @@ pub(crate) fn response_enum(op: &Op, rt: &syn::Path) -> TokenStream {
             };
         }
         let status_field = (!fixed).then(|| quote!(status,));
+        let in_class = |respond: TokenStream| match reply.status {
+            Status::Range(class) => quote!(#rt::in_class(status, #class, |status| #respond)),
+            _ => respond,
+        };
         if reply.headers.is_empty() {
+            let respond = in_class(respond);
             return quote! { Self::#variant { #status_field #body_field } => #respond, };
         }
         let fields = reply.headers.iter().map(|h| &h.ident);
@@ -118,13 +120,12 @@ pub(crate) fn response_enum(op: &Op, rt: &syn::Path) -> TokenStream {
             let value = if h.required { quote!(Some(&#field)) } else { quote!(#field.as_ref()) };
             quote! { #rt::set_header(&mut response, #name, #value); }
         });
-        quote! {
-            Self::#variant { #status_field #body_field #(#fields),* } => {
-                let mut response = #respond;
-                #(#sets)*
-                response
-            }
-        }
+        let respond = in_class(quote!({
+            let mut response = #respond;
+            #(#sets)*
+            response
+        }));
+        quote! { Self::#variant { #status_field #body_field #(#fields),* } => #respond, }
     });
     // `From` for a success that carries only a body of a type no other variant carries, so an
     // implementation can answer `Ok(balance.into())`.
