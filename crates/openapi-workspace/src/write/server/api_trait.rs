@@ -45,11 +45,11 @@ pub(super) fn trait_method(op: &Op, rt: &syn::Path) -> TokenStream {
         #(#doc)*
         fn #name(
             &self,
-            context: #rt::RequestContext<#caller>,
+            context: RequestContext<#caller>,
             #(#param_args)*
             #query_arg
             #body_arg
-        ) -> impl ::std::future::Future<Output = Result<#output, ApiError>> + Send {
+        ) -> impl Future<Output = Result<#output, ApiError>> + Send {
             let _ = (#(#unused,)*);
             async { Err(#rt::not_implemented(#operation_id)) }
         }

@@ -281,11 +281,11 @@ pub(super) fn handler(
     let context = if upgrade {
         // A protocol switch needs the connection's upgrade, which hyper leaves in the extensions.
         quote! {
-            let mut context = #rt::RequestContext::new(caller, headers);
+            let mut context = RequestContext::new(caller, headers);
             context.extensions = extensions;
         }
     } else {
-        quote! { let context = #rt::RequestContext::new(caller, headers); }
+        quote! { let context = RequestContext::new(caller, headers); }
     };
     extractors.push(quote!(request: axum::extract::Request));
     let body_part = if op.body.is_some() { quote!(request_body) } else { quote!(_) };
@@ -363,7 +363,7 @@ pub(super) fn handler(
         // the future (which axum boxes) over 1 KiB: an allocation glibc's malloc answers slowly.
         fn #name<P: Send + 'static, A: Api<P>>(
             #(#extractors),*
-        ) -> impl std::future::Future<Output = Result<Response, ApiError>> + Send {
+        ) -> impl Future<Output = Result<Response, ApiError>> + Send {
             #split
             #answer
         }

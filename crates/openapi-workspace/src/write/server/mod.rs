@@ -126,7 +126,7 @@ pub(crate) fn generate(
             fn authenticate(
                 &self,
                 credentials: &[Credential<'_>],
-            ) -> impl ::std::future::Future<Output = Result<P, ApiError>> + Send {
+            ) -> impl Future<Output = Result<P, ApiError>> + Send {
                 let _ = credentials;
                 async { Err(ApiError::unauthorized()) }
             }
@@ -169,6 +169,9 @@ pub(crate) fn generate(
         }
     });
     Ok(quote! {
+        // Unused by a document with no operation, as `RequestContext` below.
+        #[allow(unused_imports)]
+        use std::future::Future;
         use std::sync::Arc;
 
         // Unused by a document whose operations take and answer no model.
@@ -181,6 +184,8 @@ pub(crate) fn generate(
         use axum::http::StatusCode;
         use axum::response::Response;
         use #rt::ApiError;
+        #[allow(unused_imports)]
+        use #rt::RequestContext;
         // How parameters are written, for those read by their style: unused by most documents.
         #[allow(unused_imports)]
         use #rt::wire::{Leaf, Shape, Style, Wire};
