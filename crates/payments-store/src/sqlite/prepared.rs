@@ -74,15 +74,17 @@ impl PreparedConnection {
             let kept = &mut *kept;
             kept.text.clear();
             write(&mut kept.text);
-            if !kept.by_text.contains_key(kept.text.as_str()) {
-                let prepared = prepare(connection, &kept.text)?;
-                if kept.by_text.len() >= KEPT {
-                    kept.by_text.clear();
-                }
-                kept.by_text.insert(kept.text.as_str().into(), prepared);
+            // One lookup when the statement is kept, as it nearly always is.
+            if let Some(prepared) = kept.by_text.get_mut(kept.text.as_str()) {
+                return run(prepared);
             }
-            let prepared = kept.by_text.get_mut(kept.text.as_str()).expect("kept just now");
-            run(prepared)
+            let mut prepared = prepare(connection, &kept.text)?;
+            let result = run(&mut prepared);
+            if kept.by_text.len() >= KEPT {
+                kept.by_text.clear();
+            }
+            kept.by_text.insert(kept.text.as_str().into(), prepared);
+            result
         })
     }
 }
