@@ -91,7 +91,12 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
     let mut models = crate::timings::timed("write/client", || client::generate(spec, config))?;
     // The models and the client are printed before the server is written: their syntax trees
     // are the largest thing held on the largest documents, and the server needs only the names.
-    let types = crate::timings::timed("write/print types", || format_syntax(config, models.types));
+    let types = crate::timings::timed("write/print types", || {
+        let types = std::mem::replace(&mut models.types, syn::parse_quote! {});
+        client::Models::printed_types(types, &std::mem::take(&mut models.type_builders), |types| {
+            format_syntax(config, types)
+        })
+    })?;
     // progenitor's usage examples are `ignore` doctests; as `text` they read the same and
     // don't show up as ignored tests in every run.
     let client = client::methods::client_docs(
@@ -205,6 +210,58 @@ pub(crate) fn each_parsed<T: syn::parse::Parse>(
                 Err(error) if trees.peek().is_none() => return Err(error),
                 Err(_) => {}
             }
+        }
+    }
+    Ok(())
+}
+
+/// The pieces of `trees` [`each_parsed`] would cut, each as its text, the tokens freed as they
+/// are read: a token takes many times the memory of its text, and the client's builders, held
+/// while the rest of the client is parsed, were the largest thing held on the largest documents.
+pub(crate) fn item_texts(trees: Vec<proc_macro2::TokenTree>) -> Vec<String> {
+    use proc_macro2::{Delimiter, TokenStream, TokenTree};
+    let mut texts = Vec::new();
+    let mut piece: Vec<TokenTree> = Vec::new();
+    let mut trees = trees.into_iter().peekable();
+    while let Some(tree) = trees.next() {
+        let ends = match &tree {
+            TokenTree::Group(group) => group.delimiter() == Delimiter::Brace,
+            TokenTree::Punct(punct) => punct.as_char() == ';',
+            _ => false,
+        };
+        piece.push(tree);
+        if ends
+            && let Some(TokenTree::Punct(punct)) = trees.peek()
+            && punct.as_char() == ';'
+        {
+            piece.extend(trees.next());
+        }
+        if ends || trees.peek().is_none() {
+            texts.push(std::mem::take(&mut piece).into_iter().collect::<TokenStream>().to_string());
+        }
+    }
+    texts
+}
+
+/// Each of `texts` ([`item_texts`]) parsed and handed to `each` in turn, as [`each_parsed`]
+/// parses tokens: a piece that does not parse alone is joined to the next.
+pub(crate) fn each_text_item(texts: Vec<String>, mut each: impl FnMut(syn::Item)) -> syn::Result<()> {
+    let mut piece = String::new();
+    let count = texts.len();
+    for (at, text) in texts.into_iter().enumerate() {
+        if piece.is_empty() {
+            piece = text;
+        } else {
+            piece.push(' ');
+            piece.push_str(&text);
+        }
+        match syn::parse_str::<syn::Item>(&piece) {
+            Ok(item) => {
+                each(item);
+                piece.clear();
+            }
+            Err(error) if at + 1 == count => return Err(error),
+            Err(_) => {}
         }
     }
     Ok(())

@@ -9,6 +9,7 @@
 //! 1 the answer is no (`check`: stale; `diff`: a change at `--fail-on`'s level); 2 trouble (a
 //! usage error, a document refused, a file that cannot be read or written).
 
+mod huge_pages;
 mod messages;
 mod mock;
 mod mock_database;
@@ -116,6 +117,7 @@ const NO: u8 = 1;
 const TROUBLE: u8 = 2;
 
 fn main() -> ExitCode {
+    huge_pages::turn_off();
     let cli = Cli::parse();
     let messages = Messages { format: cli.message_format, quiet: cli.quiet };
     match cli.command {

@@ -90,9 +90,13 @@ impl<H: Holder> Container<H> {
     /// the text as printed whole. `None` when members were printed but the empty container is
     /// not in the text (nothing is ever dropped silently).
     pub(super) fn put_back(&self, printed: String, members: &str) -> Option<String> {
+        if members.is_empty() {
+            // As prettyplease prints an item without members: `pub mod builder {}`.
+            return Some(printed);
+        }
         let opening = &self.opening;
         let empty = format!("\n{opening} {{}}\n");
-        let Some(at) = printed.find(&empty) else { return members.is_empty().then_some(printed) };
+        let at = printed.find(&empty)?;
         let mut whole = String::with_capacity(printed.len() + members.len() + 2);
         whole.push_str(&printed[..at]);
         whole.push('\n');

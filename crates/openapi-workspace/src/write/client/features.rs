@@ -52,17 +52,37 @@ impl Gating {
         gate_builder_member(member, &self.builders, &mut self.seeds);
     }
 
-    /// Gates `types` by what the client's items name; the features, sorted: every group (each
-    /// gates its operations' methods at least) and [`UNREACHED`] when some model is reached by
-    /// no operation; and the features of sets of groups (`Shared`).
-    pub(super) fn models(self, types: &mut syn::File, groups: &Groups) -> (Vec<String>, Shared) {
+    /// Gates `types` by what the client's items name; the gates go on to the models' builders,
+    /// kept as text (`models::Kept`), as each is printed ([`ModelGates::gate`]).
+    pub(super) fn models(self, types: &mut syn::File, groups: &Groups) -> ModelGates {
         let reach = reach(types, self.seeds);
-        let mut used: BTreeSet<String> = groups.names.clone();
-        let mut sets = BTreeMap::new();
-        gate_models(&mut types.items, &reach, &mut used, &mut sets, true);
-        let mut shared: Vec<(usize, BTreeSet<String>)> = sets.into_iter().map(|(groups, n)| (n, groups)).collect();
+        let mut gates = ModelGates { used: groups.names.clone(), sets: BTreeMap::new(), reach };
+        gate_models(&mut types.items, &gates.reach, &mut gates.used, &mut gates.sets, true);
+        gates
+    }
+}
+
+/// The models' gates, from their reach: what gated the models gates an item of theirs that is
+/// gated later (a builder, printed a member at a time).
+pub(super) struct ModelGates {
+    reach: BTreeMap<String, Option<BTreeSet<String>>>,
+    used: BTreeSet<String>,
+    sets: BTreeMap<BTreeSet<String>, usize>,
+}
+
+impl ModelGates {
+    /// Gates `item` (of the models' `builder` module) by its model's reach.
+    pub(super) fn gate(&mut self, item: &mut syn::Item) {
+        gate_models(std::slice::from_mut(item), &self.reach, &mut self.used, &mut self.sets, false);
+    }
+
+    /// The features, sorted: every group (each gates its operations' methods at least) and
+    /// [`UNREACHED`] when some model is reached by no operation; and the features of sets of
+    /// groups (`Shared`).
+    pub(super) fn features(self) -> (Vec<String>, Shared) {
+        let mut shared: Vec<(usize, BTreeSet<String>)> = self.sets.into_iter().map(|(groups, n)| (n, groups)).collect();
         shared.sort_by_key(|(n, _)| *n);
-        (used.into_iter().collect(), shared.into_iter().map(|(n, groups)| (set_feature(n), groups)).collect())
+        (self.used.into_iter().collect(), shared.into_iter().map(|(n, groups)| (set_feature(n), groups)).collect())
     }
 }
 
@@ -308,7 +328,7 @@ fn declared(item: &syn::Item) -> Option<String> {
 /// The model an item of the models belongs to: the one it declares, the one it implements
 /// something for, else the first it names (typify's `impl From<X> for String`, a default's
 /// function); `None` for items naming no model (the `error` module).
-fn owner(item: &syn::Item, names: &BTreeMap<String, BTreeSet<String>>) -> Option<String> {
+fn owner<V>(item: &syn::Item, names: &BTreeMap<String, V>) -> Option<String> {
     let model = |name: Option<String>| name.filter(|name| names.contains_key(name));
     let own = match item {
         syn::Item::Impl(item) => model(last_ident(&item.self_ty)),
@@ -355,7 +375,6 @@ fn gate_models(
     sets: &mut BTreeMap<BTreeSet<String>, usize>,
     top: bool,
 ) {
-    let names: BTreeMap<String, BTreeSet<String>> = reach.keys().map(|name| (name.clone(), BTreeSet::new())).collect();
     for item in items.iter_mut() {
         match item {
             syn::Item::Mod(module) if top && module.ident == "components" => {}
@@ -365,7 +384,7 @@ fn gate_models(
                 }
             }
             item => {
-                let Some(Some(groups)) = owner(item, &names).and_then(|owner| reach.get(&owner)) else { continue };
+                let Some(Some(groups)) = owner(item, reach).and_then(|owner| reach.get(&owner)) else { continue };
                 used.extend(groups.iter().cloned());
                 let gate = match groups.len() > LISTED_GROUPS {
                     true => {

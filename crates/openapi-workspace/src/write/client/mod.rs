@@ -34,8 +34,11 @@ use crate::write::Config;
 use view::View;
 
 pub(crate) struct Models {
-    /// Parsed once: the passes below edit it in place and the writer prints it as it is.
+    /// Parsed once: the passes below edit it in place and the writer prints it as it is
+    /// ([`Models::printed_types`]), its empty `mod builder {}` filled with `type_builders`.
     pub types: syn::File,
+    /// The models' builders, printed already (`models::Kept`).
+    pub type_builders: String,
     /// Printed already (without the header): its builder module is printed a member at a time.
     pub client: String,
     /// What the samples need of the client, read from its syntax as it was printed.
@@ -57,6 +60,21 @@ pub(crate) struct Models {
     pub ops: Vec<crate::model::operation::Op>,
     /// The operations with page and item streams (`pagination`), and the parameter each is paged by.
     pub paginated: Vec<(String, String)>,
+}
+
+impl Models {
+    /// The models as printed (`print`), their builders in their module.
+    pub(crate) fn printed_types(
+        types: syn::File,
+        type_builders: &str,
+        print: impl FnOnce(syn::File) -> String,
+    ) -> Result<String> {
+        by_member::Container::<syn::ItemMod>::new(syn::parse_quote!(
+            pub mod builder {}
+        ))
+        .put_back(print(types), type_builders)
+        .ok_or_else(|| Error::Document("the printed models lost their builder module".into()))
+    }
 }
 
 /// progenitor's settings. The client holds a `Config` (`retries`: its credentials and retry
@@ -267,12 +285,13 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let mut types: syn::File = crate::timings::timed("write/client parse types", || crate::write::parse_file(types))
         .map_err(|e| Error::unparsable("the models", e))?;
     let bodies = models::body_builders(&client);
-    let empty_variants = crate::timings::timed("write/client edit types", || {
-        let renamed = models::edit(&mut types, &bodies, builders)?;
+    let (empty_variants, kept) = crate::timings::timed("write/client edit types", || {
+        let (renamed, kept) = models::edit(&mut types, &bodies, builders);
         dates::written_directly(&mut types)?;
         discriminated::tags_first(&mut types, spec);
-        same_shapes::written_once(&mut types, &components.iter().map(|(_, model)| model.clone()).collect());
-        Ok::<_, Error>(renamed)
+        let own = components.iter().map(|(_, model)| model.clone()).collect();
+        same_shapes::written_once(&mut types, &own, &kept.built());
+        Ok::<_, Error>((renamed, kept))
     })?;
     // The models' token streams are gone, parsed: what they held goes back before the client's.
     crate::write::memory::release();
@@ -282,6 +301,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         pub mod builder {}
     ));
     let (client, members) = builder.take_body(client);
+    let members = crate::write::item_texts(members);
     let mut client: syn::File = crate::timings::timed("write/client parse client", || crate::write::parse_file(client))
         .map_err(|e| Error::unparsable("the client", e))?;
     let mut gating = (config.features && groups.names.len() > 1).then(|| features::Gating::new(&mut client, &groups));
@@ -294,7 +314,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let mut printed = String::new();
     let mut sent = std::collections::BTreeMap::new();
     crate::timings::timed("write/client builders", || {
-        crate::write::each_item(members, |mut member| {
+        crate::write::each_text_item(members, |mut member| {
             media::nested_forms(&mut member);
             dead_arms::unreachable_arms(&mut member);
             if let Some((builder, matched)) = status_errors::decode_by_status(&mut member, &errors) {
@@ -319,14 +339,33 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     }
     uses.sort_unstable();
     uses.dedup();
-    let (features, shared_features) = match gating {
-        Some(gating) => crate::timings::timed("write/client features", || gating.models(&mut types, &groups)),
-        None => Default::default(),
-    };
+    let mut gates =
+        gating.map(|gating| crate::timings::timed("write/client features", || gating.models(&mut types, &groups)));
+    let type_builders = crate::timings::timed("write/client print type builders", || {
+        kept.printed(&builder, |item| {
+            models::renamed_paths(item, &builders.empty_variants);
+            if let Some(gates) = &mut gates {
+                gates.gate(item);
+            }
+        })
+    })?;
+    let (features, shared_features) = gates.map(features::ModelGates::features).unwrap_or_default();
     let client = builder
         .put_back(crate::write::print(client), &printed)
         .ok_or_else(|| Error::Document("the printed client lost its builder module".into()))?;
-    Ok(Models { types, client, builders, features, shared_features, type_names, uses, notes, ops, paginated })
+    Ok(Models {
+        types,
+        type_builders,
+        client,
+        builders,
+        features,
+        shared_features,
+        type_names,
+        uses,
+        notes,
+        ops,
+        paginated,
+    })
 }
 
 /// Retypes the components of `view` typify cannot type (`untypable::retype`): `None` when the

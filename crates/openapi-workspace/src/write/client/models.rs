@@ -9,18 +9,14 @@ use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 /// Every pass, in order, over the models of a client that names the builders `bodies`;
 /// `builders` are typify's, taken out before the models were parsed (`take_builders`). Answers
 /// the enums whose `""` variant is `Empty` (typify's `X`), which other users of typify's
-/// names (the CLI) rename too.
-pub(super) fn edit(
-    file: &mut syn::File,
-    bodies: &BTreeSet<String>,
-    builders: Builders,
-) -> crate::error::Result<BTreeSet<String>> {
-    builders_sent(file, bodies, builders)?;
+/// names (the CLI) rename too, and the builders kept, still as text (`Kept`).
+pub(super) fn edit(file: &mut syn::File, bodies: &BTreeSet<String>, builders: Builders) -> (BTreeSet<String>, Kept) {
+    let kept = builders_sent(file, bodies, builders);
     let renamed = empty_variants(file);
     open_enums(file);
     moved_strings(file);
     schemars_optional(file);
-    Ok(renamed)
+    (renamed, kept)
 }
 
 /// The models derive `schemars::JsonSchema` only with the types crate's `schemars` feature:
@@ -152,24 +148,16 @@ pub(super) fn take_builders(types: TokenStream) -> (TokenStream, Builders) {
 /// value is written: `.bank_account(types::BankAccount::builder()…)`). The others' builders —
 /// two thirds of the models' lines on the largest public documents, models only ever received —
 /// are not written; a server builds its answers with struct literals.
-fn builders_sent(file: &mut syn::File, bodies: &BTreeSet<String>, builders: Builders) -> crate::error::Result<()> {
+fn builders_sent(file: &mut syn::File, bodies: &BTreeSet<String>, builders: Builders) -> Kept {
     let sent = reached(file, bodies);
     let own = |ty: &syn::Type| match ty {
         syn::Type::Path(ty) => ty.path.segments.last().map(|s| s.ident.to_string()),
         _ => None,
     };
-    let mut kept = Vec::new();
-    for (name, text) in builders.0 {
-        if name.is_none_or(|name| sent.contains(&name)) {
-            kept.push(syn::parse_str::<syn::Item>(&text).map_err(|e| crate::error::Error::unparsable("a builder", e))?);
-        }
-    }
-    file.items.retain_mut(|item| match item {
-        syn::Item::Mod(module) if module.ident == "builder" => {
-            module.content = Some((Default::default(), std::mem::take(&mut kept)));
-            true
-        }
-        // `impl X { pub fn builder() -> builder::X }`, an impl of its own.
+    let kept: Vec<(Option<String>, String)> =
+        builders.0.into_iter().filter(|(name, _)| name.as_ref().is_none_or(|name| sent.contains(name))).collect();
+    // `impl X { pub fn builder() -> builder::X }`, an impl of its own.
+    file.items.retain(|item| match item {
         syn::Item::Impl(item) => {
             !(item.trait_.is_none()
                 && !item.items.is_empty()
@@ -178,7 +166,35 @@ fn builders_sent(file: &mut syn::File, bodies: &BTreeSet<String>, builders: Buil
         }
         _ => true,
     });
-    Ok(())
+    Kept(kept)
+}
+
+/// The builders a client's requests need (`builders_sent`), each as its text until it is printed
+/// ([`Kept::printed`]) a member at a time into the models' empty `mod builder {}`: parsed whole
+/// beside the models, they were the largest syntax held on the largest documents.
+pub(super) struct Kept(Vec<(Option<String>, String)>);
+
+impl Kept {
+    /// The models that have a builder.
+    pub(super) fn built(&self) -> BTreeSet<String> {
+        self.0.iter().filter_map(|(name, _)| name.clone()).collect()
+    }
+
+    /// Each builder parsed, edited by `edit`, printed as a member of `module`, and dropped.
+    pub(super) fn printed(
+        self,
+        module: &super::by_member::Container<syn::ItemMod>,
+        mut edit: impl FnMut(&mut syn::Item),
+    ) -> crate::error::Result<String> {
+        let mut printed = String::new();
+        for (_, text) in self.0 {
+            let mut item =
+                syn::parse_str::<syn::Item>(&text).map_err(|e| crate::error::Error::unparsable("a builder", e))?;
+            edit(&mut item);
+            printed.push_str(&module.printed(item));
+        }
+        Ok(printed)
+    }
 }
 
 /// `from` and every model their fields and variants name, and theirs, to the end.
@@ -297,7 +313,6 @@ fn moved_strings(file: &mut syn::File) {
 /// `Empty`, wherever the file names it (its enum's impls, typify's defaults), unless the enum
 /// has an `Empty` already.
 fn empty_variants(file: &mut syn::File) -> BTreeSet<String> {
-    use syn::visit_mut::VisitMut;
     let is_empty_text =
         |variant: &syn::Variant| variant.ident == "X" && serde_rename(&variant.attrs).as_deref() == Some("");
     let mut renamed = BTreeSet::new();
@@ -314,7 +329,19 @@ fn empty_variants(file: &mut syn::File) -> BTreeSet<String> {
     if renamed.is_empty() {
         return renamed;
     }
-    /// Renames `Name::X` for a renamed enum `Name`, and `Self::X` inside its impls.
+    for item in &mut file.items {
+        renamed_paths(item, &renamed);
+    }
+    renamed
+}
+
+/// Renames `Name::X` in `item` for each enum `Name` of `renamed` (`empty_variants`), and `Self::X`
+/// inside its impls.
+pub(super) fn renamed_paths(item: &mut syn::Item, renamed: &BTreeSet<String>) {
+    use syn::visit_mut::VisitMut;
+    if renamed.is_empty() {
+        return;
+    }
     struct Paths<'a> {
         renamed: &'a BTreeSet<String>,
         own: Option<String>,
@@ -338,8 +365,7 @@ fn empty_variants(file: &mut syn::File) -> BTreeSet<String> {
             syn::visit_mut::visit_path_mut(self, path);
         }
     }
-    Paths { renamed: &renamed, own: None }.visit_file_mut(file);
-    renamed
+    Paths { renamed, own: None }.visit_item_mut(item);
 }
 
 /// The value a variant is renamed to, `#[serde(rename = "…")]` (the one form typify writes).

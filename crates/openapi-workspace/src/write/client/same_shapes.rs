@@ -16,23 +16,10 @@ use quote::ToTokens;
 use super::models::self_name;
 
 /// Makes every model of `file` that repeats an earlier one's shape an alias of it; `own` are the
-/// names that must keep their own models. Answers how many became aliases.
-pub(super) fn written_once(file: &mut syn::File, own: &BTreeSet<String>) -> usize {
-    // A model with a builder (one a request carries) keeps its own: `builder::X` and
-    // `X::builder()` are its, and an alias's target may have no builder.
-    let built: BTreeSet<String> = file
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            syn::Item::Mod(module) if module.ident == "builder" => module.content.as_ref(),
-            _ => None,
-        })
-        .flat_map(|(_, items)| items)
-        .filter_map(|item| match item {
-            syn::Item::Struct(item) => Some(item.ident.to_string()),
-            _ => None,
-        })
-        .collect();
+/// names that must keep their own models, and so must `built`, the models with a builder (one a
+/// request carries): `builder::X` and `X::builder()` are its, and an alias's target may have no
+/// builder. Answers how many became aliases.
+pub(super) fn written_once(file: &mut syn::File, own: &BTreeSet<String>, built: &BTreeSet<String>) -> usize {
     // The models that may become aliases: enums, and structs with named fields (a tuple struct's
     // name is also its constructor, which an alias is not).
     let shape_of = |item: &syn::Item| -> Option<(String, syn::Item)> {
@@ -324,7 +311,7 @@ mod tests {
             impl ::std::convert::From<Access> for Either { fn from(value: Access) -> Self { Self::A(value) } }
             impl ::std::convert::From<Checks> for Either { fn from(value: Checks) -> Self { Self::B(value) } }
         };
-        assert_eq!(super::written_once(&mut file, &BTreeSet::new()), 2);
+        assert_eq!(super::written_once(&mut file, &BTreeSet::new(), &BTreeSet::new()), 2);
         let text = prettyplease::unparse(&file);
         assert!(text.contains("/// The second.\npub type Checks = Access;"), "{text}");
         assert!(text.contains("/// Of the same shape again.\npub type Permission = Access;"), "{text}");
@@ -338,7 +325,7 @@ mod tests {
             pub enum Permission { Read, Write }
         };
         let own = BTreeSet::from(["Permission".to_owned()]);
-        assert_eq!(super::written_once(&mut file, &own), 2);
+        assert_eq!(super::written_once(&mut file, &own, &BTreeSet::new()), 2);
         let text = prettyplease::unparse(&file);
         assert!(
             text.contains("pub type Access = Permission;\npub type Checks = Permission;\npub enum Permission"),
@@ -366,10 +353,9 @@ mod tests {
             /// A tuple struct: its name is its constructor, kept.
             pub struct Login(pub String);
             pub struct Name(pub String);
-            pub mod builder { pub struct Sent { access: Option<super::Access> } }
         };
         let own = BTreeSet::from(["Component".to_owned()]);
-        assert_eq!(super::written_once(&mut file, &own), 3);
+        assert_eq!(super::written_once(&mut file, &own, &BTreeSet::from(["Sent".to_owned()])), 3);
         let text = prettyplease::unparse(&file);
         assert!(text.contains("pub type Checks = Access;"), "{text}");
         assert!(
