@@ -99,6 +99,7 @@ components:
     Label: {type: string, maxLength: 10}
     Store: {type: object, properties: {owner: {$ref: "#/components/schemas/Owner"}}}
     Adopted: {type: object, properties: {pet: {$ref: "#/components/schemas/Pet"}}}
+    Error: {type: object, properties: {message: {type: string}}}
 "##;
     let files = openapi_workspace::standalone(document, "zoo", "zoo.yaml").unwrap().files;
     let file = |path: &str| &files.iter().find(|f| f.path == path).unwrap_or_else(|| panic!("no {path}")).contents;
@@ -124,6 +125,11 @@ components:
     assert_eq!(gate(types, "pub struct Store {"), r#"(feature="store-front")"#);
     assert_eq!(gate(types, "pub enum Kind {"), r#"(any(feature="pets",feature="unreached-models"))"#);
     assert_eq!(gate(types, "pub struct Adopted {"), r#"(feature="unreached-models")"#);
+    // A model named `Error` is not what `std::fmt::Error` names: the conversion error's impls,
+    // which every group's client needs, are not that model's and stay ungated.
+    let error_module = &types[types.find("pub mod error {").expect("the error module")..];
+    let error_module = &error_module[..error_module.find("\n}\n").expect("its end")];
+    assert!(!error_module.contains("#[cfg"), "{error_module}");
     // Reached by more than three groups: gated by the feature of that set of groups, which each
     // of them turns on (and no other group).
     assert_eq!(gate(types, "pub struct Owner {"), r#"(feature="_models-1")"#);

@@ -50,8 +50,14 @@ const CHECKED: usize = 100;
 /// generates them (and counts them as failing, in CORPUS.md); CI's sample leaves them out, so
 /// that it holds every other document to the bounds. Issue 61 tracks them.
 const OVER_THE_BOUNDS: &[(&str, &str)] = &[
-    ("microsoft.com/graph-beta", "47 MB of document: progenitor's whole-document pass takes over 2 GiB"),
-    ("microsoft.com/graph", "20 MB of document: progenitor's whole-document pass takes over 2 GiB"),
+    (
+        "microsoft.com/graph-beta",
+        "47 MB of document: progenitor's whole-document pass, beside the read document, over 2 GiB",
+    ),
+    (
+        "microsoft.com/graph",
+        "20 MB of document: progenitor's whole-document pass, beside the read document, over 1 GiB",
+    ),
 ];
 
 /// What became of one document.

@@ -6,6 +6,10 @@
 //!
 //! Sound by construction: an item is compiled whenever anything naming it is, because its gate
 //! is the union of the gates of everything that names it (a fixpoint over the models' items).
+//! The models' builders are gated by their model's reach but are not read by the fixpoint: a
+//! builder names the models its model's fields name, and `Self::Error`, which names none. An
+//! item's owner is a model it names as models are named (`naming_models`): the conversion
+//! error's `impl Display` names `std::fmt::Error`, not a model called `Error`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -337,7 +341,7 @@ fn owner<V>(item: &syn::Item, names: &BTreeMap<String, V>) -> Option<String> {
     own.or_else(|| {
         let mut found = Paths::default();
         found.visit_item(item);
-        found.idents.into_iter().find(|name| names.contains_key(name))
+        found.paths.iter().flat_map(|path| naming_models(path)).find(|name| names.contains_key(*name)).cloned()
     })
 }
 
@@ -453,6 +457,17 @@ impl<'a> Visit<'a> for Models<'_> {
         }
         syn::visit::visit_path_segment(self, segment);
     }
+}
+
+/// The segments of a path that may name a model: those first in it or after one of our modules
+/// (`X`, `super::X`, `types::X`); `std::fmt::Error`, `Self::Error` and `T::Error` name none,
+/// whatever the models are called. (The fixpoint's edges take every segment: a spurious edge
+/// gates a model more widely, never too narrowly.)
+fn naming_models(segments: &[String]) -> impl Iterator<Item = &String> {
+    segments.iter().enumerate().filter_map(|(at, segment)| {
+        let ours = at == 0 || matches!(segments[at - 1].as_str(), "super" | "crate" | "self" | "types");
+        ours.then_some(segment)
+    })
 }
 
 /// Something whose paths can be visited: an item or an impl's member.
