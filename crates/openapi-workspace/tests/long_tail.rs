@@ -191,7 +191,9 @@ fn shapes_that_once_failed_to_compile_are_repaired_with_notes() {
         Ok(generated) => generated,
         Err(error) => panic!("refused: {}", error.chain()),
     };
-    assert!(note(&generated, "/components/schemas/string").contains("is the Rust type String as \"String\" is"));
+    assert!(note(&generated, "/components/schemas/String").contains("would be a model named String"));
+    assert!(note(&generated, "/components/schemas/String").ends_with("named StringValue"));
+    assert!(note(&generated, "/components/schemas/string").ends_with("named StringValue2"));
     assert!(
         note(&generated, "/components/schemas/Board/properties/prefs_background").contains("left out (it is optional)")
     );
@@ -232,7 +234,7 @@ fn shapes_that_once_failed_to_compile_are_repaired_with_notes() {
         note(&generated, "/components/schemas/Regions/enum"),
         "an array's enum of single values: read as its items' enum"
     );
-    assert_eq!(generated.notes.len(), 19, "{:?}", generated.notes);
+    assert_eq!(generated.notes.len(), 20, "{:?}", generated.notes);
     // The path parameter `query` is an argument of its own beside the query's struct.
     assert!(generated.server.contains("query_path: ::std::string::String"), "{}", generated.server);
     // The header component's enum is a model of its own.

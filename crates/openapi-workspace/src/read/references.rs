@@ -195,8 +195,10 @@ pub(super) fn extensions_among_webhooks(doc: &mut Value) {
 }
 
 /// Component schemas named so that no Rust type can bear the name (see [`nameable`]), or the
-/// same Rust type as an earlier one (`string` beside `String`), are given one that can, and
-/// every `$ref` to them (and discriminator mapping naming them) follows.
+/// same Rust type as an earlier one (`string` beside `String`), or `String` (typify writes
+/// Rust's `String` unqualified in the models' impls, which a model of that name would stand
+/// for), are given one that can, and every `$ref` to them (and discriminator mapping naming
+/// them) follows.
 pub(super) fn unnameable_schemas(doc: &mut Value, notes: &mut Vec<Note>) {
     let Some(schemas) = doc.pointer("/components/schemas").and_then(Value::as_object) else { return };
     let mut seen = std::collections::BTreeMap::new();
@@ -205,12 +207,16 @@ pub(super) fn unnameable_schemas(doc: &mut Value, notes: &mut Vec<Note>) {
     for name in schemas.keys() {
         let why = match nameable(name) {
             false => format!("a Rust type cannot be named after {name:?} (it begins with no letter)"),
+            true if rust_name(name, true) == "String" => {
+                format!("{name:?} would be a model named String, which the models' own code reads as Rust's String")
+            }
             true => match seen.insert(rust_name(name, true), name) {
                 Some(earlier) => format!("{name:?} is the Rust type {} as {earlier:?} is", rust_name(name, true)),
                 None => continue,
             },
         };
         let new = match nameable(name) {
+            true if rust_name(name, true) == "String" => names.claim("StringValue"),
             true => names.claim(&rust_name(name, true)),
             false => names.claim(&named_schema(name)),
         };
