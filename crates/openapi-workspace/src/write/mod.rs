@@ -184,32 +184,17 @@ pub(crate) fn each_parsed<T: syn::parse::Parse>(
     trees: Vec<proc_macro2::TokenTree>,
     mut each: impl FnMut(T),
 ) -> syn::Result<()> {
-    use proc_macro2::{Delimiter, TokenTree};
-    let mut piece: Vec<TokenTree> = Vec::new();
-    let mut trees = trees.into_iter().peekable();
-    while let Some(tree) = trees.next() {
-        let ends = match &tree {
-            TokenTree::Group(group) => group.delimiter() == Delimiter::Brace,
-            TokenTree::Punct(punct) => punct.as_char() == ';',
-            _ => false,
-        };
-        piece.push(tree);
-        if ends
-            && let Some(TokenTree::Punct(punct)) = trees.peek()
-            && punct.as_char() == ';'
-        {
-            piece.extend(trees.next());
-        }
-        if ends || trees.peek().is_none() {
-            let parsed = syn::parse2::<T>(piece.iter().cloned().collect());
-            match parsed {
-                Ok(item) => {
-                    each(item);
-                    piece.clear();
-                }
-                Err(error) if trees.peek().is_none() => return Err(error),
-                Err(_) => {}
+    let mut pieces = Pieces(trees.into_iter().peekable()).peekable();
+    let mut piece: Vec<proc_macro2::TokenTree> = Vec::new();
+    while let Some(next) = pieces.next() {
+        piece.extend(next);
+        match syn::parse2::<T>(piece.iter().cloned().collect()) {
+            Ok(item) => {
+                each(item);
+                piece.clear();
             }
+            Err(error) if pieces.peek().is_none() => return Err(error),
+            Err(_) => {}
         }
     }
     Ok(())
@@ -219,28 +204,40 @@ pub(crate) fn each_parsed<T: syn::parse::Parse>(
 /// are read: a token takes many times the memory of its text, and the client's builders, held
 /// while the rest of the client is parsed, were the largest thing held on the largest documents.
 pub(crate) fn item_texts(trees: Vec<proc_macro2::TokenTree>) -> Vec<String> {
-    use proc_macro2::{Delimiter, TokenStream, TokenTree};
-    let mut texts = Vec::new();
-    let mut piece: Vec<TokenTree> = Vec::new();
-    let mut trees = trees.into_iter().peekable();
-    while let Some(tree) = trees.next() {
-        let ends = match &tree {
-            TokenTree::Group(group) => group.delimiter() == Delimiter::Brace,
-            TokenTree::Punct(punct) => punct.as_char() == ';',
-            _ => false,
-        };
-        piece.push(tree);
-        if ends
-            && let Some(TokenTree::Punct(punct)) = trees.peek()
-            && punct.as_char() == ';'
-        {
-            piece.extend(trees.next());
+    Pieces(trees.into_iter().peekable())
+        .map(|piece| piece.into_iter().collect::<proc_macro2::TokenStream>().to_string())
+        .collect()
+}
+
+/// The body of a file or a module cut where an item may end: at a `;` or a braced group (and a
+/// `;` right after it), and at the end. A piece that does not parse alone (`A { .. }.f()` in a
+/// `const`) is joined to the next by whoever parses them.
+struct Pieces(std::iter::Peekable<std::vec::IntoIter<proc_macro2::TokenTree>>);
+
+impl Iterator for Pieces {
+    type Item = Vec<proc_macro2::TokenTree>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        use proc_macro2::{Delimiter, TokenTree};
+        let mut piece = Vec::new();
+        while let Some(tree) = self.0.next() {
+            let ends = match &tree {
+                TokenTree::Group(group) => group.delimiter() == Delimiter::Brace,
+                TokenTree::Punct(punct) => punct.as_char() == ';',
+                _ => false,
+            };
+            piece.push(tree);
+            if ends {
+                if let Some(TokenTree::Punct(punct)) = self.0.peek()
+                    && punct.as_char() == ';'
+                {
+                    piece.extend(self.0.next());
+                }
+                return Some(piece);
+            }
         }
-        if ends || trees.peek().is_none() {
-            texts.push(std::mem::take(&mut piece).into_iter().collect::<TokenStream>().to_string());
-        }
+        (!piece.is_empty()).then_some(piece)
     }
-    texts
 }
 
 /// Each of `texts` ([`item_texts`]) parsed and handed to `each` in turn, as [`each_parsed`]
