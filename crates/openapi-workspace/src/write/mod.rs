@@ -184,7 +184,7 @@ pub(crate) fn each_parsed<T: syn::parse::Parse>(
     trees: Vec<proc_macro2::TokenTree>,
     mut each: impl FnMut(T),
 ) -> syn::Result<()> {
-    let mut pieces = Pieces(trees.into_iter().peekable()).peekable();
+    let mut pieces = pieces(trees).peekable();
     let mut piece: Vec<proc_macro2::TokenTree> = Vec::new();
     while let Some(next) = pieces.next() {
         piece.extend(next);
@@ -204,15 +204,18 @@ pub(crate) fn each_parsed<T: syn::parse::Parse>(
 /// are read: a token takes many times the memory of its text, and the client's builders, held
 /// while the rest of the client is parsed, were the largest thing held on the largest documents.
 pub(crate) fn item_texts(trees: Vec<proc_macro2::TokenTree>) -> Vec<String> {
-    Pieces(trees.into_iter().peekable())
-        .map(|piece| piece.into_iter().collect::<proc_macro2::TokenStream>().to_string())
-        .collect()
+    pieces(trees).map(|piece| piece.into_iter().collect::<proc_macro2::TokenStream>().to_string()).collect()
 }
 
 /// The body of a file or a module cut where an item may end: at a `;` or a braced group (and a
 /// `;` right after it), and at the end. A piece that does not parse alone (`A { .. }.f()` in a
 /// `const`) is joined to the next by whoever parses them.
-struct Pieces(std::iter::Peekable<std::vec::IntoIter<proc_macro2::TokenTree>>);
+pub(crate) fn pieces(trees: Vec<proc_macro2::TokenTree>) -> Pieces {
+    Pieces(trees.into_iter().peekable())
+}
+
+/// See [`pieces`].
+pub(crate) struct Pieces(std::iter::Peekable<std::vec::IntoIter<proc_macro2::TokenTree>>);
 
 impl Iterator for Pieces {
     type Item = Vec<proc_macro2::TokenTree>;

@@ -121,22 +121,12 @@ pub(super) fn take_builders(types: TokenStream) -> (TokenStream, Builders) {
     if let Some(at) = at
         && let TokenTree::Group(group) = &mut tokens[at + 2]
     {
-        let mut item = Vec::new();
-        for tree in group.stream() {
-            let ends = match &tree {
-                TokenTree::Group(g) => g.delimiter() == Delimiter::Brace,
-                TokenTree::Punct(p) => p.as_char() == ';',
-                _ => false,
-            };
-            item.push(tree);
-            if ends {
-                let name = item.iter().rev().find_map(|t| match t {
-                    TokenTree::Ident(ident) => Some(ident.to_string()),
-                    _ => None,
-                });
-                let tokens: TokenStream = std::mem::take(&mut item).into_iter().collect();
-                items.push((name, tokens.to_string()));
-            }
+        for item in crate::write::pieces(group.stream().into_iter().collect()) {
+            let name = item.iter().rev().find_map(|t| match t {
+                TokenTree::Ident(ident) => Some(ident.to_string()),
+                _ => None,
+            });
+            items.push((name, item.into_iter().collect::<TokenStream>().to_string()));
         }
         *group = Group::new(Delimiter::Brace, TokenStream::new());
     }
