@@ -205,21 +205,21 @@ pub(super) fn unnameable_schemas(doc: &mut Value, notes: &mut Vec<Note>) {
     let mut renamed: Vec<(String, String)> = Vec::new();
     let mut names = Names::new(schemas);
     for name in schemas.keys() {
-        let why = match nameable(name) {
-            false => format!("a Rust type cannot be named after {name:?} (it begins with no letter)"),
-            true if rust_name(name, true) == "String" => {
-                format!("{name:?} would be a model named String, which the models' own code reads as Rust's String")
+        let rust = rust_name(name, true);
+        let (why, wanted) = match nameable(name) {
+            false => {
+                (format!("a Rust type cannot be named after {name:?} (it begins with no letter)"), named_schema(name))
             }
-            true => match seen.insert(rust_name(name, true), name) {
-                Some(earlier) => format!("{name:?} is the Rust type {} as {earlier:?} is", rust_name(name, true)),
+            true if rust == "String" => (
+                format!("{name:?} would be a model named String, which the models' own code reads as Rust's String"),
+                "StringValue".to_owned(),
+            ),
+            true => match seen.insert(rust.clone(), name) {
+                Some(earlier) => (format!("{name:?} is the Rust type {rust} as {earlier:?} is"), rust),
                 None => continue,
             },
         };
-        let new = match nameable(name) {
-            true if rust_name(name, true) == "String" => names.claim("StringValue"),
-            true => names.claim(&rust_name(name, true)),
-            false => names.claim(&named_schema(name)),
-        };
+        let new = names.claim(&wanted);
         notes.push(Note {
             pointer: format!("/components/schemas/{}", escape(name)),
             message: format!("{why}: named {new}"),

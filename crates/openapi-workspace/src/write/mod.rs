@@ -88,15 +88,9 @@ pub struct Generated {
 }
 
 pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
-    let mut models = crate::timings::timed("write/client", || client::generate(spec, config))?;
-    // The models and the client are printed before the server is written: their syntax trees
+    // The models and the client come printed, before the server is written: their syntax trees
     // are the largest thing held on the largest documents, and the server needs only the names.
-    let types = crate::timings::timed("write/print types", || {
-        let types = std::mem::replace(&mut models.types, syn::parse_quote! {});
-        client::Models::printed_types(types, &std::mem::take(&mut models.type_builders), |types| {
-            format_syntax(config, types)
-        })
-    })?;
+    let mut models = crate::timings::timed("write/client", || client::generate(spec, config))?;
     // progenitor's usage examples are `ignore` doctests; as `text` they read the same and
     // don't show up as ignored tests in every run.
     let client = client::methods::client_docs(
@@ -136,7 +130,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Generated> {
         });
     }
     Ok(Generated {
-        types,
+        types: models.types,
         client,
         server: crate::timings::timed("write/print server", || format_file(config, server))?,
         server_schemas: crate::timings::timed("write/schemas", || crate::model::json_schema::schema_document(spec))?,

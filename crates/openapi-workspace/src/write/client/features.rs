@@ -57,7 +57,7 @@ impl Gating {
     }
 
     /// Gates `types` by what the client's items name; the gates go on to the models' builders,
-    /// kept as text (`models::Kept`), as each is printed ([`ModelGates::gate`]).
+    /// kept as text (`models::Builders`), as each is printed ([`ModelGates::gate`]).
     pub(super) fn models(self, types: &mut syn::File, groups: &Groups) -> ModelGates {
         let reach = reach(types, self.seeds);
         let mut gates = ModelGates { used: groups.names.clone(), sets: BTreeMap::new(), reach };

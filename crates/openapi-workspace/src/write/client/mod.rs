@@ -34,11 +34,9 @@ use crate::write::Config;
 use view::View;
 
 pub(crate) struct Models {
-    /// Parsed once: the passes below edit it in place and the writer prints it as it is
-    /// ([`Models::printed_types`]), its empty `mod builder {}` filled with `type_builders`.
-    pub types: syn::File,
-    /// The models' builders, printed already (`models::Kept`).
-    pub type_builders: String,
+    /// Printed already (with the header), after the client: parsed once, edited in place by the
+    /// passes below, its builders printed a member at a time into its `mod builder` (`models::Builders`).
+    pub types: String,
     /// Printed already (without the header): its builder module is printed a member at a time.
     pub client: String,
     /// What the samples need of the client, read from its syntax as it was printed.
@@ -60,21 +58,6 @@ pub(crate) struct Models {
     pub ops: Vec<crate::model::operation::Op>,
     /// The operations with page and item streams (`pagination`), and the parameter each is paged by.
     pub paginated: Vec<(String, String)>,
-}
-
-impl Models {
-    /// The models as printed (`print`), their builders in their module.
-    pub(crate) fn printed_types(
-        types: syn::File,
-        type_builders: &str,
-        print: impl FnOnce(syn::File) -> String,
-    ) -> Result<String> {
-        by_member::Container::<syn::ItemMod>::new(syn::parse_quote!(
-            pub mod builder {}
-        ))
-        .put_back(print(types), type_builders)
-        .ok_or_else(|| Error::Document("the printed models lost their builder module".into()))
-    }
 }
 
 /// progenitor's settings. The client holds a `Config` (`retries`: its credentials and retry
@@ -353,19 +336,13 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     let client = builder
         .put_back(crate::write::print(client), &printed)
         .ok_or_else(|| Error::Document("the printed client lost its builder module".into()))?;
-    Ok(Models {
-        types,
-        type_builders,
-        client,
-        builders,
-        features,
-        shared_features,
-        type_names,
-        uses,
-        notes,
-        ops,
-        paginated,
+    // The models after the client: their syntax trees are the largest thing held on the largest
+    // documents, and what comes after needs only the text.
+    let types = crate::timings::timed("write/print types", || {
+        builder.put_back(crate::write::format_syntax(config, types), &type_builders)
     })
+    .ok_or_else(|| Error::Document("the printed models lost their builder module".into()))?;
+    Ok(Models { types, client, builders, features, shared_features, type_names, uses, notes, ops, paginated })
 }
 
 /// Retypes the components of `view` typify cannot type (`untypable::retype`): `None` when the

@@ -9,8 +9,12 @@ use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 /// Every pass, in order, over the models of a client that names the builders `bodies`;
 /// `builders` are typify's, taken out before the models were parsed (`take_builders`). Answers
 /// the enums whose `""` variant is `Empty` (typify's `X`), which other users of typify's
-/// names (the CLI) rename too, and the builders kept, still as text (`Kept`).
-pub(super) fn edit(file: &mut syn::File, bodies: &BTreeSet<String>, builders: Builders) -> (BTreeSet<String>, Kept) {
+/// names (the CLI) rename too, and the builders kept, still as text.
+pub(super) fn edit(
+    file: &mut syn::File,
+    bodies: &BTreeSet<String>,
+    builders: Builders,
+) -> (BTreeSet<String>, Builders) {
     let kept = builders_sent(file, bodies, builders);
     let renamed = empty_variants(file);
     open_enums(file);
@@ -105,9 +109,10 @@ pub(super) fn body_builders(client: &TokenStream) -> BTreeSet<String> {
 /// typify's `mod builder`, taken out of its models before they are parsed: each item's tokens and
 /// the model it builds (the last name before its body: `struct X`, `impl … for X`, `impl X`).
 /// Most builders are dropped (`builders_sent`): parsing them first was most of the time and
-/// memory the models' parse took on the largest documents. Each is kept as text until then: a
-/// token stream takes many times the memory of its text, and the builders are most of the
-/// models' tokens.
+/// memory the models' parse took on the largest documents. Each is kept as text until it is
+/// printed ([`Builders::printed`]) a member at a time into the models' empty `mod builder {}`:
+/// a token stream takes many times the memory of its text, and the builders, parsed whole beside
+/// the models, were the largest syntax held on the largest documents.
 pub(super) struct Builders(Vec<(Option<String>, String)>);
 
 /// `types` with its `mod builder { … }` left empty, and that module's items.
@@ -138,13 +143,13 @@ pub(super) fn take_builders(types: TokenStream) -> (TokenStream, Builders) {
 /// value is written: `.bank_account(types::BankAccount::builder()…)`). The others' builders —
 /// two thirds of the models' lines on the largest public documents, models only ever received —
 /// are not written; a server builds its answers with struct literals.
-fn builders_sent(file: &mut syn::File, bodies: &BTreeSet<String>, builders: Builders) -> Kept {
+fn builders_sent(file: &mut syn::File, bodies: &BTreeSet<String>, builders: Builders) -> Builders {
     let sent = reached(file, bodies);
     let own = |ty: &syn::Type| match ty {
         syn::Type::Path(ty) => ty.path.segments.last().map(|s| s.ident.to_string()),
         _ => None,
     };
-    let kept: Vec<(Option<String>, String)> =
+    let kept =
         builders.0.into_iter().filter(|(name, _)| name.as_ref().is_none_or(|name| sent.contains(name))).collect();
     // `impl X { pub fn builder() -> builder::X }`, an impl of its own.
     file.items.retain(|item| match item {
@@ -156,15 +161,10 @@ fn builders_sent(file: &mut syn::File, bodies: &BTreeSet<String>, builders: Buil
         }
         _ => true,
     });
-    Kept(kept)
+    Builders(kept)
 }
 
-/// The builders a client's requests need (`builders_sent`), each as its text until it is printed
-/// ([`Kept::printed`]) a member at a time into the models' empty `mod builder {}`: parsed whole
-/// beside the models, they were the largest syntax held on the largest documents.
-pub(super) struct Kept(Vec<(Option<String>, String)>);
-
-impl Kept {
+impl Builders {
     /// The models that have a builder.
     pub(super) fn built(&self) -> BTreeSet<String> {
         self.0.iter().filter_map(|(name, _)| name.clone()).collect()
