@@ -34,7 +34,8 @@ pub(crate) fn operations(
     // Every operation that cannot be modelled, each with its error, so the tool leaves them all
     // out in one pass (`write::leave_out`).
     let mut failing = Vec::new();
-    for (path, item) in openapi.paths.iter() {
+    for read in spec.path_items() {
+        let (path, item) = read?;
         let ReferenceOr::Item(item) = item else {
             bail!(pointer(&["paths", path]), "path items may not be $refs");
         };

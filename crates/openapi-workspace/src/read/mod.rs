@@ -42,7 +42,9 @@ pub struct Spec {
     /// The normalised document, as JSON.
     pub raw: serde_json::Value,
     /// The model the server generator reads, with nullable references in the form progenitor
-    /// understands (so both resolve a schema to the same model).
+    /// understands (so both resolve a schema to the same model): the document but its paths,
+    /// which [`Spec::path_items`] reads one at a time. They are most of a large document, and
+    /// their model, held whole, is several times their JSON, beside the client's own view.
     pub openapi: openapiv3::OpenAPI,
     /// What reading the document left out or approximated (a 3.1 document's keywords 3.0 has no
     /// word for), with its JSON pointer.
@@ -70,7 +72,7 @@ impl Webhooks {
     fn spec(&self) -> &Spec {
         self.spec.get_or_init(|| {
             let raw: serde_json::Value = serde_json::from_str(&self.text).expect("JSON that serde_json wrote");
-            let openapi = openapi_model(raw.clone()).expect("the document read once already, as it is (`webhooks`)");
+            let openapi = frame(&raw).expect("the document read once already, as it is (`webhooks`)");
             Box::new(Spec {
                 openapi,
                 original: self.text.clone(),
@@ -162,6 +164,16 @@ pub(crate) fn openapi_model(mut document: serde_json::Value) -> Result<openapiv3
     typed(&document)
 }
 
+/// The `openapiv3` model of `document` but its paths (`Spec::openapi`).
+fn frame(document: &serde_json::Value) -> Result<openapiv3::OpenAPI> {
+    let mut frame = serde_json::Map::new();
+    for (key, value) in document.as_object().into_iter().flatten() {
+        let value = if key == "paths" { serde_json::json!({}) } else { value.clone() };
+        frame.insert(key.clone(), value);
+    }
+    openapi_model(serde_json::Value::Object(frame))
+}
+
 /// Refuses, with the JSON pointer of what is wrong, a document that is not an OpenAPI 3.0
 /// document in shape (a response that is a number, an operation that is a list), before the
 /// normaliser walks it expecting objects where the specification says objects are.
@@ -189,7 +201,7 @@ const MENDED_AT_MOST: usize = 64;
 /// type there (`pattern: 0`, a parameter without a `name`) is dropped, each with a note.
 fn mended(document: &mut serde_json::Value, notes: &mut Vec<Note>, serving: Serving) -> Result<()> {
     for _ in 0..MENDED_AT_MOST {
-        let Err((pointer, why)) = typed_or_where(document) else { return Ok(()) };
+        let Err((pointer, why)) = typed_or_where::<openapiv3::OpenAPI>(document) else { return Ok(()) };
         // What is not a value inside the document's parts (`paths` itself, a component's map)
         // is not dropped: such a text is not the document it should be.
         if serving == Serving::Whole || pointer.split('/').count() < 4 {
@@ -245,9 +257,12 @@ fn is_schema_place(pointer: &str) -> bool {
         || (n >= 2 && ["allOf", "anyOf", "oneOf"].contains(&segments[n - 2]))
 }
 
-/// The document in openapiv3's types; where it is not one, the JSON pointer and why.
-fn typed_or_where(document: &serde_json::Value) -> std::result::Result<openapiv3::OpenAPI, (String, String)> {
-    let error = match serde_path_to_error::deserialize::<_, openapiv3::OpenAPI>(document) {
+/// The document (or a part of it: a path item) in openapiv3's types; where it is not one, the
+/// JSON pointer (from the part) and why.
+fn typed_or_where<T: serde::de::DeserializeOwned>(
+    document: &serde_json::Value,
+) -> std::result::Result<T, (String, String)> {
+    let error = match serde_path_to_error::deserialize::<_, T>(document) {
         Ok(typed) => return Ok(typed),
         Err(error) => error,
     };
@@ -333,7 +348,7 @@ impl Spec {
                 .and_then(|item| item.as_object_mut()?.remove(&method));
         }
         Ok(Self {
-            openapi: crate::timings::timed("read/openapiv3", || openapi_model(raw.clone()))?,
+            openapi: crate::timings::timed("read/openapiv3", || frame(&raw))?,
             raw,
             original: original.to_string(),
             notes,
@@ -350,6 +365,23 @@ impl Spec {
     /// The document's webhooks as a document of their own (the field's description).
     pub fn webhooks(&self) -> Option<&Spec> {
         self.webhooks.as_ref().map(Webhooks::spec)
+    }
+
+    /// Each path item in openapiv3's types (as [`openapi_model`] reads the whole document), read
+    /// when the iterator reaches it: see [`Spec::openapi`].
+    pub(crate) fn path_items(
+        &self,
+    ) -> impl Iterator<Item = Result<(&String, openapiv3::ReferenceOr<openapiv3::PathItem>)>> {
+        let paths = self.raw.get("paths").and_then(serde_json::Value::as_object);
+        paths.into_iter().flatten().filter(|(path, _)| path.starts_with('/')).map(|(path, item)| {
+            let mut item = item.clone();
+            nullable::for_progenitor(&mut item);
+            tolerant_readers(&mut item);
+            let at = document::pointer(&["paths", path]);
+            typed_or_where(&item)
+                .map(|typed| (path, typed))
+                .map_err(|(pointer, why)| not_openapi(&format!("{}{pointer}", &at[1..]), &why))
+        })
     }
 
     /// The named component schemas, in document order.
