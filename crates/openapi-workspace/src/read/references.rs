@@ -148,7 +148,9 @@ fn references_into_body(value: &Value, at: &str, found: &mut Vec<(String, String
             // (responses: `default` is a status there) holds only things that may.
             let names = at.ends_with("/responses") || at.ends_with("/properties");
             for (key, child) in map {
-                if names || !matches!(key.as_str(), "example" | "examples" | "default" | "enum" | "const") {
+                // Only objects hold references, and arrays of them.
+                let leaf = !(child.is_object() || child.is_array());
+                if !leaf && (names || !matches!(key.as_str(), "example" | "examples" | "default" | "enum" | "const")) {
                     references_into_body(child, &format!("{at}/{}", escape(key)), found);
                 }
             }

@@ -195,7 +195,12 @@ fn scalar_contents(value: &mut Value, at: &str, headers: bool, notes: &mut Vec<N
                 scalar_content(map, at, notes);
             }
             for (key, child) in map.iter_mut() {
-                if matches!(key.as_str(), "example" | "examples" | "schema") || (!headers && key.starts_with("x-")) {
+                // Only objects hold contents, and arrays of them.
+                let leaf = !(child.is_object() || child.is_array());
+                if leaf
+                    || matches!(key.as_str(), "example" | "examples" | "schema")
+                    || (!headers && key.starts_with("x-"))
+                {
                     continue;
                 }
                 let here = format!("{at}/{}", escape(key));
@@ -405,12 +410,13 @@ fn strings_only(schema: &mut Map<String, Value>, at: &str, notes: &mut Vec<Note>
 /// composition or a `$ref` beside other keywords), never inside examples, enums, defaults or
 /// extensions, which are values rather than schemas.
 pub(crate) fn schemas(value: &mut Value, at: &str, visit: &mut impl FnMut(&mut Map<String, Value>, &str)) {
-    walk(value, at, false, visit);
+    walk(value, &mut at.to_owned(), false, visit);
 }
 
 /// `named`: the map's keys are names (of properties, schemas, paths, media types...), not
-/// keywords.
-fn walk(value: &mut Value, at: &str, named: bool, visit: &mut impl FnMut(&mut Map<String, Value>, &str)) {
+/// keywords. `at` is the pointer of `value`, one buffer for the whole walk: each repair walks
+/// every node of the document, and a pointer written anew for each was most of a walk's time.
+fn walk(value: &mut Value, at: &mut String, named: bool, visit: &mut impl FnMut(&mut Map<String, Value>, &str)) {
     match value {
         Value::Object(map) => {
             let security = map.get("type").is_some_and(|t| {
@@ -425,15 +431,18 @@ fn walk(value: &mut Value, at: &str, named: bool, visit: &mut impl FnMut(&mut Ma
                 visit(map, at);
             }
             for (key, child) in map.iter_mut() {
-                let here = format!("{at}/{}", escape(key));
-                if named {
-                    walk(child, &here, false, visit);
+                // Only objects hold schemas, and arrays of them.
+                if !(child.is_object() || child.is_array()) {
+                    continue;
+                }
+                let names = if named {
+                    false
                 } else if matches!(key.as_str(), "example" | "examples" | "enum" | "default" | "const")
                     || key.starts_with("x-") && key != "x-webhooks"
                 {
                     continue;
                 } else {
-                    let names = matches!(
+                    matches!(
                         key.as_str(),
                         "properties"
                             | "patternProperties"
@@ -450,14 +459,27 @@ fn walk(value: &mut Value, at: &str, named: bool, visit: &mut impl FnMut(&mut Ma
                             | "encoding"
                             | "pathItems"
                             | "x-webhooks"
-                    ) && child.is_object();
-                    walk(child, &here, names, visit);
+                    ) && child.is_object()
+                };
+                let parent = at.len();
+                at.push('/');
+                match key.contains(['~', '/']) {
+                    true => at.push_str(&escape(key)),
+                    false => at.push_str(key),
                 }
+                walk(child, at, names, visit);
+                at.truncate(parent);
             }
         }
         Value::Array(items) => {
             for (i, item) in items.iter_mut().enumerate() {
-                walk(item, &format!("{at}/{i}"), false, visit);
+                if !(item.is_object() || item.is_array()) {
+                    continue;
+                }
+                let parent = at.len();
+                at.push_str(&format!("/{i}"));
+                walk(item, at, false, visit);
+                at.truncate(parent);
             }
         }
         _ => {}
