@@ -12,8 +12,7 @@ pub(crate) const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options"
 pub(crate) fn pointer(segments: &[&str]) -> String {
     let mut out = String::from("#");
     for segment in segments {
-        out.push('/');
-        out.push_str(&escape(segment));
+        push_segment(&mut out, segment);
     }
     out
 }
@@ -21,6 +20,21 @@ pub(crate) fn pointer(segments: &[&str]) -> String {
 /// One segment of a JSON pointer: `~` and `/` escaped.
 pub(crate) fn escape(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// `pointer` one segment deeper, written in place (a walk over every node keeps one buffer).
+pub(crate) fn push_segment(pointer: &mut String, segment: &str) {
+    pointer.push('/');
+    match segment.contains(['~', '/']) {
+        true => pointer.push_str(&escape(segment)),
+        false => pointer.push_str(segment),
+    }
+}
+
+/// Whether `value` can hold a schema, a reference or a parameter's content: an object, or an
+/// array (of objects). A walk looking for those need not enter anything else.
+pub(crate) fn holds_values(value: &Value) -> bool {
+    value.is_object() || value.is_array()
 }
 
 /// A JSON pointer segment, unescaped ([`escape`]'s inverse).

@@ -373,14 +373,16 @@ impl Spec {
         &self,
     ) -> impl Iterator<Item = Result<(&String, openapiv3::ReferenceOr<openapiv3::PathItem>)>> {
         let paths = self.raw.get("paths").and_then(serde_json::Value::as_object);
+        // Only keys beginning with `/` are paths there, as openapiv3 reads them (not `x-`).
         paths.into_iter().flatten().filter(|(path, _)| path.starts_with('/')).map(|(path, item)| {
             let mut item = item.clone();
             nullable::for_progenitor(&mut item);
             tolerant_readers(&mut item);
-            let at = document::pointer(&["paths", path]);
-            typed_or_where(&item)
-                .map(|typed| (path, typed))
-                .map_err(|(pointer, why)| not_openapi(&format!("{}{pointer}", &at[1..]), &why))
+            typed_or_where(&item).map(|typed| (path, typed)).map_err(|(inside, why)| {
+                let mut at = "/paths".to_owned();
+                document::push_segment(&mut at, path);
+                not_openapi(&format!("{at}{inside}"), &why)
+            })
         })
     }
 

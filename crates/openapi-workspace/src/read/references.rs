@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::read::Note;
-use crate::read::document::{Names, escape, nameable, named_schema, rust_name};
+use crate::read::document::{Names, escape, holds_values, nameable, named_schema, rust_name};
 
 /// How many times a `$ref` into the document's body is followed through further such `$ref`s.
 const POINTER_DEPTH: usize = 8;
@@ -148,9 +148,9 @@ fn references_into_body(value: &Value, at: &str, found: &mut Vec<(String, String
             // (responses: `default` is a status there) holds only things that may.
             let names = at.ends_with("/responses") || at.ends_with("/properties");
             for (key, child) in map {
-                // Only objects hold references, and arrays of them.
-                let leaf = !(child.is_object() || child.is_array());
-                if !leaf && (names || !matches!(key.as_str(), "example" | "examples" | "default" | "enum" | "const")) {
+                if holds_values(child)
+                    && (names || !matches!(key.as_str(), "example" | "examples" | "default" | "enum" | "const"))
+                {
                     references_into_body(child, &format!("{at}/{}", escape(key)), found);
                 }
             }

@@ -50,6 +50,7 @@
 //! composed type.
 
 use std::collections::BTreeSet;
+use std::fmt::Write;
 
 use serde_json::{Map, Value, json};
 
@@ -61,7 +62,7 @@ use super::keywords::{
 };
 use super::references::{extensions_among_webhooks, pointer_references, unnameable_schemas};
 use crate::read::Note;
-use crate::read::document::{METHODS, escape};
+use crate::read::document::{METHODS, escape, holds_values, push_segment};
 
 /// Repairs `doc` (in its 3.0 view; `was_30`: whether it was written as 3.0), noting each repair.
 pub(crate) fn repair(doc: &mut Value, was_30: bool, as_written: bool, notes: &mut Vec<Note>) {
@@ -195,9 +196,7 @@ fn scalar_contents(value: &mut Value, at: &str, headers: bool, notes: &mut Vec<N
                 scalar_content(map, at, notes);
             }
             for (key, child) in map.iter_mut() {
-                // Only objects hold contents, and arrays of them.
-                let leaf = !(child.is_object() || child.is_array());
-                if leaf
+                if !holds_values(child)
                     || matches!(key.as_str(), "example" | "examples" | "schema")
                     || (!headers && key.starts_with("x-"))
                 {
@@ -431,8 +430,7 @@ fn walk(value: &mut Value, at: &mut String, named: bool, visit: &mut impl FnMut(
                 visit(map, at);
             }
             for (key, child) in map.iter_mut() {
-                // Only objects hold schemas, and arrays of them.
-                if !(child.is_object() || child.is_array()) {
+                if !holds_values(child) {
                     continue;
                 }
                 let names = if named {
@@ -462,22 +460,19 @@ fn walk(value: &mut Value, at: &mut String, named: bool, visit: &mut impl FnMut(
                     ) && child.is_object()
                 };
                 let parent = at.len();
-                at.push('/');
-                match key.contains(['~', '/']) {
-                    true => at.push_str(&escape(key)),
-                    false => at.push_str(key),
-                }
+                push_segment(at, key);
                 walk(child, at, names, visit);
                 at.truncate(parent);
             }
         }
         Value::Array(items) => {
             for (i, item) in items.iter_mut().enumerate() {
-                if !(item.is_object() || item.is_array()) {
+                if !holds_values(item) {
                     continue;
                 }
                 let parent = at.len();
-                at.push_str(&format!("/{i}"));
+                // Writing into a `String` cannot fail.
+                let _ = write!(at, "/{i}");
                 walk(item, at, false, visit);
                 at.truncate(parent);
             }
