@@ -4,12 +4,10 @@
 
 use std::collections::BTreeSet;
 
-use progenitor::{Generator, TypeImpl};
 use syn::visit_mut::VisitMut;
 
-use super::by_member;
 use super::view::View;
-use super::{progenitor, settings};
+use super::{by_member, cli_chunks};
 use crate::error::{Error, Result};
 use crate::read::Spec;
 use crate::write::Config;
@@ -21,34 +19,33 @@ use crate::write::samples::Builders;
 /// retypes it (`super::retyped`), so the CLI names the models the client has. `builders`: the
 /// client's, which say which operations take a body of bytes.
 pub(crate) fn cli(spec: &Spec, client_crate: &str, builders: &Builders, config: &Config) -> Result<String> {
+    in_chunks(spec, client_crate, builders, config, super::chunks::OPERATIONS)
+}
+
+/// [`cli`], progenitor run `operations` operations at a time on a document with more.
+pub(super) fn in_chunks(
+    spec: &Spec,
+    client_crate: &str,
+    builders: &Builders,
+    config: &Config,
+    operations: usize,
+) -> Result<String> {
     let mut view = crate::timings::timed("write/cli view", || View::of(spec))?;
-    let run = |view: &View| {
-        let mut generator = Generator::new(&settings(view));
-        let cli = progenitor("a CLI", || generator.cli(&view.openapi, client_crate))?;
-        Ok::<_, Error>((generator, cli))
-    };
-    let (generator, cli) = match crate::timings::timed("write/cli progenitor", || run(&view)) {
-        Ok(done) => done,
-        Err(error) => match super::retyped(&mut view)? {
-            Some(notes) if !notes.is_empty() => run(&view)?,
-            _ => return Err(error),
-        },
-    };
-    // The models clap reads from text (typify gives them `FromStr`: enums, constrained strings).
-    let parsed = generator
-        .get_type_space()
-        .iter_types()
-        .filter(|model| model.has_impl(TypeImpl::FromStr))
-        .map(|model| model.name())
-        .collect();
-    drop(generator);
     // `Cli`'s impl (two functions per operation) is most of the CLI: it is read a member at a
     // time (`by_member`), each member completed, printed and dropped before the next is parsed;
     // the rest is parsed whole.
     let container = by_member::Container::<syn::ItemImpl>::new(syn::parse_quote!(
         impl<T: CliConfig> Cli<T> {}
     ));
-    let (rest, members) = container.take_body(cli);
+    let output = match cli_chunks::run(&mut view, client_crate, &container, operations) {
+        Ok(done) => done,
+        Err(error) => match super::retyped(&mut view)? {
+            Some(notes) if !notes.is_empty() => cli_chunks::run(&mut view, client_crate, &container, operations)?,
+            _ => return Err(error),
+        },
+    };
+    drop(view);
+    let cli_chunks::Output { rest, members, parsed } = output;
     let mut file = crate::timings::timed("write/cli parse", || crate::write::parse_file(rest))
         .map_err(|e| Error::unparsable("progenitor's CLI", e))?;
     let bytes_in = bodies_of_bytes(&file, builders);
@@ -57,7 +54,7 @@ pub(crate) fn cli(spec: &Spec, client_crate: &str, builders: &Builders, config: 
     completed.visit_file_mut(&mut file);
     let mut printed = String::new();
     crate::timings::timed("write/cli members", || {
-        crate::write::each_parsed(members, |mut member: syn::ImplItem| {
+        crate::write::each_text_parsed(members, |mut member: syn::ImplItem| {
             completed.visit_impl_item_mut(&mut member);
             printed.push_str(&container.printed(member));
         })

@@ -2,7 +2,9 @@
 //! crate, and its client refers to that crate instead of carrying a second copy.
 
 mod by_member;
+mod chunks;
 pub(crate) mod cli;
+mod cli_chunks;
 pub(crate) mod credentials;
 mod dates;
 mod dead_arms;
@@ -126,6 +128,29 @@ fn run(view: &View) -> Result<(Generator, TokenStream)> {
     Ok((generator, client))
 }
 
+/// progenitor's client of `view`, cut (`chunks::Output`): run whole, or a chunk of operations at
+/// a time on the largest documents (`chunks`).
+fn produce(
+    view: &mut View,
+    types_path: &str,
+    builder: &by_member::Container<syn::ItemMod>,
+    chunk: usize,
+) -> Result<chunks::Output> {
+    if view.openapi.operations().count() > chunk {
+        return chunks::run(view, types_path, builder, chunk);
+    }
+    let (generator, client) = run(view)?;
+    let type_names = generator.get_type_space().iter_types().map(|t| t.name()).collect();
+    let (futures, websockets) = (generator.uses_futures(), generator.uses_websockets());
+    // What is kept of the run is its output, cut: the client's peak is still ahead.
+    drop(generator);
+    let (client, types) = take_types_module(client, types_path)?;
+    let (client, members) = builder.take_body(client);
+    let mut bodies = BTreeSet::new();
+    let members = crate::write::item_texts(members, |piece| bodies.extend(models::body_builders(piece)));
+    Ok(chunks::Output { client, members, types, bodies, type_names, futures, websockets })
+}
+
 /// The parts of the client's request hook, each `None` where the document needs none.
 struct Hooks {
     credentials: Option<credentials::Client>,
@@ -153,12 +178,24 @@ impl Hooks {
 }
 
 pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
+    in_chunks(spec, config, chunks::OPERATIONS)
+}
+
+/// [`generate`], progenitor run `chunk` operations at a time on a document with more.
+fn in_chunks(spec: &Spec, config: &Config, chunk: usize) -> Result<Models> {
     let mut view = crate::timings::timed("write/client view", || View::of(spec))?;
     let parts = Hooks::of(spec, &view)?;
     let inner = parts.credentials();
     let Hooks { credentials, styles, twins, methods, media } = parts;
-    let (generator, client) = match run(&view) {
-        Ok(generated) => generated,
+    // The client's builder module is read a member at a time (`by_member`): its members are
+    // taken out as text as soon as progenitor is done, before the models are parsed — as tokens
+    // they took many times the memory, held beside the models' syntax, the generator's peak on the
+    // largest documents.
+    let builder = by_member::Container::<syn::ItemMod>::new(syn::parse_quote!(
+        pub mod builder {}
+    ));
+    let output = match produce(&mut view, &config.types_path, &builder, chunk) {
+        Ok(output) => output,
         // What typify cannot type becomes `serde_json::Value`; what is left is located: in the
         // components when retyping could not make them pass, else in an operation.
         Err(error) => match retyped(&mut view)? {
@@ -169,16 +206,11 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
             Some(notes) if notes.is_empty() => return Err(locate(&view, error)),
             Some(notes) => {
                 view.notes.extend(notes);
-                run(&view).map_err(|error| locate(&view, error))?
+                produce(&mut view, &config.types_path, &builder, chunk).map_err(|error| locate(&view, error))?
             }
         },
     };
-    let (mut client, mut types) = take_types_module(client, &config.types_path)?;
-    let type_names: BTreeSet<String> = generator.get_type_space().iter_types().map(|t| t.name()).collect();
-    let (futures, websockets) = (generator.uses_futures(), generator.uses_websockets());
-    // What is kept of the run is its output: on the largest documents the generator's type space
-    // and the view are as large as the document's own model, and the client's peak is still ahead.
-    drop(generator);
+    let chunks::Output { mut client, members, mut types, mut bodies, type_names, futures, websockets } = output;
     let groups = crate::model::groups::of(&view.openapi);
     let notes = view.notes;
     let errors = view.errors;
@@ -264,10 +296,10 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
         types.extend(status_errors::definitions(&errors));
         client.extend(status_errors::client());
     }
+    bodies.extend(models::body_builders(&client));
     let (types, builders) = models::take_builders(types);
     let mut types: syn::File = crate::timings::timed("write/client parse types", || crate::write::parse_file(types))
         .map_err(|e| Error::unparsable("the models", e))?;
-    let bodies = models::body_builders(&client);
     let (empty_variants, kept) = crate::timings::timed("write/client edit types", || {
         let (renamed, kept) = models::edit(&mut types, &bodies, builders);
         dates::written_directly(&mut types)?;
@@ -280,11 +312,6 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
     crate::write::memory::release();
     // The client but its builder module, parsed whole; that module a member at a time
     // (`by_member`), each edited, gated and read as the rest is, and printed.
-    let builder = by_member::Container::<syn::ItemMod>::new(syn::parse_quote!(
-        pub mod builder {}
-    ));
-    let (client, members) = builder.take_body(client);
-    let members = crate::write::item_texts(members);
     let mut client: syn::File = crate::timings::timed("write/client parse client", || crate::write::parse_file(client))
         .map_err(|e| Error::unparsable("the client", e))?;
     let mut gating = (config.features && groups.names.len() > 1).then(|| features::Gating::new(&mut client, &groups));

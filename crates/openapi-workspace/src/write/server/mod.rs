@@ -48,14 +48,17 @@ pub(crate) enum Surface {
 }
 
 /// The server of `spec`'s operations, `ops` (the model the client's writer built; the receiver's
-/// are its webhooks', [`operations`]), its refusals written in `error_object`.
+/// are its webhooks', [`operations`]), its refusals written in `error_object`. Its items are
+/// handed to `emit` a few at a time (a handler, a response enum, …), in the order of the file:
+/// the whole server's tokens, held at once, were many times its text on the largest documents.
 pub(crate) fn generate(
     spec: &Spec,
     ops: &[Op],
     config: &Config,
     surface: Surface,
     error_object: &ErrorObject,
-) -> Result<TokenStream> {
+    emit: &mut dyn FnMut(TokenStream) -> Result<()>,
+) -> Result<()> {
     let schemes = security::schemes(&spec.openapi)?;
     let challenge = security::document_challenge(&spec.openapi, &schemes);
     let types_path: syn::Path = syn::parse_str(&config.types_path)
@@ -168,7 +171,7 @@ pub(crate) fn generate(
             "The axum router serving `api`: each webhook at `/{its name}`, and every one at `/`, where\na notification goes to the webhook whose schema its body meets (the one whose name a field\nof the body states, when several do); `401`, `404`, `405`, `413` and `415` answered in the\nerror object too."
         }
     });
-    Ok(quote! {
+    emit(quote! {
         // Unused by a document with no operation, as `RequestContext` below.
         #[allow(unused_imports)]
         use std::future::Future;
@@ -206,15 +209,11 @@ pub(crate) fn generate(
         }
 
         #credential
-
-        #(#response_enums)*
-
-        #(#body_enums)*
-
-        #(#parts_structs)*
-
-        #(#query_structs)*
-
+    })?;
+    for item in response_enums.chain(body_enums).chain(parts_structs).chain(query_structs) {
+        emit(item)?;
+    }
+    emit(quote! {
         /// Request validators, compiled once from the document's schemas when the router is built.
         struct Validators {
             #(#validator_fields)*
@@ -270,13 +269,11 @@ pub(crate) fn generate(
             #unknown_path_auth
             Err(#rt::unknown_path(&uri))
         }
-
-        #(#authenticators)*
-
-        #(#handlers)*
-
-        #one_url_handler
-    })
+    })?;
+    for item in authenticators.chain(handlers).chain(one_url_handler) {
+        emit(item)?;
+    }
+    Ok(())
 }
 
 /// `ERROR_OBJECT`: the document's error object, which the router writes its refusals in.
