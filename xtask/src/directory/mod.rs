@@ -53,9 +53,9 @@ const OVER_THE_BOUNDS: &[(&str, &str)] = &[
     ("microsoft.com/graph-beta", "47 MB of document, 22,361 operations: as Graph v1.0, twice over"),
     (
         "microsoft.com/graph",
-        "20 MB of document, 11,422 operations: progenitor's output for the whole client as tokens (held twice \
-         while it assembles them) and its type space, beside the read document and the client's view, over \
-         1 GiB; needs the client generated a group of operations at a time",
+        "20 MB of document, 11,422 operations: the models' syntax tree held from their parse until they are \
+         printed, the client's beside it, and each chunk of progenitor's run (the components' models made \
+         again in each), beside the read document, over 1 GiB; needs the models handled a member at a time",
     ),
 ];
 
