@@ -51,7 +51,7 @@ pub(super) fn run(
 ) -> Result<Output> {
     let mut joined = Joined::default();
     each_chunk(view, operations, |view| joined.add(view, types_path, builder))?;
-    joined.output()
+    crate::timings::timed("write/client join", || joined.output())
 }
 
 /// `run` on the view holding each chunk of `operations` operations (whole path items) in turn,
@@ -171,19 +171,30 @@ impl Joined {
             methods.extend(self.methods);
             client[at] = Group::new(Delimiter::Brace, methods).into();
         }
-        let joined = |models: BTreeMap<String, (usize, String)>| {
-            models.into_values().map(|(_, text)| text).collect::<Vec<_>>().join(" ")
+        // Each model's text made tokens and freed in turn: the models joined in one text, beside
+        // their tokens, were the peak of the largest documents' generation.
+        let tokens = |texts: &mut dyn Iterator<Item = String>| -> Result<TokenStream> {
+            let mut stream = TokenStream::new();
+            for text in texts {
+                let parsed: TokenStream = text
+                    .parse()
+                    .map_err(|e| Error::Document(format!("progenitor's models, joined, do not parse: {e}")))?;
+                stream.extend(parsed);
+            }
+            Ok(stream)
         };
-        let mut types = joined(self.models);
-        let modules =
-            [("builder", joined(self.builders)), ("defaults", self.defaults.0.join(" ")), ("error", self.error)];
+        let mut types = tokens(&mut self.models.into_values().map(|(_, text)| text))?;
+        let modules = [
+            ("builder", tokens(&mut self.builders.into_values().map(|(_, text)| text))?),
+            ("defaults", tokens(&mut self.defaults.0.into_iter())?),
+            ("error", tokens(&mut std::iter::once(self.error))?),
+        ];
         for (name, body) in modules {
             if let Some(head) = self.heads.get(name) {
-                types.push_str(&format!(" {head} {{ {body} }}"));
+                types.extend(tokens(&mut std::iter::once(head.clone()))?);
+                types.extend([TokenTree::Group(Group::new(Delimiter::Brace, body))]);
             }
         }
-        let types =
-            types.parse().map_err(|e| Error::Document(format!("progenitor's models, joined, do not parse: {e}")))?;
         Ok(Output {
             client: client.into_iter().collect(),
             members: self.members,

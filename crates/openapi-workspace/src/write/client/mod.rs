@@ -184,7 +184,7 @@ pub(crate) fn generate(spec: &Spec, config: &Config) -> Result<Models> {
 /// [`generate`], progenitor run `chunk` operations at a time on a document with more.
 fn in_chunks(spec: &Spec, config: &Config, chunk: usize) -> Result<Models> {
     let mut view = crate::timings::timed("write/client view", || View::of(spec))?;
-    let parts = Hooks::of(spec, &view)?;
+    let parts = crate::timings::timed("write/client hooks", || Hooks::of(spec, &view))?;
     let inner = parts.credentials();
     let Hooks { credentials, styles, twins, methods, media } = parts;
     // The client's builder module is read a member at a time (`by_member`): its members are
@@ -211,7 +211,7 @@ fn in_chunks(spec: &Spec, config: &Config, chunk: usize) -> Result<Models> {
         },
     };
     let chunks::Output { mut client, members, mut types, mut bodies, type_names, futures, websockets } = output;
-    let groups = crate::model::groups::of(&view.openapi);
+    let groups = crate::timings::timed("write/client groups", || crate::model::groups::of(&view.openapi));
     let notes = view.notes;
     let errors = view.errors;
     drop(view.openapi);
@@ -267,7 +267,9 @@ fn in_chunks(spec: &Spec, config: &Config, chunk: usize) -> Result<Models> {
     // The model of the operations, which the client's event streams and multipart bodies are
     // written from (and the server after them).
     let schemes = crate::model::security::schemes(&spec.openapi)?;
-    let ops = crate::model::operations(spec, &type_names, &schemes, &crate::model::error_object::find(&spec.raw).0)?;
+    let ops = crate::timings::timed("write/client operations", || {
+        crate::model::operations(spec, &type_names, &schemes, &crate::model::error_object::find(&spec.raw).0)
+    })?;
     let extras = [events::client(spec, &ops), items::client(&ops), multipart::client(&ops)];
     for extra in extras.into_iter().flatten() {
         client.extend(extra);
@@ -360,8 +362,9 @@ fn in_chunks(spec: &Spec, config: &Config, chunk: usize) -> Result<Models> {
         })
     })?;
     let (features, shared_features) = gates.map(features::ModelGates::features).unwrap_or_default();
+    let client = crate::timings::timed("write/client print client", || crate::write::print(client));
     let client = builder
-        .put_back(crate::write::print(client), &printed)
+        .put_back(client, &printed)
         .ok_or_else(|| Error::Document("the printed client lost its builder module".into()))?;
     // The models after the client: their syntax trees are the largest thing held on the largest
     // documents, and what comes after needs only the text.
