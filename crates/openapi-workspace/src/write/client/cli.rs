@@ -52,14 +52,35 @@ pub(super) fn in_chunks(
     let empty = &builders.empty_variants;
     let mut completed = Completed { parsed, bytes_in, empty, helpers: BTreeSet::new() };
     completed.visit_file_mut(&mut file);
-    let mut printed = String::new();
-    crate::timings::timed("write/cli members", || {
+    // The members are completed and printed on two threads, a half each, in order: printing is
+    // most of the CLI's time on the largest documents. Each member is a function and parses
+    // alone; syn's trees cannot cross threads, so each thread parses its own text.
+    let print = |members: Vec<String>| -> syn::Result<(String, BTreeSet<&'static str>)> {
+        let container = by_member::Container::<syn::ItemImpl>::new(syn::parse_quote!(
+            impl<T: CliConfig> Cli<T> {}
+        ));
+        let (parsed, bytes_in) = (completed.parsed.clone(), completed.bytes_in.clone());
+        let mut completed = Completed { parsed, bytes_in, empty, helpers: BTreeSet::new() };
+        let mut printed = String::new();
         crate::write::each_text_parsed(members, |mut member: syn::ImplItem| {
             completed.visit_impl_item_mut(&mut member);
             printed.push_str(&container.printed(member));
+        })?;
+        Ok((printed, completed.helpers))
+    };
+    let ((mut printed, helpers), (second_half, more_helpers)) = crate::timings::timed("write/cli members", || {
+        let mut first = members;
+        let second = first.split_off(first.len() / 2);
+        std::thread::scope(|scope| {
+            let second = scope.spawn(|| print(second));
+            let first = print(first)?;
+            let second = second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            Ok::<_, syn::Error>((first, second))
         })
     })
     .map_err(|e| Error::unparsable("progenitor's CLI", e))?;
+    printed.push_str(&second_half);
+    completed.helpers.extend(helpers.into_iter().chain(more_helpers));
     for helper in &completed.helpers {
         let helper: syn::File = syn::parse_str(helper).map_err(|e| Error::unparsable("the CLI's helpers", e))?;
         file.items.extend(helper.items);
