@@ -35,8 +35,11 @@ pub(crate) fn split_parents(doc: &mut Value) {
     }
     let mut uses = BTreeMap::new();
     count_references(doc, &mut uses);
+    // The Rust names taken, kept as the splits add bases: made once, not once a parent (a
+    // document of thousands of parents and components, Graph's, spent seconds making them).
+    let mut taken: BTreeSet<String> = schemas.keys().map(|name| rust_name(name, true)).collect();
     for parent in parents {
-        split(doc, &parent, &uses);
+        split(doc, &parent, &uses, &mut taken);
     }
 }
 
@@ -54,45 +57,53 @@ fn count_references(value: &Value, uses: &mut BTreeMap<String, usize>) {
     }
 }
 
-/// The components that extend `parent`: an `allOf` naming it beside something of their own (a
-/// component that is only `allOf: [parent]` is another name for it, not a child).
-fn children(schemas: &Map<String, Value>, parent: &str) -> Vec<String> {
-    let reference = format!("{PREFIX}{parent}");
-    schemas
-        .iter()
-        .filter(|(_, schema)| {
-            let Some(parts) = schema.get("allOf").and_then(Value::as_array) else { return false };
-            parts.iter().any(|part| part.get("$ref").and_then(Value::as_str) == Some(reference.as_str()))
-                && (parts.len() > 1 || schema.get("properties").is_some())
-        })
-        .map(|(name, _)| name.clone())
-        .collect()
+/// Each component's children, by the reference they extend, in the components' order: a child
+/// has an `allOf` naming its parent beside something of its own (a component that is only
+/// `allOf: [parent]` is another name for it, not a child). Made once a split, in one pass: asked
+/// of each descendant in turn, it was a pass a descendant.
+fn children(schemas: &Map<String, Value>) -> BTreeMap<&str, Vec<&String>> {
+    let mut children: BTreeMap<&str, Vec<&String>> = BTreeMap::new();
+    for (name, schema) in schemas {
+        let Some(parts) = schema.get("allOf").and_then(Value::as_array) else { continue };
+        if parts.len() == 1 && schema.get("properties").is_none() {
+            continue;
+        }
+        for reference in parts.iter().filter_map(|part| part.get("$ref").and_then(Value::as_str)) {
+            let extending = children.entry(reference).or_default();
+            if extending.last() != Some(&name) {
+                extending.push(name);
+            }
+        }
+    }
+    children
 }
 
-fn split(doc: &mut Value, parent: &str, uses: &BTreeMap<String, usize>) {
+fn split(doc: &mut Value, parent: &str, uses: &BTreeMap<String, usize>, taken: &mut BTreeSet<String>) {
     let schemas = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut).expect("read by the caller");
-    let direct = children(schemas, parent);
     let reference = format!("{PREFIX}{parent}");
+    let (direct, descendants) = {
+        let children = children(schemas);
+        let of = |name: &str| children.get(format!("{PREFIX}{name}").as_str()).into_iter().flatten().copied();
+        let direct: Vec<String> = of(parent).cloned().collect();
+        // Every descendant, children of children too.
+        let mut descendants: BTreeSet<String> = direct.iter().cloned().collect();
+        let mut newest: Vec<String> = direct.clone();
+        while !newest.is_empty() {
+            let grown: Vec<String> =
+                newest.iter().flat_map(|name| of(name)).filter(|name| *name != parent).cloned().collect();
+            newest = grown.into_iter().filter(|name| descendants.insert(name.clone())).collect();
+        }
+        (direct, descendants)
+    };
     let used_as_value = uses.get(&reference).copied().unwrap_or_default() > direct.len();
     if direct.is_empty() || !used_as_value {
         return;
     }
-    // Every descendant, children of children too, in the components' order.
-    let mut descendants: BTreeSet<String> = direct.iter().cloned().collect();
-    loop {
-        let grown: BTreeSet<String> =
-            descendants.iter().flat_map(|name| children(schemas, name)).filter(|name| name != parent).collect();
-        let before = descendants.len();
-        descendants.extend(grown);
-        if descendants.len() == before {
-            break;
-        }
-    }
-    let taken: BTreeSet<String> = schemas.keys().map(|name| rust_name(name, true)).collect();
     let base = (1..)
         .map(|n| if n == 1 { format!("{parent}Base") } else { format!("{parent}Base{n}") })
         .find(|name| !taken.contains(&rust_name(name, true)))
         .expect("an unbounded range");
+    taken.insert(rust_name(&base, true));
     let base_reference = format!("{PREFIX}{base}");
 
     let mut own = schemas.remove(parent).expect("a parent is a component");
