@@ -50,12 +50,18 @@ const CHECKED: usize = 100;
 /// generates them (and counts them as failing, in CORPUS.md); CI's sample leaves them out, so
 /// that it holds every other document to the bounds. Issue 61 tracks them.
 const OVER_THE_BOUNDS: &[(&str, &str)] = &[
-    ("microsoft.com/graph-beta", "47 MB of document, 22,361 operations: as Graph v1.0, twice over"),
+    (
+        "microsoft.com/graph-beta",
+        "47 MB of document, 22,361 operations: as Graph v1.0, twice over; the read document (a `serde_json::Value`) \
+         and the client's view (openapiv3's model), both whole, are most of the bound before progenitor runs",
+    ),
     (
         "microsoft.com/graph",
         "20 MB of document, 11,422 operations: the models' syntax tree held from their parse until they are \
          printed, the client's beside it, and each chunk of progenitor's run (the components' models made \
-         again in each), beside the read document, over 1 GiB; needs the models handled a member at a time",
+         again in each), beside the read document and the client's view, both whole, over 1 GiB; needs the \
+         paths held as text an item at a time, the view made a chunk at a time, the models handled a member \
+         at a time",
     ),
 ];
 
