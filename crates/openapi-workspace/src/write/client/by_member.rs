@@ -61,13 +61,11 @@ impl<H: Holder> Container<H> {
     /// container's taken out (the item left empty), and that body's tokens; the body is empty
     /// when there is no such item.
     pub(super) fn take_body(&self, tokens: TokenStream) -> (TokenStream, Vec<TokenTree>) {
-        let head = &self.head;
+        let head: Vec<&str> = self.head.iter().map(String::as_str).collect();
         let mut trees: Vec<TokenTree> = tokens.into_iter().collect();
-        let at = trees.windows(head.len() + 1).position(|window| {
-            window.iter().zip(head).all(|(tree, word)| spelled(tree, word))
-                && matches!(&window[head.len()], TokenTree::Group(body) if body.delimiter() == Delimiter::Brace)
-        });
-        let Some(at) = at.map(|at| at + head.len()) else { return (trees.into_iter().collect(), Vec::new()) };
+        let Some(at) = group_after(&trees, &head, Delimiter::Brace, false) else {
+            return (trees.into_iter().collect(), Vec::new());
+        };
         let TokenTree::Group(body) =
             std::mem::replace(&mut trees[at], Group::new(Delimiter::Brace, TokenStream::new()).into())
         else {
@@ -110,8 +108,25 @@ impl<H: Holder> Container<H> {
 }
 
 /// Whether `tree` is the identifier, or the one punctuation character, `word`.
+/// Where a group of `delimiter` comes right after the words of `head` among `trees`: the group's
+/// index, the first such or (`last`) the last. Each word is spelled as its tree is (an
+/// identifier, or a punctuation of one character); [`ANY`] is any identifier.
+pub(super) fn group_after(trees: &[TokenTree], head: &[&str], delimiter: Delimiter, last: bool) -> Option<usize> {
+    let found = |window: &[TokenTree]| {
+        window.iter().zip(head).all(|(tree, word)| spelled(tree, word))
+            && matches!(&window[head.len()], TokenTree::Group(group) if group.delimiter() == delimiter)
+    };
+    let mut windows = trees.windows(head.len() + 1);
+    let at = if last { windows.rposition(found) } else { windows.position(found) };
+    at.map(|at| at + head.len())
+}
+
+/// A word of [`group_after`]'s head that any identifier spells.
+pub(super) const ANY: &str = "";
+
 fn spelled(tree: &TokenTree, word: &str) -> bool {
     match tree {
+        TokenTree::Ident(_) if word == ANY => true,
         TokenTree::Ident(ident) => ident == word,
         TokenTree::Punct(punct) => word.len() == 1 && word.starts_with(punct.as_char()),
         _ => false,

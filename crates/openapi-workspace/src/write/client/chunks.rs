@@ -113,15 +113,13 @@ impl Joined {
         types_path: &str,
         builder: &super::by_member::Container<syn::ItemMod>,
     ) -> Result<()> {
-        let (generator, client) = super::run(view)?;
+        let super::Cut { client, mut members, types, type_names, futures, websockets } =
+            super::cut(view, types_path, builder)?;
         self.chunks += 1;
         let chunk = self.chunks;
-        self.type_names.extend(generator.get_type_space().iter_types().map(|t| t.name()));
-        self.futures |= generator.uses_futures();
-        self.websockets |= generator.uses_websockets();
-        drop(generator);
-        let (client, types) = super::take_types_module(client, types_path)?;
-        let (client, mut members) = builder.take_body(client);
+        self.type_names.extend(type_names);
+        self.futures |= futures;
+        self.websockets |= websockets;
         if self.client.is_some() {
             // The module's `use`s, which the first chunk's members have.
             members = crate::write::pieces(members).filter(|piece| !uses(piece)).flatten().collect();
@@ -209,15 +207,7 @@ impl Joined {
 
 /// Where the client's operations are: its last `impl Client { … }`.
 fn operations_impl(trees: &[TokenTree]) -> Result<usize> {
-    let ident = |tree: &TokenTree, name: &str| matches!(tree, TokenTree::Ident(ident) if ident == name);
-    trees
-        .windows(3)
-        .rposition(|w| {
-            ident(&w[0], "impl")
-                && ident(&w[1], "Client")
-                && matches!(&w[2], TokenTree::Group(g) if g.delimiter() == Delimiter::Brace)
-        })
-        .map(|at| at + 2)
+    super::by_member::group_after(trees, &["impl", "Client"], Delimiter::Brace, true)
         .ok_or_else(|| Error::Document("progenitor's client has no `impl Client` of operations".into()))
 }
 

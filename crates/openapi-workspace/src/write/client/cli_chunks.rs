@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 use progenitor::{Generator, TypeImpl};
 
-use super::by_member::Container;
+use super::by_member::{ANY, Container, group_after};
 use super::chunks::{after_attributes, each_chunk, function_name, text};
 use super::view::View;
 use super::{progenitor, settings};
@@ -163,23 +163,17 @@ type Find = dyn Fn(&[TokenTree]) -> Option<usize>;
 
 /// `match x { … }`'s braces.
 fn match_arms(trees: &[TokenTree]) -> Option<usize> {
-    trees.windows(3).position(|w| {
-        matches!(w, [TokenTree::Ident(m), TokenTree::Ident(_), TokenTree::Group(g)] if m == "match" && g.delimiter() == Delimiter::Brace)
-    }).map(|at| at + 2)
+    group_after(trees, &["match", ANY], Delimiter::Brace, false)
 }
 
 /// `vec![ … ]`'s brackets.
 fn vec_entries(trees: &[TokenTree]) -> Option<usize> {
-    trees.windows(3).position(|w| {
-        matches!(w, [TokenTree::Ident(v), TokenTree::Punct(bang), TokenTree::Group(g)] if v == "vec" && bang.as_char() == '!' && g.delimiter() == Delimiter::Bracket)
-    }).map(|at| at + 2)
+    group_after(trees, &["vec", "!"], Delimiter::Bracket, false)
 }
 
 /// `kind name { … }`'s braces (`trait CliConfig`, `enum CliCommand`).
 fn body_of(trees: &[TokenTree], kind: &str, name: &str) -> Option<usize> {
-    trees.windows(3).position(|w| {
-        matches!(w, [TokenTree::Ident(k), TokenTree::Ident(n), TokenTree::Group(g)] if k == kind && n == name && g.delimiter() == Delimiter::Brace)
-    }).map(|at| at + 2)
+    group_after(trees, &[kind, name], Delimiter::Brace, false)
 }
 
 /// The tokens inside the first group `find` finds in `trees` or in the groups within, depth first.

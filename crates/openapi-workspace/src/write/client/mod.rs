@@ -139,6 +139,24 @@ fn produce(
     if view.openapi.operations().count() > chunk {
         return chunks::run(view, types_path, builder, chunk);
     }
+    let Cut { client, members, types, type_names, futures, websockets } = cut(view, types_path, builder)?;
+    let mut bodies = BTreeSet::new();
+    let members = crate::write::item_texts(members, |piece| bodies.extend(models::body_builders(piece)));
+    Ok(chunks::Output { client, members, types, bodies, type_names, futures, websockets })
+}
+
+/// A run of progenitor on `view`, cut: the client (its `types` module a re-export, its builder
+/// module left empty), that module's members, the models, and what the generator says of them.
+struct Cut {
+    client: TokenStream,
+    members: Vec<proc_macro2::TokenTree>,
+    types: TokenStream,
+    type_names: BTreeSet<String>,
+    futures: bool,
+    websockets: bool,
+}
+
+fn cut(view: &View, types_path: &str, builder: &by_member::Container<syn::ItemMod>) -> Result<Cut> {
     let (generator, client) = run(view)?;
     let type_names = generator.get_type_space().iter_types().map(|t| t.name()).collect();
     let (futures, websockets) = (generator.uses_futures(), generator.uses_websockets());
@@ -146,9 +164,7 @@ fn produce(
     drop(generator);
     let (client, types) = take_types_module(client, types_path)?;
     let (client, members) = builder.take_body(client);
-    let mut bodies = BTreeSet::new();
-    let members = crate::write::item_texts(members, |piece| bodies.extend(models::body_builders(piece)));
-    Ok(chunks::Output { client, members, types, bodies, type_names, futures, websockets })
+    Ok(Cut { client, members, types, type_names, futures, websockets })
 }
 
 /// The parts of the client's request hook, each `None` where the document needs none.
@@ -539,22 +555,10 @@ fn take_types_module(client: TokenStream, types_path: &str) -> Result<(TokenStre
     let path: syn::Path =
         syn::parse_str(types_path).map_err(|e| Error::unparsable(format!("types path {types_path:?}"), e))?;
     let mut tokens: Vec<TokenTree> = client.into_iter().collect();
-    let ident = |tree: &TokenTree, name: &str| matches!(tree, TokenTree::Ident(ident) if ident == name);
-    let (module, types) = tokens
-        .windows(4)
-        .enumerate()
-        .find_map(|(at, w)| match w {
-            [public, module, name, TokenTree::Group(models)]
-                if ident(public, "pub")
-                    && ident(module, "mod")
-                    && ident(name, "types")
-                    && models.delimiter() == Delimiter::Brace =>
-            {
-                Some((at, models.stream()))
-            }
-            _ => None,
-        })
+    let body = by_member::group_after(&tokens, &["pub", "mod", "types"], Delimiter::Brace, false)
         .ok_or_else(|| Error::Document("progenitor's client has no `types` module".into()))?;
+    let TokenTree::Group(models) = &tokens[body] else { unreachable!("group_after finds a group") };
+    let (module, types) = (body - 3, models.stream());
     // The module's attributes (`#` and a bracketed group each) go with it.
     let mut start = module;
     while start >= 2

@@ -119,12 +119,9 @@ pub(super) struct Builders(Vec<(Option<String>, String)>);
 pub(super) fn take_builders(types: TokenStream) -> (TokenStream, Builders) {
     let mut tokens: Vec<TokenTree> = types.into_iter().collect();
     let mut items = Vec::new();
-    let at = tokens.windows(3).position(|w| {
-        matches!((&w[0], &w[1], &w[2]), (TokenTree::Ident(m), TokenTree::Ident(b), TokenTree::Group(g))
-            if m == "mod" && b == "builder" && g.delimiter() == Delimiter::Brace)
-    });
+    let at = super::by_member::group_after(&tokens, &["mod", "builder"], Delimiter::Brace, false);
     if let Some(at) = at
-        && let TokenTree::Group(group) = &mut tokens[at + 2]
+        && let TokenTree::Group(group) = &mut tokens[at]
     {
         for item in crate::write::pieces(group.stream().into_iter().collect()) {
             let name = item.iter().rev().find_map(|t| match t {
