@@ -107,7 +107,6 @@ impl<H: Holder> Container<H> {
     }
 }
 
-/// Whether `tree` is the identifier, or the one punctuation character, `word`.
 /// Where a group of `delimiter` comes right after the words of `head` among `trees`: the group's
 /// index, the first such or (`last`) the last. Each word is spelled as its tree is (an
 /// identifier, or a punctuation of one character); [`ANY`] is any identifier.
@@ -124,6 +123,8 @@ pub(super) fn group_after(trees: &[TokenTree], head: &[&str], delimiter: Delimit
 /// A word of [`group_after`]'s head that any identifier spells.
 pub(super) const ANY: &str = "";
 
+/// Whether `tree` is the identifier, or the one punctuation character, `word` (any identifier
+/// for [`ANY`]).
 fn spelled(tree: &TokenTree, word: &str) -> bool {
     match tree {
         TokenTree::Ident(_) if word == ANY => true,
