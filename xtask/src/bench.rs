@@ -66,11 +66,12 @@ pub(crate) fn upload_only(root: &Path) -> anyhow::Result<()> {
     )
 }
 
-/// `cargo xtask bench --instructions [--smoke]`: the instructions section alone, counted now and
-/// put in place of the one in BENCHMARKS.md (the smoke run's in `target/bench/INSTRUCTIONS.md`).
-pub(crate) fn instructions_only(root: &Path, smoke: bool) -> anyhow::Result<()> {
-    let section = instructions::render(&instructions::measure(root, smoke)?);
-    if smoke {
+/// `cargo xtask bench --instructions [--smoke | --only KIND]`: the instructions section alone,
+/// counted now and put in place of the one in BENCHMARKS.md (the smoke run's, or the kinds
+/// `--only` names, in `target/bench/INSTRUCTIONS.md`).
+pub(crate) fn instructions_only(root: &Path, smoke: bool, only: Option<&str>) -> anyhow::Result<()> {
+    let section = instructions::render(&instructions::measure(root, smoke, only)?);
+    if smoke || only.is_some() {
         let out = root.join("target/bench/INSTRUCTIONS.md");
         std::fs::create_dir_all(out.parent().expect("a parent"))?;
         std::fs::write(&out, &section)?;
@@ -127,7 +128,7 @@ pub(crate) fn run(root: &Path, smoke: bool) -> anyhow::Result<()> {
     })();
     let toolchain = measured.as_ref().ok().map(|_| toolchain(root, &work, scale.release)).transpose();
     let _ = std::fs::remove_dir_all(&work);
-    let instructions = instructions::measure(root, smoke)?;
+    let instructions = instructions::measure(root, smoke, None)?;
     let mut report = render(scale, &measured?);
     report.push_str(&instructions::render(&instructions));
     {

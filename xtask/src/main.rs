@@ -13,8 +13,9 @@
 //! `bench.rs`); `--codegen` measures the generator alone and rewrites only its section,
 //! `--upload` the upload through a generated server (`upload.rs`) and its section, `--server` the
 //! generated server against a hand-written one (`server_bench.rs`) and its section,
-//! `--instructions [--smoke]` the sandbox's instructions per request under callgrind
-//! (`bench/instructions.rs`) and its section.
+//! `--instructions [--smoke | --only KIND]` the sandbox's instructions per request under
+//! callgrind (`bench/instructions.rs`) and its section; `--only` counts the kinds whose name
+//! holds KIND and prints them, leaving BENCHMARKS.md as it is.
 //!
 //! `cargo xtask breaking --base <git-ref> [--head FILE]`: the breaking-change gate (see
 //! `breaking.rs`).
@@ -81,8 +82,9 @@ fn main() -> ExitCode {
         ["bench", "--codegen"] => bench::codegen_only(&workspace_root()),
         ["bench", "--upload"] => bench::upload_only(&workspace_root()),
         ["bench", "--server"] => bench::server_only(&workspace_root()),
-        ["bench", "--instructions"] => bench::instructions_only(&workspace_root(), false),
-        ["bench", "--instructions", "--smoke"] => bench::instructions_only(&workspace_root(), true),
+        ["bench", "--instructions"] => bench::instructions_only(&workspace_root(), false, None),
+        ["bench", "--instructions", "--smoke"] => bench::instructions_only(&workspace_root(), true, None),
+        ["bench", "--instructions", "--only", kind] => bench::instructions_only(&workspace_root(), false, Some(kind)),
         ["corpus", "--generate-one", spec, out] => corpus::generate_one(Path::new(spec), Path::new(out)),
         ["corpus", "--directory-one", spec, out] => directory::generate_one(Path::new(spec), Path::new(out)),
         ["corpus", "--directory"] => directory::run(&workspace_root(), false),
@@ -122,7 +124,7 @@ fn main() -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen | --upload | --server | --instructions [--smoke]] | \
+        "usage: cargo xtask codegen [--check] | cargo xtask codegen --spec FILE --out DIR [--strict] | cargo xtask docs | cargo xtask bench [--smoke | --codegen | --upload | --server | --instructions [--smoke | --only KIND]] | \
          cargo xtask breaking --base <git-ref> [--head FILE] | cargo xtask diff-peers | cargo xtask corpus [--ci] [NAME...] | cargo xtask corpus --mock | cargo xtask corpus --directory [--ci | --check-sample]"
     );
     ExitCode::from(2)

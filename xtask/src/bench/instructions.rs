@@ -27,11 +27,14 @@ use super::{TOKEN, ensure_debian};
 use crate::wrk::free_port;
 
 /// Requests before counting, and counted, per kind; the count kept is the least of `rounds`
-/// (a payment's vary with when SQLite checkpoints and FTS5 merges fall among them).
-struct Counts {
+/// (a payment's vary with when SQLite checkpoints and FTS5 merges fall among them). With `only`,
+/// the kinds whose name holds it, and no other.
+#[derive(Clone, Copy)]
+struct Counts<'a> {
     warm_up: usize,
     counted: usize,
     rounds: usize,
+    only: Option<&'a str>,
 }
 
 /// Requests written ahead of the answers read (`Traced::count`).
@@ -40,8 +43,8 @@ const WINDOW: usize = 4;
 /// Each server's tokio workers, as on CI's 2 cores.
 const WORKERS: usize = 2;
 
-const FULL: Counts = Counts { warm_up: 200, counted: 1_000, rounds: 3 };
-const SMOKE: Counts = Counts { warm_up: 3, counted: 5, rounds: 1 };
+const FULL: Counts = Counts { warm_up: 200, counted: 1_000, rounds: 3, only: None };
+const SMOKE: Counts = Counts { warm_up: 3, counted: 5, rounds: 1, only: None };
 
 /// A request kind's count: instructions per request, and the functions that take most of them
 /// (inclusive, per request).
@@ -62,9 +65,10 @@ pub(crate) struct Measured {
     pub(crate) sandbox: Vec<Counted>,
 }
 
-pub(crate) fn measure(root: &Path, smoke: bool) -> anyhow::Result<Measured> {
+/// `only`: the kinds whose name holds it, and no other (a cut's count while it is made).
+pub(crate) fn measure(root: &Path, smoke: bool, only: Option<&str>) -> anyhow::Result<Measured> {
     ensure_debian("valgrind", "valgrind")?;
-    let counts = if smoke { &SMOKE } else { &FULL };
+    let counts = &Counts { only, ..if smoke { SMOKE } else { FULL } };
     let (sandbox_binary, reference_binary) = build(root, !smoke)?;
     // Kept after the run: its dumps answer `callgrind_annotate --inclusive=yes DUMP` for
     // whatever the tables below leave out.
@@ -82,8 +86,11 @@ pub(crate) fn measure(root: &Path, smoke: bool) -> anyhow::Result<Measured> {
         let reference_counts = vec![
             reference.count("GET /currencies", counts, get("/currencies".into()), None)?,
             reference.count("GET /balances/{id}", counts, get(format!("/balances/{}", setup.balance)), None)?,
-        ];
-        let mut sandbox_counts = vec![
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let mut sandbox_counts: Vec<Counted> = vec![
             sandbox.count("GET /currencies", counts, get("/currencies".into()), None)?,
             sandbox.count("GET /balances/{id}", counts, get(format!("/balances/{}", setup.balance)), None)?,
             sandbox.count(
@@ -105,7 +112,10 @@ pub(crate) fn measure(root: &Path, smoke: bool) -> anyhow::Result<Measured> {
                 None,
             )?,
             sandbox.count("GET /pay/{id} (the pay page)", counts, get(format!("/pay/{}", setup.request)), None)?,
-        ];
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         // Last: from here on, every ping is delivered to the reference's receiver.
         let endpoint = created(
             &address,
@@ -114,7 +124,7 @@ pub(crate) fn measure(root: &Path, smoke: bool) -> anyhow::Result<Measured> {
         )?;
         let ping = json!({"endpoint_id": endpoint["id"]}).to_string();
         let receiver = reference.server.address.clone();
-        sandbox_counts.push(sandbox.count(
+        sandbox_counts.extend(sandbox.count(
             "POST /webhooks (a ping, delivered)",
             counts,
             |_| ("POST", "/webhooks".into(), Some(ping.clone())),
@@ -242,7 +252,10 @@ impl Traced {
         counts: &Counts,
         mut request: impl FnMut(usize) -> (&'static str, String, Option<String>),
         settled: Option<&dyn Fn(usize) -> anyhow::Result<bool>>,
-    ) -> anyhow::Result<Counted> {
+    ) -> anyhow::Result<Option<Counted>> {
+        if counts.only.is_some_and(|only| !kind.contains(only)) {
+            return Ok(None);
+        }
         eprintln!("== {kind}");
         let mut connection = Connection::open(&self.server.address)?;
         // Requests `from..to`, pipelined: each is written `WINDOW` ahead of the answer read, so
@@ -300,7 +313,7 @@ impl Traced {
         let per_request = total as f64 / counts.counted as f64;
         let inclusive = top_functions(&dump, counts.counted, true)?;
         let own = top_functions(&dump, counts.counted, false)?;
-        Ok(Counted { kind, per_request, inclusive, own })
+        Ok(Some(Counted { kind, per_request, inclusive, own }))
     }
 
     /// callgrind_control on the server: it answers once the server next runs, so a request on a

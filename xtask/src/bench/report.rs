@@ -65,7 +65,7 @@ pub(super) fn render_backend(out: &mut String, scale: &Scale, r: &Results, verdi
     let m = &r.memory_after_seed;
     out.push_str(&format!(
         "\nResident memory after seeding: **{:.0} MiB** of the sandbox's own (heap, stacks, caches), and {:.0} MiB \
-         of files it maps (the binary; on SQLite, the database, which the writer maps).\n",
+         of files it maps (the binary; on SQLite, the WAL's index).\n",
         m.anonymous, m.files
     ));
     let alone = mean(&r.pay_alone, |run| run.requests_per_second);

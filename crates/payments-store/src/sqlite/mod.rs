@@ -36,8 +36,6 @@ use writer::Writer;
 
 /// How long a statement waits for a lock held by another process before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-/// The writer maps the file (up to this size) instead of copying its pages through `read()`.
-const MMAP_SIZE: &str = "1073741824";
 /// Page caches, in KiB (SQLite's negative `cache_size`). The writer's holds the pages every
 /// write touches — a dozen indexes and the search tables — which with SQLite's default 2 MiB
 /// are read again on every write (BENCHMARKS.md, *Why, measured: SQLite's caches, checkpoints
@@ -48,7 +46,11 @@ const READER_CACHE: &str = "-16384";
 const WRITER_PRAGMAS: &[(&str, &str)] = &[
     ("synchronous", "FULL"),
     ("foreign_keys", "ON"),
-    ("mmap_size", MMAP_SIZE),
+    // Unmapped, as the readers: inside a write transaction SQLite fetches from the map only the
+    // pages it asks read-only, and looks each of those up in the WAL's index first, where its
+    // cache would have answered (BENCHMARKS.md, *Why, measured: SQLite's writer without the file
+    // mapped*).
+    ("mmap_size", "0"),
     ("cache_size", WRITER_CACHE),
     ("wal_autocheckpoint", WAL_CHECKPOINT),
     // Savepoints' journals (a write's undo) stay in memory instead of spilling to a file.
