@@ -18,6 +18,11 @@ enum Reply {
     Answer(u16, Option<String>, String),
     /// The connection is reset once the request has been read.
     Reset,
+    /// This status and body, the connection kept open for the next request.
+    KeptAlive(u16, String),
+    /// The connection closed, unanswered, once the request has been read: a server closing a
+    /// kept-alive connection it held idle as a request arrives on it.
+    Close,
 }
 
 fn refused(status: u16, retry_after: Option<&str>) -> Reply {
@@ -61,24 +66,12 @@ impl Server {
                 let (mut stream, _) = listener.accept().await.unwrap();
                 let (recorded, script, otherwise) = (recorded.clone(), script.clone(), otherwise.clone());
                 tokio::spawn(async move {
-                    let Some((head, body)) = read_request(&mut stream).await else { return };
-                    recorded.lock().unwrap().push(Seen { at: Instant::now(), head, body });
-                    let reply = script.lock().unwrap().pop_front().unwrap_or(otherwise);
-                    match reply {
-                        Reply::Reset => {
-                            stream.set_zero_linger().unwrap();
-                            drop(stream);
-                        }
-                        Reply::Answer(status, retry_after, body) => {
-                            let retry_after = retry_after.map(|value| format!("retry-after: {value}\r\n"));
-                            let response = format!(
-                                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{}\
-                                 connection: close\r\n\r\n{body}",
-                                body.len(),
-                                retry_after.unwrap_or_default()
-                            );
-                            let _ = stream.write_all(response.as_bytes()).await;
-                            let _ = stream.shutdown().await;
+                    loop {
+                        let Some((head, body)) = read_request(&mut stream).await else { return };
+                        recorded.lock().unwrap().push(Seen { at: Instant::now(), head, body });
+                        let reply = script.lock().unwrap().pop_front().unwrap_or_else(|| otherwise.clone());
+                        if !answer(&mut stream, reply).await {
+                            return;
                         }
                     }
                 });
@@ -116,6 +109,33 @@ impl Server {
         payments_client::install_crypto_provider();
         Client::new(&self.url, Config::from(Credentials::new().bearer_auth("tok")).retry(policy))
     }
+}
+
+/// Does what `reply` says, and answers whether the connection stays open for another request.
+async fn answer(stream: &mut tokio::net::TcpStream, reply: Reply) -> bool {
+    let (status, retry_after, body, kept) = match reply {
+        Reply::Reset => {
+            stream.set_zero_linger().unwrap();
+            return false;
+        }
+        Reply::Close => {
+            let _ = stream.shutdown().await;
+            return false;
+        }
+        Reply::Answer(status, retry_after, body) => (status, retry_after, body, false),
+        Reply::KeptAlive(status, body) => (status, None, body, true),
+    };
+    let retry_after = retry_after.map(|value| format!("retry-after: {value}\r\n")).unwrap_or_default();
+    let close = if kept { "" } else { "connection: close\r\n" };
+    let response = format!(
+        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{retry_after}{close}\r\n{body}",
+        body.len(),
+    );
+    let written = stream.write_all(response.as_bytes()).await.is_ok();
+    if !kept {
+        let _ = stream.shutdown().await;
+    }
+    kept && written
 }
 
 /// A request's head (as text) and its body (by `Content-Length`); `None` when the connection
@@ -225,6 +245,33 @@ async fn a_connection_reset_after_the_request_was_read_is_retried_only_with_a_ke
     let outcome = server.client(RetryPolicy::default()).create_transaction().body(payment(None)).send().await;
     assert!(matches!(outcome, Err(Error::CommunicationError(_))), "{outcome:?}");
     assert_eq!(server.requests(), 1, "the request was read: sending it again could pay twice");
+}
+
+/// A server closes a kept-alive connection it has held idle as a request arrives on it: the
+/// connection closes with no answer. A keyed payment is sent again at once on a new connection
+/// without counting as an attempt — here it still has its three for the two `503`s that follow —
+/// while a `POST` without its key is not sent again (the server may have acted on it).
+#[tokio::test]
+async fn a_kept_alive_connection_closed_unanswered_costs_a_keyed_payment_no_attempt() {
+    let (first, payment_reply) = (transaction("order-0"), transaction("order-4"));
+    let Reply::Answer(status, _, body) = first else { unreachable!() };
+    let script =
+        vec![Reply::KeptAlive(status, body.clone()), Reply::Close, refused(503, Some("0")), refused(503, Some("0"))];
+    let server = Server::start(script, payment_reply).await;
+    let client = server.client(RetryPolicy::default().backoff(Duration::from_millis(1), Duration::from_millis(1)));
+    client.create_transaction().body(payment(Some("order-0"))).send().await.unwrap();
+    let made = client.create_transaction().body(payment(Some("order-4"))).send().await;
+    assert_eq!(serde_json::to_value(&made.unwrap().order_id).unwrap(), "order-4");
+    assert_eq!(server.requests(), 5, "the kept-alive call, then a close, two 503s and the payment");
+    let bodies = server.bodies();
+    assert!(bodies[1..].iter().all(|body| *body == bodies[1]), "the same payment every time");
+
+    let server = Server::start(vec![Reply::KeptAlive(status, body), Reply::Close], transaction("-")).await;
+    let client = server.client(RetryPolicy::default());
+    client.create_transaction().body(payment(Some("order-0"))).send().await.unwrap();
+    let outcome = client.create_transaction().body(payment(None)).send().await;
+    assert!(matches!(outcome, Err(Error::CommunicationError(_))), "{outcome:?}");
+    assert_eq!(server.requests(), 2, "the request was read: sending it again could pay twice");
 }
 
 #[tokio::test]

@@ -61,6 +61,11 @@ pub enum Cause {
     Status(u16),
     /// No connection could be made: nothing was sent.
     Connect,
+    /// A kept-alive connection closed before any of an answer came: what a server does to a
+    /// connection it has kept idle as long as it keeps one, racing a request sent on it. A
+    /// request safe to repeat is sent again at once on a new connection, once a call, without
+    /// counting as an attempt (as browsers do, RFC 9112 §9.3.1); when retries are on.
+    Closed,
     /// The connection failed after the request may have been sent (reset, timeout).
     Transport,
 }
@@ -208,6 +213,8 @@ impl Retries {
         let deadline = Instant::now() + policy.deadline;
         let repeatable = idempotent(request.method()) || key.is_some_and(|key| key.carried(&request));
         let (mut request, mut attempt, mut renewed) = (request, 1, false);
+        // Attempts allowed: one more once a closed connection was resent (`Cause::Closed`).
+        let (mut allowed, mut resent) = (policy.max_attempts, false);
         loop {
             // A body that streams cannot be sent twice: such a request has one attempt.
             let mut spare = request.try_clone();
@@ -247,21 +254,30 @@ impl Retries {
             let cause = match (&outcome, status) {
                 (Ok(_), Some(status)) => policy.statuses.contains(&status).then_some(Cause::Status(status)),
                 (Err(error), _) if error.is_connect() => Some(Cause::Connect),
+                (Err(error), _) if closed_unanswered(error) => Some(Cause::Closed),
                 _ => Some(Cause::Transport),
             };
             let Some(cause) = cause else {
                 self.budget.deposit();
                 return outcome;
             };
+            // The server did not fail: it closed a connection it had kept idle. Nothing is
+            // waited for nor taken from the budget, and the attempt is given back.
+            let free = cause == Cause::Closed && repeatable && !resent && policy.max_attempts > 1;
+            if free {
+                resent = true;
+                allowed += 1;
+            }
             let safe = repeatable || cause == Cause::Connect;
-            let Some(mut next) = spare.filter(|_| safe && attempt < policy.max_attempts) else { return outcome };
+            let Some(mut next) = spare.filter(|_| safe && attempt < allowed) else { return outcome };
             let asked = outcome.as_ref().ok().and_then(retry_after);
             let delay = match asked {
+                _ if free => Duration::ZERO,
                 Some(asked) if asked > policy.retry_after_cap => return outcome,
                 Some(asked) => asked.max(policy.backoff_before(attempt + 1)),
                 None => policy.backoff_before(attempt + 1),
             };
-            if Instant::now() + delay >= deadline || !self.budget.withdraw() {
+            if Instant::now() + delay >= deadline || !(free || self.budget.withdraw()) {
                 return outcome;
             }
             span.record("delay_ms", u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
@@ -278,6 +294,19 @@ impl Retries {
             attempt += 1;
         }
     }
+}
+
+/// Whether `error` is a connection that closed before any of an answer came (hyper's
+/// "incomplete message"), as a kept-alive connection the server closed while idle does.
+fn closed_unanswered(error: &reqwest::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = cause {
+        if let Some(hyper) = error.downcast_ref::<hyper::Error>() {
+            return hyper.is_incomplete_message();
+        }
+        cause = error.source();
+    }
+    false
 }
 
 /// Puts the credentials of now on a request about to be sent again; should that fail, it goes

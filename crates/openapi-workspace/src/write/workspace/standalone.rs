@@ -482,6 +482,8 @@ futures = {{ version = "0.3", optional = true }}
 tracing = {{ version = "0.1", optional = true }}
 rand = {{ version = "0.9", optional = true }}
 httpdate = {{ version = "1", optional = true }}
+# A kept-alive connection closed before an answer: hyper's error, under reqwest's.
+hyper = {{ version = "1", optional = true }}
 # Both.
 serde = {{ version = "1", features = ["derive"], optional = true }}
 serde_json = {{ version = "1", optional = true }}
@@ -498,7 +500,8 @@ server = [
 ]
 client = [
     "dep:progenitor-client", "dep:reqwest", "dep:futures", "dep:serde", "dep:serde_json", "dep:percent-encoding",
-    "dep:form_urlencoded", "dep:tokio", "tokio/time", "dep:uuid", "dep:tracing", "dep:rand", "dep:httpdate", "forms",
+    "dep:form_urlencoded", "dep:tokio", "tokio/time", "dep:uuid", "dep:tracing", "dep:rand", "dep:httpdate", "dep:hyper",
+    "forms",
 ]
 # Nested values as form pairs (`forms`).
 forms = ["dep:serde_json"]
