@@ -116,19 +116,6 @@ impl Payers {
     }
 }
 
-/// `error` and each error under it: a transport error's own text names no cause ("error
-/// sending request for url …"); the one under it does (a timeout, a reset, a closed connection).
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(error) = cause {
-        text.push_str(": ");
-        text.push_str(&error.to_string());
-        cause = error.source();
-    }
-    text
-}
-
 /// One payment of [`AMOUNT`] with `order_id`, and what it was answered.
 pub async fn pay(client: &Client, balance: Uuid, recipient: Uuid, order_id: &str) -> Outcome {
     let body = payment(balance, recipient, AMOUNT).order_id(Some(code(order_id)));
@@ -137,7 +124,9 @@ pub async fn pay(client: &Client, balance: Uuid, recipient: Uuid, order_id: &str
     let (status, message) = match sent {
         Ok(Ok(created)) => (created.status().as_u16(), String::new()),
         Ok(Err(payments_client::Error::ErrorResponse(error))) => (error.status().as_u16(), error.into_inner().message),
-        Ok(Err(other)) => (other.status().map_or(0, |s| s.as_u16()), with_causes(&other)),
+        // With its sources: a transport error's own text names no cause ("error sending
+        // request for url …"); the one under it does (a timeout, a reset, a closed connection).
+        Ok(Err(other)) => (other.status().map_or(0, |s| s.as_u16()), payments_sandbox::chain(&other)),
         Err(_) => (0, "no answer within 90 s".into()),
     };
     Outcome { order_id: order_id.to_owned(), status, message, at: Instant::now() }

@@ -31,14 +31,19 @@ fn refused(status: u16, retry_after: Option<&str>) -> Reply {
 }
 
 fn transaction(order_id: &str) -> Reply {
-    let body = serde_json::json!({
+    Reply::Answer(201, None, transaction_body(order_id))
+}
+
+/// A transaction with `order_id`, as the server answers it.
+fn transaction_body(order_id: &str) -> String {
+    serde_json::json!({
         "id": "0c5d8e2a-6b7f-4f1e-9d3c-2a1b0c9d8e7f", "amount": 10000, "fees": 20, "currency": "GBP",
         "to_amount": 10000, "to_currency": "GBP", "balance_id": "5d0c7f8e-1c0a-4b55-9a8e-9a1f6a4b2c11",
         "virtual_account_id": null, "order_id": order_id, "payment_reference": null, "status": "processed",
         "failure_reason": null, "transaction_type": "payment", "payment_method": "balance", "recipient": null,
         "payer_name": null, "exchange_rate": null, "reference": null, "created": "2026-11-21T10:15:30.123Z"
-    });
-    Reply::Answer(201, None, body.to_string())
+    })
+    .to_string()
 }
 
 /// One request as the server read it.
@@ -253,11 +258,9 @@ async fn a_connection_reset_after_the_request_was_read_is_retried_only_with_a_ke
 /// while a `POST` without its key is not sent again (the server may have acted on it).
 #[tokio::test]
 async fn a_kept_alive_connection_closed_unanswered_costs_a_keyed_payment_no_attempt() {
-    let (first, payment_reply) = (transaction("order-0"), transaction("order-4"));
-    let Reply::Answer(status, _, body) = first else { unreachable!() };
-    let script =
-        vec![Reply::KeptAlive(status, body.clone()), Reply::Close, refused(503, Some("0")), refused(503, Some("0"))];
-    let server = Server::start(script, payment_reply).await;
+    let kept_alive = || Reply::KeptAlive(201, transaction_body("order-0"));
+    let script = vec![kept_alive(), Reply::Close, refused(503, Some("0")), refused(503, Some("0"))];
+    let server = Server::start(script, transaction("order-4")).await;
     let client = server.client(RetryPolicy::default().backoff(Duration::from_millis(1), Duration::from_millis(1)));
     client.create_transaction().body(payment(Some("order-0"))).send().await.unwrap();
     let made = client.create_transaction().body(payment(Some("order-4"))).send().await;
@@ -266,7 +269,7 @@ async fn a_kept_alive_connection_closed_unanswered_costs_a_keyed_payment_no_atte
     let bodies = server.bodies();
     assert!(bodies[1..].iter().all(|body| *body == bodies[1]), "the same payment every time");
 
-    let server = Server::start(vec![Reply::KeptAlive(status, body), Reply::Close], transaction("-")).await;
+    let server = Server::start(vec![kept_alive(), Reply::Close], transaction("-")).await;
     let client = server.client(RetryPolicy::default());
     client.create_transaction().body(payment(Some("order-0"))).send().await.unwrap();
     let outcome = client.create_transaction().body(payment(None)).send().await;

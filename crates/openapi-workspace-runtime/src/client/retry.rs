@@ -213,8 +213,9 @@ impl Retries {
         let deadline = Instant::now() + policy.deadline;
         let repeatable = idempotent(request.method()) || key.is_some_and(|key| key.carried(&request));
         let (mut request, mut attempt, mut renewed) = (request, 1, false);
-        // Attempts allowed: one more once a closed connection was resent (`Cause::Closed`).
-        let (mut allowed, mut resent) = (policy.max_attempts, false);
+        // Whether a closed connection's request was sent again (`Cause::Closed`): that attempt
+        // is given back.
+        let mut resent = false;
         loop {
             // A body that streams cannot be sent twice: such a request has one attempt.
             let mut spare = request.try_clone();
@@ -264,11 +265,9 @@ impl Retries {
             // The server did not fail: it closed a connection it had kept idle. Nothing is
             // waited for nor taken from the budget, and the attempt is given back.
             let free = cause == Cause::Closed && repeatable && !resent && policy.max_attempts > 1;
-            if free {
-                resent = true;
-                allowed += 1;
-            }
+            resent |= free;
             let safe = repeatable || cause == Cause::Connect;
+            let allowed = policy.max_attempts + u32::from(resent);
             let Some(mut next) = spare.filter(|_| safe && attempt < allowed) else { return outcome };
             let asked = outcome.as_ref().ok().and_then(retry_after);
             let delay = match asked {
